@@ -1,0 +1,559 @@
+//! What the core asks of its host: start or cancel runs, append to the journal, raise
+//! alerts, answer commands. Effects are the only way anything leaves the core.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::event::{Actor, Fence, Outcome, ProcessId, RunId};
+use crate::job::JobName;
+use crate::schedule::Schedule;
+use crate::time::{Duration, Timestamp};
+use crate::view::JobView;
+
+/// Why a run was started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Trigger {
+    /// A due time, on time.
+    Schedule,
+    /// Due times found late, covered by the missed rule.
+    CatchUp,
+    /// Due times that arrived while the previous run was going, kept by the overlap policy.
+    Buffered,
+    /// The same due times again after a failure.
+    Retry,
+    /// The same due times again after the earlier run was recorded lost (safe to repeat only).
+    Repeat,
+    /// A person asked; covers no due time.
+    Manual,
+}
+
+/// Due times `from..=to` of one job, `count` of them (exact, from the schedule).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Covers {
+    pub from: Timestamp,
+    pub to: Timestamp,
+    pub count: u64,
+}
+
+/// Why due times were not started on time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MissCause {
+    /// No process looked at the job in time (crash, restart, stall).
+    Down,
+    Paused,
+    /// The previous run was still going.
+    Overlap,
+    /// A process's wall clock jumped forward past them.
+    ClockJump,
+    /// The process slept (its monotonic clock stood still while the wall clock moved).
+    Asleep,
+    /// The definition changed and the new schedule starts from then.
+    Rescheduled,
+    /// Older than the catch-up window when found.
+    TooLate,
+    /// The job was removed.
+    Removed,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "action", rename_all = "snake_case")]
+pub enum MissAction {
+    Skipped,
+    /// Covered late by a catch-up (or buffered) run that ended done.
+    CaughtUp {
+        run: RunId,
+    },
+}
+
+/// The ledger: every due time ends up in exactly one of these.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum LedgerKind {
+    /// Run on time and settled done; `skipped` when the run reported it had nothing to do.
+    Ran { run: RunId, skipped: bool },
+    Missed {
+        cause: MissCause,
+        action: MissAction,
+    },
+    /// Retries exhausted (or a failure with no retries left).
+    FailedOut { run: RunId },
+    /// The run started and its result never came; not repeated because the job is not safe
+    /// to repeat.
+    Lost { run: RunId },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LedgerEntry {
+    pub from: Timestamp,
+    pub to: Timestamp,
+    pub count: u64,
+    #[serde(flatten)]
+    pub kind: LedgerKind,
+}
+
+/// Who paused a job.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "by", rename_all = "snake_case")]
+pub enum PausedBy {
+    Person {
+        actor: Actor,
+    },
+    /// The core paused it: `reason` says why (failed out, run lost).
+    System {
+        reason: String,
+    },
+}
+
+/// The journal's other lines: what happened to the job, for people and for the checker.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "what", rename_all = "snake_case")]
+pub enum History {
+    /// The job's schedule from `from` on (exclusive): the checker derives due times from it.
+    Defined {
+        schedule: Schedule,
+        from: Timestamp,
+        actor: Actor,
+    },
+    Removed {
+        actor: Actor,
+    },
+    /// A definition change that kept the schedule.
+    Updated {
+        actor: Actor,
+    },
+    Started {
+        run: RunId,
+        fence: Fence,
+        attempt: u32,
+        trigger: Trigger,
+        covers: Option<Covers>,
+        process: ProcessId,
+    },
+    Settled {
+        run: RunId,
+        attempt: u32,
+        outcome: Outcome,
+    },
+    RetryAt {
+        run: RunId,
+        at: Timestamp,
+    },
+    /// The run's lease lapsed with no result.
+    Lost {
+        run: RunId,
+    },
+    /// A result that named a run that is not open, or an older fence: it changed nothing.
+    StaleResult {
+        run: RunId,
+        fence: Fence,
+    },
+    Paused {
+        by: PausedBy,
+        note: String,
+    },
+    Resumed {
+        actor: Actor,
+    },
+    ManualQueued {
+        actor: Actor,
+    },
+    ActorForgotten,
+    CancelSent {
+        run: RunId,
+        reason: CancelReason,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Entry {
+    Ledger(LedgerEntry),
+    History(History),
+}
+
+/// One journal line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Record {
+    /// The wall time of the event that wrote it.
+    pub at: Timestamp,
+    pub job: JobName,
+    pub entry: Entry,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CancelReason {
+    Timeout,
+    LeaseLost,
+    Stopping,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "alert", rename_all = "snake_case")]
+pub enum AlertKind {
+    FailedOut {
+        run: RunId,
+        attempts: u32,
+    },
+    PausedBySystem {
+        reason: String,
+    },
+    /// `paused`: the job was not safe to repeat, so the system paused it.
+    RunLost {
+        run: RunId,
+        paused: bool,
+    },
+    Stalled {
+        run: RunId,
+        running_for: Duration,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Alert {
+    pub at: Timestamp,
+    pub job: JobName,
+    pub kind: AlertKind,
+}
+
+/// Why a command was not carried out.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "refusal", rename_all = "snake_case")]
+pub enum Refusal {
+    NotFound {
+        job: String,
+    },
+    /// Already in the state asked for (paused, not paused, queued).
+    Already,
+    /// A run of the job is going.
+    InFlight {
+        run: RunId,
+    },
+    /// A manual run would repeat work the job says is not safe to repeat.
+    NotSafe,
+    RateLimited {
+        until: Timestamp,
+    },
+    Invalid {
+        error: crate::job::DefError,
+    },
+    NoteTooLong {
+        len: usize,
+        max: usize,
+    },
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refusal::NotFound { job } => write!(f, "no job named `{job}`"),
+            Refusal::Already => f.write_str("already so; nothing changed"),
+            Refusal::InFlight { run } => write!(f, "run {run} of this job is in flight"),
+            Refusal::NotSafe => f.write_str(
+                "the job is not safe to repeat, so it cannot be run by hand; mark it safe_to_repeat first",
+            ),
+            Refusal::RateLimited { until } => {
+                write!(f, "too many manual runs in the last hour; the next is allowed at {until}")
+            }
+            Refusal::Invalid { error } => write!(f, "invalid definition: {error}"),
+            Refusal::NoteTooLong { len, max } => {
+                write!(f, "the note has {len} characters; at most {max} are accepted")
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "effect", rename_all = "snake_case")]
+pub enum Effect {
+    /// Start a run on `process`. The host must feed back `RunFinished` with this run and fence.
+    Start {
+        run: RunId,
+        job: JobName,
+        fence: Fence,
+        attempt: u32,
+        trigger: Trigger,
+        covers: Option<Covers>,
+        deadline: Timestamp,
+        process: ProcessId,
+    },
+    /// Stop a run on `process` (signal it; its result, if any, still comes back).
+    /// `job` is `None` when the run is not known at all (a process holding a run the
+    /// state never had, or one long settled).
+    Cancel {
+        run: RunId,
+        job: Option<JobName>,
+        process: ProcessId,
+        reason: CancelReason,
+    },
+    /// Append to the journal, in the same transaction as the state.
+    Record(Record),
+    Alert(Alert),
+    /// The answer to a command: the job's new view (none for commands about no one job).
+    Reply {
+        job: Option<JobName>,
+        result: Result<Option<Box<JobView>>, Refusal>,
+    },
+}
+
+// One-line renderings for traces and logs: stable, greppable, and what insta snapshots show.
+
+impl fmt::Display for Covers {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.count == 1 && self.from == self.to {
+            write!(f, "[{}]", self.from)
+        } else {
+            write!(f, "[{} .. {} ×{}]", self.from, self.to, self.count)
+        }
+    }
+}
+
+/// The snake_case names the serde forms use, for one-line renderings.
+trait Snake {
+    fn snake(&self) -> &'static str;
+}
+
+fn snake<T: Snake>(v: &T) -> &'static str {
+    v.snake()
+}
+
+impl Snake for Trigger {
+    fn snake(&self) -> &'static str {
+        match self {
+            Trigger::Schedule => "schedule",
+            Trigger::CatchUp => "catch_up",
+            Trigger::Buffered => "buffered",
+            Trigger::Retry => "retry",
+            Trigger::Repeat => "repeat",
+            Trigger::Manual => "manual",
+        }
+    }
+}
+
+impl Snake for MissCause {
+    fn snake(&self) -> &'static str {
+        match self {
+            MissCause::Down => "down",
+            MissCause::Paused => "paused",
+            MissCause::Overlap => "overlap",
+            MissCause::ClockJump => "clock_jump",
+            MissCause::Asleep => "asleep",
+            MissCause::Rescheduled => "rescheduled",
+            MissCause::TooLate => "too_late",
+            MissCause::Removed => "removed",
+        }
+    }
+}
+
+impl Snake for CancelReason {
+    fn snake(&self) -> &'static str {
+        match self {
+            CancelReason::Timeout => "timeout",
+            CancelReason::LeaseLost => "lease_lost",
+            CancelReason::Stopping => "stopping",
+        }
+    }
+}
+
+impl fmt::Display for LedgerKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LedgerKind::Ran {
+                run,
+                skipped: false,
+            } => write!(f, "ran {run}"),
+            LedgerKind::Ran { run, skipped: true } => write!(f, "ran {run} (nothing to do)"),
+            LedgerKind::Missed {
+                cause,
+                action: MissAction::Skipped,
+            } => {
+                write!(f, "missed ({}) skipped", snake(cause))
+            }
+            LedgerKind::Missed {
+                cause,
+                action: MissAction::CaughtUp { run },
+            } => {
+                write!(f, "missed ({}) caught up by {run}", snake(cause))
+            }
+            LedgerKind::FailedOut { run } => write!(f, "failed out in {run}"),
+            LedgerKind::Lost { run } => write!(f, "lost with {run}"),
+        }
+    }
+}
+
+impl fmt::Display for Outcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Outcome::Ok => f.write_str("ok"),
+            Outcome::Skipped => f.write_str("skipped"),
+            Outcome::Failed {
+                kind,
+                retry_after: None,
+            } => write!(f, "failed ({kind})"),
+            Outcome::Failed {
+                kind,
+                retry_after: Some(d),
+            } => {
+                write!(f, "failed ({kind}, retry after {d})")
+            }
+            Outcome::TimedOut => f.write_str("timed out"),
+        }
+    }
+}
+
+impl fmt::Display for History {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            History::Defined {
+                schedule,
+                from,
+                actor,
+            } => {
+                write!(f, "defined {schedule} from {from} by {actor}")
+            }
+            History::Removed { actor } => write!(f, "removed by {actor}"),
+            History::Updated { actor } => write!(f, "updated by {actor}"),
+            History::Started {
+                run,
+                fence,
+                attempt,
+                trigger,
+                covers,
+                process,
+            } => {
+                write!(
+                    f,
+                    "started {run} {fence} attempt {attempt} {} on {process}",
+                    snake(trigger)
+                )?;
+                if let Some(c) = covers {
+                    write!(f, " covering {c}")?;
+                }
+                Ok(())
+            }
+            History::Settled {
+                run,
+                attempt,
+                outcome,
+            } => {
+                write!(f, "settled {run} attempt {attempt}: {outcome}")
+            }
+            History::RetryAt { run, at } => write!(f, "retry of {run} at {at}"),
+            History::Lost { run } => write!(f, "{run} lost (lease lapsed)"),
+            History::StaleResult { run, fence } => {
+                write!(f, "stale result for {run} {fence} ignored")
+            }
+            History::Paused {
+                by: PausedBy::Person { actor },
+                note,
+            } => {
+                write!(f, "paused by {actor}: {note:?}")
+            }
+            History::Paused {
+                by: PausedBy::System { reason },
+                ..
+            } => {
+                write!(f, "paused by the system: {reason}")
+            }
+            History::Resumed { actor } => write!(f, "resumed by {actor}"),
+            History::ManualQueued { actor } => write!(f, "manual run queued by {actor}"),
+            History::ActorForgotten => f.write_str("actor forgotten"),
+            History::CancelSent { run, reason } => {
+                write!(f, "cancel sent to {run} ({})", snake(reason))
+            }
+        }
+    }
+}
+
+impl fmt::Display for AlertKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AlertKind::FailedOut { run, attempts } => {
+                write!(
+                    f,
+                    "failed out: {run} was attempt {attempts}; the job is paused"
+                )
+            }
+            AlertKind::PausedBySystem { reason } => write!(f, "paused by the system: {reason}"),
+            AlertKind::RunLost { run, paused: false } => write!(f, "{run} lost; running it again"),
+            AlertKind::RunLost { run, paused: true } => {
+                write!(
+                    f,
+                    "{run} lost; the job is not safe to repeat, so it is paused"
+                )
+            }
+            AlertKind::Stalled { run, running_for } => {
+                write!(f, "{run} stalled, running for {running_for}")
+            }
+        }
+    }
+}
+
+impl fmt::Display for Effect {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Effect::Start {
+                run,
+                job,
+                fence,
+                attempt,
+                trigger,
+                covers,
+                deadline,
+                process,
+            } => {
+                write!(
+                    f,
+                    "START {job} {run} {fence} on {process}: {} attempt {attempt}",
+                    snake(trigger)
+                )?;
+                if let Some(c) = covers {
+                    write!(f, " covering {c}")?;
+                }
+                write!(f, ", deadline {deadline}")
+            }
+            Effect::Cancel {
+                run,
+                job,
+                process,
+                reason,
+            } => {
+                let job = job.as_ref().map_or("(unknown job)", |j| j.as_str());
+                write!(f, "CANCEL {job} {run} on {process}: {}", snake(reason))
+            }
+            Effect::Record(Record {
+                job,
+                entry: Entry::Ledger(e),
+                ..
+            }) => {
+                write!(
+                    f,
+                    "LEDGER {job} {}: {}",
+                    Covers {
+                        from: e.from,
+                        to: e.to,
+                        count: e.count
+                    },
+                    e.kind
+                )
+            }
+            Effect::Record(Record {
+                job,
+                entry: Entry::History(h),
+                ..
+            }) => write!(f, "history {job}: {h}"),
+            Effect::Alert(a) => write!(f, "ALERT {}: {}", a.job, a.kind),
+            Effect::Reply { job, result } => {
+                let job = job.as_ref().map_or("-", |j| j.as_str());
+                match result {
+                    Ok(Some(v)) => write!(f, "reply {job}: ok, {}", v.status.name()),
+                    Ok(None) => write!(f, "reply {job}: ok"),
+                    Err(r) => write!(f, "reply {job}: refused: {r}"),
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,190 @@
+//! What hosts feed the core: definitions, process life, run results and people's commands,
+//! each with the time the sending process read.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::job::JobDef;
+use crate::time::{Duration, Timestamp};
+
+/// What the sending process read from its clocks. `wall` may be wrong or jump; `mono` is
+/// that process's monotonic reading (milliseconds from any origin), which never jumps, so
+/// comparing the two between events of one process reveals a jumped wall clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Now {
+    pub wall: Timestamp,
+    pub mono: Timestamp,
+}
+
+impl Now {
+    pub fn new(wall: Timestamp, mono: Timestamp) -> Now {
+        Now { wall, mono }
+    }
+
+    /// A reading whose monotonic clock follows the wall clock (tests, one-shot commands).
+    pub fn at(wall: Timestamp) -> Now {
+        Now { wall, mono: wall }
+    }
+}
+
+macro_rules! id_type {
+    ($(#[$doc:meta])* $name:ident, $prefix:literal) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+        #[serde(transparent)]
+        pub struct $name(pub u64);
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, concat!($prefix, "{}"), self.0)
+            }
+        }
+
+        impl fmt::Debug for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                fmt::Display::fmt(self, f)
+            }
+        }
+    };
+}
+
+id_type!(
+    /// One incarnation of a host. A restarted host is a new process with a new id.
+    ProcessId,
+    "p"
+);
+id_type!(
+    /// One attempt to execute a job, numbered by a counter in the state.
+    RunId,
+    "r"
+);
+id_type!(
+    /// A number that only grows; a result carrying an older fence changes nothing.
+    Fence,
+    "f"
+);
+
+/// Who sent a command: a person or a tool acting for one. `Actor::forgotten()` stands in
+/// after erasure.
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Actor(pub String);
+
+impl Actor {
+    pub fn new(name: &str) -> Actor {
+        Actor(name.chars().take(MAX_ACTOR).collect())
+    }
+    pub fn forgotten() -> Actor {
+        Actor("(forgotten)".to_string())
+    }
+}
+
+/// Longest actor name kept, in characters.
+pub const MAX_ACTOR: usize = 128;
+
+impl fmt::Debug for Actor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl fmt::Display for Actor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// How a run ended, as its process reports it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum Outcome {
+    Ok,
+    /// The job ran and found nothing to do; it counts as done.
+    Skipped,
+    /// `kind` is a short classification (`exit 1`, `signal TERM`); `retry_after` is the
+    /// job's own word on when trying again makes sense.
+    Failed {
+        kind: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        retry_after: Option<Duration>,
+    },
+    TimedOut,
+}
+
+impl Outcome {
+    pub fn failed(kind: &str) -> Outcome {
+        Outcome::Failed {
+            kind: kind.to_string(),
+            retry_after: None,
+        }
+    }
+
+    pub fn is_success(&self) -> bool {
+        matches!(self, Outcome::Ok | Outcome::Skipped)
+    }
+}
+
+/// A run a process says it is carrying out, so a tick can renew its lease or tell it that
+/// the lease is gone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Held {
+    pub run: RunId,
+    pub fence: Fence,
+}
+
+/// Everything the core reacts to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Event {
+    /// Adds a job or changes its definition.
+    Upsert {
+        def: Box<JobDef>,
+        actor: Actor,
+    },
+    /// Ends a job; its ledger is closed.
+    Remove {
+        job: String,
+        actor: Actor,
+    },
+    /// A new incarnation of a host: it restores, then claims like a tick.
+    ProcessStarted {
+        process: ProcessId,
+    },
+    /// Renew this process's leases (it lists the runs it holds), enforce timeouts and
+    /// leases, claim what is due.
+    Tick {
+        process: ProcessId,
+        held: Vec<Held>,
+    },
+    /// Claim nothing more; let the process's runs finish.
+    ProcessDraining {
+        process: ProcessId,
+    },
+    /// `job` names the job the process ran, so a result for a run the state no longer
+    /// holds is still recorded as stale against the right job.
+    RunFinished {
+        process: ProcessId,
+        job: String,
+        run: RunId,
+        fence: Fence,
+        outcome: Outcome,
+    },
+    Pause {
+        job: String,
+        actor: Actor,
+        note: String,
+    },
+    Resume {
+        job: String,
+        actor: Actor,
+    },
+    RunNow {
+        job: String,
+        actor: Actor,
+    },
+    /// Erasure: the actor's name leaves the state.
+    ForgetActor {
+        actor: Actor,
+    },
+}

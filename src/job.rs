@@ -1,0 +1,319 @@
+//! Job definitions: what people declare about a job, with defaults a production scheduler
+//! would choose, and the checks that refuse a definition the core could not honour.
+
+use std::borrow::Borrow;
+use std::fmt;
+use std::sync::Arc;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::schedule::Schedule;
+use crate::state::Config;
+use crate::time::Duration;
+
+/// A job's name: a lower-case letter, then at most 63 of `a-z0-9_`. Shared, because every
+/// effect names its job and a clone must not allocate.
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct JobName(Arc<str>);
+
+impl JobName {
+    pub fn new(name: &str) -> Result<JobName, DefError> {
+        let bytes = name.as_bytes();
+        let ok = !bytes.is_empty()
+            && bytes.len() <= 64
+            && bytes[0].is_ascii_lowercase()
+            && bytes[1..]
+                .iter()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'_');
+        if ok {
+            Ok(JobName(Arc::from(name)))
+        } else {
+            Err(DefError::BadName {
+                name: name.chars().take(80).collect(),
+            })
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl Borrow<str> for JobName {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for JobName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl fmt::Debug for JobName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl Serialize for JobName {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for JobName {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        JobName::new(&s).map_err(serde::de::Error::custom)
+    }
+}
+
+/// What happens to due times that could not start on time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum MissedRule {
+    /// Record them skipped.
+    #[default]
+    Skip,
+    /// Record them; one catch-up run covers the newest.
+    CatchUpOnce,
+    /// Every one is covered by a run, oldest first, in batches of at most `REQUIRED_BATCH`.
+    Required,
+}
+
+/// What happens to a due time that arrives while the job's previous run is still going.
+/// Every choice is recorded in the ledger; none drops a due time silently.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Overlap {
+    /// Record it skipped.
+    Skip,
+    /// Keep the newest one to run next; an older buffered one is recorded skipped.
+    BufferOne,
+    /// Keep them all and run them in order.
+    BufferAll,
+}
+
+/// Retry delay: `initial`, doubling each attempt, capped at `max`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Backoff {
+    pub initial: Duration,
+    pub max: Duration,
+}
+
+impl Default for Backoff {
+    fn default() -> Self {
+        Backoff {
+            initial: Duration::from_secs(30),
+            max: Duration::from_mins(10),
+        }
+    }
+}
+
+impl Backoff {
+    /// The delay before attempt `failed + 1`, after `failed` failed attempts (1-based).
+    pub fn delay(&self, failed: u32) -> Duration {
+        let doublings = failed.saturating_sub(1).min(62);
+        self.initial.saturating_mul(1u64 << doublings).min(self.max)
+    }
+}
+
+/// Most due times one `required` catch-up run covers; the settlement of a batch owes the next.
+pub const REQUIRED_BATCH: u64 = 1_000;
+/// Longest title and pause note, in characters.
+pub const MAX_TITLE: usize = 200;
+pub const MAX_RETRIES: u32 = 100;
+
+/// A job as people declare it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobDef {
+    pub name: JobName,
+    #[serde(default)]
+    pub title: String,
+    pub schedule: Schedule,
+    #[serde(default)]
+    pub missed: MissedRule,
+    /// Due times older than this (at the moment they are found late) are recorded
+    /// `too_late` instead of being caught up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub catch_up_window: Option<Duration>,
+    /// `None` means the rule's natural choice: `buffer_all` for `required`, `skip` otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overlap: Option<Overlap>,
+    #[serde(default = "default_retries")]
+    pub retries: u32,
+    #[serde(default)]
+    pub backoff: Backoff,
+    #[serde(default = "default_timeout")]
+    pub timeout: Duration,
+    #[serde(default)]
+    pub safe_to_repeat: bool,
+    #[serde(default)]
+    pub legal_duty: bool,
+    #[serde(default = "default_stall_after")]
+    pub stall_after: Duration,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub concurrency_key: Option<String>,
+}
+
+fn default_retries() -> u32 {
+    5
+}
+fn default_timeout() -> Duration {
+    Duration::from_mins(10)
+}
+fn default_stall_after() -> Duration {
+    Duration::from_mins(15)
+}
+
+/// Why a definition was refused.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "error", rename_all = "snake_case")]
+pub enum DefError {
+    BadName { name: String },
+    DuplicateName { name: String },
+    TitleTooLong { len: usize },
+    LegalDutyNeedsRequired,
+    LegalDutyHasWindow,
+    RequiredCannotSkipOverlap,
+    EveryShorterThanTick { period: Duration, tick: Duration },
+    ZeroTimeout,
+    TooManyRetries { retries: u32 },
+    BadBackoff,
+    BadConcurrencyKey { key: String },
+}
+
+impl fmt::Display for DefError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DefError::BadName { name } => write!(
+                f,
+                "name: `{name}` is not a job name; a name is a lower-case letter, then at most 63 of a-z, 0-9 and _"
+            ),
+            DefError::DuplicateName { name } => write!(f, "name: `{name}` is defined twice"),
+            DefError::TitleTooLong { len } => {
+                write!(f, "title: {len} characters; at most {MAX_TITLE} are accepted")
+            }
+            DefError::LegalDutyNeedsRequired => {
+                f.write_str("legal_duty: a legal duty needs the missed rule `required`")
+            }
+            DefError::LegalDutyHasWindow => f.write_str(
+                "catch_up_window: a legal duty takes no catch-up window; every due time must be covered",
+            ),
+            DefError::RequiredCannotSkipOverlap => f.write_str(
+                "overlap: `required` covers every due time, so overlapping ones are buffered; \
+                 accepted: buffer_all (or leave overlap unset)",
+            ),
+            DefError::EveryShorterThanTick { period, tick } => write!(
+                f,
+                "schedule: every {period} is shorter than the tick ({tick}); accepted: a period of at least the tick"
+            ),
+            DefError::ZeroTimeout => f.write_str("timeout: zero; a timeout is at least 1s"),
+            DefError::TooManyRetries { retries } => {
+                write!(f, "retries: {retries}; accepted: 0-{MAX_RETRIES}")
+            }
+            DefError::BadBackoff => f.write_str(
+                "backoff: the initial delay must be at least 1ms and at most the maximum",
+            ),
+            DefError::BadConcurrencyKey { key } => write!(
+                f,
+                "concurrency_key: `{key}`; accepted: 1-128 printable characters"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for DefError {}
+
+impl JobDef {
+    /// A definition with the defaults: missed rule `skip`, 5 retries backing off from 30 s
+    /// to 10 min, a 10 min timeout, not safe to repeat, stalled after 15 min.
+    pub fn new(name: JobName, schedule: Schedule) -> JobDef {
+        JobDef {
+            name,
+            title: String::new(),
+            schedule,
+            missed: MissedRule::Skip,
+            catch_up_window: None,
+            overlap: None,
+            retries: default_retries(),
+            backoff: Backoff::default(),
+            timeout: default_timeout(),
+            safe_to_repeat: false,
+            legal_duty: false,
+            stall_after: default_stall_after(),
+            concurrency_key: None,
+        }
+    }
+
+    /// The overlap policy in force.
+    pub fn overlap_policy(&self) -> Overlap {
+        self.overlap.unwrap_or(match self.missed {
+            MissedRule::Required => Overlap::BufferAll,
+            _ => Overlap::Skip,
+        })
+    }
+
+    /// Refuses what the core could not honour under `config`.
+    pub fn validate(&self, config: &Config) -> Result<(), DefError> {
+        let title_len = self.title.chars().count();
+        if title_len > MAX_TITLE {
+            return Err(DefError::TitleTooLong { len: title_len });
+        }
+        if self.legal_duty && self.missed != MissedRule::Required {
+            return Err(DefError::LegalDutyNeedsRequired);
+        }
+        if self.legal_duty && self.catch_up_window.is_some() {
+            return Err(DefError::LegalDutyHasWindow);
+        }
+        if self.missed == MissedRule::Required && self.overlap_policy() != Overlap::BufferAll {
+            return Err(DefError::RequiredCannotSkipOverlap);
+        }
+        if let Schedule::Every { period, .. } = self.schedule {
+            if period < config.tick {
+                return Err(DefError::EveryShorterThanTick {
+                    period,
+                    tick: config.tick,
+                });
+            }
+        }
+        if self.timeout.as_millis() < 1000 {
+            return Err(DefError::ZeroTimeout);
+        }
+        if self.retries > MAX_RETRIES {
+            return Err(DefError::TooManyRetries {
+                retries: self.retries,
+            });
+        }
+        if self.backoff.initial.is_zero() || self.backoff.initial > self.backoff.max {
+            return Err(DefError::BadBackoff);
+        }
+        if let Some(key) = &self.concurrency_key {
+            if key.is_empty() || key.chars().count() > 128 || key.chars().any(char::is_control) {
+                return Err(DefError::BadConcurrencyKey {
+                    key: key.chars().take(130).collect(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Validates a whole set (a jobs file): each definition, and no name twice.
+    pub fn validate_all(defs: &[JobDef], config: &Config) -> Result<(), (usize, DefError)> {
+        let mut seen = std::collections::BTreeSet::new();
+        for (i, def) in defs.iter().enumerate() {
+            def.validate(config).map_err(|e| (i, e))?;
+            if !seen.insert(def.name.as_str()) {
+                return Err((
+                    i,
+                    DefError::DuplicateName {
+                        name: def.name.to_string(),
+                    },
+                ));
+            }
+        }
+        Ok(())
+    }
+}

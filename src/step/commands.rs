@@ -1,0 +1,332 @@
+//! Definitions and people's commands. Each answers with a `Reply` (the job's new view or a
+//! typed refusal) and, when accepted, leaves an audit `Record` naming the actor.
+
+use crate::effect::{CancelReason, Effect, History, MissCause, PausedBy, Refusal};
+use crate::event::Actor;
+use crate::job::{JobDef, JobName, MissedRule, MAX_TITLE};
+use crate::state::{JobRecord, Owed, Pause, State};
+use crate::time::Duration;
+
+use super::due::skipped;
+use super::Out;
+
+const HOUR: Duration = Duration::from_hours(1);
+
+impl State {
+    fn reply(&self, seq: Option<u64>, job: Option<JobName>, out: &mut Out) {
+        let view = seq.and_then(|s| self.view_seq(s, out.now)).map(Box::new);
+        out.effects.push(Effect::Reply {
+            job,
+            result: Ok(view),
+        });
+    }
+
+    fn refuse(job: Option<JobName>, refusal: Refusal, out: &mut Out) {
+        out.effects.push(Effect::Reply {
+            job,
+            result: Err(refusal),
+        });
+    }
+
+    fn find(&self, job: &str, out: &mut Out) -> Option<(u64, JobName)> {
+        match self.seq_of(job) {
+            Some(seq) => Some((seq, self.jobs[&seq].def.name.clone())),
+            None => {
+                State::refuse(
+                    None,
+                    Refusal::NotFound {
+                        job: job.chars().take(80).collect(),
+                    },
+                    out,
+                );
+                None
+            }
+        }
+    }
+
+    /// Adds a job (its schedule starts after now) or changes one. A changed schedule starts
+    /// from now; the old schedule's due times not yet looked at are recorded `rescheduled`.
+    pub(crate) fn upsert(&mut self, def: JobDef, actor: Actor, out: &mut Out) {
+        if let Err(error) = def.validate(&self.config) {
+            State::refuse(Some(def.name.clone()), Refusal::Invalid { error }, out);
+            return;
+        }
+        let now = out.now;
+        let name = def.name.clone();
+        let Some(seq) = self.seq_of(name.as_str()) else {
+            let seq = self.next_seq;
+            self.next_seq += 1;
+            out.history(
+                &name,
+                History::Defined {
+                    schedule: def.schedule.clone(),
+                    from: now,
+                    actor,
+                },
+            );
+            self.jobs.insert(seq, JobRecord::new(def, now));
+            self.by_name.insert(name.clone(), seq);
+            self.reindex(seq);
+            self.reply(Some(seq), Some(name), out);
+            return;
+        };
+        let job = &self.jobs[&seq];
+        if job.def == def {
+            self.reply(Some(seq), Some(name), out);
+            return;
+        }
+        if job.def.schedule != def.schedule {
+            // Due times the old schedule had up to now are passed as rescheduled; those
+            // already owed or running keep their identity under the old schedule.
+            self.pass_due_times(seq, now, MissCause::Rescheduled, out);
+            let job = self.jobs.get_mut(&seq).expect("found above");
+            job.frontier = job.frontier.max(now);
+            job.next_due = def.schedule.next_after(job.frontier);
+            let from = job.frontier;
+            out.history(
+                &name,
+                History::Defined {
+                    schedule: def.schedule.clone(),
+                    from,
+                    actor,
+                },
+            );
+        } else {
+            out.history(&name, History::Updated { actor });
+        }
+        let job = self.jobs.get_mut(&seq).expect("found above");
+        job.def = def;
+        job.tidy();
+        self.reindex(seq);
+        self.reply(Some(seq), Some(name), out);
+    }
+
+    /// Ends a job: what it owed, ran or had not yet looked at is recorded `removed`, its run
+    /// is cancelled, and the ledger is closed with a `removed` record.
+    pub(crate) fn remove(&mut self, job: &str, actor: Actor, out: &mut Out) {
+        let Some((seq, name)) = self.find(job, out) else {
+            return;
+        };
+        let view = self.view_seq(seq, out.now).map(Box::new);
+        // Passing with the job unpaused and its rule set aside: everything is `removed`.
+        let record = self.jobs.get_mut(&seq).expect("found above");
+        if let Some(act) = record.activity.as_deref_mut() {
+            act.paused = None;
+        }
+        let schedule = record.def.schedule.clone();
+        let from = record.frontier;
+        let now = out.now;
+        if let (Some(first), Some(last)) = (
+            record.next_due.filter(|d| *d <= now),
+            super::last_due(&schedule, from, now),
+        ) {
+            let count = schedule.count_in(from, now);
+            out.ledger(&name, first, last, count, skipped(MissCause::Removed));
+        }
+        let record = self.jobs.remove(&seq).expect("found above");
+        if let Some(w) = record.wake {
+            self.wake.remove(&(w, seq));
+        }
+        self.by_name.remove(name.as_str());
+        if let Some(act) = record.activity {
+            let owed = act.pending.iter().copied();
+            let run_cover = act.run.as_ref().and_then(|r| r.cover);
+            let retry_cover = act.retry.map(|r| r.cover);
+            for c in run_cover.into_iter().chain(retry_cover) {
+                out.ledger(
+                    &name,
+                    c.covers.from,
+                    c.covers.to,
+                    c.covers.count,
+                    skipped(MissCause::Removed),
+                );
+            }
+            for o in owed {
+                out.ledger(&name, o.from, o.to, o.count, skipped(MissCause::Removed));
+            }
+            if let Some(run) = act.run {
+                self.runs.remove(&run.id);
+                out.effects.push(Effect::Cancel {
+                    run: run.id,
+                    job: Some(name.clone()),
+                    process: run.holder,
+                    reason: CancelReason::Stopping,
+                });
+            }
+        }
+        out.history(&name, History::Removed { actor });
+        out.effects.push(Effect::Reply {
+            job: Some(name),
+            result: Ok(view),
+        });
+    }
+
+    /// Pauses a job. Due times already late are accounted first (they were not missed
+    /// because of the pause); a waiting retry is handed to the missed rule as `paused`.
+    pub(crate) fn pause(&mut self, job: &str, actor: Actor, note: String, out: &mut Out) {
+        let Some((seq, name)) = self.find(job, out) else {
+            return;
+        };
+        let len = note.chars().count();
+        if len > MAX_TITLE {
+            State::refuse(
+                Some(name),
+                Refusal::NoteTooLong {
+                    len,
+                    max: MAX_TITLE,
+                },
+                out,
+            );
+            return;
+        }
+        if self.jobs[&seq].paused().is_some() {
+            State::refuse(Some(name), Refusal::Already, out);
+            return;
+        }
+        self.account_late(seq, out.now, MissCause::Down, out);
+        let record = self.jobs.get_mut(&seq).expect("found above");
+        let act = record.act_mut();
+        let retry = act.retry.take();
+        let by = PausedBy::Person { actor };
+        act.paused = Some(Pause {
+            by: by.clone(),
+            note: note.clone(),
+            since: out.now,
+        });
+        out.history(&name, History::Paused { by, note });
+        if let Some(retry) = retry {
+            self.unretry(seq, retry.cover.covers, out);
+        }
+        self.reindex(seq);
+        self.reply(Some(seq), Some(name), out);
+    }
+
+    /// A retry cleared by a pause: its due times go to the missed rule as `paused`. They
+    /// are older than anything owed, so under `catch_up_once` an owed newer one wins.
+    fn unretry(&mut self, seq: u64, c: crate::effect::Covers, out: &mut Out) {
+        let record = &self.jobs[&seq];
+        let name = record.def.name.clone();
+        let owes = record.act().is_some_and(|a| !a.pending.is_empty());
+        match record.def.missed {
+            MissedRule::Required => {
+                let owed = Owed {
+                    from: c.from,
+                    to: c.to,
+                    count: c.count,
+                    cause: MissCause::Paused,
+                };
+                self.jobs
+                    .get_mut(&seq)
+                    .expect("found above")
+                    .act_mut()
+                    .pending
+                    .push_front(owed);
+            }
+            MissedRule::CatchUpOnce if !owes => {
+                self.miss(seq, c.from, c.to, c.count, MissCause::Paused, out)
+            }
+            _ => {
+                self.note_missed(seq, c.count, out.now);
+                out.ledger(&name, c.from, c.to, c.count, skipped(MissCause::Paused));
+            }
+        }
+    }
+
+    /// Resumes a job: due times passed while it was paused are handed to its missed rule
+    /// with cause `paused`.
+    pub(crate) fn resume(&mut self, job: &str, actor: Actor, out: &mut Out) {
+        let Some((seq, name)) = self.find(job, out) else {
+            return;
+        };
+        let record = self.jobs.get_mut(&seq).expect("found above");
+        let Some(act) = record
+            .activity
+            .as_deref_mut()
+            .filter(|a| a.paused.is_some())
+        else {
+            State::refuse(Some(name), Refusal::Already, out);
+            return;
+        };
+        act.paused = None;
+        out.history(&name, History::Resumed { actor });
+        self.pass_due_times(seq, out.now, MissCause::Paused, out);
+        if let Some(job) = self.jobs.get_mut(&seq) {
+            job.tidy();
+        }
+        self.reindex(seq);
+        self.reply(Some(seq), Some(name), out);
+    }
+
+    /// Queues a manual run (covering no due time) for the next tick.
+    pub(crate) fn run_now(&mut self, job: &str, actor: Actor, out: &mut Out) {
+        let Some((seq, name)) = self.find(job, out) else {
+            return;
+        };
+        let cap = self.config.manual_per_hour as usize;
+        let now = out.now;
+        let record = self.jobs.get_mut(&seq).expect("found above");
+        if !record.def.safe_to_repeat {
+            State::refuse(Some(name), Refusal::NotSafe, out);
+            return;
+        }
+        if let Some(run) = record.run() {
+            let run = run.id;
+            State::refuse(Some(name), Refusal::InFlight { run }, out);
+            return;
+        }
+        let act = record.act_mut();
+        if act.manual.is_some() {
+            State::refuse(Some(name), Refusal::Already, out);
+            return;
+        }
+        let hour_ago = now.saturating_sub(HOUR);
+        while act.manual_recent.front().is_some_and(|t| *t <= hour_ago) {
+            act.manual_recent.pop_front();
+        }
+        if act.manual_recent.len() >= cap {
+            let until = act
+                .manual_recent
+                .front()
+                .map_or(now, |t| t.saturating_add(HOUR));
+            record.tidy();
+            State::refuse(Some(name), Refusal::RateLimited { until }, out);
+            return;
+        }
+        act.manual_recent.push_back(now);
+        act.manual = Some(actor.clone());
+        out.history(&name, History::ManualQueued { actor });
+        self.reindex(seq);
+        self.reply(Some(seq), Some(name), out);
+    }
+
+    /// Erasure: the actor's name leaves every pause and queued run; the pause stands.
+    pub(crate) fn forget_actor(&mut self, actor: &Actor, out: &mut Out) {
+        for job in self.jobs.values_mut() {
+            let Some(act) = job.activity.as_deref_mut() else {
+                continue;
+            };
+            let mut touched = false;
+            if let Some(Pause {
+                by: PausedBy::Person { actor: a },
+                ..
+            }) = &mut act.paused
+            {
+                if a == actor {
+                    *a = Actor::forgotten();
+                    touched = true;
+                }
+            }
+            if act.manual.as_ref() == Some(actor) {
+                act.manual = Some(Actor::forgotten());
+                touched = true;
+            }
+            if touched {
+                out.history(&job.def.name, History::ActorForgotten);
+            }
+        }
+        out.effects.push(Effect::Reply {
+            job: None,
+            result: Ok(None),
+        });
+    }
+}

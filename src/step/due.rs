@@ -1,0 +1,375 @@
+//! Accounting due times: a tick looks at each job whose wake time has come, moves its
+//! frontier over the due times that passed, and gives each one its fate: started on time,
+//! handled by the missed rule (late), or by the overlap policy (the job was busy). Nothing
+//! is stepped past without a ledger entry or a place in line.
+
+use crate::effect::{LedgerKind, MissAction, MissCause, Trigger};
+use crate::event::{Held, Now, ProcessId};
+use crate::job::{MissedRule, Overlap};
+use crate::schedule::Schedule;
+use crate::state::{Owed, State, MAX_OWED_SEGMENTS};
+use crate::time::{Duration, Timestamp};
+
+use super::Out;
+
+const MS: Duration = Duration::from_millis(1);
+
+/// The last due time `d` of `schedule` with `after < d <= until`. `every` and `at` answer
+/// by arithmetic; cron by bisection over `count_in`, which is exact and cheap, so even a
+/// decade-long outage costs a few dozen counts.
+pub fn last_due(schedule: &Schedule, after: Timestamp, until: Timestamp) -> Option<Timestamp> {
+    if until <= after {
+        return None;
+    }
+    match schedule {
+        Schedule::At { instant } => (after < *instant && *instant <= until).then_some(*instant),
+        Schedule::Every { period, offset } => {
+            let p = i128::from(period.as_millis());
+            if p == 0 {
+                return None;
+            }
+            let o = i128::from(offset.as_millis()) % p;
+            let k = (i128::from(until.as_millis()) - o).div_euclid(p);
+            let d = Timestamp::from_millis(i64::try_from(o + k * p).ok()?);
+            (d > after).then_some(d)
+        }
+        Schedule::Cron(_) => {
+            if schedule.count_in(after, until) == 0 {
+                return None;
+            }
+            // Invariant: a due time lies in (lo, until]; none lies in (hi, until].
+            let (mut lo, mut hi) = (after.as_millis(), until.as_millis());
+            let mut step: i64 = 1000;
+            loop {
+                let probe = hi.saturating_sub(step);
+                if probe <= lo {
+                    break;
+                }
+                if schedule.count_in(Timestamp::from_millis(probe), until) > 0 {
+                    lo = probe;
+                    break;
+                }
+                hi = probe;
+                step = step.saturating_mul(2);
+            }
+            while hi - lo > 1 {
+                let mid = lo + (hi - lo) / 2;
+                if schedule.count_in(Timestamp::from_millis(mid), until) > 0 {
+                    lo = mid;
+                } else {
+                    hi = mid;
+                }
+            }
+            Some(Timestamp::from_millis(hi))
+        }
+    }
+}
+
+impl State {
+    /// Renews the caller's leases, then gives every job whose wake time has come its turn.
+    pub(crate) fn tick(
+        &mut self,
+        now: Now,
+        process: ProcessId,
+        held: &[Held],
+        late_cause: MissCause,
+        out: &mut Out,
+    ) {
+        self.renew(now.wall, process, held, out);
+        let due: Vec<u64> = self
+            .wake
+            .range(..=(now.wall, u64::MAX))
+            .map(|&(_, seq)| seq)
+            .collect();
+        for seq in due {
+            self.visit(seq, now.wall, process, late_cause, out);
+        }
+    }
+
+    /// One job's turn: its open run first (lease, deadline, stall), then the due times that
+    /// passed, then whatever can start.
+    pub(crate) fn visit(
+        &mut self,
+        seq: u64,
+        now: Timestamp,
+        process: ProcessId,
+        late_cause: MissCause,
+        out: &mut Out,
+    ) {
+        self.watch_run(seq, now, out);
+        let can_claim = self.can_claim(process);
+        self.account_late(seq, now, late_cause, out);
+        if can_claim {
+            self.try_start(seq, now, process, out);
+        }
+        self.account_on_time(seq, now, process, can_claim, out);
+        if let Some(job) = self.jobs.get_mut(&seq) {
+            job.tidy();
+        }
+        self.reindex(seq);
+    }
+
+    /// Due times that passed more than the grace ago: the missed rule decides.
+    pub(crate) fn account_late(
+        &mut self,
+        seq: u64,
+        now: Timestamp,
+        cause: MissCause,
+        out: &mut Out,
+    ) {
+        let grace = self.config.grace;
+        let Some(job) = self.jobs.get(&seq) else {
+            return;
+        };
+        if job.paused().is_some() {
+            return;
+        }
+        let late_until = now.saturating_sub(grace).saturating_sub(MS);
+        if job.next_due.is_none_or(|d| d > late_until) {
+            return;
+        }
+        self.pass_due_times(seq, late_until, cause, out);
+    }
+
+    /// Moves the frontier to `until`, handing every due time in between to the missed rule
+    /// with `cause`.
+    pub(crate) fn pass_due_times(
+        &mut self,
+        seq: u64,
+        until: Timestamp,
+        cause: MissCause,
+        out: &mut Out,
+    ) {
+        let Some(job) = self.jobs.get_mut(&seq) else {
+            return;
+        };
+        if until <= job.frontier {
+            return;
+        }
+        let from = job.frontier;
+        let schedule = &job.def.schedule;
+        let count = schedule.count_in(from, until);
+        job.frontier = until;
+        let first = job.next_due;
+        job.next_due = schedule.next_after(until);
+        if count == 0 {
+            return;
+        }
+        let (Some(first), Some(last)) = (first, last_due(schedule, from, until)) else {
+            return;
+        };
+        self.miss(seq, first, last, count, cause, out);
+    }
+
+    /// Applies the missed rule to due times `first..=last` (`count` of them) found late for
+    /// `cause`. The catch-up window turns the oldest into `too_late` first.
+    pub(crate) fn miss(
+        &mut self,
+        seq: u64,
+        mut first: Timestamp,
+        last: Timestamp,
+        mut count: u64,
+        cause: MissCause,
+        out: &mut Out,
+    ) {
+        let Some(job) = self.jobs.get(&seq) else {
+            return;
+        };
+        let rule = job.def.missed;
+        let schedule = job.def.schedule.clone();
+        let name = job.def.name.clone();
+        if rule != MissedRule::Skip {
+            if let Some(window) = job.def.catch_up_window {
+                let cutoff = out.now.saturating_sub(window).saturating_sub(MS);
+                let before = first.saturating_sub(MS);
+                if first <= cutoff {
+                    let old = schedule.count_in(before, cutoff.min(last));
+                    if let Some(old_last) = last_due(&schedule, before, cutoff.min(last)) {
+                        self.note_missed(seq, old, out.now);
+                        out.ledger(&name, first, old_last, old, skipped(MissCause::TooLate));
+                        count -= old.min(count);
+                        if count == 0 {
+                            return;
+                        }
+                        first = schedule.next_after(old_last).unwrap_or(last);
+                    }
+                }
+            }
+        }
+        match rule {
+            MissedRule::Skip => {
+                self.note_missed(seq, count, out.now);
+                out.ledger(&name, first, last, count, skipped(cause));
+            }
+            MissedRule::CatchUpOnce => {
+                // Only one catch-up is ever owed: whatever was owed before is skipped now.
+                self.skip_owed(seq, out);
+                if count > 1 {
+                    let before_last =
+                        last_due(&schedule, first.saturating_sub(MS), last.saturating_sub(MS));
+                    if let Some(before_last) = before_last {
+                        self.note_missed(seq, count - 1, out.now);
+                        out.ledger(&name, first, before_last, count - 1, skipped(cause));
+                    }
+                }
+                self.owe(
+                    seq,
+                    Owed {
+                        from: last,
+                        to: last,
+                        count: 1,
+                        cause,
+                    },
+                );
+            }
+            MissedRule::Required => self.owe(
+                seq,
+                Owed {
+                    from: first,
+                    to: last,
+                    count,
+                    cause,
+                },
+            ),
+        }
+    }
+
+    /// Records every owed due time as skipped (each with its own cause) and forgets them.
+    pub(crate) fn skip_owed(&mut self, seq: u64, out: &mut Out) {
+        let Some(job) = self.jobs.get_mut(&seq) else {
+            return;
+        };
+        let Some(act) = job.activity.as_deref_mut() else {
+            return;
+        };
+        let owed: Vec<Owed> = act.pending.drain(..).collect();
+        let name = job.def.name.clone();
+        for o in owed {
+            self.note_missed(seq, o.count, out.now);
+            out.ledger(&name, o.from, o.to, o.count, skipped(o.cause));
+        }
+    }
+
+    /// Puts due times in line, merging with the newest segment when the cause is the same.
+    pub(crate) fn owe(&mut self, seq: u64, owed: Owed) {
+        let Some(job) = self.jobs.get_mut(&seq) else {
+            return;
+        };
+        let pending = &mut job.act_mut().pending;
+        if let Some(back) = pending.back_mut() {
+            if back.cause == owed.cause {
+                back.to = owed.to;
+                back.count += owed.count;
+                return;
+            }
+        }
+        if pending.len() == MAX_OWED_SEGMENTS {
+            let newest = pending
+                .back_mut()
+                .expect("a full line has a newest segment");
+            newest.to = owed.to;
+            newest.count += owed.count;
+            return;
+        }
+        pending.push_back(owed);
+    }
+
+    /// Due times within the grace: start the job if it is free, else the overlap policy.
+    fn account_on_time(
+        &mut self,
+        seq: u64,
+        now: Timestamp,
+        process: ProcessId,
+        can_claim: bool,
+        out: &mut Out,
+    ) {
+        loop {
+            let Some(job) = self.jobs.get(&seq) else {
+                return;
+            };
+            if job.paused().is_some() {
+                return;
+            }
+            let Some(due) = job.next_due.filter(|&d| d <= now) else {
+                if job.frontier < now {
+                    let job = self.jobs.get_mut(&seq).expect("checked above");
+                    job.frontier = now;
+                }
+                return;
+            };
+            let busy = job
+                .act()
+                .is_some_and(|a| a.run.is_some() || a.retry.is_some() || !a.pending.is_empty());
+            if !busy && !can_claim {
+                // A draining process starts nothing; another process (or a later one, by
+                // the missed rule) will take this due time.
+                return;
+            }
+            let job = self.jobs.get_mut(&seq).expect("checked above");
+            job.frontier = due;
+            job.next_due = job.def.schedule.next_after(due);
+            let cover = crate::state::Cover {
+                covers: crate::effect::Covers {
+                    from: due,
+                    to: due,
+                    count: 1,
+                },
+                late: None,
+            };
+            if busy {
+                self.overlap(seq, due, out);
+            } else {
+                self.start_run(seq, now, process, Trigger::Schedule, 1, Some(cover), out);
+            }
+        }
+    }
+
+    /// A due time that arrived while the job was busy.
+    fn overlap(&mut self, seq: u64, due: Timestamp, out: &mut Out) {
+        let Some(job) = self.jobs.get(&seq) else {
+            return;
+        };
+        let name = job.def.name.clone();
+        let owed = Owed {
+            from: due,
+            to: due,
+            count: 1,
+            cause: MissCause::Overlap,
+        };
+        match job.def.overlap_policy() {
+            Overlap::Skip => {
+                self.note_missed(seq, 1, out.now);
+                out.ledger(&name, due, due, 1, skipped(MissCause::Overlap));
+            }
+            Overlap::BufferOne => {
+                self.skip_owed(seq, out);
+                self.owe(seq, owed);
+            }
+            Overlap::BufferAll => self.owe(seq, owed),
+        }
+    }
+
+    /// Counts missed due times into the job's hourly buckets for the last day.
+    pub(crate) fn note_missed(&mut self, seq: u64, count: u64, now: Timestamp) {
+        let Some(job) = self.jobs.get_mut(&seq) else {
+            return;
+        };
+        let hour = Timestamp::from_millis(now.as_millis().div_euclid(3_600_000) * 3_600_000);
+        let buckets = &mut job.act_mut().missed_recent;
+        match buckets.back_mut() {
+            Some((h, n)) if *h == hour => *n = n.saturating_add(count),
+            _ => buckets.push_back((hour, count)),
+        }
+        let day_ago = now.saturating_sub(Duration::from_days(1));
+        while buckets.len() > 25 || buckets.front().is_some_and(|(h, _)| *h < day_ago) {
+            buckets.pop_front();
+        }
+    }
+}
+
+pub(crate) fn skipped(cause: MissCause) -> LedgerKind {
+    LedgerKind::Missed {
+        cause,
+        action: MissAction::Skipped,
+    }
+}

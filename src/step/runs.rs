@@ -1,0 +1,340 @@
+//! Runs in flight: claiming (a fresh fence, a lease, a `Start`), renewing leases for the
+//! process that holds them, and watching deadlines, stalls and lapsed leases.
+
+use crate::effect::{
+    AlertKind, CancelReason, Covers, Effect, History, LedgerKind, MissCause, PausedBy, Trigger,
+};
+use crate::event::{Fence, Held, ProcessId, RunId};
+use crate::job::REQUIRED_BATCH;
+use crate::state::{Cover, LastOutcome, LastRun, OpenRun, Pause, RetryWait, State};
+use crate::time::Timestamp;
+
+use super::Out;
+
+impl State {
+    /// Renews the leases of the runs `process` says it holds; tells it to stop any run whose
+    /// lease it no longer has.
+    pub(crate) fn renew(
+        &mut self,
+        now: Timestamp,
+        process: ProcessId,
+        held: &[Held],
+        out: &mut Out,
+    ) {
+        let ttl = self.config.lease_ttl;
+        for h in held {
+            let seq = self.runs.get(&h.run).copied();
+            let job = seq.and_then(|seq| self.jobs.get_mut(&seq));
+            let name = job.as_ref().map(|j| j.def.name.clone());
+            let run = job
+                .and_then(|j| j.activity.as_deref_mut())
+                .and_then(|a| a.run.as_mut());
+            match run {
+                Some(run) if run.fence == h.fence && run.holder == process => {
+                    // A wall clock that went back never makes a lease younger.
+                    run.lease_until = run.lease_until.max(now.saturating_add(ttl));
+                    if let Some(seq) = seq {
+                        self.reindex(seq);
+                    }
+                }
+                _ => out.effects.push(Effect::Cancel {
+                    run: h.run,
+                    job: name,
+                    process,
+                    reason: CancelReason::LeaseLost,
+                }),
+            }
+        }
+    }
+
+    /// Checks the job's open run: a lapsed lease means the run is lost; a passed deadline
+    /// sends `Cancel`, and a `Cancel` unanswered past its grace settles the run timed out.
+    pub(crate) fn watch_run(&mut self, seq: u64, now: Timestamp, out: &mut Out) {
+        let grace = self.config.cancel_grace;
+        let Some(job) = self.jobs.get_mut(&seq) else {
+            return;
+        };
+        let name = job.def.name.clone();
+        let stall_after = job.def.stall_after;
+        let Some(run) = job.activity.as_deref_mut().and_then(|a| a.run.as_mut()) else {
+            return;
+        };
+        if now > run.lease_until {
+            self.lose_run(seq, now, out);
+            return;
+        }
+        if !run.stall_alerted && now >= run.started.saturating_add(stall_after) {
+            run.stall_alerted = true;
+            out.effects.push(Effect::Alert(crate::effect::Alert {
+                at: now,
+                job: name.clone(),
+                kind: AlertKind::Stalled {
+                    run: run.id,
+                    running_for: now.saturating_since(run.started),
+                },
+            }));
+        }
+        match run.cancel_sent {
+            None if now >= run.deadline => {
+                run.cancel_sent = Some(now);
+                let (id, holder) = (run.id, run.holder);
+                out.effects.push(Effect::Cancel {
+                    run: id,
+                    job: Some(name.clone()),
+                    process: holder,
+                    reason: CancelReason::Timeout,
+                });
+                out.history(
+                    &name,
+                    History::CancelSent {
+                        run: id,
+                        reason: CancelReason::Timeout,
+                    },
+                );
+            }
+            Some(sent) if now >= sent.saturating_add(grace) => {
+                let (id, fence) = (run.id, run.fence);
+                self.settle(seq, id, fence, crate::event::Outcome::TimedOut, out);
+            }
+            _ => {}
+        }
+    }
+
+    /// The lease lapsed with no result: the run is recorded lost. A job safe to repeat runs
+    /// the same due times again; any other job is paused by the system, its due times
+    /// recorded lost, because running them twice is worse than not knowing.
+    fn lose_run(&mut self, seq: u64, now: Timestamp, out: &mut Out) {
+        let Some(job) = self.jobs.get_mut(&seq) else {
+            return;
+        };
+        let Some(run) = job.activity.as_deref_mut().and_then(|a| a.run.take()) else {
+            return;
+        };
+        self.runs.remove(&run.id);
+        let name = job.def.name.clone();
+        out.history(&name, History::Lost { run: run.id });
+        let safe = job.def.safe_to_repeat;
+        out.effects.push(Effect::Alert(crate::effect::Alert {
+            at: now,
+            job: name.clone(),
+            kind: AlertKind::RunLost {
+                run: run.id,
+                paused: !safe && run.cover.is_some(),
+            },
+        }));
+        let act = job.act_mut();
+        act.last = Some(LastRun {
+            run: run.id,
+            at: now,
+            outcome: LastOutcome::Lost,
+        });
+        let Some(cover) = run.cover else { return };
+        if safe {
+            act.retry = Some(RetryWait {
+                at: now,
+                attempt: run.attempt,
+                trigger: Trigger::Repeat,
+                cover,
+            });
+        } else {
+            let c = cover.covers;
+            out.ledger(
+                &name,
+                c.from,
+                c.to,
+                c.count,
+                LedgerKind::Lost { run: run.id },
+            );
+            self.pause_by_system(
+                seq,
+                "a run was lost and the job is not safe to repeat",
+                false,
+                out,
+            );
+        }
+    }
+
+    /// Pauses the job until a person resumes it; `alert` is false when the incident that
+    /// caused it was alerted already.
+    pub(crate) fn pause_by_system(&mut self, seq: u64, reason: &str, alert: bool, out: &mut Out) {
+        let Some(job) = self.jobs.get_mut(&seq) else {
+            return;
+        };
+        let act = job.act_mut();
+        if act.paused.is_some() {
+            return;
+        }
+        let by = PausedBy::System {
+            reason: reason.to_string(),
+        };
+        act.paused = Some(Pause {
+            by: by.clone(),
+            note: String::new(),
+            since: out.now,
+        });
+        let name = job.def.name.clone();
+        out.history(
+            &name,
+            History::Paused {
+                by,
+                note: String::new(),
+            },
+        );
+        if !alert {
+            return;
+        }
+        out.effects.push(Effect::Alert(crate::effect::Alert {
+            at: out.now,
+            job: name,
+            kind: AlertKind::PausedBySystem {
+                reason: reason.to_string(),
+            },
+        }));
+    }
+
+    /// Starts what waits in line, in order: a retry whose time has come, owed due times
+    /// (unless paused), a manual run (even when paused: a person asked for it).
+    pub(crate) fn try_start(
+        &mut self,
+        seq: u64,
+        now: Timestamp,
+        process: ProcessId,
+        out: &mut Out,
+    ) {
+        let Some(job) = self.jobs.get_mut(&seq) else {
+            return;
+        };
+        let schedule = job.def.schedule.clone();
+        let Some(act) = job.activity.as_deref_mut() else {
+            return;
+        };
+        if act.run.is_some() {
+            return;
+        }
+        let paused = act.paused.is_some();
+        if !paused {
+            if let Some(retry) = act.retry {
+                if retry.at <= now {
+                    act.retry = None;
+                    self.start_run(
+                        seq,
+                        now,
+                        process,
+                        retry.trigger,
+                        retry.attempt,
+                        Some(retry.cover),
+                        out,
+                    );
+                }
+                return;
+            }
+            if let Some(front) = act.pending.front_mut() {
+                let cause = front.cause;
+                let trigger = if cause == MissCause::Overlap {
+                    Trigger::Buffered
+                } else {
+                    Trigger::CatchUp
+                };
+                // Buffered overlaps run one at a time; catch-ups in batches.
+                let batch = if trigger == Trigger::Buffered {
+                    1
+                } else {
+                    REQUIRED_BATCH
+                };
+                let covers = if front.count <= batch {
+                    let c = Covers {
+                        from: front.from,
+                        to: front.to,
+                        count: front.count,
+                    };
+                    act.pending.pop_front();
+                    c
+                } else {
+                    // The batch's last due time is the `batch`-th from `from`, inclusive.
+                    let to = schedule
+                        .iter_after(front.from)
+                        .nth(batch as usize - 2)
+                        .unwrap_or(front.to);
+                    let c = Covers {
+                        from: front.from,
+                        to,
+                        count: batch,
+                    };
+                    front.from = schedule.next_after(to).unwrap_or(front.to);
+                    front.count -= batch;
+                    c
+                };
+                let cover = Cover {
+                    covers,
+                    late: Some(cause),
+                };
+                self.start_run(seq, now, process, trigger, 1, Some(cover), out);
+                return;
+            }
+        }
+        if act.manual.take().is_some() {
+            self.start_run(seq, now, process, Trigger::Manual, 1, None, out);
+        }
+    }
+
+    /// Claims the job for `process`: a new run id and fence from the counters, a lease, a
+    /// deadline, and the `Start` the host carries out.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn start_run(
+        &mut self,
+        seq: u64,
+        now: Timestamp,
+        process: ProcessId,
+        trigger: Trigger,
+        attempt: u32,
+        cover: Option<Cover>,
+        out: &mut Out,
+    ) {
+        let ttl = self.config.lease_ttl;
+        let Some(job) = self.jobs.get_mut(&seq) else {
+            return;
+        };
+        let id = RunId(self.next_run);
+        let fence = Fence(self.next_fence);
+        self.next_run += 1;
+        self.next_fence += 1;
+        let deadline = now.saturating_add(job.def.timeout);
+        let name = job.def.name.clone();
+        job.act_mut().run = Some(OpenRun {
+            id,
+            fence,
+            holder: process,
+            lease_until: now.saturating_add(ttl),
+            started: now,
+            deadline,
+            attempt,
+            trigger,
+            cover,
+            cancel_sent: None,
+            stall_alerted: false,
+        });
+        self.runs.insert(id, seq);
+        let covers = cover.map(|c| c.covers);
+        out.effects.push(Effect::Start {
+            run: id,
+            job: name.clone(),
+            fence,
+            attempt,
+            trigger,
+            covers,
+            deadline,
+            process,
+        });
+        out.history(
+            &name,
+            History::Started {
+                run: id,
+                fence,
+                attempt,
+                trigger,
+                covers,
+                process,
+            },
+        );
+    }
+}

@@ -1,0 +1,154 @@
+//! Settling a run: a result is taken only with the run's current fence; success writes the
+//! ledger for what the run covered, failure retries the ORIGINAL due times after a backoff,
+//! and the last allowed failure records them failed out and pauses the job.
+
+use crate::effect::{Alert, AlertKind, History, LedgerKind, MissAction};
+use crate::event::{Fence, Outcome, ProcessId, RunId};
+use crate::state::{LastOutcome, LastRun, RetryWait, State};
+use crate::time::Duration;
+
+use super::Out;
+
+/// Longest failure classification kept from a result, in characters.
+const MAX_FAILURE_KIND: usize = 64;
+
+impl State {
+    /// `RunFinished`: a stale fence or an unknown run changes no job state.
+    pub(crate) fn finish(
+        &mut self,
+        process: ProcessId,
+        job: &str,
+        run: RunId,
+        fence: Fence,
+        outcome: Outcome,
+        out: &mut Out,
+    ) {
+        let Some(seq) = self.runs.get(&run).copied().or_else(|| self.seq_of(job)) else {
+            // The job is gone: nothing to change and nowhere to record it.
+            return;
+        };
+        let Some(job) = self.jobs.get(&seq) else {
+            return;
+        };
+        let current = job.run().is_some_and(|r| r.id == run && r.fence == fence);
+        if !current {
+            // Settled already (a result delivered twice), taken over, or never this job's.
+            let name = job.def.name.clone();
+            out.history(&name, History::StaleResult { run, fence });
+            return;
+        }
+        let outcome = match outcome {
+            Outcome::Failed { kind, retry_after } => Outcome::Failed {
+                kind: kind.chars().take(MAX_FAILURE_KIND).collect(),
+                retry_after,
+            },
+            other => other,
+        };
+        self.settle(seq, run, fence, outcome, out);
+        if self.can_claim(process) {
+            // The settling process may take the next in line right away (the next batch
+            // of a `required` catch-up, a buffered due time).
+            self.try_start(seq, out.now, process, out);
+        }
+        if let Some(job) = self.jobs.get_mut(&seq) {
+            job.tidy();
+        }
+        self.reindex(seq);
+    }
+
+    /// Settles the job's open run `run` with `outcome` (the fence has been checked).
+    pub(crate) fn settle(
+        &mut self,
+        seq: u64,
+        run: RunId,
+        fence: Fence,
+        outcome: Outcome,
+        out: &mut Out,
+    ) {
+        let now = out.now;
+        let Some(job) = self.jobs.get_mut(&seq) else {
+            return;
+        };
+        let Some(open) = job
+            .activity
+            .as_deref_mut()
+            .and_then(|a| a.run.take_if(|r| r.id == run && r.fence == fence))
+        else {
+            return;
+        };
+        self.runs.remove(&run);
+        let name = job.def.name.clone();
+        out.history(
+            &name,
+            History::Settled {
+                run,
+                attempt: open.attempt,
+                outcome: outcome.clone(),
+            },
+        );
+        let retries = job.def.retries;
+        let backoff = job.def.backoff;
+        let act = job.act_mut();
+        let last = match &outcome {
+            Outcome::Ok => LastOutcome::Ok,
+            Outcome::Skipped => LastOutcome::Skipped,
+            Outcome::Failed { .. } => LastOutcome::Failed,
+            Outcome::TimedOut => LastOutcome::TimedOut,
+        };
+        act.last = Some(LastRun {
+            run,
+            at: now,
+            outcome: last,
+        });
+        let Some(cover) = open.cover else { return };
+        let c = cover.covers;
+        if outcome.is_success() {
+            let kind = match cover.late {
+                None => LedgerKind::Ran {
+                    run,
+                    skipped: outcome == Outcome::Skipped,
+                },
+                Some(cause) => LedgerKind::Missed {
+                    cause,
+                    action: MissAction::CaughtUp { run },
+                },
+            };
+            out.ledger(&name, c.from, c.to, c.count, kind);
+            return;
+        }
+        if open.attempt <= retries {
+            let asked = match &outcome {
+                Outcome::Failed {
+                    retry_after: Some(d),
+                    ..
+                } => *d,
+                _ => Duration::ZERO,
+            };
+            let at = now.saturating_add(backoff.delay(open.attempt).max(asked));
+            act.retry = Some(RetryWait {
+                at,
+                attempt: open.attempt + 1,
+                trigger: crate::effect::Trigger::Retry,
+                cover,
+            });
+            out.history(&name, History::RetryAt { run, at });
+            return;
+        }
+        act.last = Some(LastRun {
+            run,
+            at: now,
+            outcome: LastOutcome::FailedOut,
+        });
+        out.ledger(&name, c.from, c.to, c.count, LedgerKind::FailedOut { run });
+        out.effects.push(crate::effect::Effect::Alert(Alert {
+            at: now,
+            job: name,
+            kind: AlertKind::FailedOut {
+                run,
+                attempts: open.attempt,
+            },
+        }));
+        // One incident, one alert: the failed-out alert says the job is paused.
+        self.pause_by_system(seq, "retries exhausted", false, out);
+    }
+}

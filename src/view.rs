@@ -1,0 +1,199 @@
+//! Views: pure reads on the state for dashboards, command replies and listings, ranked so
+//! the jobs that need a person come first.
+
+use serde::{Deserialize, Serialize};
+
+use crate::event::RunId;
+use crate::job::JobName;
+use crate::state::{JobRecord, LastOutcome, LastRun, Pause, State};
+use crate::time::{Duration, Timestamp};
+
+/// A job's condition, in the order a person should look at them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Its last run failed, failed out or was lost, or the system paused it.
+    Failed,
+    /// A run has gone on past the job's stall-after.
+    Stalled,
+    /// Due times were missed in the last 24 hours.
+    Missed,
+    Paused,
+    Running,
+    Ok,
+    /// Never ran.
+    NoRun,
+}
+
+impl Status {
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Failed => "failed",
+            Status::Stalled => "stalled",
+            Status::Missed => "missed",
+            Status::Paused => "paused",
+            Status::Running => "running",
+            Status::Ok => "ok",
+            Status::NoRun => "no_run",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobView {
+    pub name: JobName,
+    pub title: String,
+    pub schedule: String,
+    pub status: Status,
+    pub next_due: Option<Timestamp>,
+    /// Every due time at or before this instant is settled in the ledger.
+    pub settled_through: Timestamp,
+    pub last: Option<LastRun>,
+    pub missed_24h: u64,
+    /// Due times owed (catch-ups and buffered overlaps) not yet started.
+    pub owed: u64,
+    pub paused: Option<Pause>,
+    pub running: Option<RunId>,
+}
+
+/// Which jobs a listing shows.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Filter {
+    pub status: Option<Status>,
+    pub name_prefix: Option<String>,
+}
+
+/// One page of a listing; `next` resumes after its last item.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Page {
+    pub items: Vec<JobView>,
+    pub next: Option<String>,
+}
+
+fn status_of(job: &JobRecord, now: Timestamp, missed_24h: u64) -> Status {
+    let act = job.act();
+    let last = act.and_then(|a| a.last);
+    let system_paused = act
+        .and_then(|a| a.paused.as_ref())
+        .is_some_and(|p| matches!(p.by, crate::effect::PausedBy::System { .. }));
+    let failed = last.is_some_and(|l| {
+        matches!(
+            l.outcome,
+            LastOutcome::Failed
+                | LastOutcome::FailedOut
+                | LastOutcome::Lost
+                | LastOutcome::TimedOut
+        )
+    });
+    if failed || system_paused {
+        return Status::Failed;
+    }
+    if let Some(run) = job.run() {
+        if now.saturating_since(run.started) >= job.def.stall_after {
+            return Status::Stalled;
+        }
+    }
+    if missed_24h > 0 {
+        return Status::Missed;
+    }
+    if job.paused().is_some() {
+        return Status::Paused;
+    }
+    if job.run().is_some() {
+        return Status::Running;
+    }
+    if last.is_some() {
+        Status::Ok
+    } else {
+        Status::NoRun
+    }
+}
+
+impl State {
+    /// The view of one job.
+    pub fn job(&self, name: &str, now: Timestamp) -> Option<JobView> {
+        self.view_seq(self.seq_of(name)?, now)
+    }
+
+    pub(crate) fn view_seq(&self, seq: u64, now: Timestamp) -> Option<JobView> {
+        let job = self.jobs.get(&seq)?;
+        let act = job.act();
+        let day_ago = now.saturating_sub(Duration::from_days(1));
+        let missed_24h = act.map_or(0, |a| {
+            a.missed_recent
+                .iter()
+                .filter(|(h, _)| *h >= day_ago)
+                .map(|(_, n)| n)
+                .sum()
+        });
+        let settled_through = match job.first_unsettled() {
+            Some(t) => t.saturating_sub(Duration::from_millis(1)).min(job.frontier),
+            None => job.frontier,
+        };
+        Some(JobView {
+            name: job.def.name.clone(),
+            title: job.def.title.clone(),
+            schedule: job.def.schedule.to_string(),
+            status: status_of(job, now, missed_24h),
+            next_due: if job.paused().is_some() {
+                None
+            } else {
+                job.next_due
+            },
+            settled_through,
+            last: act.and_then(|a| a.last),
+            missed_24h,
+            owed: act.map_or(0, |a| a.pending.iter().map(|o| o.count).sum()),
+            paused: act.and_then(|a| a.paused.clone()),
+            running: job.run().map(|r| r.id),
+        })
+    }
+
+    /// Jobs ranked attention first (then by name), `limit` per page. `after` is the `next`
+    /// of the previous page; anything unreadable there starts from the top.
+    pub fn jobs(&self, filter: &Filter, after: Option<&str>, limit: usize, now: Timestamp) -> Page {
+        let resume: Option<(Status, String)> = after.and_then(parse_page_key);
+        let mut views: Vec<JobView> = self
+            .jobs
+            .keys()
+            .filter_map(|&seq| self.view_seq(seq, now))
+            .filter(|v| filter.status.is_none_or(|s| s == v.status))
+            .filter(|v| {
+                filter
+                    .name_prefix
+                    .as_deref()
+                    .is_none_or(|p| v.name.as_str().starts_with(p))
+            })
+            .filter(|v| {
+                resume
+                    .as_ref()
+                    .is_none_or(|(s, n)| (v.status, v.name.as_str()) > (*s, n.as_str()))
+            })
+            .collect();
+        views.sort_by(|a, b| (a.status, a.name.as_str()).cmp(&(b.status, b.name.as_str())));
+        let limit = limit.max(1);
+        let next = (views.len() > limit).then(|| {
+            let last = &views[limit - 1];
+            format!("{}:{}", last.status.name(), last.name)
+        });
+        views.truncate(limit);
+        Page { items: views, next }
+    }
+}
+
+fn parse_page_key(key: &str) -> Option<(Status, String)> {
+    let (status, name) = key.split_once(':')?;
+    let status = [
+        Status::Failed,
+        Status::Stalled,
+        Status::Missed,
+        Status::Paused,
+        Status::Running,
+        Status::Ok,
+        Status::NoRun,
+    ]
+    .into_iter()
+    .find(|s| s.name() == status)?;
+    JobName::new(name).ok()?;
+    Some((status, name.to_string()))
+}

@@ -1,0 +1,245 @@
+//! A story-telling harness for scenario tests: send events at wall-clock times of one day,
+//! keep what each process holds, and render the whole exchange as a readable trace for
+//! insta. After every step the state makes a serde round trip and the story continues from
+//! the copy, so every scenario also proves S6.
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use duetime::{
+    Actor, Config, Duration, Effect, Entry, Event, Fence, Held, History, JobDef, JobName, Now,
+    Outcome, ProcessId, RunId, Schedule, State, Timestamp,
+};
+
+pub const DAY: &str = "2025-06-02";
+
+/// `"09:00"`, `"09:00:30"`, or with a date: `"2025-06-03 09:00"`.
+pub fn at(time: &str) -> Timestamp {
+    let (date, clock) = match time.split_once(' ') {
+        Some((d, c)) => (d, c),
+        None => (DAY, time),
+    };
+    let clock = if clock.len() == 5 {
+        format!("{clock}:00")
+    } else {
+        clock.to_string()
+    };
+    format!("{date}T{clock}Z").parse().expect("a test time")
+}
+
+pub fn job(name: &str, schedule: Schedule) -> JobDef {
+    JobDef::new(JobName::new(name).unwrap(), schedule)
+}
+
+pub fn every(d: &str) -> Schedule {
+    Schedule::every(d.parse().unwrap(), Duration::ZERO).unwrap()
+}
+
+pub fn cron(expr: &str) -> Schedule {
+    Schedule::cron(expr, None).unwrap()
+}
+
+pub struct Story {
+    pub state: State,
+    trace: String,
+    /// Runs each process is carrying out, with their fences: what its ticks report.
+    held: BTreeMap<ProcessId, BTreeMap<RunId, Fence>>,
+    fences: BTreeMap<RunId, (ProcessId, Fence)>,
+    jobs: BTreeMap<RunId, String>,
+    /// Show `history` lines in the trace (the journal's non-ledger lines).
+    pub show_history: bool,
+    pub last: Vec<Effect>,
+}
+
+impl Story {
+    pub fn new() -> Story {
+        Story::with_config(Config::default())
+    }
+
+    pub fn with_config(config: Config) -> Story {
+        Story {
+            state: State::new(config),
+            trace: String::new(),
+            held: BTreeMap::new(),
+            fences: BTreeMap::new(),
+            jobs: BTreeMap::new(),
+            show_history: false,
+            last: Vec::new(),
+        }
+    }
+
+    /// Sends one event at `time` (monotonic clock following the wall clock).
+    pub fn send(&mut self, time: &str, label: &str, event: Event) -> &[Effect] {
+        self.send_now(Now::at(at(time)), time, label, event)
+    }
+
+    pub fn send_now(&mut self, now: Now, time: &str, label: &str, event: Event) -> &[Effect] {
+        let mut effects = Vec::new();
+        self.state.step(now, event, &mut effects);
+        let json = serde_json::to_string(&self.state).expect("state serializes");
+        let copy: State = serde_json::from_str(&json).expect("state deserializes");
+        assert_eq!(copy, self.state, "state round-trips through serde");
+        assert_eq!(
+            serde_json::to_string(&copy).unwrap(),
+            json,
+            "round trip is byte-identical"
+        );
+        self.state = copy;
+        writeln!(self.trace, "{time:>8}  {label}").unwrap();
+        for e in &effects {
+            match e {
+                Effect::Start {
+                    run,
+                    fence,
+                    process,
+                    job,
+                    ..
+                } => {
+                    self.jobs.insert(*run, job.to_string());
+                    self.held.entry(*process).or_default().insert(*run, *fence);
+                    self.fences.insert(*run, (*process, *fence));
+                }
+                Effect::Cancel { run, process, .. } => {
+                    if let Some(h) = self.held.get_mut(process) {
+                        h.remove(run);
+                    }
+                }
+                _ => {}
+            }
+            let show = match e {
+                Effect::Record(r) => match &r.entry {
+                    Entry::Ledger(_) => true,
+                    Entry::History(History::Started { .. }) => false,
+                    Entry::History(History::StaleResult { .. }) => true,
+                    Entry::History(_) => self.show_history,
+                },
+                _ => true,
+            };
+            if show {
+                writeln!(self.trace, "          {}", shorten(&e.to_string())).unwrap();
+            }
+        }
+        self.last = effects;
+        &self.last
+    }
+
+    pub fn note(&mut self, text: &str) {
+        writeln!(self.trace, "          -- {text}").unwrap();
+    }
+
+    pub fn define(&mut self, time: &str, def: JobDef) {
+        let label = format!("define {} ({})", def.name, def.schedule);
+        self.send(
+            time,
+            &label,
+            Event::Upsert {
+                def: Box::new(def),
+                actor: Actor::new("alice"),
+            },
+        );
+    }
+
+    pub fn start(&mut self, time: &str, p: u64) {
+        self.held.insert(ProcessId(p), BTreeMap::new());
+        self.send(
+            time,
+            &format!("p{p} starts"),
+            Event::ProcessStarted {
+                process: ProcessId(p),
+            },
+        );
+    }
+
+    pub fn tick(&mut self, time: &str, p: u64) {
+        let process = ProcessId(p);
+        let held = self.held_by(process);
+        self.send(time, &format!("p{p} ticks"), Event::Tick { process, held });
+    }
+
+    /// Ticks every `step` from `from` through `to` (inclusive) on process `p`.
+    pub fn tick_through(&mut self, from: &str, to: &str, step: &str, p: u64) {
+        let (mut t, end) = (at(from), at(to));
+        let step: Duration = step.parse().unwrap();
+        while t <= end {
+            let label = t.to_string();
+            let clock = label[11..19].to_string();
+            let time = if label.starts_with(DAY) {
+                clock
+            } else {
+                format!("{} {}", &label[..10], clock)
+            };
+            self.tick(&time, p);
+            t = t.saturating_add(step);
+        }
+    }
+
+    pub fn held_by(&self, process: ProcessId) -> Vec<Held> {
+        self.held
+            .get(&process)
+            .map(|h| h.iter().map(|(&run, &fence)| Held { run, fence }).collect())
+            .unwrap_or_default()
+    }
+
+    /// The process forgets everything (a crash is not an event: only the trace says so).
+    pub fn crash(&mut self, time: &str, p: u64) {
+        self.held.remove(&ProcessId(p));
+        writeln!(self.trace, "{time:>8}  p{p} crashes (no event)").unwrap();
+    }
+
+    /// Reports run `run` finished with `outcome`, from the process that holds it, with the
+    /// fence it was started with.
+    pub fn finish(&mut self, time: &str, run: u64, outcome: Outcome) {
+        let run = RunId(run);
+        let (process, fence) = self.fences[&run];
+        self.finish_as(time, process.0, run.0, fence.0, outcome);
+    }
+
+    pub fn finish_as(&mut self, time: &str, p: u64, run: u64, fence: u64, outcome: Outcome) {
+        let (process, run, fence) = (ProcessId(p), RunId(run), Fence(fence));
+        if let Some(h) = self.held.get_mut(&process) {
+            h.remove(&run);
+        }
+        let label = format!("p{p} reports {run} {fence}: {outcome}");
+        let job = self.jobs.get(&run).cloned().unwrap_or_default();
+        self.send(
+            time,
+            &label,
+            Event::RunFinished {
+                process,
+                job,
+                run,
+                fence,
+                outcome,
+            },
+        );
+    }
+
+    pub fn command(&mut self, time: &str, label: &str, event: Event) {
+        self.send(time, label, event);
+    }
+
+    pub fn trace(&self) -> String {
+        self.trace.clone()
+    }
+
+    /// Only the ledger lines, for stories about accounting.
+    pub fn ledger(&self) -> String {
+        self.trace
+            .lines()
+            .filter(|l| l.contains("LEDGER"))
+            .map(|l| format!("{}\n", l.trim()))
+            .collect()
+    }
+}
+
+impl Default for Story {
+    fn default() -> Self {
+        Story::new()
+    }
+}
+
+/// Drops the story's date and the `Z` from instants so traces read as times of day.
+fn shorten(line: &str) -> String {
+    line.replace(&format!("{DAY}T"), "").replace('Z', "")
+}
