@@ -250,11 +250,15 @@ impl State {
                     act.pending.pop_front();
                     c
                 } else {
-                    // The batch's last due time is the `batch`-th from `from`, inclusive.
-                    let to = schedule
-                        .iter_after(front.from)
-                        .nth(batch as usize - 2)
-                        .unwrap_or(front.to);
+                    // The batch's last due time is the `batch`-th from `from`, inclusive
+                    // (`from` itself for a batch of one).
+                    let to = match batch {
+                        1 => front.from,
+                        _ => schedule
+                            .iter_after(front.from)
+                            .nth(batch as usize - 2)
+                            .unwrap_or(front.to),
+                    };
                     let c = Covers {
                         from: front.from,
                         to,

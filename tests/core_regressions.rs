@@ -1,0 +1,59 @@
+//! Regression tests for core bugs found by the scenario stories, one per fix, asserting the
+//! exact behaviour rather than snapshotting a trace.
+
+mod support;
+
+use duetime::{Covers, Effect, MissedRule, Outcome, Overlap, Trigger};
+use support::*;
+
+fn started(effects: &[Effect]) -> Vec<(u64, Trigger, Option<Covers>)> {
+    effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Start {
+                run,
+                trigger,
+                covers,
+                ..
+            } => Some((run.0, *trigger, *covers)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Two overlapped due times buffered under `buffer_all` merge into one owed segment of two;
+/// starting the first of them used to compute the batch end with `batch - 2` on a batch of
+/// one, which overflowed (a panic in debug builds, a runaway iterator in release).
+#[test]
+fn buffer_all_starts_two_merged_overlapped_due_times_one_at_a_time() {
+    for (rule, overlap) in [
+        (MissedRule::Skip, Some(Overlap::BufferAll)),
+        (MissedRule::Required, None),
+    ] {
+        let mut s = Story::new();
+        let mut def = job("sync", every("1m"));
+        def.missed = rule;
+        def.overlap = overlap;
+        s.define("08:59", def);
+        s.start("08:59:30", 1);
+        s.tick_through("09:00:05", "09:02:35", "30s", 1);
+        s.finish("09:02:40", 1, Outcome::Ok);
+        let one = |t: &str| Covers {
+            from: at(t),
+            to: at(t),
+            count: 1,
+        };
+        assert_eq!(
+            started(&s.last),
+            vec![(2, Trigger::Buffered, Some(one("09:01")))]
+        );
+        s.finish("09:02:45", 2, Outcome::Ok);
+        assert_eq!(
+            started(&s.last),
+            vec![(3, Trigger::Buffered, Some(one("09:02")))]
+        );
+        s.finish("09:02:50", 3, Outcome::Ok);
+        assert_eq!(started(&s.last), vec![]);
+        assert_eq!(s.state.job("sync", at("09:02:50")).unwrap().owed, 0);
+    }
+}
