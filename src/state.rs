@@ -491,6 +491,11 @@ pub(crate) fn wake_of(job: &JobRecord, config: &Config) -> Option<Timestamp> {
             consider(Some(
                 run.lease_until.saturating_add(Duration::from_millis(1)),
             ));
+            if !run.stall_alerted {
+                // A holder that keeps renewing never lets the lease lapse, so the stall
+                // alert needs its own wake time.
+                consider(Some(run.started.saturating_add(job.def.stall_after)));
+            }
             match run.cancel_sent {
                 None => consider(Some(run.deadline)),
                 Some(sent) => consider(Some(sent.saturating_add(config.cancel_grace))),

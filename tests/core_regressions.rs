@@ -57,3 +57,37 @@ fn buffer_all_starts_two_merged_overlapped_due_times_one_at_a_time() {
         assert_eq!(s.state.job("sync", at("09:02:50")).unwrap().owed, 0);
     }
 }
+
+/// The wake index did not include a run's stall time, so while its holder kept renewing
+/// the lease no tick visited the job and the stall alert waited for the deadline (or never
+/// came when the run finished first).
+#[test]
+fn a_renewed_run_is_alerted_stalled_at_its_stall_time_once() {
+    let mut s = Story::new();
+    let mut def = job("backup", every("1h"));
+    def.timeout = "45m".parse().unwrap();
+    def.stall_after = "15m".parse().unwrap();
+    s.define("08:59", def);
+    s.start("08:59:30", 1);
+    s.tick("09:00:10", 1);
+    let stalled = |effects: &[Effect]| {
+        effects
+            .iter()
+            .filter(|e| matches!(e, Effect::Alert(_)))
+            .count()
+    };
+    let mut alerts = Vec::new();
+    let mut t = at("09:00:40");
+    while t <= at("09:20:40") {
+        if alerts.is_empty() {
+            assert!(s.state.next_wake() <= Some(at("09:15:10")));
+        }
+        let clock = t.to_string()[11..19].to_string();
+        s.tick(&clock, 1);
+        if stalled(&s.last) > 0 {
+            alerts.push(clock);
+        }
+        t = t.saturating_add("30s".parse().unwrap());
+    }
+    assert_eq!(alerts, vec!["09:15:10".to_string()]);
+}
