@@ -1,0 +1,747 @@
+//! More scenario stories for the core, in the style of `core_scenarios.rs`: each tells one
+//! behaviour under one fault, and its trace (or table) is snapshotted by insta.
+
+mod support;
+
+use duetime::{
+    Actor, Backoff, Config, Duration, Event, Fence, Filter, Held, JobDef, JobName, MissedRule, Now,
+    Outcome, Overlap, ProcessId, RunId, Schedule, State, Status, Timestamp,
+};
+use support::*;
+
+fn pause(job: &str, who: &str, note: &str) -> Event {
+    Event::Pause {
+        job: job.into(),
+        actor: Actor::new(who),
+        note: note.into(),
+    }
+}
+
+fn resume(job: &str, who: &str) -> Event {
+    Event::Resume {
+        job: job.into(),
+        actor: Actor::new(who),
+    }
+}
+
+fn run_now(job: &str, who: &str) -> Event {
+    Event::RunNow {
+        job: job.into(),
+        actor: Actor::new(who),
+    }
+}
+
+fn tick_holding(process: u64, held: &[(u64, u64)]) -> Event {
+    Event::Tick {
+        process: ProcessId(process),
+        held: held
+            .iter()
+            .map(|&(run, fence)| Held {
+                run: RunId(run),
+                fence: Fence(fence),
+            })
+            .collect(),
+    }
+}
+
+fn dur(text: &str) -> Duration {
+    text.parse().unwrap()
+}
+
+#[test]
+fn a_wall_clock_jumping_forward_records_what_it_passed_as_clock_jump() {
+    let mut s = Story::new();
+    let mut def = job("digest", every("1h"));
+    def.missed = MissedRule::CatchUpOnce;
+    s.define("08:59", def);
+    s.start("08:59:30", 1);
+    s.tick("09:00:10", 1);
+    s.finish("09:01", 1, Outcome::Ok);
+    s.tick("09:30", 1);
+    s.note("p1's wall clock jumps 3h ahead; its monotonic clock moves 30s");
+    s.send_now(
+        Now::new(at("12:30:30"), at("09:30:30")),
+        "12:30:30",
+        "p1 ticks (wall 12:30:30, mono 09:30:30)",
+        tick_holding(1, &[]),
+    );
+    s.finish("12:31", 2, Outcome::Ok);
+    s.note("the same lateness seen with both clocks moving together is `down`");
+    s.tick("15:30:30", 1);
+    insta::assert_snapshot!(s.trace());
+}
+
+#[test]
+fn a_catch_up_window_records_due_times_older_than_it_too_late_after_an_outage() {
+    let mut s = Story::new();
+    let mut once = job("digest", every("1h"));
+    once.missed = MissedRule::CatchUpOnce;
+    once.catch_up_window = Some(dur("2h30m"));
+    let mut required = job("invoices", every("1h"));
+    required.missed = MissedRule::Required;
+    required.catch_up_window = Some(dur("2h30m"));
+    s.define("08:59", once);
+    s.define("08:59", required);
+    s.start("08:59:30", 1);
+    s.crash("08:59:40", 1);
+    s.start("14:30", 2);
+    s.finish("14:31", 1, Outcome::Ok);
+    s.finish("14:32", 2, Outcome::Ok);
+    insta::assert_snapshot!(s.trace());
+}
+
+#[test]
+fn catch_up_once_owes_one_catch_up_across_two_pause_resume_cycles() {
+    let mut s = Story::new();
+    s.show_history = true;
+    let mut def = job("digest", every("1h"));
+    def.missed = MissedRule::CatchUpOnce;
+    s.define("08:59", def);
+    s.start("08:59:30", 1);
+    s.tick("09:00:10", 1);
+    s.finish("09:01", 1, Outcome::Ok);
+    s.command(
+        "09:30",
+        "alice pauses digest",
+        pause("digest", "alice", "a"),
+    );
+    s.command("11:30", "alice resumes digest", resume("digest", "alice"));
+    s.note("no tick before the second pause: the 11:00 catch-up is owed, not started");
+    s.command(
+        "11:31",
+        "alice pauses digest",
+        pause("digest", "alice", "b"),
+    );
+    s.command("14:30", "alice resumes digest", resume("digest", "alice"));
+    let view = s.state.job("digest", at("14:30")).unwrap();
+    assert_eq!(view.owed, 1, "one catch-up owed, whatever the cycles");
+    s.tick("14:30:10", 1);
+    s.finish("14:31", 2, Outcome::Ok);
+    insta::assert_snapshot!(s.trace());
+}
+
+#[test]
+fn catch_up_once_owes_one_catch_up_across_two_restarts_while_its_run_holds_a_long_lease() {
+    // With a long lease, a silent holder keeps the job busy: each restart of another
+    // process finds due times late but cannot start the catch-up, so it stays owed, and
+    // the second restart replaces it with a newer one. Only one catch-up ever runs.
+    let config = Config {
+        lease_ttl: dur("6h"),
+        ..Config::default()
+    };
+    let mut s = Story::with_config(config);
+    s.show_history = true;
+    let mut def = job("digest", every("1h"));
+    def.missed = MissedRule::CatchUpOnce;
+    def.timeout = dur("12h");
+    def.stall_after = dur("1d");
+    s.define("08:59", def);
+    s.start("08:59:30", 1);
+    s.tick("09:00:10", 1);
+    s.note("p1 goes silent holding r1 (a GC pause): no ticks until 14:40");
+    s.start("11:30", 2);
+    s.crash("11:31", 2);
+    let view = s.state.job("digest", at("11:31")).unwrap();
+    assert_eq!(view.owed, 1);
+    s.start("14:30", 3);
+    s.crash("14:31", 3);
+    let view = s.state.job("digest", at("14:31")).unwrap();
+    assert_eq!(view.owed, 1, "still one catch-up owed after two restarts");
+    s.finish("14:40", 1, Outcome::Ok);
+    s.finish("14:45", 2, Outcome::Ok);
+    insta::assert_snapshot!(s.trace());
+}
+
+#[test]
+fn overlap_buffer_one_keeps_the_newest_and_records_older_ones_skipped() {
+    let mut s = Story::new();
+    let mut def = job("sync", every("1m"));
+    def.overlap = Some(Overlap::BufferOne);
+    s.define("08:59", def);
+    s.start("08:59:30", 1);
+    s.tick_through("09:00:05", "09:03:35", "30s", 1);
+    s.finish("09:03:40", 1, Outcome::Ok);
+    s.finish("09:03:50", 2, Outcome::Ok);
+    s.tick("09:04:05", 1);
+    insta::assert_snapshot!(s.trace());
+}
+
+#[test]
+fn overlap_buffer_all_runs_every_overlapped_due_time_one_at_a_time_in_order() {
+    let mut s = Story::new();
+    let mut def = job("sync", every("1m"));
+    def.overlap = Some(Overlap::BufferAll);
+    s.define("08:59", def);
+    s.start("08:59:30", 1);
+    s.tick_through("09:00:05", "09:03:35", "30s", 1);
+    s.finish("09:03:40", 1, Outcome::Ok);
+    s.finish("09:03:45", 2, Outcome::Ok);
+    s.finish("09:03:50", 3, Outcome::Ok);
+    s.tick("09:04:05", 1);
+    s.finish("09:04:10", 4, Outcome::Ok);
+    s.tick("09:04:35", 1);
+    s.finish("09:04:40", 5, Outcome::Ok);
+    insta::assert_snapshot!(s.trace());
+}
+
+#[test]
+fn a_run_past_its_stall_time_is_alerted_once_while_its_holder_keeps_renewing() {
+    let mut s = Story::new();
+    let mut def = job("backup", every("1h"));
+    def.timeout = dur("45m");
+    def.stall_after = dur("15m");
+    s.define("08:59", def);
+    s.start("08:59:30", 1);
+    s.tick("09:00:10", 1);
+    s.tick_through("09:00:40", "09:20:40", "30s", 1);
+    s.finish("09:21", 1, Outcome::Ok);
+    insta::assert_snapshot!(s.trace());
+}
+
+#[test]
+fn a_draining_process_claims_nothing_while_another_claims() {
+    // A 5-minute tick keeps the trace short (lease and grace are two ticks: 10 minutes).
+    let mut s = Story::with_config(Config::with_tick(dur("5m")));
+    s.show_history = true;
+    s.define("08:59", job("report", every("1h")));
+    let mut long = job("long", Schedule::every(dur("1d"), dur("9h50m")).unwrap());
+    long.timeout = dur("1h");
+    s.define("08:59", long);
+    s.start("08:59:30", 1);
+    s.start("08:59:31", 2);
+    s.tick("09:00:05", 1);
+    s.finish("09:01", 1, Outcome::Ok);
+    s.tick("09:50:05", 1);
+    s.send(
+        "09:55",
+        "p1 drains",
+        Event::ProcessDraining {
+            process: ProcessId(1),
+        },
+    );
+    s.tick("09:55:05", 1);
+    s.note("p1 renews the run it has, but takes nothing new: report's 10:00 waits");
+    s.tick("10:00:05", 1);
+    assert_eq!(s.state.next_wake(), Some(at("10:00")));
+    s.tick("10:00:10", 2);
+    s.finish("10:02", 2, Outcome::Ok);
+    s.note("p1's result settles; the settling process claims nothing while draining");
+    s.tick("10:05:05", 1);
+    s.finish("10:06", 3, Outcome::Ok);
+    insta::assert_snapshot!(s.trace());
+}
+
+#[test]
+fn a_renewal_with_a_stale_fence_or_from_the_wrong_process_is_told_lease_lost() {
+    let mut s = Story::new();
+    let mut def = job("rebuild_index", every("1h"));
+    def.safe_to_repeat = true;
+    s.define("08:59", def);
+    s.start("08:59:30", 1);
+    s.start("08:59:31", 2);
+    s.tick("09:00:10", 1);
+    s.send(
+        "09:00:20",
+        "p2 ticks claiming to hold r1 f1",
+        tick_holding(2, &[(1, 1)]),
+    );
+    s.send(
+        "09:00:30",
+        "p1 ticks holding r1 with a wrong fence f7",
+        tick_holding(1, &[(1, 7)]),
+    );
+    s.send(
+        "09:00:40",
+        "p1 ticks holding r1 f1 and a run r9 the state never had",
+        tick_holding(1, &[(1, 1), (9, 9)]),
+    );
+    s.note("p1 stalls; its lease lapses and p2 takes the due time over");
+    s.tick("09:01:50", 2);
+    s.send(
+        "09:02:00",
+        "p1 wakes and ticks holding r1 f1",
+        tick_holding(1, &[(1, 1)]),
+    );
+    s.send(
+        "09:02:10",
+        "p1 ticks claiming r2 with p2's fence f2",
+        tick_holding(1, &[(2, 2)]),
+    );
+    s.finish("09:03", 2, Outcome::Ok);
+    insta::assert_snapshot!(s.trace());
+}
+
+#[test]
+fn a_result_delivered_twice_settles_once_and_the_copy_changes_nothing() {
+    let mut s = Story::new();
+    s.show_history = true;
+    s.define("08:59", job("report", every("1h")));
+    s.start("08:59:30", 1);
+    s.tick("09:00:10", 1);
+    s.finish("09:01", 1, Outcome::Ok);
+    let before = jobs_json(&s.state);
+    s.finish("09:01:05", 1, Outcome::Ok);
+    s.finish("09:01:06", 1, Outcome::failed("exit 1"));
+    assert_eq!(
+        jobs_json(&s.state),
+        before,
+        "a duplicate result changes no job state"
+    );
+    s.tick("10:00:10", 1);
+    s.note("r1's result arrives a third time while r2 runs");
+    let before = jobs_json(&s.state);
+    s.finish("10:00:20", 1, Outcome::Ok);
+    assert_eq!(jobs_json(&s.state), before);
+    assert_eq!(
+        s.state.job("report", at("10:00:20")).unwrap().running,
+        Some(RunId(2))
+    );
+    s.finish("10:01", 2, Outcome::Ok);
+    insta::assert_snapshot!(s.trace());
+}
+
+#[test]
+fn forgetting_an_actor_erases_them_from_pauses_and_queued_runs_and_the_pause_stands() {
+    let mut s = Story::new();
+    s.show_history = true;
+    s.define("08:00", job("digest", every("1h")));
+    let mut def = job("rebuild_index", every("1d"));
+    def.safe_to_repeat = true;
+    s.define("08:00", def);
+    s.start("08:00:01", 1);
+    s.command(
+        "08:10",
+        "dora pauses digest",
+        pause("digest", "dora", "dora's migration"),
+    );
+    s.command(
+        "08:11",
+        "dora pauses rebuild_index",
+        pause("rebuild_index", "dora", ""),
+    );
+    s.command(
+        "08:12",
+        "dora runs rebuild_index now",
+        run_now("rebuild_index", "dora"),
+    );
+    s.command(
+        "08:13",
+        "forget dora",
+        Event::ForgetActor {
+            actor: Actor::new("dora"),
+        },
+    );
+    let json = serde_json::to_string(&s.state).unwrap();
+    assert!(
+        !json.contains("\"dora\""),
+        "no trace of dora in the state: {json}"
+    );
+    let view = s.state.job("digest", at("08:14")).unwrap();
+    assert_eq!(view.status, Status::Paused, "the pause stands");
+    s.command(
+        "08:14",
+        "forget dora again (nothing left to forget)",
+        Event::ForgetActor {
+            actor: Actor::new("dora"),
+        },
+    );
+    s.tick("08:15", 1);
+    s.finish("08:16", 1, Outcome::Ok);
+    s.command("09:30", "erin resumes digest", resume("digest", "erin"));
+    let view = s.state.job("rebuild_index", at("09:30")).unwrap();
+    insta::assert_snapshot!(format!(
+        "{}\nrebuild_index.paused = {:#?}\n",
+        s.trace(),
+        view.paused
+    ));
+}
+
+#[test]
+fn invalid_definitions_are_refused_with_typed_errors() {
+    let config = Config::default();
+    let base = || job("report", every("1h"));
+    let mut table = String::new();
+    let mut row = |case: &str, result: Result<(), duetime::DefError>| {
+        let shown = match result {
+            Ok(()) => "accepted".to_string(),
+            Err(e) => format!("{e:?}\n      {e}"),
+        };
+        table.push_str(&format!("{case}\n   -> {shown}\n"));
+    };
+    for name in ["", "Report", "9lives", "a-b", "ok_name_1", &"x".repeat(65)] {
+        let case = format!("name {name:?}");
+        row(&case, JobName::new(name).map(|_| ()));
+    }
+    let mut d = base();
+    d.legal_duty = true;
+    row("legal duty under skip", d.validate(&config));
+    d.missed = MissedRule::Required;
+    row("legal duty under required", d.validate(&config));
+    d.catch_up_window = Some(dur("1h"));
+    row("legal duty with a catch-up window", d.validate(&config));
+    let mut d = base();
+    d.missed = MissedRule::Required;
+    d.overlap = Some(Overlap::Skip);
+    row("required with overlap skip", d.validate(&config));
+    d.overlap = Some(Overlap::BufferOne);
+    row("required with overlap buffer_one", d.validate(&config));
+    let mut d = base();
+    d.schedule = every("10s");
+    row("every 10s under a 30s tick", d.validate(&config));
+    d.schedule = every("30s");
+    row("every 30s under a 30s tick", d.validate(&config));
+    let mut d = base();
+    d.timeout = Duration::ZERO;
+    row("timeout 0s", d.validate(&config));
+    d.timeout = dur("999ms");
+    row("timeout 999ms", d.validate(&config));
+    let mut d = base();
+    d.retries = 101;
+    row("101 retries", d.validate(&config));
+    d.retries = 100;
+    row("100 retries", d.validate(&config));
+    let mut d = base();
+    d.backoff = Backoff {
+        initial: Duration::ZERO,
+        max: dur("1m"),
+    };
+    row("backoff from 0s", d.validate(&config));
+    d.backoff = Backoff {
+        initial: dur("2m"),
+        max: dur("1m"),
+    };
+    row("backoff from 2m to 1m", d.validate(&config));
+    for key in ["", "tab\there", &"k".repeat(129), "db-primary"] {
+        let mut d = base();
+        d.concurrency_key = Some(key.to_string());
+        let shown: String = key.chars().take(20).collect();
+        row(
+            &format!("concurrency key {shown:?} ({} chars)", key.chars().count()),
+            d.validate(&config),
+        );
+    }
+    let mut d = base();
+    d.title = "t".repeat(201);
+    row("title of 201 characters", d.validate(&config));
+    let defs = [base(), job("other", every("1h")), base()];
+    let dup = JobDef::validate_all(&defs, &config);
+    table.push_str(&format!(
+        "validate_all [report, other, report]\n   -> {dup:?}\n"
+    ));
+    if let Err((i, e)) = dup {
+        table.push_str(&format!("      #{i}: {e}\n"));
+    }
+    let mut bad = base();
+    bad.retries = 500;
+    let defs = [base(), bad, job("report", every("2h"))];
+    table.push_str(&format!(
+        "validate_all [report, report with 500 retries, report]\n   -> {:?}\n",
+        JobDef::validate_all(&defs, &config)
+    ));
+
+    // Through the core: an invalid Upsert is a refusal and changes nothing.
+    let mut s = Story::new();
+    let mut d = base();
+    d.retries = 101;
+    s.define("09:00", d);
+    assert_eq!(s.state.job_count(), 0);
+    table.push('\n');
+    table.push_str(&s.trace());
+    insta::assert_snapshot!(table);
+}
+
+/// Builds one job in each status for the listing stories. Most jobs are daily at 09:00
+/// (`Every 1d + 9h`) so each runs once in the story.
+fn one_job_per_status() -> Story {
+    let mut s = Story::new();
+    let daily =
+        |name: &str, offset: &str| job(name, Schedule::every(dur("1d"), dur(offset)).unwrap());
+    let mut failing = daily("etl_failing", "9h");
+    failing.retries = 0;
+    s.define("08:59", failing);
+    let mut slow = daily("backup_slow", "9h");
+    slow.timeout = dur("2h");
+    slow.stall_after = dur("20m");
+    s.define("08:59", slow);
+    s.define("08:59", daily("report_ok", "9h"));
+    s.define("08:59", daily("zz_running", "10h30m"));
+    s.define("08:59", daily("never_yet", "0s"));
+    s.define("08:59", daily("digest_paused", "9h"));
+    s.define("08:59", job("mail_missed", every("1h")));
+    s.define("08:59", daily("aa_also_ok", "9h"));
+    s.start("08:59:30", 1);
+    s.command(
+        "08:59:40",
+        "pause digest_paused",
+        pause("digest_paused", "alice", "quiet"),
+    );
+    s.command(
+        "08:59:45",
+        "pause mail_missed",
+        pause("mail_missed", "alice", ""),
+    );
+    s.tick("09:00:10", 1);
+    s.finish("09:01", 1, Outcome::failed("exit 3"));
+    s.finish("09:02", 3, Outcome::Ok);
+    s.finish("09:02", 4, Outcome::Ok);
+    s.tick_through("09:00:40", "10:29:40", "30s", 1);
+    s.command(
+        "10:30",
+        "resume mail_missed",
+        resume("mail_missed", "alice"),
+    );
+    s.tick("10:30:10", 1);
+    s
+}
+
+fn render(page: &duetime::Page) -> String {
+    let mut out = String::new();
+    for v in &page.items {
+        out.push_str(&format!("  {:<8} {}\n", v.status.name(), v.name));
+    }
+    out.push_str(&format!("  next: {:?}\n", page.next));
+    out
+}
+
+#[test]
+fn listings_rank_jobs_needing_attention_first_and_page_with_a_cursor_tolerating_garbage() {
+    let mut s = one_job_per_status();
+    s.tick("10:30:40", 1);
+    let now = at("10:31");
+    let state = &s.state;
+    let all = Filter::default();
+    let mut out = String::from("whole list:\n");
+    out.push_str(&render(&state.jobs(&all, None, 100, now)));
+    out.push_str("\npages of 3:\n");
+    let mut after = None;
+    let mut seen = Vec::new();
+    loop {
+        let page = state.jobs(&all, after.as_deref(), 3, now);
+        out.push_str(&render(&page));
+        seen.extend(page.items.iter().map(|v| v.name.to_string()));
+        match page.next {
+            Some(n) => after = Some(n),
+            None => break,
+        }
+    }
+    let mut unique = seen.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), seen.len(), "no job on two pages");
+    assert_eq!(seen.len(), state.job_count(), "every job on some page");
+    let top = state.jobs(&all, None, 3, now);
+    for garbage in [
+        "",
+        "garbage",
+        "failed:",
+        "nope:report_ok",
+        "ok:Bad-Name",
+        ":::",
+        "ok",
+    ] {
+        let page = state.jobs(&all, Some(garbage), 3, now);
+        assert_eq!(page, top, "garbage key {garbage:?} starts from the top");
+    }
+    out.push_str("\ngarbage keys (\"\", \"garbage\", \"failed:\", \"nope:report_ok\", ...) give the first page\n");
+    out.push_str("\nlimit 0 is read as 1:\n");
+    out.push_str(&render(&state.jobs(&all, None, 0, now)));
+    out.push_str("\nfilter status ok:\n");
+    let ok = Filter {
+        status: Some(Status::Ok),
+        name_prefix: None,
+    };
+    out.push_str(&render(&state.jobs(&ok, None, 10, now)));
+    out.push_str("\nfilter prefix \"zz\":\n");
+    let zz = Filter {
+        status: None,
+        name_prefix: Some("zz".into()),
+    };
+    out.push_str(&render(&state.jobs(&zz, None, 10, now)));
+    insta::assert_snapshot!(out);
+}
+
+#[test]
+fn a_job_view_shows_status_next_due_settled_through_last_run_missed_and_owed() {
+    let mut s = Story::new();
+    let mut def = job("invoices", every("1h"));
+    def.title = "Send the day's invoices".into();
+    def.missed = MissedRule::Required;
+    def.timeout = dur("2h");
+    def.stall_after = dur("1h");
+    s.define("08:59", def);
+    s.define("08:59", job("report", every("1h")));
+    s.start("08:59:30", 1);
+    s.tick("09:00:10", 1);
+    s.finish("09:01", 1, Outcome::Ok);
+    s.finish("09:01", 2, Outcome::Ok);
+    s.crash("09:30", 1);
+    s.start("12:30", 2);
+    s.tick_through("12:30:30", "13:00:30", "30s", 2);
+    s.command(
+        "13:01",
+        "alice pauses invoices",
+        pause("invoices", "alice", "vendor outage"),
+    );
+    s.finish("13:01:30", 4, Outcome::Ok);
+    let mut out = s.trace();
+    for (job, label, now) in [
+        (
+            "invoices",
+            "13:02, catch-up running, 13:00 buffered, paused",
+            "13:02",
+        ),
+        (
+            "invoices",
+            "a day later: the run is stalled",
+            "2025-06-03 13:02",
+        ),
+        ("report", "13:02, three missed today", "13:02"),
+        (
+            "report",
+            "a day later: the misses aged out",
+            "2025-06-03 13:02",
+        ),
+    ] {
+        let v = s.state.job(job, at(now)).unwrap();
+        out.push_str(&format!("\n{job} at {label}:\n{v:#?}\n"));
+    }
+    assert!(s.state.job("nosuch", at("13:02")).is_none());
+    insta::assert_snapshot!(out);
+}
+
+/// The state without the process records (which any tick touches), for "changed nothing".
+fn jobs_json(state: &State) -> serde_json::Value {
+    let mut v = serde_json::to_value(state).unwrap();
+    v.as_object_mut().unwrap().remove("processes");
+    v
+}
+
+/// Checks `next_wake` is exact: a tick 1 ms before it changes nothing; a tick at it changes
+/// something. Returns a line for the trace.
+fn wake_probe(s: &Story, process: u64, now: &str) -> String {
+    let Some(wake) = s.state.next_wake() else {
+        return "next_wake: none (a tick changes nothing, ever)".to_string();
+    };
+    if wake != Timestamp::MIN {
+        let before = wake.saturating_sub(Duration::from_millis(1));
+        let mut early = s.state.clone();
+        let mut effects = Vec::new();
+        early.step(Now::at(before), tick_holding(process, &[]), &mut effects);
+        assert!(
+            effects.is_empty(),
+            "a tick before next_wake did {effects:?}"
+        );
+        assert_eq!(
+            jobs_json(&early),
+            jobs_json(&s.state),
+            "a tick before next_wake changed jobs"
+        );
+    }
+    let mut on = s.state.clone();
+    let mut effects = Vec::new();
+    let when = if wake == Timestamp::MIN {
+        at(now)
+    } else {
+        wake
+    };
+    on.step(Now::at(when), tick_holding(process, &[]), &mut effects);
+    assert!(
+        !effects.is_empty() || jobs_json(&on) != jobs_json(&s.state),
+        "a tick at next_wake {wake} changed nothing"
+    );
+    let shown: Vec<String> = effects
+        .iter()
+        .filter(|e| {
+            !matches!(
+                e,
+                duetime::Effect::Record(duetime::Record {
+                    entry: duetime::Entry::History(duetime::History::Started { .. }),
+                    ..
+                })
+            )
+        })
+        .map(|e| e.to_string())
+        .collect();
+    let wake = if wake == Timestamp::MIN {
+        format!("the beginning of time (any tick, say at {now})")
+    } else {
+        wake.to_string()
+    };
+    format!(
+        "next_wake {}: a tick then does [{}]",
+        wake.replace("2025-06-02T", "").replace('Z', ""),
+        shown.join("; ").replace("2025-06-02T", "").replace('Z', "")
+    )
+}
+
+#[test]
+fn next_wake_is_the_earliest_instant_a_tick_changes_anything() {
+    // Each probe checks that a tick 1 ms before next_wake changes nothing and a tick at it
+    // changes something, and shows what that tick would do.
+    let mut s = Story::new();
+    let mut def = job("backup", every("1h"));
+    def.timeout = dur("8m");
+    def.stall_after = dur("5m");
+    def.retries = 1;
+    def.safe_to_repeat = true;
+    s.define("08:59", def);
+    s.start("08:59:30", 1);
+    let probe = |s: &mut Story, now: &str| {
+        let line = wake_probe(s, 1, now);
+        s.note(&line);
+    };
+    probe(&mut s, "09:20:05");
+    s.tick("09:00:10", 1);
+    probe(&mut s, "09:20:05");
+    s.tick_through("09:00:40", "09:04:40", "30s", 1);
+    probe(&mut s, "09:20:05");
+    s.tick("09:05:10", 1);
+    probe(&mut s, "09:20:05");
+    s.tick_through("09:05:40", "09:07:40", "30s", 1);
+    probe(&mut s, "09:20:05");
+    s.tick("09:08:10", 1);
+    probe(&mut s, "09:20:05");
+    s.tick("09:08:40", 1);
+    probe(&mut s, "09:20:05");
+    s.tick("09:09:10", 1);
+    probe(&mut s, "09:20:05");
+    s.tick("09:09:40", 1);
+    s.finish("09:10", 2, Outcome::Ok);
+    probe(&mut s, "09:20:05");
+    s.command("09:20", "alice runs backup now", run_now("backup", "alice"));
+    probe(&mut s, "09:20:05");
+    s.tick("09:20:10", 1);
+    s.finish("09:21", 3, Outcome::Ok);
+    s.command("09:30", "alice pauses backup", pause("backup", "alice", ""));
+    probe(&mut s, "09:20:05");
+    s.command("09:40", "alice resumes backup", resume("backup", "alice"));
+    probe(&mut s, "09:20:05");
+    s.command(
+        "09:50",
+        "alice removes backup",
+        Event::Remove {
+            job: "backup".into(),
+            actor: Actor::new("alice"),
+        },
+    );
+    probe(&mut s, "09:20:05");
+    insta::assert_snapshot!(s.trace());
+}
+
+#[test]
+fn a_due_time_at_the_far_end_of_time_does_not_overflow() {
+    // A one-shot at the last representable instant but one: ticks and views stay calm.
+    let mut s = Story::new();
+    s.define(
+        "09:00",
+        job("far", Schedule::at(Timestamp::from_millis(i64::MAX - 1))),
+    );
+    s.start("09:00:10", 1);
+    s.tick("09:00:40", 1);
+    assert_eq!(
+        s.state.next_wake(),
+        Some(Timestamp::from_millis(i64::MAX - 1))
+    );
+    let v = s.state.job("far", at("09:01")).unwrap();
+    assert_eq!(v.status, Status::NoRun);
+}
