@@ -91,3 +91,68 @@ fn a_renewed_run_is_alerted_stalled_at_its_stall_time_once() {
     }
     assert_eq!(alerts, vec!["09:15:10".to_string()]);
 }
+
+/// A run that failed (or was lost) while its job was paused left a retry waiting in the
+/// paused job; a manual run then started beside it ("a run and a retry at once", an
+/// invariant panic in debug builds). A pause keeps no retry: the due time goes to the
+/// missed rule as `paused`, as when a pause finds a retry already waiting.
+#[test]
+fn a_failure_or_loss_while_paused_hands_the_due_time_to_the_missed_rule() {
+    use duetime::{Actor, Event, LedgerKind, MissAction, MissCause};
+    let paused_skip = LedgerKind::Missed {
+        cause: MissCause::Paused,
+        action: MissAction::Skipped,
+    };
+    let ledger = |effects: &[Effect]| -> Vec<LedgerKind> {
+        effects
+            .iter()
+            .filter_map(|e| match e {
+                Effect::Record(duetime::Record {
+                    entry: duetime::Entry::Ledger(l),
+                    ..
+                }) => Some(l.kind),
+                _ => None,
+            })
+            .collect()
+    };
+    for lost in [false, true] {
+        let mut s = Story::new();
+        let mut def = job("rebuild_index", every("1h"));
+        def.safe_to_repeat = true;
+        def.retries = 3;
+        s.define("08:59", def);
+        s.start("08:59:30", 1);
+        s.start("08:59:31", 2);
+        s.tick("09:00:10", 1);
+        s.command(
+            "09:00:20",
+            "pause",
+            Event::Pause {
+                job: "rebuild_index".into(),
+                actor: Actor::new("alice"),
+                note: String::new(),
+            },
+        );
+        if lost {
+            s.crash("09:00:30", 1);
+            s.tick("09:01:20", 2);
+        } else {
+            s.finish("09:00:30", 1, Outcome::failed("exit 1"));
+        }
+        assert_eq!(ledger(&s.last), vec![paused_skip], "lost: {lost}");
+        s.command(
+            "09:01:25",
+            "run now",
+            Event::RunNow {
+                job: "rebuild_index".into(),
+                actor: Actor::new("alice"),
+            },
+        );
+        s.tick("09:01:30", 2);
+        assert_eq!(
+            started(&s.last),
+            vec![(2, Trigger::Manual, None)],
+            "lost: {lost}"
+        );
+    }
+}

@@ -203,7 +203,7 @@ impl State {
 
     /// A retry cleared by a pause: its due times go to the missed rule as `paused`. They
     /// are older than anything owed, so under `catch_up_once` an owed newer one wins.
-    fn unretry(&mut self, seq: u64, c: crate::effect::Covers, out: &mut Out) {
+    pub(super) fn unretry(&mut self, seq: u64, c: crate::effect::Covers, out: &mut Out) {
         let record = &self.jobs[&seq];
         let name = record.def.name.clone();
         let owes = record.act().is_some_and(|a| !a.pending.is_empty());

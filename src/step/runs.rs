@@ -129,7 +129,10 @@ impl State {
             outcome: LastOutcome::Lost,
         });
         let Some(cover) = run.cover else { return };
-        if safe {
+        if safe && act.paused.is_some() {
+            // Paused: no retry waits (see `unretry`); the missed rule takes the due times.
+            self.unretry(seq, cover.covers, out);
+        } else if safe {
             act.retry = Some(RetryWait {
                 at: now,
                 attempt: run.attempt,

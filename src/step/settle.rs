@@ -117,6 +117,12 @@ impl State {
             return;
         }
         if open.attempt <= retries {
+            if act.paused.is_some() {
+                // A paused job keeps no retry waiting (a pause hands a waiting one to the
+                // missed rule), so a failure while paused goes the same way.
+                self.unretry(seq, c, out);
+                return;
+            }
             let asked = match &outcome {
                 Outcome::Failed {
                     retry_after: Some(d),
