@@ -107,7 +107,10 @@ impl CronSchedule {
             .as_secs_floor()
             .saturating_add(1)
             .max(LOCAL_MIN - 2 * 86_400);
-        let mut seg = self.zone.segment_at(u);
+        // Start in the segment holding the second before `u`: when `u` is the first instant
+        // after a spring-forward gap, that gap's due time is `u` itself, and only the seam
+        // check between the two segments sees it.
+        let mut seg = self.zone.segment_at(u - 1);
         // Remembers that no local time in [lo, found) matches, so walking many segments to a
         // far-away match (Feb 29 from March) searches the calendar once, not once per segment.
         let mut memo: Option<(i64, Option<i64>)> = None;
@@ -155,7 +158,8 @@ impl CronSchedule {
             return 0;
         }
         let mut u = first;
-        let mut seg = self.zone.segment_at(u);
+        // As in `next_after`: a gap ending exactly at `first` has its due time at `first`.
+        let mut seg = self.zone.segment_at(u - 1);
         let mut n = 0;
         loop {
             let end = seg.end.filter(|&e| e < stop);

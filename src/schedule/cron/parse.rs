@@ -245,7 +245,11 @@ pub fn parse(input: &str) -> Result<Parsed, CronError> {
     let mut tokens: Vec<&str> = input.split_whitespace().collect();
     let mut zone = None;
     if let Some(first) = tokens.first() {
-        if first.len() >= 8 && first[..8].eq_ignore_ascii_case("cron_tz=") {
+        // `get` rather than slicing: the eighth byte may fall inside a multi-byte character.
+        if first
+            .get(..8)
+            .is_some_and(|p| p.eq_ignore_ascii_case("cron_tz="))
+        {
             zone = Some(first[8..].to_string());
             tokens.remove(0);
         }
@@ -350,13 +354,19 @@ fn parse_item(spec: &Spec, item: &str, whole: &str, out: &mut Items) -> Result<(
     let (range, step) = match lower.split_once('/') {
         None => (lower.as_str(), None),
         Some((range, step_text)) => {
+            let too_long = !step_text.is_empty() && step_text.bytes().all(|b| b.is_ascii_digit());
             let step = parse_number(step_text).ok_or_else(|| {
-                err(
-                    item,
-                    Problem::NotANumber {
-                        accepted: "a step such as `/5`",
-                    },
-                )
+                if too_long {
+                    // Digits, just too many of them for any field.
+                    err(item, Problem::StepTooLarge { high: spec.high })
+                } else {
+                    err(
+                        item,
+                        Problem::NotANumber {
+                            accepted: "a step such as `/5`",
+                        },
+                    )
+                }
             })?;
             if step == 0 {
                 return Err(err(item, Problem::ZeroStep));
@@ -387,7 +397,7 @@ fn parse_item(spec: &Spec, item: &str, whole: &str, out: &mut Items) -> Result<(
         }
         out.nth |= 1 << ((nth - 1) * 7 + day);
         return Ok(());
-    } else if range.contains('l') || range.contains('#') {
+    } else if range.contains('#') || mentions_l(spec, range) {
         return Err(err(item, Problem::Misplaced));
     } else if let Some((a, b)) = range.split_once('-') {
         let a = parse_value(spec, a, item)?;
@@ -410,6 +420,15 @@ fn parse_item(spec: &Spec, item: &str, whole: &str, out: &mut Items) -> Result<(
         v += step;
     }
     Ok(())
+}
+
+/// Whether `range` uses `L` as the extension rather than inside a name (`jul` is July).
+fn mentions_l(spec: &Spec, range: &str) -> bool {
+    let mut rest = range.to_string();
+    for name in spec.names {
+        rest = rest.replace(name, "");
+    }
+    rest.contains('l')
 }
 
 /// A number or, where the field has them, a three-letter name.

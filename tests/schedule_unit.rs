@@ -1,0 +1,382 @@
+//! Schedules at their edges: `every` grids (offsets, negative instants, the ends of `i64`),
+//! one-shots, iterators, `count_in` over the whole range, the first and last due times cron
+//! can yield, expressions that can never match, and regressions for bugs found in review.
+
+use std::time::Instant;
+
+use duetime::{CronSchedule, DstPolicy, Duration, Fold, Gap, Schedule, Timestamp};
+
+fn ts(s: &str) -> Timestamp {
+    s.parse().unwrap()
+}
+
+fn cron(expr: &str, tz: &str) -> Schedule {
+    Schedule::cron(expr, Some(tz)).unwrap_or_else(|e| panic!("{expr}: {e}"))
+}
+
+fn ms(v: i64) -> Timestamp {
+    Timestamp::from_millis(v)
+}
+
+// ------------------------------------------------------------------------------- every
+
+#[test]
+fn every_is_a_fixed_grid_from_the_epoch_plus_offset() {
+    let s = Schedule::every(Duration::from_hours(1), Duration::from_mins(15)).unwrap();
+    assert_eq!(s.next_after(ms(0)), Some(ms(15 * 60_000)));
+    assert_eq!(s.next_after(ms(15 * 60_000 - 1)), Some(ms(15 * 60_000)));
+    assert_eq!(s.next_after(ms(15 * 60_000)), Some(ms(75 * 60_000)));
+    // Before the epoch the grid continues backwards.
+    assert_eq!(s.next_after(ms(-1)), Some(ms(15 * 60_000)));
+    assert_eq!(s.next_after(ms(-45 * 60_000 - 1)), Some(ms(-45 * 60_000)));
+    assert_eq!(s.next_after(ms(-45 * 60_000)), Some(ms(15 * 60_000)));
+    // An offset longer than the period is the same grid.
+    let long = Schedule::every(Duration::from_hours(1), Duration::from_mins(135)).unwrap();
+    for t in [-7_200_001, -1, 0, 1, 900_000, 1_741_503_600_123] {
+        assert_eq!(long.next_after(ms(t)), s.next_after(ms(t)), "at {t}");
+    }
+    assert_eq!(s.count_in(ms(0), ms(3_600_000 * 24)), 24);
+    assert_eq!(s.count_in(ms(-3_600_000 * 24), ms(0)), 24);
+    assert_eq!(s.count_in(ms(0), ms(0)), 0);
+    assert_eq!(s.count_in(ms(10), ms(5)), 0);
+    assert_eq!(s.to_string(), "every 1h + 15m");
+    assert_eq!(
+        Schedule::every(Duration::from_secs(30), Duration::ZERO)
+            .unwrap()
+            .to_string(),
+        "every 30s"
+    );
+}
+
+#[test]
+fn every_never_panics_at_the_ends_of_time() {
+    let periods = [
+        Duration::from_millis(1),
+        Duration::from_millis(7),
+        Duration::from_hours(1),
+        Duration::from_days(365_000),
+        Duration::from_millis(i64::MAX as u64),
+        Duration::from_millis(i64::MAX as u64 + 1),
+        Duration::MAX,
+    ];
+    let offsets = [Duration::ZERO, Duration::from_millis(3), Duration::MAX];
+    let instants = [
+        Timestamp::MIN,
+        ms(i64::MIN + 1),
+        ms(-1),
+        Timestamp::EPOCH,
+        ms(i64::MAX - 1),
+        Timestamp::MAX,
+    ];
+    for p in periods {
+        for o in offsets {
+            let s = Schedule::every(p, o).unwrap();
+            for &t in &instants {
+                if let Some(n) = s.next_after(t) {
+                    assert!(n > t, "every {p} + {o} after {t}: {n}");
+                    // The grid point before `n` is at or before `t`.
+                    assert_eq!(s.count_in(t, n), 1, "every {p} + {o} in ({t}, {n}]");
+                }
+                for &u in &instants {
+                    let _ = s.count_in(t, u);
+                }
+            }
+            assert_eq!(s.next_after(Timestamp::MAX), None);
+        }
+    }
+    let every_ms = Schedule::every(Duration::from_millis(1), Duration::ZERO).unwrap();
+    assert_eq!(every_ms.next_after(Timestamp::MIN), Some(ms(i64::MIN + 1)));
+    assert_eq!(every_ms.next_after(ms(i64::MAX - 1)), Some(Timestamp::MAX));
+    assert_eq!(every_ms.count_in(Timestamp::MIN, Timestamp::MAX), u64::MAX);
+    let hourly = Schedule::every(Duration::from_hours(1), Duration::ZERO).unwrap();
+    assert_eq!(
+        hourly.count_in(Timestamp::MIN, Timestamp::MAX),
+        // Grid points in (MIN, MAX]: from -2562047788 h to 2562047788 h.
+        2 * (i64::MAX / 3_600_000) as u64 + 1
+    );
+    assert!(Schedule::every(Duration::ZERO, Duration::from_secs(5)).is_err());
+}
+
+#[test]
+fn every_iterates_in_order_and_agrees_with_count_in() {
+    let s = Schedule::every(Duration::from_millis(250), Duration::from_millis(100)).unwrap();
+    let from = ms(-1_000);
+    let got: Vec<i64> = s.iter_after(from).take(9).map(|t| t.as_millis()).collect();
+    assert_eq!(got, [-900, -650, -400, -150, 100, 350, 600, 850, 1_100]);
+    assert_eq!(s.count_in(from, ms(1_100)), 9);
+    // The iterator ends where the range of instants does.
+    let tail: Vec<Timestamp> = s.iter_after(ms(i64::MAX - 600)).collect();
+    assert!(tail.len() <= 3 && tail.windows(2).all(|w| w[0] < w[1]));
+}
+
+// ---------------------------------------------------------------------------------- at
+
+#[test]
+fn at_is_one_due_time() {
+    let t = ts("2025-03-09T07:00:00Z");
+    let s = Schedule::at(t);
+    assert_eq!(s.next_after(ms(t.as_millis() - 1)), Some(t));
+    assert_eq!(s.next_after(t), None);
+    assert_eq!(s.next_after(Timestamp::MIN), Some(t));
+    assert_eq!(s.next_after(Timestamp::MAX), None);
+    assert_eq!(s.iter_after(Timestamp::MIN).collect::<Vec<_>>(), vec![t]);
+    assert_eq!(s.count_in(Timestamp::MIN, Timestamp::MAX), 1);
+    assert_eq!(s.count_in(t, Timestamp::MAX), 0);
+    assert_eq!(s.count_in(Timestamp::MIN, t), 1);
+    assert_eq!(s.to_string(), "at 2025-03-09T07:00:00Z");
+    let edge = Schedule::at(Timestamp::MAX);
+    assert_eq!(edge.next_after(ms(i64::MAX - 1)), Some(Timestamp::MAX));
+    assert_eq!(
+        Schedule::at(Timestamp::MIN).next_after(Timestamp::MIN),
+        None
+    );
+}
+
+// -------------------------------------------------------------------------------- cron
+
+#[test]
+fn cron_at_the_ends_of_time() {
+    for zone in [
+        "UTC",
+        "America/New_York",
+        "Pacific/Kiritimati",
+        "Pacific/Apia",
+    ] {
+        for expr in ["0 0 1 1 *", "* * * * * *", "30 2 * * *", "0 12 * * 1"] {
+            let s = cron(expr, zone);
+            assert_eq!(s.next_after(Timestamp::MAX), None, "{expr} in {zone}");
+            let first = s.next_after(Timestamp::MIN).unwrap();
+            // The first due time is in local year 1.
+            let tz: chrono_tz::Tz = zone.parse().unwrap();
+            let local = first.to_chrono().unwrap().with_timezone(&tz);
+            use chrono::Datelike;
+            assert_eq!(local.year(), 1, "{expr} in {zone}: {first}");
+            assert!(s.count_in(Timestamp::MIN, Timestamp::MAX) > 0);
+            assert_eq!(s.count_in(Timestamp::MAX, Timestamp::MIN), 0);
+        }
+    }
+    let new_year = cron("0 0 1 1 *", "UTC");
+    assert_eq!(
+        new_year.next_after(Timestamp::MIN),
+        Some(ts("0001-01-01T00:00:00Z"))
+    );
+    // Years 1 through 9999, one each.
+    assert_eq!(new_year.count_in(Timestamp::MIN, Timestamp::MAX), 9999);
+    // New York's local mean time before 1883 was UTC-4:56:02.
+    assert_eq!(
+        cron("0 0 1 1 *", "America/New_York").next_after(Timestamp::MIN),
+        Some(ts("0001-01-01T04:56:02Z"))
+    );
+    // Every second of years 1-9999.
+    let every_second = cron("* * * * * *", "UTC");
+    assert_eq!(
+        every_second.count_in(Timestamp::MIN, Timestamp::MAX),
+        253_402_300_800u64 + 62_135_596_800
+    );
+    // The last due time of all, then nothing.
+    let last = cron("59 59 23 31 12 *", "UTC");
+    let end = ts("9999-12-31T23:59:59Z");
+    assert_eq!(last.next_after(ms(end.as_millis() - 1)), Some(end));
+    assert_eq!(last.next_after(end), None);
+    assert_eq!(last.iter_after(ts("9999-01-01T00:00:00Z")).count(), 1);
+}
+
+#[test]
+fn expressions_that_can_never_match_return_none_fast() {
+    let started = Instant::now();
+    for expr in [
+        "0 0 30 2 *",
+        "0 0 31 2 *",
+        "0 0 31 4,6,9,11 *",
+        "0 0 30,31 feb *",
+        "0 0 0 30 2 *",
+    ] {
+        for zone in ["UTC", "America/New_York"] {
+            let s = cron(expr, zone);
+            assert_eq!(s.next_after(Timestamp::MIN), None, "{expr}");
+            assert_eq!(s.next_after(ts("2025-01-01T00:00:00Z")), None, "{expr}");
+            assert_eq!(s.count_in(Timestamp::MIN, Timestamp::MAX), 0, "{expr}");
+            assert_eq!(s.iter_after(Timestamp::MIN).next(), None);
+        }
+    }
+    // Debug build, generous: the search gives up without walking the calendar.
+    assert!(
+        started.elapsed().as_millis() < 500,
+        "{:?}",
+        started.elapsed()
+    );
+    // With day-of-week restricted too, cron's OR rule makes Feb 30 mean "Mondays in Feb".
+    let or_rule = cron("0 0 30 2 mon", "UTC");
+    assert_eq!(
+        or_rule.next_after(ts("2025-01-01T00:00:00Z")),
+        Some(ts("2025-02-03T00:00:00Z"))
+    );
+}
+
+#[test]
+fn rare_days_are_found_across_years() {
+    let cases = [
+        ("0 0 29 2 *", "2025-03-01T00:00:00Z", "2028-02-29T00:00:00Z"),
+        ("0 0 29 2 *", "2096-03-01T00:00:00Z", "2104-02-29T00:00:00Z"),
+        (
+            "15 10 L * *",
+            "2025-02-01T00:00:00Z",
+            "2025-02-28T10:15:00Z",
+        ),
+        (
+            "15 10 L * *",
+            "2024-02-01T00:00:00Z",
+            "2024-02-29T10:15:00Z",
+        ),
+        ("0 0 * * 5L", "2025-05-01T00:00:00Z", "2025-05-30T00:00:00Z"),
+        (
+            "0 0 * * 1#1",
+            "2025-09-02T00:00:00Z",
+            "2025-10-06T00:00:00Z",
+        ),
+        ("0 0 * * 7", "2025-01-01T00:00:00Z", "2025-01-05T00:00:00Z"),
+        // Friday the 13th or any Friday? Both restricted: either.
+        ("0 0 13 * 5", "2025-06-01T00:00:00Z", "2025-06-06T00:00:00Z"),
+        // `*/2` begins with `*`: both must match (odd days that are Fridays).
+        (
+            "0 0 */2 * 5",
+            "2025-06-01T00:00:00Z",
+            "2025-06-13T00:00:00Z",
+        ),
+        // A fifth Friday in February: leap years whose Feb 1 is a Friday.
+        (
+            "0 0 ? 2 5#5",
+            "2025-01-01T00:00:00Z",
+            "2036-02-29T00:00:00Z",
+        ),
+        ("@yearly", "2025-01-01T00:00:00Z", "2026-01-01T00:00:00Z"),
+    ];
+    for (expr, after, want) in cases {
+        assert_eq!(
+            cron(expr, "UTC").next_after(ts(after)),
+            Some(ts(want)),
+            "{expr} after {after}"
+        );
+    }
+}
+
+#[test]
+fn count_in_ten_years_of_seconds_is_arithmetic() {
+    let s = cron("* * * * * *", "America/New_York");
+    let (a, b) = (ts("2020-01-01T00:00:00Z"), ts("2030-01-01T00:00:00Z"));
+    let started = Instant::now();
+    let n = s.count_in(a, b);
+    let took = started.elapsed();
+    // Real elapsed seconds: every second is due once (folds run twice, gaps not at all).
+    assert_eq!(n, ((b.as_millis() - a.as_millis()) / 1000) as u64);
+    assert!(took.as_millis() < 50, "{took:?} in a debug build");
+    // Fixed-time in New York over ten years: 3653 days, one run each (a gap's run moves,
+    // a fold's second pass is dropped).
+    let daily = cron("30 1 * * *", "America/New_York");
+    assert_eq!(
+        daily.count_in(ts("2020-01-01T12:00:00Z"), ts("2030-01-01T12:00:00Z")),
+        3653
+    );
+    let daily_both = match daily {
+        Schedule::Cron(c) => Schedule::Cron(c.with_dst(Some(DstPolicy {
+            gap: Gap::Skip,
+            fold: Fold::Both,
+        }))),
+        _ => unreachable!(),
+    };
+    // Both passes of 01:30 on each of the ten fall-back days.
+    assert_eq!(
+        daily_both.count_in(ts("2020-01-01T12:00:00Z"), ts("2030-01-01T12:00:00Z")),
+        3663
+    );
+}
+
+#[test]
+fn sub_second_instants() {
+    let s = cron("* * * * * *", "UTC");
+    assert_eq!(s.next_after(ms(1_500)), Some(ms(2_000)));
+    assert_eq!(s.next_after(ms(-1)), Some(ms(0)));
+    assert_eq!(s.next_after(ms(-1_001)), Some(ms(-1_000)));
+    assert_eq!(s.count_in(ms(-1), ms(999)), 1);
+    assert_eq!(s.count_in(ms(0), ms(999)), 0);
+}
+
+// -------------------------------------------------------------------- regressions
+
+/// Found in review: a search starting exactly at the first instant after a spring-forward gap
+/// (`t` one second, or a few milliseconds, before it) missed the gap's own due time, because
+/// the walk began in the segment after the seam it must check.
+#[test]
+fn a_search_starting_right_before_a_gap_end_sees_the_gap() {
+    let s = cron("30 2 * * *", "America/New_York");
+    let gap_end = ts("2025-03-09T07:00:00Z");
+    for before in [
+        "2025-03-09T06:59:58Z",
+        "2025-03-09T06:59:59Z",
+        "2025-03-09T06:59:59.999Z",
+    ] {
+        assert_eq!(s.next_after(ts(before)), Some(gap_end), "after {before}");
+        assert_eq!(s.count_in(ts(before), gap_end), 1, "from {before}");
+    }
+    assert_eq!(s.next_after(gap_end), Some(ts("2025-03-10T06:30:00Z")));
+    assert_eq!(s.count_in(gap_end, ts("2025-03-10T06:30:00Z")), 1);
+}
+
+/// Found in review: `jul` (July) was refused as a misplaced `L`.
+#[test]
+fn july_is_a_month_not_a_misplaced_l() {
+    let s = cron("0 0 1 jul *", "UTC");
+    assert_eq!(
+        s.next_after(ts("2025-01-01T00:00:00Z")),
+        Some(ts("2025-07-01T00:00:00Z"))
+    );
+    assert_eq!(
+        Schedule::cron("0 0 1 jun-JUL *", None).unwrap(),
+        Schedule::cron("0 0 1 6-7 *", None).unwrap()
+    );
+    assert!(Schedule::cron("0 0 1 L *", None).is_err());
+}
+
+/// Found in review: a first word of 8+ bytes with a multi-byte character at byte 8
+/// (`cron_tzé`) panicked in the `CRON_TZ=` check.
+#[test]
+fn a_multibyte_first_word_is_refused_not_a_panic() {
+    assert!(Schedule::cron("cron_tzé 0 0 * * *", None).is_err());
+    assert!(Schedule::cron("abcdefgé", None).is_err());
+    assert!(Schedule::cron("CRON_TZ=Europe/Zürich 0 0 * * *", None).is_err());
+}
+
+// --------------------------------------------------------------------- representation
+
+#[test]
+fn schedules_serialize_and_print() {
+    let c = CronSchedule::parse("CRON_TZ=Europe/London 0 9 * * MON-fri", None)
+        .unwrap()
+        .with_dst(Some(DstPolicy {
+            gap: Gap::Skip,
+            fold: Fold::Last,
+        }));
+    assert_eq!(c.to_string(), "CRON_TZ=Europe/London 0 9 * * mon-fri");
+    assert_eq!(
+        format!("{c:?}"),
+        "Cron(CRON_TZ=Europe/London 0 9 * * mon-fri, gap: skip, fold: last)"
+    );
+    for s in [
+        Schedule::Cron(c),
+        Schedule::cron("@hourly", None).unwrap(),
+        Schedule::every(Duration::from_mins(5), Duration::from_secs(30)).unwrap(),
+        Schedule::at(ts("2025-03-09T07:00:00.250Z")),
+    ] {
+        let json = serde_json::to_string(&s).unwrap();
+        let back: Schedule = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, s, "{json}");
+    }
+    assert_eq!(
+        serde_json::to_string(&Schedule::cron("0 9 * * *", Some("Europe/London")).unwrap())
+            .unwrap(),
+        r#"{"kind":"cron","expr":"0 9 * * *","tz":"Europe/London"}"#
+    );
+    // A stored expression that no longer parses is a load error, not a panic.
+    let bad = r#"{"kind":"cron","expr":"0 9 * * 8","tz":"UTC"}"#;
+    assert!(serde_json::from_str::<Schedule>(bad).is_err());
+}
