@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::effect::{Covers, MissCause, PausedBy, Trigger};
 use crate::event::{Actor, Fence, ProcessId, RunId};
 use crate::job::{JobDef, JobName};
+use crate::schedule::Schedule;
 use crate::time::{Duration, Timestamp};
 
 /// The state format written by this build; a state from a newer build is refused.
@@ -54,13 +55,18 @@ impl Config {
     }
 }
 
-/// Due times found but not yet run: owed catch-ups and buffered overlaps, oldest first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// Due times found but not yet run: owed catch-ups and buffered overlaps, oldest first. A
+/// segment is a contiguous run of due times of one schedule: `schedule` is the schedule
+/// they came from when the job's definition has changed since (`None`: the current one),
+/// so walking a segment never mixes two schedules.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Owed {
     pub from: Timestamp,
     pub to: Timestamp,
     pub count: u64,
     pub cause: MissCause,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule: Option<Box<Schedule>>,
 }
 
 /// What a run covers, with the cause that made it late (`None`: on time).

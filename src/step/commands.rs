@@ -80,6 +80,16 @@ impl State {
             // already owed or running keep their identity under the old schedule.
             self.pass_due_times(seq, now, MissCause::Rescheduled, out);
             let job = self.jobs.get_mut(&seq).expect("found above");
+            let old = job.def.schedule.clone();
+            if let Some(act) = job.activity.as_deref_mut() {
+                for owed in act
+                    .pending
+                    .iter_mut()
+                    .filter(|o| o.schedule.is_none() && o.count > 1)
+                {
+                    owed.schedule = Some(Box::new(old.clone()));
+                }
+            }
             job.frontier = job.frontier.max(now);
             job.next_due = def.schedule.next_after(job.frontier);
             let from = job.frontier;
@@ -129,7 +139,7 @@ impl State {
         }
         self.by_name.remove(name.as_str());
         if let Some(act) = record.activity {
-            let owed = act.pending.iter().copied();
+            let owed = act.pending.iter().cloned();
             let run_cover = act.run.as_ref().and_then(|r| r.cover);
             let retry_cover = act.retry.map(|r| r.cover);
             for c in run_cover.into_iter().chain(retry_cover) {
@@ -214,6 +224,7 @@ impl State {
                     to: c.to,
                     count: c.count,
                     cause: MissCause::Paused,
+                    schedule: None,
                 };
                 self.jobs
                     .get_mut(&seq)

@@ -219,7 +219,9 @@ impl State {
                         to: last,
                         count: 1,
                         cause,
+                        schedule: None,
                     },
+                    out,
                 );
             }
             MissedRule::Required => self.owe(
@@ -229,7 +231,9 @@ impl State {
                     to: last,
                     count,
                     cause,
+                    schedule: None,
                 },
+                out,
             ),
         }
     }
@@ -250,25 +254,44 @@ impl State {
         }
     }
 
-    /// Puts due times in line, merging with the newest segment when the cause is the same.
-    pub(crate) fn owe(&mut self, seq: u64, owed: Owed) {
+    /// Puts due times in line. A segment is a contiguous run of the schedule's due times
+    /// with one cause, so the new ones merge into the newest segment only when they follow
+    /// it directly (something skipped in between would otherwise be walked into again). A
+    /// full line records its oldest segment skipped to make room: the bound on a job's state
+    /// wins over keeping more than `MAX_OWED_SEGMENTS` separate debts.
+    pub(crate) fn owe(&mut self, seq: u64, owed: Owed, out: &mut Out) {
         let Some(job) = self.jobs.get_mut(&seq) else {
             return;
         };
+        let follows = |to: Timestamp| job.def.schedule.next_after(to) == Some(owed.from);
+        let contiguous = job
+            .act()
+            .and_then(|a| a.pending.back())
+            .is_some_and(|back| {
+                back.cause == owed.cause && back.schedule.is_none() && follows(back.to)
+            });
         let pending = &mut job.act_mut().pending;
-        if let Some(back) = pending.back_mut() {
-            if back.cause == owed.cause {
-                back.to = owed.to;
-                back.count += owed.count;
-                return;
-            }
+        if contiguous {
+            let back = pending.back_mut().expect("checked above");
+            back.to = owed.to;
+            back.count += owed.count;
+            return;
         }
         if pending.len() == MAX_OWED_SEGMENTS {
-            let newest = pending
-                .back_mut()
-                .expect("a full line has a newest segment");
-            newest.to = owed.to;
-            newest.count += owed.count;
+            let oldest = pending
+                .pop_front()
+                .expect("a full line has an oldest segment");
+            let name = job.def.name.clone();
+            self.note_missed(seq, oldest.count, out.now);
+            out.ledger(
+                &name,
+                oldest.from,
+                oldest.to,
+                oldest.count,
+                skipped(oldest.cause),
+            );
+            let job = self.jobs.get_mut(&seq).expect("checked above");
+            job.act_mut().pending.push_back(owed);
             return;
         }
         pending.push_back(owed);
@@ -335,6 +358,7 @@ impl State {
             to: due,
             count: 1,
             cause: MissCause::Overlap,
+            schedule: None,
         };
         match job.def.overlap_policy() {
             Overlap::Skip => {
@@ -343,9 +367,9 @@ impl State {
             }
             Overlap::BufferOne => {
                 self.skip_owed(seq, out);
-                self.owe(seq, owed);
+                self.owe(seq, owed, out);
             }
-            Overlap::BufferAll => self.owe(seq, owed),
+            Overlap::BufferAll => self.owe(seq, owed, out),
         }
     }
 

@@ -255,6 +255,7 @@ impl State {
                 } else {
                     // The batch's last due time is the `batch`-th from `from`, inclusive
                     // (`from` itself for a batch of one).
+                    let schedule = front.schedule.as_deref().unwrap_or(&schedule);
                     let to = match batch {
                         1 => front.from,
                         _ => schedule

@@ -130,7 +130,8 @@ impl State {
                 } => *d,
                 _ => Duration::ZERO,
             };
-            let at = now.saturating_add(backoff.delay(open.attempt).max(asked));
+            let wait = backoff.delay(open.attempt).max(asked);
+            let at = now.saturating_add(wait);
             act.retry = Some(RetryWait {
                 at,
                 attempt: open.attempt + 1,

@@ -1,0 +1,449 @@
+//! The checker: reads only the journal (ledger and history records, including each run's
+//! start) and the oracle's due times, never the core's state, and holds the safety
+//! invariants S1-S5 and the liveness promises L1-L3 of DESIGN.md.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+
+use duetime::{
+    Entry, History, JobName, LedgerKind, MissAction, MissCause, MissedRule, Outcome, Record, RunId,
+};
+
+use crate::oracle::{Due, Spec};
+
+/// A broken promise, with the entries that show it.
+#[derive(Debug, Clone)]
+pub struct Violation {
+    pub invariant: &'static str,
+    pub job: String,
+    pub detail: String,
+}
+
+impl Violation {
+    pub fn is_liveness(&self) -> bool {
+        self.invariant.starts_with('L')
+    }
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} broken for {}: {}",
+            self.invariant, self.job, self.detail
+        )
+    }
+}
+
+/// What the checker needs to know about a job beyond the journal.
+#[derive(Debug, Clone)]
+pub struct JobFacts {
+    pub safe_to_repeat: bool,
+    pub missed: MissedRule,
+    /// Oracle specs by the schedule text the core recorded in `defined`.
+    pub specs: BTreeMap<String, Spec>,
+}
+
+/// The moments the liveness checks are judged at.
+#[derive(Debug, Clone, Copy)]
+pub struct Horizon {
+    /// Wall time at the end of the run.
+    pub end: i64,
+    /// Due times at or before `end - settle_bound` must be accounted (L1).
+    pub settle_bound: i64,
+    /// Runs started before `end - run_bound` must be settled or recorded lost (L3).
+    pub run_bound: i64,
+    pub check_liveness: bool,
+}
+
+#[derive(Default)]
+struct JobTrack {
+    /// Epochs: schedule text, the instant it applies after, and the removal that ended it.
+    epochs: Vec<(String, i64, Option<i64>)>,
+    removed_at: Option<i64>,
+    paused: bool,
+    /// Accounted due-time ranges, by `from`.
+    accounted: BTreeMap<i64, (i64, u64)>,
+    /// Started runs: covers and how they ended.
+    starts: Vec<StartTrack>,
+    entries: Vec<(i64, i64, u64, LedgerKind)>,
+}
+
+struct StartTrack {
+    run: RunId,
+    covers: Option<(i64, i64)>,
+    at: i64,
+    end: Option<RunEnd>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum RunEnd {
+    Done,
+    Failed,
+    Lost,
+}
+
+/// Counts of rare situations the journal shows; the simulator adds its own.
+pub type Probes = BTreeMap<&'static str, u64>;
+
+pub fn check(
+    journal: &[Record],
+    facts: &BTreeMap<JobName, JobFacts>,
+    horizon: Horizon,
+    probes: &mut Probes,
+) -> Vec<Violation> {
+    let mut v = Vec::new();
+    // A job removed and defined again is a new registration: its due times start afresh.
+    let mut jobs: BTreeMap<(JobName, u32), JobTrack> = BTreeMap::new();
+    let mut registration: BTreeMap<JobName, u32> = BTreeMap::new();
+    let mut settled: BTreeSet<RunId> = BTreeSet::new();
+    let mut lost: BTreeSet<RunId> = BTreeSet::new();
+    let mut probe = |name: &'static str| *probes.entry(name).or_default() += 1;
+    let violation = |v: &mut Vec<Violation>, inv: &'static str, job: &JobName, detail: String| {
+        v.push(Violation {
+            invariant: inv,
+            job: job.to_string(),
+            detail,
+        });
+    };
+
+    for rec in journal {
+        let reg = registration.entry(rec.job.clone()).or_default();
+        if matches!(rec.entry, Entry::History(History::Defined { .. }))
+            && jobs
+                .get(&(rec.job.clone(), *reg))
+                .is_some_and(|t| t.removed_at.is_some())
+        {
+            *reg += 1;
+        }
+        let t = jobs.entry((rec.job.clone(), *reg)).or_default();
+        match &rec.entry {
+            Entry::History(h) => match h {
+                History::Defined { schedule, from, .. } => {
+                    t.epochs
+                        .push((schedule.to_string(), from.as_millis(), None));
+                    if t.epochs.len() > 1 {
+                        probe("rescheduled");
+                    }
+                }
+                History::Removed { .. } => {
+                    t.removed_at = Some(rec.at.as_millis());
+                    if let Some(last) = t.epochs.last_mut() {
+                        last.2 = Some(rec.at.as_millis());
+                    }
+                }
+                History::Paused { by, .. } => {
+                    t.paused = true;
+                    if matches!(by, duetime::PausedBy::System { .. }) {
+                        probe("paused by the system");
+                    }
+                }
+                History::Resumed { .. } => t.paused = false,
+                History::Started {
+                    run,
+                    covers,
+                    trigger,
+                    ..
+                } => {
+                    let covers = covers.map(|c| (c.from.as_millis(), c.to.as_millis()));
+                    match trigger {
+                        duetime::Trigger::Repeat => probe("lost run of a safe job repeated"),
+                        duetime::Trigger::Retry => probe("retry started"),
+                        duetime::Trigger::Manual => probe("manual run"),
+                        duetime::Trigger::Buffered => probe("buffered overlap run"),
+                        duetime::Trigger::CatchUp => probe("catch-up run"),
+                        duetime::Trigger::Schedule => {}
+                    }
+                    if let Some((a, b)) = covers {
+                        // S2: every earlier start covering any of these due times must have
+                        // ended known-failed (or lost, for a job safe to repeat).
+                        let safe = facts.get(&rec.job).is_some_and(|f| f.safe_to_repeat);
+                        for s in &t.starts {
+                            let Some((sa, sb)) = s.covers else { continue };
+                            if sa > b || sb < a {
+                                continue;
+                            }
+                            let ok = match s.end {
+                                Some(RunEnd::Failed) => true,
+                                Some(RunEnd::Lost) => safe,
+                                _ => false,
+                            };
+                            if !ok {
+                                violation(
+                                    &mut v,
+                                    "S2",
+                                    &rec.job,
+                                    format!(
+                                        "{run} started at {} covering {}..{} while {} (covering {}..{}) had not failed{}",
+                                        rec.at,
+                                        ts(a),
+                                        ts(b),
+                                        s.run,
+                                        ts(sa),
+                                        ts(sb),
+                                        if s.end == Some(RunEnd::Lost) { " (it was lost; the job is not safe to repeat)" } else { "" }
+                                    ),
+                                );
+                            }
+                        }
+                    }
+                    t.starts.push(StartTrack {
+                        run: *run,
+                        covers,
+                        at: rec.at.as_millis(),
+                        end: None,
+                    });
+                }
+                History::Settled { run, outcome, .. } => {
+                    if !settled.insert(*run) {
+                        violation(&mut v, "S5", &rec.job, format!("{run} settled twice"));
+                    }
+                    if lost.contains(run) {
+                        violation(
+                            &mut v,
+                            "S3",
+                            &rec.job,
+                            format!("{run} settled after it was recorded lost"),
+                        );
+                    }
+                    let end = if matches!(outcome, Outcome::Ok | Outcome::Skipped) {
+                        RunEnd::Done
+                    } else {
+                        RunEnd::Failed
+                    };
+                    if matches!(outcome, Outcome::TimedOut) {
+                        probe("run timed out");
+                    }
+                    if let Some(s) = t.starts.iter_mut().rev().find(|s| s.run == *run) {
+                        s.end = Some(end);
+                    }
+                }
+                History::Lost { run } => {
+                    probe("lease expired while running");
+                    lost.insert(*run);
+                    if settled.contains(run) {
+                        violation(
+                            &mut v,
+                            "S3",
+                            &rec.job,
+                            format!("{run} recorded lost after it was settled"),
+                        );
+                    }
+                    if let Some(s) = t.starts.iter_mut().rev().find(|s| s.run == *run) {
+                        s.end = Some(RunEnd::Lost);
+                    }
+                }
+                History::StaleResult { .. } => probe("stale result refused"),
+                History::CancelSent { .. } => probe("timeout cancel sent"),
+                _ => {}
+            },
+            Entry::Ledger(e) => {
+                let (from, to) = (e.from.as_millis(), e.to.as_millis());
+                match e.kind {
+                    LedgerKind::Missed { cause, action } => {
+                        probe(match (cause, action) {
+                            (MissCause::Overlap, _) => "overlap recorded",
+                            (MissCause::ClockJump, MissAction::CaughtUp { .. }) => {
+                                "catch-up after a clock jump"
+                            }
+                            (MissCause::ClockJump, _) => "clock jump skipped due times",
+                            (MissCause::Down, MissAction::CaughtUp { .. }) => {
+                                "catch-up after downtime"
+                            }
+                            (MissCause::Down, _) => "downtime skipped due times",
+                            (MissCause::Paused, _) => "paused due times",
+                            (MissCause::TooLate, _) => "too late for the catch-up window",
+                            (MissCause::Removed, _) => "removed with due times",
+                            (MissCause::Rescheduled, _) => "rescheduled due times",
+                            _ => "other missed",
+                        });
+                        if e.count >= 1000 {
+                            probe("required batch of 1000");
+                        }
+                    }
+                    LedgerKind::FailedOut { .. } => probe("failed out"),
+                    LedgerKind::Lost { .. } => probe("lost run of a job not safe to repeat"),
+                    LedgerKind::Ran { .. } => {}
+                }
+                if let LedgerKind::Ran { run, .. }
+                | LedgerKind::FailedOut { run }
+                | LedgerKind::Missed {
+                    action: MissAction::CaughtUp { run },
+                    ..
+                } = e.kind
+                {
+                    if lost.contains(&run) {
+                        violation(
+                            &mut v,
+                            "S3",
+                            &rec.job,
+                            format!("ledger names {run} after it was recorded lost"),
+                        );
+                    }
+                }
+                t.entries.push((from, to, e.count, e.kind));
+            }
+        }
+    }
+
+    // Processes whose clocks ran ahead account due times beyond the true end; no entry can
+    // lie beyond the latest wall time any record was written at.
+    let latest = journal
+        .iter()
+        .map(|r| r.at.as_millis())
+        .max()
+        .unwrap_or(horizon.end)
+        .max(horizon.end);
+    for ((name, _), t) in &jobs {
+        let Some(f) = facts.get(name) else { continue };
+        // The oracle's due times for every epoch of the job's life.
+        let mut due: Vec<Due> = Vec::new();
+        // Owed due times carry no record of when they were found, so an entry may name a
+        // due time later than any record: the oracle looks as far as the entries do.
+        let furthest = t
+            .entries
+            .iter()
+            .map(|e| e.1)
+            .max()
+            .unwrap_or(latest)
+            .max(latest);
+        for (i, (text, from, removed)) in t.epochs.iter().enumerate() {
+            let next = t.epochs.get(i + 1).map(|e| e.1);
+            // A removal ends the obligations, not the accounting: a frontier pushed ahead by
+            // a fast clock may have accounted due times past the removal's wall time.
+            let _ = removed;
+            let until = next.unwrap_or(furthest);
+            match f.specs.get(text) {
+                Some(spec) => due.extend(spec.due_in(*from, until)),
+                None => violation(
+                    &mut v,
+                    "S1",
+                    name,
+                    format!("defined with a schedule the world never gave: {text}"),
+                ),
+            }
+        }
+        due.sort_by_key(|d| d.at);
+        due.dedup_by_key(|d| d.at);
+        for d in &due {
+            if d.gap {
+                probe("DST gap due time");
+            }
+            if d.fold {
+                probe("DST fold due time");
+            }
+        }
+        let at: Vec<i64> = due.iter().map(|d| d.at).collect();
+        let mut accounted = t.accounted.clone();
+        for &(from, to, count, kind) in &t.entries {
+            // S1: the entry names due times the schedule yields, counts them exactly, and
+            // accounts none twice.
+            let lo = at.partition_point(|&x| x < from);
+            let hi = at.partition_point(|&x| x <= to);
+            let real = (hi - lo) as u64;
+            if at.get(lo) != Some(&from) || hi == 0 || at[hi - 1] != to || real != count {
+                violation(
+                    &mut v,
+                    "S1",
+                    name,
+                    format!("entry {}..{} ×{count} ({kind:?}) but the oracle has {real} due times there", ts(from), ts(to)),
+                );
+                continue;
+            }
+            let overlap_before = accounted
+                .range(..=to)
+                .next_back()
+                .filter(|(_, (end, _))| *end >= from);
+            if let Some((&a, &(b, _))) = overlap_before {
+                violation(
+                    &mut v,
+                    "S1",
+                    name,
+                    format!(
+                        "entry {}..{} ({kind:?}) accounts due times already accounted by {}..{}",
+                        ts(from),
+                        ts(to),
+                        ts(a),
+                        ts(b)
+                    ),
+                );
+                continue;
+            }
+            accounted.insert(from, (to, count));
+            if horizon.check_liveness && f.missed == MissedRule::Required {
+                if let LedgerKind::Missed {
+                    cause,
+                    action: MissAction::Skipped,
+                } = kind
+                {
+                    if !matches!(
+                        cause,
+                        MissCause::TooLate
+                            | MissCause::Removed
+                            | MissCause::Rescheduled
+                            | MissCause::Paused
+                    ) {
+                        violation(
+                            &mut v,
+                            "L2",
+                            name,
+                            format!(
+                                "a required job skipped {}..{} ({cause:?})",
+                                ts(from),
+                                ts(to)
+                            ),
+                        );
+                    }
+                }
+            }
+        }
+        if !horizon.check_liveness || t.paused || t.removed_at.is_some() {
+            continue;
+        }
+        // L1: everything due long enough ago is accounted.
+        let deadline = horizon.end - horizon.settle_bound;
+        let mut missing = Vec::new();
+        for &d in at.iter().take_while(|&&d| d <= deadline) {
+            let covered = accounted
+                .range(..=d)
+                .next_back()
+                .is_some_and(|(_, (end, _))| *end >= d);
+            if !covered {
+                missing.push(d);
+            }
+        }
+        if let Some(first) = missing.first() {
+            violation(
+                &mut v,
+                "L1",
+                name,
+                format!(
+                    "{} due time(s) from {} on still unaccounted at the end {}",
+                    missing.len(),
+                    ts(*first),
+                    ts(horizon.end)
+                ),
+            );
+        }
+        // L3: no run is left open long after it started.
+        for s in &t.starts {
+            if s.end.is_none() && s.at < horizon.end - horizon.run_bound {
+                violation(
+                    &mut v,
+                    "L3",
+                    name,
+                    format!(
+                        "{} started at {} was never settled or recorded lost",
+                        s.run,
+                        ts(s.at)
+                    ),
+                );
+            }
+        }
+    }
+    v
+}
+
+fn ts(ms: i64) -> duetime::Timestamp {
+    duetime::Timestamp::from_millis(ms)
+}

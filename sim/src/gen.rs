@@ -1,0 +1,361 @@
+//! Drawing a world from a seed: first its shape and every fault's probability (swarm
+//! testing: some seeds crash a lot and never jump clocks, others the reverse), then the jobs.
+//! Everything comes from one ChaCha stream, so a seed is a world.
+
+use std::fmt;
+
+use duetime::{Duration, JobDef, JobName, MissedRule, Overlap, Schedule};
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+
+use crate::oracle::{CronSpec, Spec};
+
+/// How hard the world is on the core.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FaultMode {
+    None,
+    Light,
+    Heavy,
+    /// Each seed draws each fault's rate from zero to heavy.
+    Swarm,
+}
+
+impl std::str::FromStr for FaultMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "none" => Ok(FaultMode::None),
+            "light" => Ok(FaultMode::Light),
+            "heavy" => Ok(FaultMode::Heavy),
+            "swarm" => Ok(FaultMode::Swarm),
+            other => Err(format!(
+                "--faults: `{other}`; accepted: none, light, heavy, swarm"
+            )),
+        }
+    }
+}
+
+/// What the user may pin on the command line; the rest is drawn.
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    pub processes: Option<usize>,
+    pub jobs: Option<usize>,
+    pub days: Option<f64>,
+    pub faults: Option<FaultMode>,
+}
+
+/// Per-hour rates and per-event probabilities of every fault.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Faults {
+    pub crash_per_hour: f64,
+    pub stall_per_hour: f64,
+    pub jump_per_hour: f64,
+    pub drain_per_hour: f64,
+    pub command_per_hour: f64,
+    pub abort: f64,
+    pub lost_answer: f64,
+    pub late_result: f64,
+    pub duplicate_result: f64,
+    pub orphan_delivers: f64,
+    pub max_skew_ms: i64,
+    pub max_drift_ppm: i64,
+}
+
+/// The world's shape.
+#[derive(Debug, Clone)]
+pub struct WorldConfig {
+    pub seed: u64,
+    pub processes: usize,
+    pub start_ms: i64,
+    pub safety_ms: i64,
+    pub liveness_ms: i64,
+    pub tick_ms: i64,
+    pub faults: Faults,
+}
+
+impl fmt::Display for WorldConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let fa = &self.faults;
+        let start = duetime::Timestamp::from_millis(self.start_ms);
+        write!(
+            f,
+            "seed {} | {} processes, tick {}s, from {start}, safety {:.1}h + liveness {:.1}h | \
+             per hour: crash {:.2} stall {:.2} jump {:.2} drain {:.2} command {:.2} | \
+             abort {:.3} lost-answer {:.3} late {:.3} dup {:.3} orphan {:.2} | skew ±{}s drift ±{}ppm",
+            self.seed,
+            self.processes,
+            self.tick_ms / 1000,
+            self.safety_ms as f64 / 3.6e6,
+            self.liveness_ms as f64 / 3.6e6,
+            fa.crash_per_hour,
+            fa.stall_per_hour,
+            fa.jump_per_hour,
+            fa.drain_per_hour,
+            fa.command_per_hour,
+            fa.abort,
+            fa.lost_answer,
+            fa.late_result,
+            fa.duplicate_result,
+            fa.orphan_delivers,
+            fa.max_skew_ms / 1000,
+            fa.max_drift_ppm
+        )
+    }
+}
+
+/// How a job's runs behave in this world.
+#[derive(Debug, Clone)]
+pub struct Behaviour {
+    /// Typical run duration, as a fraction of the job's shortest spacing.
+    pub duration_ms: (i64, i64),
+    pub fail: f64,
+    pub fail_retry_after: f64,
+    pub hang: f64,
+}
+
+/// A job of the world: its definition, what the oracle knows, how its runs behave.
+#[derive(Debug, Clone)]
+pub struct SimJob {
+    pub def: JobDef,
+    pub spec: Spec,
+    pub behaviour: Behaviour,
+    /// Other schedules people may switch it to.
+    pub alternatives: Vec<(Schedule, Spec)>,
+}
+
+/// Daylight-saving days the simulated period starts near (UTC instants, 2025).
+const STARTS: [(&str, &str); 6] = [
+    ("2025-03-08T18:00:00Z", "America/New_York spring forward"),
+    ("2025-11-01T18:00:00Z", "America/New_York fall back"),
+    ("2025-03-29T18:00:00Z", "Europe/London spring forward"),
+    ("2025-10-25T18:00:00Z", "Europe/London fall back"),
+    (
+        "2025-04-05T06:00:00Z",
+        "Australia/Lord_Howe fall back (30 min)",
+    ),
+    (
+        "2025-09-06T00:00:00Z",
+        "America/Santiago spring forward at midnight",
+    ),
+];
+
+const ZONES: [&str; 6] = [
+    "UTC",
+    "America/New_York",
+    "Europe/London",
+    "Australia/Lord_Howe",
+    "America/Santiago",
+    "Asia/Kolkata",
+];
+
+fn scale(mode: FaultMode, rng: &mut ChaCha8Rng, heavy: f64) -> f64 {
+    match mode {
+        FaultMode::None => 0.0,
+        FaultMode::Light => heavy * 0.1,
+        FaultMode::Heavy => heavy,
+        FaultMode::Swarm => {
+            if rng.gen_bool(0.3) {
+                0.0
+            } else {
+                heavy * rng.gen_range(0.0..1.0f64).powi(2)
+            }
+        }
+    }
+}
+
+pub fn draw_world(seed: u64, rng: &mut ChaCha8Rng, o: &Overrides) -> WorldConfig {
+    let mode = o.faults.unwrap_or(FaultMode::Swarm);
+    let processes = o
+        .processes
+        .unwrap_or_else(|| rng.gen_range(2..=6))
+        .clamp(1, 64);
+    let (start, _) = STARTS[rng.gen_range(0..STARTS.len())];
+    let start_ms = start
+        .parse::<duetime::Timestamp>()
+        .expect("constant")
+        .as_millis();
+    let days = o.days.unwrap_or_else(|| rng.gen_range(0.75..1.5));
+    let total_ms = (days * 86_400_000.0) as i64;
+    let liveness_ms = (total_ms / 4).max(4 * 3_600_000);
+    let safety_ms = (total_ms - liveness_ms).max(3_600_000);
+    let faults = Faults {
+        crash_per_hour: scale(mode, rng, 1.5),
+        stall_per_hour: scale(mode, rng, 1.5),
+        jump_per_hour: scale(mode, rng, 0.5),
+        drain_per_hour: scale(mode, rng, 0.3),
+        command_per_hour: scale(mode, rng, 3.0),
+        abort: scale(mode, rng, 0.03),
+        lost_answer: scale(mode, rng, 0.03),
+        late_result: scale(mode, rng, 0.1),
+        duplicate_result: scale(mode, rng, 0.1),
+        orphan_delivers: rng.gen_range(0.0..1.0),
+        max_skew_ms: (scale(mode, rng, 1.0) * 180_000.0) as i64,
+        max_drift_ppm: (scale(mode, rng, 1.0) * 300.0) as i64,
+    };
+    WorldConfig {
+        seed,
+        processes,
+        start_ms,
+        safety_ms,
+        liveness_ms,
+        tick_ms: 30_000,
+        faults,
+    }
+}
+
+fn pick<T: Copy>(rng: &mut ChaCha8Rng, items: &[T]) -> T {
+    items[rng.gen_range(0..items.len())]
+}
+
+/// A cron spec from a small menu of shapes people write, in a random zone.
+fn draw_cron(rng: &mut ChaCha8Rng) -> CronSpec {
+    let tz_name = pick(rng, &ZONES);
+    let all = |lo: u32, hi: u32| (lo..=hi).collect::<Vec<_>>();
+    let (text_min, minutes, text_hour, hours) = match rng.gen_range(0..6) {
+        0 => ("*".to_string(), all(0, 59), "*".to_string(), all(0, 23)),
+        1 => {
+            let step = pick(rng, &[2u32, 5, 10, 15, 20, 30]);
+            (
+                format!("*/{step}"),
+                (0..60).step_by(step as usize).collect(),
+                "*".to_string(),
+                all(0, 23),
+            )
+        }
+        2 => {
+            let m = rng.gen_range(0..60);
+            (m.to_string(), vec![m], "*".to_string(), all(0, 23))
+        }
+        3 => {
+            // A fixed time of night, where daylight-saving changes happen.
+            let m = pick(rng, &[0u32, 15, 30, 45]);
+            let h = pick(rng, &[0u32, 1, 2, 3]);
+            (m.to_string(), vec![m], h.to_string(), vec![h])
+        }
+        4 => (
+            "0,30".to_string(),
+            vec![0, 30],
+            "1-3".to_string(),
+            vec![1, 2, 3],
+        ),
+        _ => {
+            let m = rng.gen_range(0..60);
+            let h = rng.gen_range(0..24);
+            (m.to_string(), vec![m], h.to_string(), vec![h])
+        }
+    };
+    let (text_dom, days, text_dow, weekdays) = match rng.gen_range(0..5) {
+        0 => ("1-15".to_string(), all(1, 15), "1-5".to_string(), all(1, 5)),
+        1 => ("*".to_string(), all(1, 31), "1-5".to_string(), all(1, 5)),
+        _ => ("*".to_string(), all(1, 31), "*".to_string(), all(0, 6)),
+    };
+    let text = format!("{text_min} {text_hour} {text_dom} * {text_dow}");
+    CronSpec {
+        minutes,
+        hours,
+        days,
+        months: all(1, 12),
+        dom_star: text_dom.starts_with('*'),
+        dow_star: text_dow.starts_with('*'),
+        weekdays,
+        tz: tz_name.parse().expect("known zone"),
+        text,
+    }
+}
+
+fn draw_schedule(rng: &mut ChaCha8Rng, start_ms: i64, span_ms: i64) -> (Schedule, Spec, i64) {
+    match rng.gen_range(0..10) {
+        0..=5 => {
+            let c = draw_cron(rng);
+            let schedule = Schedule::cron(&c.text, Some(c.tz.name()))
+                .expect("the generator writes valid cron");
+            let spacing = if c.minutes.len() > 1 || c.hours.len() > 1 {
+                60_000 * 60 / c.minutes.len().max(1) as i64
+            } else {
+                3_600_000
+            };
+            (schedule, Spec::Cron(c), spacing.min(3_600_000))
+        }
+        6..=8 => {
+            let period = pick(
+                rng,
+                &[30_000i64, 60_000, 90_000, 300_000, 900_000, 3_600_000],
+            );
+            let offset = rng.gen_range(0..period);
+            let schedule = Schedule::every(
+                Duration::from_millis(period as u64),
+                Duration::from_millis(offset as u64),
+            )
+            .expect("positive period");
+            (
+                schedule,
+                Spec::Every {
+                    period_ms: period,
+                    offset_ms: offset,
+                },
+                period,
+            )
+        }
+        _ => {
+            let at = start_ms + rng.gen_range(0..span_ms.max(1)) / 1000 * 1000;
+            (
+                Schedule::at(duetime::Timestamp::from_millis(at)),
+                Spec::At { at_ms: at },
+                3_600_000,
+            )
+        }
+    }
+}
+
+pub fn draw_jobs(rng: &mut ChaCha8Rng, cfg: &WorldConfig, count: Option<usize>) -> Vec<SimJob> {
+    let n = count.unwrap_or_else(|| rng.gen_range(5..=12));
+    let span = cfg.safety_ms + cfg.liveness_ms;
+    (0..n)
+        .map(|i| {
+            let (schedule, spec, spacing) = draw_schedule(rng, cfg.start_ms, span);
+            let name = JobName::new(&format!("job{i}")).expect("valid");
+            let mut def = JobDef::new(name, schedule);
+            def.missed = pick(
+                rng,
+                &[
+                    MissedRule::Skip,
+                    MissedRule::CatchUpOnce,
+                    MissedRule::Required,
+                ],
+            );
+            if def.missed != MissedRule::Required {
+                def.overlap = Some(pick(
+                    rng,
+                    &[Overlap::Skip, Overlap::BufferOne, Overlap::BufferAll],
+                ));
+            } else {
+                def.legal_duty = rng.gen_bool(0.3);
+            }
+            if !def.legal_duty && def.missed != MissedRule::Skip && rng.gen_bool(0.3) {
+                def.catch_up_window = Some(Duration::from_mins(rng.gen_range(5..180)));
+            }
+            def.retries = rng.gen_range(0..=5);
+            def.safe_to_repeat = rng.gen_bool(0.4);
+            def.timeout = Duration::from_millis(rng.gen_range(60_000..=600_000));
+            let max_run = (spacing * 8 / 10).min(def.timeout.as_millis() as i64);
+            let behaviour = Behaviour {
+                duration_ms: (1_000, max_run.max(2_000)),
+                fail: rng.gen_range(0.0..0.2),
+                fail_retry_after: rng.gen_range(0.0..0.05),
+                hang: rng.gen_range(0.0..0.05),
+            };
+            let alternatives = (0..2)
+                .map(|_| {
+                    let (s, sp, _) = draw_schedule(rng, cfg.start_ms, span);
+                    (s, sp)
+                })
+                .collect();
+            SimJob {
+                def,
+                spec,
+                behaviour,
+                alternatives,
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,152 @@
+//! duetime-sim: seeded worlds of crashes, clock jumps, stalls and racing processes run
+//! against the duetime core, checked by an oracle that shares no code with the core's
+//! schedules. `run_seed` is the whole of one world; the binary runs ranges of them.
+
+pub mod check;
+pub mod gen;
+pub mod oracle;
+pub mod world;
+
+use std::collections::BTreeMap;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use duetime::{Event, JobName, Now};
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+pub use check::{Horizon, JobFacts, Probes, Violation};
+pub use gen::{FaultMode, Overrides, WorldConfig};
+
+/// How one seed ended.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Verdict {
+    Held,
+    Safety,
+    Liveness,
+    Crash(String),
+}
+
+impl Verdict {
+    /// Exit codes: 0 all held, 1 safety, 2 liveness, 3 a panic in the core.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Verdict::Held => 0,
+            Verdict::Safety => 1,
+            Verdict::Liveness => 2,
+            Verdict::Crash(_) => 3,
+        }
+    }
+}
+
+/// Everything one seed produced.
+#[derive(Debug, Clone)]
+pub struct SeedReport {
+    pub seed: u64,
+    pub config: String,
+    pub verdict: Verdict,
+    pub violations: Vec<Violation>,
+    pub events: u64,
+    pub jobs: usize,
+    pub processes: usize,
+    pub sim_ms: i64,
+    pub faults: BTreeMap<&'static str, u64>,
+    pub probes: BTreeMap<&'static str, u64>,
+    pub trace_hash: u64,
+    /// The core's inputs, when asked for (replay files, shrinking).
+    pub inputs: Option<Vec<(Now, Event)>>,
+    pub trace: Option<Vec<String>>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    pub overrides: Overrides,
+    pub record_inputs: bool,
+    pub hash_trace: bool,
+    pub readable_trace: bool,
+}
+
+/// The liveness bounds: due times older than this at the end must be accounted; runs older
+/// than this must be settled or lost. Generous on purpose: the liveness phase lasts hours.
+const SETTLE_BOUND_MS: i64 = 2 * 3_600_000;
+const RUN_BOUND_MS: i64 = 3_600_000;
+
+/// Draws and runs one world, then checks its journal.
+pub fn run_seed(seed: u64, opts: &Options) -> SeedReport {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let cfg = gen::draw_world(seed, &mut rng, &opts.overrides);
+    let jobs = gen::draw_jobs(&mut rng, &cfg, opts.overrides.jobs);
+    let config_line = cfg.to_string();
+    let processes = cfg.processes;
+    let sim_ms = cfg.safety_ms + cfg.liveness_ms;
+    let job_count = jobs.len();
+    let mut world = world::World::new(cfg, rng, jobs, opts.record_inputs, opts.hash_trace);
+    if opts.readable_trace {
+        world.trace = Some(Vec::new());
+    }
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        world.run();
+    }));
+    let mut report = SeedReport {
+        seed,
+        config: config_line,
+        verdict: Verdict::Held,
+        violations: Vec::new(),
+        events: world.events,
+        jobs: job_count,
+        processes,
+        sim_ms,
+        faults: world.faults.clone(),
+        probes: world.probes.clone(),
+        trace_hash: world.trace_hash,
+        inputs: world.inputs.take(),
+        trace: world.trace.take(),
+    };
+    if let Err(panic) = outcome {
+        let msg = panic
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_else(|| "a panic".to_string());
+        report.verdict = Verdict::Crash(msg);
+        return report;
+    }
+    let facts = facts_of(&world);
+    let horizon = Horizon {
+        end: world.now_ms(),
+        settle_bound: SETTLE_BOUND_MS,
+        run_bound: RUN_BOUND_MS,
+        check_liveness: true,
+    };
+    let violations = check::check(&world.journal, &facts, horizon, &mut report.probes);
+    report.verdict = if violations.iter().any(|v| !v.is_liveness()) {
+        Verdict::Safety
+    } else if !violations.is_empty() {
+        Verdict::Liveness
+    } else {
+        Verdict::Held
+    };
+    report.violations = violations;
+    report
+}
+
+/// What the checker may know besides the journal: each job's oracle specs (every schedule
+/// the world ever gave it) and its rules.
+fn facts_of(world: &world::World) -> BTreeMap<JobName, JobFacts> {
+    world
+        .jobs
+        .iter()
+        .map(|j| {
+            let mut specs = BTreeMap::new();
+            specs.insert(j.def.schedule.to_string(), j.spec.clone());
+            for (s, spec) in &j.alternatives {
+                specs.insert(s.to_string(), spec.clone());
+            }
+            let facts = JobFacts {
+                safe_to_repeat: j.def.safe_to_repeat,
+                missed: j.def.missed,
+                specs,
+            };
+            (j.def.name.clone(), facts)
+        })
+        .collect()
+}

@@ -1,0 +1,165 @@
+//! Due times computed without the core's schedule code: cron specs are kept as plain sets
+//! (never parsed by the core's parser) and evaluated minute by minute in UTC through
+//! chrono-tz, applying cron's daylight-saving rules from their definition. Slow and
+//! obviously right is the point: a bug in the core's bit sets or zone tables cannot hide
+//! behind the same bug here.
+
+use chrono::{Datelike, LocalResult, TimeZone, Timelike};
+use chrono_tz::Tz;
+
+/// A cron expression as sets, with the text the core is given.
+#[derive(Debug, Clone)]
+pub struct CronSpec {
+    pub minutes: Vec<u32>,
+    pub hours: Vec<u32>,
+    pub days: Vec<u32>,
+    pub months: Vec<u32>,
+    pub weekdays: Vec<u32>,
+    /// The day-of-month / day-of-week text begins with `*` (cron's OR rule is off).
+    pub dom_star: bool,
+    pub dow_star: bool,
+    pub tz: Tz,
+    pub text: String,
+}
+
+/// What the oracle knows of a schedule.
+#[derive(Debug, Clone)]
+pub enum Spec {
+    Cron(CronSpec),
+    Every { period_ms: i64, offset_ms: i64 },
+    At { at_ms: i64 },
+}
+
+/// One due time and whether a daylight-saving rule shaped it (for coverage probes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Due {
+    pub at: i64,
+    pub gap: bool,
+    pub fold: bool,
+}
+
+impl CronSpec {
+    /// cronie's "fixed-time": neither minute nor hour text begins with `*`.
+    pub fn fixed_time(&self) -> bool {
+        let minute_text = self.text.split_whitespace().next().unwrap_or("*");
+        let hour_text = self.text.split_whitespace().nth(1).unwrap_or("*");
+        !minute_text.starts_with('*') && !hour_text.starts_with('*')
+    }
+
+    fn matches(&self, l: &chrono::NaiveDateTime) -> bool {
+        let day_ok = {
+            let dom = self.days.contains(&l.day());
+            let dow = self.weekdays.contains(&l.weekday().num_days_from_sunday());
+            if self.dom_star || self.dow_star {
+                dom && dow
+            } else {
+                dom || dow
+            }
+        };
+        self.minutes.contains(&l.minute())
+            && self.hours.contains(&l.hour())
+            && self.months.contains(&l.month())
+            && day_ok
+    }
+
+    fn local(&self, utc_s: i64) -> chrono::NaiveDateTime {
+        let t = chrono::DateTime::from_timestamp(utc_s, 0).expect("in range");
+        self.tz.from_utc_datetime(&t.naive_utc()).naive_local()
+    }
+
+    fn offset(&self, utc_s: i64) -> i64 {
+        let local = self.local(utc_s);
+        local.and_utc().timestamp() - utc_s
+    }
+
+    /// Due times in `(after, until]` (milliseconds), by walking UTC minutes.
+    fn due_in(&self, after: i64, until: i64, out: &mut Vec<Due>) {
+        let fixed = self.fixed_time();
+        let mut u = after.div_euclid(60_000) * 60 + 60; // first whole minute strictly after
+        let end = until.div_euclid(1000);
+        while u <= end {
+            let l = self.local(u);
+            let mut due = None;
+            if self.matches(&l) {
+                let pass_ok = if fixed {
+                    match self.tz.from_local_datetime(&l) {
+                        LocalResult::Ambiguous(first, _) => first.timestamp() == u,
+                        _ => true,
+                    }
+                } else {
+                    true
+                };
+                let fold = matches!(self.tz.from_local_datetime(&l), LocalResult::Ambiguous(..));
+                if pass_ok {
+                    due = Some(Due {
+                        at: u * 1000,
+                        gap: false,
+                        fold,
+                    });
+                }
+            }
+            if due.is_none() && fixed {
+                // A spring-forward gap just ended at `u` if the offset grew since the
+                // minute before: matching local times inside it all fire now, once.
+                let before = self.offset(u - 60);
+                let now = self.offset(u);
+                if now > before {
+                    let mut gl = self.local(u - 60) + chrono::Duration::minutes(1);
+                    while gl < l {
+                        if self.matches(&gl) {
+                            due = Some(Due {
+                                at: u * 1000,
+                                gap: true,
+                                fold: false,
+                            });
+                            break;
+                        }
+                        gl += chrono::Duration::minutes(1);
+                    }
+                }
+            }
+            if let Some(d) = due {
+                out.push(d);
+            }
+            u += 60;
+        }
+    }
+}
+
+impl Spec {
+    /// Due times in `(after, until]`, ascending.
+    pub fn due_in(&self, after: i64, until: i64) -> Vec<Due> {
+        let mut out = Vec::new();
+        if until <= after {
+            return out;
+        }
+        match self {
+            Spec::Cron(c) => c.due_in(after, until, &mut out),
+            Spec::Every {
+                period_ms,
+                offset_ms,
+            } => {
+                let (p, o) = (*period_ms, offset_ms.rem_euclid(*period_ms));
+                let mut k = (after - o).div_euclid(p) + 1;
+                while o + k * p <= until {
+                    out.push(Due {
+                        at: o + k * p,
+                        gap: false,
+                        fold: false,
+                    });
+                    k += 1;
+                }
+            }
+            Spec::At { at_ms } => {
+                if after < *at_ms && *at_ms <= until {
+                    out.push(Due {
+                        at: *at_ms,
+                        gap: false,
+                        fold: false,
+                    });
+                }
+            }
+        }
+        out
+    }
+}

@@ -1,0 +1,851 @@
+//! The world: one store holding the core's state (one transaction per event), hosts whose
+//! processes tick, run jobs, crash, restart, stall and drain under skewed, drifting and
+//! jumping wall clocks, people sending commands, and a queue of timed actions. Idle time
+//! costs nothing: the world jumps from one action to the next.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
+
+use duetime::{
+    Actor, CancelReason, Duration, Effect, Entry, Event, Fence, Held, JobName, Now, Outcome,
+    ProcessId, Record, RunId, State, Timestamp,
+};
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+
+use crate::gen::{SimJob, WorldConfig};
+
+/// A wall clock: true time, skewed, drifting and jumped; the monotonic clock only freezes
+/// while its machine sleeps.
+#[derive(Debug, Clone, Default)]
+struct Clock {
+    skew: i64,
+    drift_ppm: i64,
+    jumped: i64,
+    slept: i64,
+}
+
+impl Clock {
+    fn now(&self, t: i64, t0: i64) -> Now {
+        let drift = (t - t0) as i128 * self.drift_ppm as i128 / 1_000_000;
+        Now::new(
+            Timestamp::from_millis(t + self.skew + drift as i64 + self.jumped),
+            Timestamp::from_millis(t - self.slept),
+        )
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum HostState {
+    Up,
+    Down,
+    Stalled,
+}
+
+#[derive(Debug, Clone)]
+struct HeldRun {
+    job: JobName,
+    fence: Fence,
+}
+
+struct Host {
+    state: HostState,
+    process: ProcessId,
+    draining: bool,
+    clock: Clock,
+    held: BTreeMap<RunId, HeldRun>,
+    /// Results that came in while stalled, sent on waking.
+    queued: Vec<(RunId, JobName, Fence, Outcome)>,
+    /// Invalidates scheduled ticks of an earlier incarnation or before a stall.
+    epoch: u64,
+}
+
+#[derive(Debug, Clone)]
+enum Action {
+    Tick {
+        host: usize,
+        epoch: u64,
+    },
+    RunDone {
+        host: usize,
+        process: ProcessId,
+        run: RunId,
+        job: JobName,
+        fence: Fence,
+        outcome: Outcome,
+    },
+    /// A result reaching the store on its own (a child that outlived its process, a late or
+    /// duplicated delivery), sent as from `process`.
+    Deliver {
+        process: ProcessId,
+        run: RunId,
+        job: JobName,
+        fence: Fence,
+        outcome: Outcome,
+    },
+    Crash {
+        host: usize,
+    },
+    Restart {
+        host: usize,
+    },
+    Stall {
+        host: usize,
+    },
+    Wake {
+        host: usize,
+    },
+    Jump {
+        host: usize,
+    },
+    Drain {
+        host: usize,
+    },
+    Command,
+    Heal,
+}
+
+/// Counts by kind, for the summary.
+pub type Counts = BTreeMap<&'static str, u64>;
+
+pub struct World {
+    pub cfg: WorldConfig,
+    rng: ChaCha8Rng,
+    t: i64,
+    seq: u64,
+    queue: BinaryHeap<Reverse<(i64, u64, usize)>>,
+    actions: Vec<Option<Action>>,
+    pub state: State,
+    pub journal: Vec<Record>,
+    hosts: Vec<Host>,
+    next_process: u64,
+    pub jobs: Vec<SimJob>,
+    removed: Vec<bool>,
+    healed: bool,
+    /// The latest wall time any process has shown the core, and when the run ends: long
+    /// enough after healing that even decisions made under a clock running days ahead
+    /// come due.
+    max_wall: i64,
+    end: i64,
+    pub events: u64,
+    pub faults: Counts,
+    pub probes: Counts,
+    /// Every core input, for replay files.
+    pub inputs: Option<Vec<(Now, Event)>>,
+    pub trace_hash: u64,
+    hash_trace: bool,
+    /// A readable trace (event, then its effects), when asked for.
+    pub trace: Option<Vec<String>>,
+}
+
+const HOUR: f64 = 3_600_000.0;
+
+impl World {
+    pub fn new(
+        cfg: WorldConfig,
+        rng: ChaCha8Rng,
+        jobs: Vec<SimJob>,
+        record_inputs: bool,
+        hash_trace: bool,
+    ) -> World {
+        let config = duetime::Config::with_tick(Duration::from_millis(cfg.tick_ms as u64));
+        let removed = vec![false; jobs.len()];
+        let mut w = World {
+            t: cfg.start_ms,
+            cfg,
+            rng,
+            seq: 0,
+            queue: BinaryHeap::new(),
+            actions: Vec::new(),
+            state: State::new(config),
+            journal: Vec::new(),
+            hosts: Vec::new(),
+            next_process: 1,
+            jobs,
+            removed,
+            healed: false,
+            max_wall: i64::MIN,
+            end: i64::MAX,
+            events: 0,
+            faults: Counts::new(),
+            probes: Counts::new(),
+            inputs: record_inputs.then(Vec::new),
+            trace_hash: 0xcbf2_9ce4_8422_2325,
+            hash_trace,
+            trace: None,
+        };
+        let skew = w.cfg.faults.max_skew_ms;
+        let drift = w.cfg.faults.max_drift_ppm;
+        for _ in 0..w.cfg.processes {
+            let clock = Clock {
+                skew: if skew > 0 {
+                    w.rng.gen_range(-skew..=skew)
+                } else {
+                    0
+                },
+                drift_ppm: if drift > 0 {
+                    w.rng.gen_range(-drift..=drift)
+                } else {
+                    0
+                },
+                ..Clock::default()
+            };
+            w.hosts.push(Host {
+                state: HostState::Down,
+                process: ProcessId(0),
+                draining: false,
+                clock,
+                held: BTreeMap::new(),
+                queued: Vec::new(),
+                epoch: 0,
+            });
+        }
+        w
+    }
+
+    fn at(&mut self, t: i64, action: Action) {
+        self.seq += 1;
+        self.actions.push(Some(action));
+        self.queue
+            .push(Reverse((t, self.seq, self.actions.len() - 1)));
+    }
+
+    /// An exponential wait for a rate per hour, or never.
+    fn after_rate(&mut self, per_hour: f64) -> Option<i64> {
+        if per_hour <= 0.0 || self.healed {
+            return None;
+        }
+        let u: f64 = self.rng.gen_range(1e-9..1.0);
+        Some(self.t + (-u.ln() / per_hour * HOUR) as i64 + 1)
+    }
+
+    fn schedule_faults(&mut self, host: usize) {
+        let f = self.cfg.faults;
+        for (rate, make) in [
+            (f.crash_per_hour, Action::Crash { host }),
+            (f.stall_per_hour, Action::Stall { host }),
+            (f.jump_per_hour, Action::Jump { host }),
+            (f.drain_per_hour, Action::Drain { host }),
+        ] {
+            if let Some(t) = self.after_rate(rate) {
+                self.at(t, make);
+            }
+        }
+    }
+
+    /// Runs the world: definitions, processes, faults until the safety phase ends, then a
+    /// healed liveness phase.
+    pub fn run(&mut self) {
+        let t0 = self.t;
+        for i in 0..self.jobs.len() {
+            let def = self.jobs[i].def.clone();
+            self.transact(
+                None,
+                Now::at(Timestamp::from_millis(t0)),
+                Event::Upsert {
+                    def: Box::new(def),
+                    actor: Actor::new("setup"),
+                },
+            );
+        }
+        for host in 0..self.hosts.len() {
+            let delay = self.rng.gen_range(0..self.cfg.tick_ms);
+            self.at(t0 + delay, Action::Restart { host });
+            self.schedule_faults(host);
+        }
+        if let Some(t) = self.after_rate(self.cfg.faults.command_per_hour) {
+            self.at(t, Action::Command);
+        }
+        let heal_at = t0 + self.cfg.safety_ms;
+        self.end = heal_at + self.cfg.liveness_ms;
+        self.at(heal_at, Action::Heal);
+        while let Some(Reverse((t, _, idx))) = self.queue.pop() {
+            if t > self.end {
+                break;
+            }
+            self.t = t;
+            let Some(action) = self.actions[idx].take() else {
+                continue;
+            };
+            self.handle(action);
+        }
+        self.t = self.end;
+    }
+
+    pub fn now_ms(&self) -> i64 {
+        self.t
+    }
+
+    fn handle(&mut self, action: Action) {
+        match action {
+            Action::Tick { host, epoch } => {
+                let h = &self.hosts[host];
+                if h.state != HostState::Up || h.epoch != epoch {
+                    return;
+                }
+                if h.draining && h.held.is_empty() {
+                    // The drain is complete: this incarnation exits; its successor starts.
+                    *self.faults.entry("drain completed").or_default() += 1;
+                    self.hosts[host].state = HostState::Down;
+                    let t = self.t + self.rng.gen_range(1_000..120_000);
+                    self.at(t, Action::Restart { host });
+                    return;
+                }
+                let held: Vec<Held> = h
+                    .held
+                    .iter()
+                    .map(|(&run, r)| Held {
+                        run,
+                        fence: r.fence,
+                    })
+                    .collect();
+                let process = h.process;
+                let now = self.clock_now(host);
+                self.transact(Some(host), now, Event::Tick { process, held });
+                self.schedule_tick(host);
+            }
+            Action::RunDone {
+                host,
+                process,
+                run,
+                job,
+                fence,
+                outcome,
+            } => {
+                let h = &mut self.hosts[host];
+                let ours = h.process == process && h.held.contains_key(&run);
+                if ours && h.state == HostState::Up {
+                    h.held.remove(&run);
+                    self.send_result(Some(host), process, run, job, fence, outcome);
+                } else if ours && h.state == HostState::Stalled {
+                    h.held.remove(&run);
+                    h.queued.push((run, job, fence, outcome));
+                } else if !ours && h.process != process {
+                    // Its process crashed; the child may still write its result.
+                    if self
+                        .rng
+                        .gen_bool(self.cfg.faults.orphan_delivers.clamp(0.0, 1.0))
+                    {
+                        *self.faults.entry("orphan result delivered").or_default() += 1;
+                        self.send_result(None, process, run, job, fence, outcome);
+                    }
+                }
+            }
+            Action::Deliver {
+                process,
+                run,
+                job,
+                fence,
+                outcome,
+            } => {
+                let now = Now::at(Timestamp::from_millis(self.t));
+                self.transact(
+                    None,
+                    now,
+                    Event::RunFinished {
+                        process,
+                        job: job.to_string(),
+                        run,
+                        fence,
+                        outcome,
+                    },
+                );
+            }
+            Action::Crash { host } => {
+                if self.hosts[host].state != HostState::Down {
+                    *self.faults.entry("crash").or_default() += 1;
+                    let h = &mut self.hosts[host];
+                    h.state = HostState::Down;
+                    h.held.clear();
+                    h.queued.clear();
+                    let t = self.t + self.rng.gen_range(1_000..3_600_000);
+                    self.at(t, Action::Restart { host });
+                }
+                if let Some(t) = self.after_rate(self.cfg.faults.crash_per_hour) {
+                    self.at(t, Action::Crash { host });
+                }
+            }
+            Action::Restart { host } => {
+                if self.hosts[host].state != HostState::Down {
+                    return;
+                }
+                let process = ProcessId(self.next_process);
+                self.next_process += 1;
+                let h = &mut self.hosts[host];
+                h.state = HostState::Up;
+                h.process = process;
+                h.draining = false;
+                h.held.clear();
+                h.epoch += 1;
+                let now = self.clock_now(host);
+                self.transact(Some(host), now, Event::ProcessStarted { process });
+                self.schedule_tick(host);
+            }
+            Action::Stall { host } => {
+                if self.hosts[host].state == HostState::Up {
+                    *self.faults.entry("stall").or_default() += 1;
+                    let long = self.rng.gen_bool(0.3);
+                    let d = if long {
+                        self.rng.gen_range(60_000..6 * 3_600_000)
+                    } else {
+                        self.rng.gen_range(1_000..120_000)
+                    };
+                    let h = &mut self.hosts[host];
+                    h.state = HostState::Stalled;
+                    h.epoch += 1;
+                    if long {
+                        // A laptop asleep: the monotonic clock stands still.
+                        h.clock.slept += d;
+                    }
+                    self.at(self.t + d, Action::Wake { host });
+                }
+                if let Some(t) = self.after_rate(self.cfg.faults.stall_per_hour) {
+                    self.at(t, Action::Stall { host });
+                }
+            }
+            Action::Wake { host } => {
+                if self.hosts[host].state != HostState::Stalled {
+                    return;
+                }
+                self.hosts[host].state = HostState::Up;
+                let process = self.hosts[host].process;
+                let queued = std::mem::take(&mut self.hosts[host].queued);
+                for (run, job, fence, outcome) in queued {
+                    self.send_result(Some(host), process, run, job, fence, outcome);
+                }
+                self.hosts[host].epoch += 1;
+                let epoch = self.hosts[host].epoch;
+                self.at(self.t, Action::Tick { host, epoch });
+            }
+            Action::Jump { host } => {
+                *self.faults.entry("clock jump").or_default() += 1;
+                let magnitude = match self.rng.gen_range(0..3) {
+                    0 => self.rng.gen_range(1_000..120_000),
+                    1 => self.rng.gen_range(120_000..6 * 3_600_000),
+                    _ => self.rng.gen_range(6 * 3_600_000..2 * 86_400_000),
+                };
+                let sign = if self.rng.gen_bool(0.5) { 1 } else { -1 };
+                self.hosts[host].clock.jumped += sign * magnitude;
+                if let Some(t) = self.after_rate(self.cfg.faults.jump_per_hour) {
+                    self.at(t, Action::Jump { host });
+                }
+            }
+            Action::Drain { host } => {
+                if self.hosts[host].state == HostState::Up && !self.hosts[host].draining {
+                    *self.faults.entry("drain").or_default() += 1;
+                    self.hosts[host].draining = true;
+                    let process = self.hosts[host].process;
+                    let now = self.clock_now(host);
+                    self.transact(Some(host), now, Event::ProcessDraining { process });
+                }
+                if let Some(t) = self.after_rate(self.cfg.faults.drain_per_hour) {
+                    self.at(t, Action::Drain { host });
+                }
+            }
+            Action::Command => {
+                self.command();
+                if let Some(t) = self.after_rate(self.cfg.faults.command_per_hour) {
+                    self.at(t, Action::Command);
+                }
+            }
+            Action::Heal => self.heal(),
+        }
+    }
+
+    /// A person does something to a random job.
+    fn command(&mut self) {
+        let i = self.rng.gen_range(0..self.jobs.len());
+        let name = self.jobs[i].def.name.to_string();
+        let actor = Actor::new(["ana", "bo", "cy"][self.rng.gen_range(0..3)]);
+        let now = Now::at(Timestamp::from_millis(self.t));
+        let kind = self.rng.gen_range(0..12);
+        let event = match kind {
+            0..=2 => Event::Pause {
+                job: name,
+                actor,
+                note: "maintenance".into(),
+            },
+            3..=5 => Event::Resume { job: name, actor },
+            6 | 7 => Event::RunNow { job: name, actor },
+            8 | 9 => {
+                // A schedule change to one of the job's alternatives.
+                let alt = self.rng.gen_range(0..self.jobs[i].alternatives.len());
+                let (schedule, spec) = self.jobs[i].alternatives[alt].clone();
+                let old = (self.jobs[i].def.schedule.clone(), self.jobs[i].spec.clone());
+                self.jobs[i].alternatives[alt] = old;
+                self.jobs[i].def.schedule = schedule;
+                self.jobs[i].spec = spec;
+                *self.faults.entry("schedule change").or_default() += 1;
+                Event::Upsert {
+                    def: Box::new(self.jobs[i].def.clone()),
+                    actor,
+                }
+            }
+            10 if !self.removed[i] && self.rng.gen_bool(0.2) => {
+                self.removed[i] = true;
+                *self.faults.entry("job removed").or_default() += 1;
+                Event::Remove { job: name, actor }
+            }
+            _ => Event::ForgetActor { actor },
+        };
+        *self.faults.entry("command").or_default() += 1;
+        self.transact(None, now, event);
+    }
+
+    /// The liveness phase: faults stop, clocks are set right, every host comes up, paused
+    /// jobs are resumed, runs stop failing.
+    fn heal(&mut self) {
+        self.healed = true;
+        self.end = self
+            .end
+            .max(self.max_wall.saturating_add(self.cfg.liveness_ms));
+        for job in &mut self.jobs {
+            // Healed runs are quick, so backlogs a slow job built up can drain.
+            let (lo, hi) = job.behaviour.duration_ms;
+            job.behaviour.duration_ms = (lo.min(1_000), (hi / 5).max(lo.min(1_000)));
+            job.behaviour.fail = 0.0;
+            job.behaviour.fail_retry_after = 0.0;
+            job.behaviour.hang = 0.0;
+        }
+        self.cfg.faults.late_result = 0.0;
+        self.cfg.faults.duplicate_result = 0.0;
+        self.cfg.faults.abort = 0.0;
+        self.cfg.faults.lost_answer = 0.0;
+        for host in 0..self.hosts.len() {
+            let h = &mut self.hosts[host];
+            h.clock = Clock {
+                slept: h.clock.slept,
+                ..Clock::default()
+            };
+            match h.state {
+                HostState::Down => self.at(self.t, Action::Restart { host }),
+                HostState::Stalled => self.at(self.t, Action::Wake { host }),
+                HostState::Up => {}
+            }
+        }
+        for i in 0..self.jobs.len() {
+            if !self.removed[i] {
+                let job = self.jobs[i].def.name.to_string();
+                let now = Now::at(Timestamp::from_millis(self.t));
+                self.transact(
+                    None,
+                    now,
+                    Event::Resume {
+                        job,
+                        actor: Actor::new("healer"),
+                    },
+                );
+            }
+        }
+    }
+
+    fn clock_now(&self, host: usize) -> Now {
+        self.hosts[host].clock.now(self.t, self.cfg.start_ms)
+    }
+
+    fn schedule_tick(&mut self, host: usize) {
+        let tick = self.cfg.tick_ms;
+        let wall = self.clock_now(host).wall.as_millis();
+        let soon = self.state.next_wake().map_or(tick, |w| {
+            (w.as_millis().saturating_sub(wall)).clamp(1_000, tick)
+        });
+        let epoch = self.hosts[host].epoch;
+        self.at(self.t + soon, Action::Tick { host, epoch });
+    }
+
+    fn send_result(
+        &mut self,
+        host: Option<usize>,
+        process: ProcessId,
+        run: RunId,
+        job: JobName,
+        fence: Fence,
+        outcome: Outcome,
+    ) {
+        let f = self.cfg.faults;
+        if f.duplicate_result > 0.0 && self.rng.gen_bool(f.duplicate_result.min(1.0)) {
+            *self.faults.entry("duplicate result").or_default() += 1;
+            let t = self.t + self.rng.gen_range(1_000..600_000);
+            self.at(
+                t,
+                Action::Deliver {
+                    process,
+                    run,
+                    job: job.clone(),
+                    fence,
+                    outcome: outcome.clone(),
+                },
+            );
+        }
+        if f.late_result > 0.0 && self.rng.gen_bool(f.late_result.min(1.0)) {
+            *self.faults.entry("late result").or_default() += 1;
+            let t = self.t + self.rng.gen_range(1_000..1_800_000);
+            self.at(
+                t,
+                Action::Deliver {
+                    process,
+                    run,
+                    job,
+                    fence,
+                    outcome,
+                },
+            );
+            return;
+        }
+        let now = match host {
+            Some(h) => self.clock_now(h),
+            None => Now::at(Timestamp::from_millis(self.t)),
+        };
+        self.transact(
+            host,
+            now,
+            Event::RunFinished {
+                process,
+                job: job.to_string(),
+                run,
+                fence,
+                outcome,
+            },
+        );
+    }
+
+    /// One store transaction: it may abort (nothing happens), or commit with its answer
+    /// lost (the journal is written, the process never hears of its effects).
+    fn transact(&mut self, host: Option<usize>, now: Now, event: Event) {
+        let f = self.cfg.faults;
+        if f.abort > 0.0 && self.rng.gen_bool(f.abort.min(1.0)) {
+            *self.faults.entry("transaction aborted").or_default() += 1;
+            if let Event::RunFinished {
+                process,
+                job,
+                run,
+                fence,
+                outcome,
+            } = event
+            {
+                // The process retries its report later.
+                let t = self.t + self.rng.gen_range(1_000..30_000);
+                let job = JobName::new(&job).expect("the world names jobs validly");
+                self.at(
+                    t,
+                    Action::Deliver {
+                        process,
+                        run,
+                        job,
+                        fence,
+                        outcome,
+                    },
+                );
+            }
+            return;
+        }
+        if let Some(inputs) = &mut self.inputs {
+            inputs.push((now, event.clone()));
+        }
+        if let Some(trace) = &mut self.trace {
+            trace.push(format!(
+                "{} (true {}) {}",
+                now.wall,
+                Timestamp::from_millis(self.t),
+                describe(&event)
+            ));
+        }
+        self.max_wall = self.max_wall.max(now.wall.as_millis());
+        let mut effects = Vec::new();
+        self.state.step(now, event, &mut effects);
+        self.events += 1;
+        if self.rng.gen_ratio(1, 64) {
+            let json = serde_json::to_string(&self.state).expect("state serializes");
+            let copy: State = serde_json::from_str(&json).expect("state deserializes");
+            assert!(
+                copy == self.state,
+                "S6: the state changed in a serde round trip"
+            );
+            self.state = copy;
+            *self.probes.entry("state round trip").or_default() += 1;
+        }
+        let lost = f.lost_answer > 0.0 && self.rng.gen_bool(f.lost_answer.min(1.0));
+        if lost {
+            *self.faults.entry("commit answer lost").or_default() += 1;
+        }
+        for e in effects {
+            if let Some(trace) = &mut self.trace {
+                trace.push(format!(
+                    "      {e}{}",
+                    if lost && matches!(e, Effect::Start { .. } | Effect::Cancel { .. }) {
+                        " [answer lost]"
+                    } else {
+                        ""
+                    }
+                ));
+            }
+            if self.hash_trace {
+                self.hash(&e);
+            }
+            match e {
+                Effect::Record(r) => self.journal.push(r),
+                Effect::Start {
+                    run,
+                    job,
+                    fence,
+                    process,
+                    deadline,
+                    ..
+                } if !lost => {
+                    self.start(host, process, run, job, fence, deadline);
+                }
+                Effect::Cancel {
+                    run,
+                    process,
+                    reason,
+                    ..
+                } if !lost => self.cancel(process, run, reason),
+                _ => {}
+            }
+        }
+    }
+
+    fn hash(&mut self, e: &Effect) {
+        let text = serde_json::to_string(e).expect("effects serialize");
+        for b in text.bytes() {
+            self.trace_hash ^= u64::from(b);
+            self.trace_hash = self.trace_hash.wrapping_mul(0x100_0000_01b3);
+        }
+    }
+
+    fn start(
+        &mut self,
+        host: Option<usize>,
+        process: ProcessId,
+        run: RunId,
+        job: JobName,
+        fence: Fence,
+        deadline: Timestamp,
+    ) {
+        let Some(host) = host.filter(|&h| self.hosts[h].process == process) else {
+            return;
+        };
+        let Some(sim) = self.jobs.iter().find(|j| j.def.name == job) else {
+            return;
+        };
+        let b = sim.behaviour.clone();
+        let timeout = deadline.as_millis() - self.clock_now(host).wall.as_millis();
+        let roll: f64 = self.rng.gen_range(0.0..1.0);
+        let (duration, outcome) = if roll < b.hang {
+            (timeout.max(1_000) * 3, Outcome::Ok)
+        } else if roll < b.hang + b.fail {
+            (
+                self.rng.gen_range(b.duration_ms.0..=b.duration_ms.1),
+                Outcome::failed("exit 1"),
+            )
+        } else if roll < b.hang + b.fail + b.fail_retry_after {
+            let after = Duration::from_secs(self.rng.gen_range(1..3_600));
+            (
+                self.rng.gen_range(b.duration_ms.0..=b.duration_ms.1),
+                Outcome::Failed {
+                    kind: "quota".into(),
+                    retry_after: Some(after),
+                },
+            )
+        } else {
+            (
+                self.rng.gen_range(b.duration_ms.0..=b.duration_ms.1),
+                Outcome::Ok,
+            )
+        };
+        self.hosts[host].held.insert(
+            run,
+            HeldRun {
+                job: job.clone(),
+                fence,
+            },
+        );
+        self.at(
+            self.t + duration,
+            Action::RunDone {
+                host,
+                process,
+                run,
+                job,
+                fence,
+                outcome,
+            },
+        );
+    }
+
+    fn cancel(&mut self, process: ProcessId, run: RunId, reason: CancelReason) {
+        let Some(host) = self
+            .hosts
+            .iter()
+            .position(|h| h.process == process && h.state != HostState::Down)
+        else {
+            return;
+        };
+        if reason == CancelReason::Timeout {
+            // The child is killed and its exit reported soon; the run stays held until then
+            // (its original finish, if later, finds it gone and is ignored).
+            let Some(held) = self.hosts[host].held.get(&run).cloned() else {
+                return;
+            };
+            let t = self.t + self.rng.gen_range(100..5_000);
+            self.at(
+                t,
+                Action::RunDone {
+                    host,
+                    process,
+                    run,
+                    job: held.job,
+                    fence: held.fence,
+                    outcome: Outcome::TimedOut,
+                },
+            );
+        } else {
+            self.hosts[host].held.remove(&run);
+        }
+    }
+
+    /// Journal lines are also effects; expose them for the checker.
+    pub fn records(&self) -> &[Record] {
+        &self.journal
+    }
+}
+
+/// Ledger entries in the journal (for summaries).
+pub fn ledger_count(journal: &[Record]) -> usize {
+    journal
+        .iter()
+        .filter(|r| matches!(r.entry, Entry::Ledger(_)))
+        .count()
+}
+
+/// One line for an event in a trace.
+pub fn describe(e: &Event) -> String {
+    match e {
+        Event::Upsert { def, actor } => {
+            format!("upsert {} ({}) by {actor}", def.name, def.schedule)
+        }
+        Event::Remove { job, actor } => format!("remove {job} by {actor}"),
+        Event::ProcessStarted { process } => format!("{process} started"),
+        Event::Tick { process, held } => {
+            let held: Vec<String> = held
+                .iter()
+                .map(|h| format!("{}/{}", h.run, h.fence))
+                .collect();
+            format!("{process} tick holding [{}]", held.join(" "))
+        }
+        Event::ProcessDraining { process } => format!("{process} draining"),
+        Event::RunFinished {
+            process,
+            job,
+            run,
+            fence,
+            outcome,
+        } => {
+            format!("{process} reports {job} {run} {fence}: {outcome}")
+        }
+        Event::Pause { job, actor, .. } => format!("pause {job} by {actor}"),
+        Event::Resume { job, actor } => format!("resume {job} by {actor}"),
+        Event::RunNow { job, actor } => format!("run-now {job} by {actor}"),
+        Event::ForgetActor { actor } => format!("forget {actor}"),
+    }
+}
