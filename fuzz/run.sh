@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Runs every duetime fuzz target for a bounded time: fuzz/run.sh [SECONDS_PER_TARGET]
+#
+#   fuzz/run.sh            one hour per target (the documented long run)
+#   fuzz/run.sh 60         what CI does (.ci/run passes FUZZ_SECONDS, default 60)
+#
+# Needs nightly and cargo-fuzz (`cargo install cargo-fuzz --locked`). Targets run side by
+# side, FUZZ_JOBS at a time (default: the number of cores). Each reads its committed seeds
+# (fuzz/corpus/<target>/) and kept crashes (fuzz/regressions/<target>/), replaying every one of
+# them first, and writes what it discovers to fuzz/work/<target>/ (git-ignored, reused by the
+# next run). A crash leaves its input in fuzz/artifacts/<target>/ and makes this script exit
+# non-zero; replay it with `cargo run --example replay -- <target> FILE` from fuzz/ (prints
+# the decoded input) and keep it under fuzz/regressions/<target>/.
+#
+# Knobs: FUZZ_SANITIZER (default none: the code under test is safe Rust, and without ASan
+# targets run about three times faster; overflow checks and debug assertions stay on),
+# FUZZ_TARGET_DIR (cargo's target dir, default fuzz/target), FUZZ_CODEGEN_UNITS (16 builds
+# about twice as fast from cold for slightly slower runs; unset uses cargo-fuzz's default of 1).
+set -euo pipefail
+cd "$(dirname "$0")"
+
+seconds="${1:-3600}"
+jobs="${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 2)}"
+sanitizer="${FUZZ_SANITIZER:-none}"
+build_args=(-s "$sanitizer" --target-dir "${FUZZ_TARGET_DIR:-target}")
+if [[ -n "${FUZZ_CODEGEN_UNITS:-}" ]]; then
+  build_args+=(--codegen-units "$FUZZ_CODEGEN_UNITS")
+fi
+
+# Dictionaries by target; targets without one run without.
+dict_for() {
+  case "$1" in
+    cron_text) echo cron.dict ;;
+  esac
+}
+
+cargo +nightly fuzz build "${build_args[@]}"
+mapfile -t targets < <(cargo +nightly fuzz list)
+mkdir -p work/logs
+
+run_one() {
+  local target="$1" dict
+  # -timeout: one input taking over 10 s is a hang, reported like a crash.
+  local args=(-max_total_time="$seconds" -timeout=10 -print_final_stats=1)
+  dict="$(dict_for "$target")"
+  [[ -n "$dict" ]] && args+=(-dict="$dict")
+  local corpora=("work/$target" "corpus/$target")
+  [[ -d "regressions/$target" ]] && corpora+=("regressions/$target")
+  mkdir -p "work/$target"
+  cargo +nightly fuzz run "${build_args[@]}" "$target" "${corpora[@]}" -- "${args[@]}" \
+    >"work/logs/$target.log" 2>&1
+}
+
+declare -A pids=()
+failed=()
+finish() {
+  local target="$1"
+  if wait "${pids[$target]}"; then
+    local runs rate
+    runs="$(grep -o 'stat::number_of_executed_units: [0-9]*' "work/logs/$target.log" | grep -o '[0-9]*$' || true)"
+    rate="$(grep -o 'stat::average_exec_per_sec: [0-9]*' "work/logs/$target.log" | grep -o '[0-9]*$' || true)"
+    echo "fuzz $target: clean for ${seconds}s (${runs:-?} executions, ${rate:-?}/s)"
+  else
+    echo "fuzz $target: FAILED; the end of work/logs/$target.log:" >&2
+    grep -a -v -E '^#[0-9]+ ' "work/logs/$target.log" | tail -n 40 >&2
+    failed+=("$target")
+  fi
+  unset "pids[$target]"
+}
+
+for target in "${targets[@]}"; do
+  while (( ${#pids[@]} >= jobs )); do
+    # Wait for one running target to finish before starting another.
+    for running in "${!pids[@]}"; do finish "$running"; break; done
+  done
+  echo "fuzz $target: running ${seconds}s"
+  run_one "$target" &
+  pids[$target]=$!
+done
+for running in "${!pids[@]}"; do finish "$running"; done
+
+if (( ${#failed[@]} )); then
+  echo "fuzz: crashes in ${failed[*]}; inputs under fuzz/artifacts/" >&2
+  exit 1
+fi
