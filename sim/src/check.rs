@@ -66,6 +66,10 @@ struct JobTrack {
     accounted: BTreeMap<i64, (i64, u64)>,
     /// Started runs: covers and how they ended.
     starts: Vec<StartTrack>,
+    /// The latest start of each due time covered so far, as disjoint ranges by their first
+    /// due time (an index into `starts`).
+    by_from: BTreeMap<i64, usize>,
+    by_run: BTreeMap<RunId, usize>,
     entries: Vec<(i64, i64, u64, LedgerKind)>,
 }
 
@@ -158,7 +162,21 @@ pub fn check(
                         // S2: every earlier start covering any of these due times must have
                         // ended known-failed (or lost, for a job safe to repeat).
                         let safe = facts.get(&rec.job).is_some_and(|f| f.safe_to_repeat);
-                        for s in &t.starts {
+                        // Covers kept disjoint: the newest start of any due time replaces
+                        // the older ones it overlaps, so only neighbours need looking at.
+                        let mut overlapping = Vec::new();
+                        for (&from, &i) in t.by_from.range(..=b).rev() {
+                            let Some((_, to)) = t.starts[i].covers else {
+                                continue;
+                            };
+                            if to < a {
+                                break;
+                            }
+                            overlapping.push((from, i));
+                        }
+                        let earlier = overlapping.iter().map(|(f, i)| (f, i));
+                        for (_, &i) in earlier {
+                            let s = &t.starts[i];
                             let Some((sa, sb)) = s.covers else { continue };
                             if sa > b || sb < a {
                                 continue;
@@ -186,7 +204,12 @@ pub fn check(
                                 );
                             }
                         }
+                        for (from, _) in &overlapping {
+                            t.by_from.remove(from);
+                        }
+                        t.by_from.insert(a, t.starts.len());
                     }
+                    t.by_run.insert(*run, t.starts.len());
                     t.starts.push(StartTrack {
                         run: *run,
                         covers,
@@ -214,8 +237,8 @@ pub fn check(
                     if matches!(outcome, Outcome::TimedOut) {
                         probe("run timed out");
                     }
-                    if let Some(s) = t.starts.iter_mut().rev().find(|s| s.run == *run) {
-                        s.end = Some(end);
+                    if let Some(&i) = t.by_run.get(run) {
+                        t.starts[i].end = Some(end);
                     }
                 }
                 History::Lost { run } => {
@@ -229,8 +252,8 @@ pub fn check(
                             format!("{run} recorded lost after it was settled"),
                         );
                     }
-                    if let Some(s) = t.starts.iter_mut().rev().find(|s| s.run == *run) {
-                        s.end = Some(RunEnd::Lost);
+                    if let Some(&i) = t.by_run.get(run) {
+                        t.starts[i].end = Some(RunEnd::Lost);
                     }
                 }
                 History::StaleResult { .. } => probe("stale result refused"),
@@ -403,12 +426,15 @@ pub fn check(
         // L1: everything due long enough ago is accounted.
         let deadline = horizon.end - horizon.settle_bound;
         let mut missing = Vec::new();
+        let mut ranges = accounted
+            .iter()
+            .map(|(&from, &(to, _))| (from, to))
+            .peekable();
         for &d in at.iter().take_while(|&&d| d <= deadline) {
-            let covered = accounted
-                .range(..=d)
-                .next_back()
-                .is_some_and(|(_, (end, _))| *end >= d);
-            if !covered {
+            while ranges.peek().is_some_and(|&(_, to)| to < d) {
+                ranges.next();
+            }
+            if !ranges.peek().is_some_and(|&(from, _)| from <= d) {
                 missing.push(d);
             }
         }

@@ -337,19 +337,22 @@ pub fn draw_jobs(rng: &mut ChaCha8Rng, cfg: &WorldConfig, count: Option<usize>) 
             def.retries = rng.gen_range(0..=5);
             def.safe_to_repeat = rng.gen_bool(0.4);
             def.timeout = Duration::from_millis(rng.gen_range(60_000..=600_000));
-            let max_run = (spacing * 8 / 10).min(def.timeout.as_millis() as i64);
+            // People may switch the job to one of these; its runs fit the tightest of them.
+            let mut tightest = spacing;
+            let alternatives = (0..2)
+                .map(|_| {
+                    let (s, sp, alt_spacing) = draw_schedule(rng, cfg.start_ms, span);
+                    tightest = tightest.min(alt_spacing);
+                    (s, sp)
+                })
+                .collect();
+            let max_run = (tightest * 8 / 10).min(def.timeout.as_millis() as i64);
             let behaviour = Behaviour {
                 duration_ms: (1_000, max_run.max(2_000)),
                 fail: rng.gen_range(0.0..0.2),
                 fail_retry_after: rng.gen_range(0.0..0.05),
                 hang: rng.gen_range(0.0..0.05),
             };
-            let alternatives = (0..2)
-                .map(|_| {
-                    let (s, sp, _) = draw_schedule(rng, cfg.start_ms, span);
-                    (s, sp)
-                })
-                .collect();
             SimJob {
                 def,
                 spec,

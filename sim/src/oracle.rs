@@ -7,7 +7,7 @@
 use chrono::{Datelike, LocalResult, TimeZone, Timelike};
 use chrono_tz::Tz;
 
-/// A cron expression as sets, with the text the core is given.
+/// A cron expression as sorted sets, with the text the core is given.
 #[derive(Debug, Clone)]
 pub struct CronSpec {
     pub minutes: Vec<u32>,
@@ -47,18 +47,19 @@ impl CronSpec {
     }
 
     fn matches(&self, l: &chrono::NaiveDateTime) -> bool {
+        let has = |set: &[u32], v: u32| set.binary_search(&v).is_ok();
         let day_ok = {
-            let dom = self.days.contains(&l.day());
-            let dow = self.weekdays.contains(&l.weekday().num_days_from_sunday());
+            let dom = has(&self.days, l.day());
+            let dow = has(&self.weekdays, l.weekday().num_days_from_sunday());
             if self.dom_star || self.dow_star {
                 dom && dow
             } else {
                 dom || dow
             }
         };
-        self.minutes.contains(&l.minute())
-            && self.hours.contains(&l.hour())
-            && self.months.contains(&l.month())
+        has(&self.minutes, l.minute())
+            && has(&self.hours, l.hour())
+            && has(&self.months, l.month())
             && day_ok
     }
 
@@ -77,8 +78,10 @@ impl CronSpec {
         let fixed = self.fixed_time();
         let mut u = after.div_euclid(60_000) * 60 + 60; // first whole minute strictly after
         let end = until.div_euclid(1000);
+        let mut prev_offset = self.offset(u - 60);
         while u <= end {
             let l = self.local(u);
+            let offset = l.and_utc().timestamp() - u;
             let mut due = None;
             if self.matches(&l) {
                 let pass_ok = if fixed {
@@ -101,9 +104,7 @@ impl CronSpec {
             if due.is_none() && fixed {
                 // A spring-forward gap just ended at `u` if the offset grew since the
                 // minute before: matching local times inside it all fire now, once.
-                let before = self.offset(u - 60);
-                let now = self.offset(u);
-                if now > before {
+                if offset > prev_offset {
                     let mut gl = self.local(u - 60) + chrono::Duration::minutes(1);
                     while gl < l {
                         if self.matches(&gl) {
@@ -121,6 +122,7 @@ impl CronSpec {
             if let Some(d) = due {
                 out.push(d);
             }
+            prev_offset = offset;
             u += 60;
         }
     }

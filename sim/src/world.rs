@@ -105,6 +105,33 @@ enum Action {
     Heal,
 }
 
+/// An action waiting in the queue, ordered by time, then by the order it was queued in.
+struct Queued {
+    t: i64,
+    seq: u64,
+    action: Action,
+}
+
+impl PartialEq for Queued {
+    fn eq(&self, other: &Self) -> bool {
+        (self.t, self.seq) == (other.t, other.seq)
+    }
+}
+
+impl Eq for Queued {}
+
+impl PartialOrd for Queued {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Queued {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        (self.t, self.seq).cmp(&(other.t, other.seq))
+    }
+}
+
 /// Counts by kind, for the summary.
 pub type Counts = BTreeMap<&'static str, u64>;
 
@@ -113,8 +140,7 @@ pub struct World {
     rng: ChaCha8Rng,
     t: i64,
     seq: u64,
-    queue: BinaryHeap<Reverse<(i64, u64, usize)>>,
-    actions: Vec<Option<Action>>,
+    queue: BinaryHeap<Reverse<Queued>>,
     pub state: State,
     pub journal: Vec<Record>,
     hosts: Vec<Host>,
@@ -156,7 +182,6 @@ impl World {
             rng,
             seq: 0,
             queue: BinaryHeap::new(),
-            actions: Vec::new(),
             state: State::new(config),
             journal: Vec::new(),
             hosts: Vec::new(),
@@ -205,9 +230,11 @@ impl World {
 
     fn at(&mut self, t: i64, action: Action) {
         self.seq += 1;
-        self.actions.push(Some(action));
-        self.queue
-            .push(Reverse((t, self.seq, self.actions.len() - 1)));
+        self.queue.push(Reverse(Queued {
+            t,
+            seq: self.seq,
+            action,
+        }));
     }
 
     /// An exponential wait for a rate per hour, or never.
@@ -259,15 +286,12 @@ impl World {
         let heal_at = t0 + self.cfg.safety_ms;
         self.end = heal_at + self.cfg.liveness_ms;
         self.at(heal_at, Action::Heal);
-        while let Some(Reverse((t, _, idx))) = self.queue.pop() {
-            if t > self.end {
+        while let Some(Reverse(q)) = self.queue.pop() {
+            if q.t > self.end {
                 break;
             }
-            self.t = t;
-            let Some(action) = self.actions[idx].take() else {
-                continue;
-            };
-            self.handle(action);
+            self.t = q.t;
+            self.handle(q.action);
         }
         self.t = self.end;
     }
@@ -277,6 +301,18 @@ impl World {
     }
 
     fn handle(&mut self, action: Action) {
+        let fault = matches!(
+            action,
+            Action::Crash { .. }
+                | Action::Stall { .. }
+                | Action::Jump { .. }
+                | Action::Drain { .. }
+                | Action::Command
+        );
+        if fault && self.healed {
+            // Faults drawn before healing that come due after it do not happen.
+            return;
+        }
         match action {
             Action::Tick { host, epoch } => {
                 let h = &self.hosts[host];
@@ -654,7 +690,7 @@ impl World {
         let mut effects = Vec::new();
         self.state.step(now, event, &mut effects);
         self.events += 1;
-        if self.rng.gen_ratio(1, 64) {
+        if self.rng.gen_ratio(1, 256) {
             let json = serde_json::to_string(&self.state).expect("state serializes");
             let copy: State = serde_json::from_str(&json).expect("state deserializes");
             assert!(
