@@ -434,7 +434,7 @@ pub fn check(
             while ranges.peek().is_some_and(|&(_, to)| to < d) {
                 ranges.next();
             }
-            if !ranges.peek().is_some_and(|&(from, _)| from <= d) {
+            if ranges.peek().is_none_or(|&(from, _)| from > d) {
                 missing.push(d);
             }
         }
