@@ -49,7 +49,24 @@ pub struct Matcher {
     per_hour: u64,
     seconds_count: u64,
     can_match: bool,
+    dates: Dates,
 }
+
+/// The shape of the date rule, so the common ones skip calendar arithmetic entirely.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Dates {
+    /// Every day of every month (`* * *` in the date fields).
+    Every,
+    /// Every month, and a day matches by its weekday alone (`* * 1-5`).
+    Weekdays,
+    /// Anything else: one mask per month.
+    ByMonth,
+}
+
+/// Bits 1-31: every day of a month.
+const ALL_DAYS: u32 = !1;
+/// Bits 1-12: every month.
+const ALL_MONTHS: u16 = 0x1ffe;
 
 fn next_bit64(bits: u64, from: u32) -> Option<u32> {
     if from >= 64 {
@@ -94,6 +111,21 @@ impl Matcher {
         let seconds_count = u64::from(fields.seconds.count_ones());
         let per_hour = u64::from(fields.minutes.count_ones()) * seconds_count;
         let per_day = u64::from(fields.hours.count_ones()) * per_hour;
+        let all_days = fields.days & ALL_DAYS == ALL_DAYS;
+        let plain_dow = fields.nth_weekdays == 0 && fields.last_weekdays == 0;
+        let all_weekdays = plain_dow && fields.weekdays == 0x7f;
+        // cron's day rule: AND when either field text is star-like, else OR.
+        let and_rule = fields.dom_star || fields.dow_star;
+        let every_day = if and_rule {
+            all_days && all_weekdays
+        } else {
+            all_days || all_weekdays
+        };
+        let dates = match (fields.months & ALL_MONTHS == ALL_MONTHS, every_day) {
+            (true, true) => Dates::Every,
+            (true, false) if and_rule && all_days && plain_dow => Dates::Weekdays,
+            _ => Dates::ByMonth,
+        };
         let mut m = Matcher {
             fields,
             week_masks,
@@ -102,6 +134,7 @@ impl Matcher {
             per_hour,
             seconds_count,
             can_match: true,
+            dates,
         };
         m.can_match = per_day > 0 && m.some_day_can_match();
         m
@@ -128,12 +161,13 @@ impl Matcher {
         self.next_date(start, start + 146_097).is_some()
     }
 
-    /// The days of `year`-`month` that match, as bits 1-31.
-    fn day_mask(&self, year: i64, month: u32) -> u32 {
+    /// The days of `year`-`month` that match, as bits 1-31; `month_start` is the day number
+    /// of its 1st.
+    fn day_mask(&self, year: i64, month: u32, month_start: i64) -> u32 {
         let f = &self.fields;
         let dim = days_in_month(year, month);
         let valid = (below64(dim + 1) as u32) & !1;
-        let first_weekday = weekday(days_from_civil(year, month, 1));
+        let first_weekday = weekday(month_start);
         let mut dom = f.days;
         if f.last_day {
             dom |= 1 << dim;
@@ -174,18 +208,38 @@ impl Matcher {
 
     /// The first matching day number in `[from, until)`.
     fn next_date(&self, from: i64, until: i64) -> Option<i64> {
+        let found = match self.dates {
+            Dates::Every => Some(from),
+            Dates::Weekdays => {
+                let wd = weekday(from);
+                let week = u32::from(self.fields.weekdays) * 0x81; // two weeks, so no wrap
+                let ahead = (week >> wd).trailing_zeros();
+                (ahead < 7).then(|| from + i64::from(ahead))
+            }
+            Dates::ByMonth => return self.next_date_by_month(from, until),
+        };
+        found.filter(|&d| d < until)
+    }
+
+    /// `next_date` one month at a time, jumping straight to the months in the set.
+    fn next_date_by_month(&self, from: i64, until: i64) -> Option<i64> {
+        let months = u32::from(self.fields.months);
+        let first_month = next_bit32(months, 1)?;
         let (mut year, mut month, mut min_day) = civil_from_days(from);
         loop {
+            match next_bit32(months, month) {
+                Some(m) if m == month => {}
+                Some(m) if m <= 12 => (month, min_day) = (m, 1),
+                _ => (year, month, min_day) = (year + 1, first_month, 1),
+            }
             let month_start = days_from_civil(year, month, 1);
             if month_start >= until {
                 return None;
             }
-            if self.month_in_set(month) {
-                let mask = self.day_mask(year, month) & !(below64(min_day) as u32);
-                if mask != 0 {
-                    let day = month_start + i64::from(mask.trailing_zeros()) - 1;
-                    return (day < until).then_some(day);
-                }
+            let mask = self.day_mask(year, month, month_start) & !(below64(min_day) as u32);
+            if mask != 0 {
+                let day = month_start + i64::from(mask.trailing_zeros()) - 1;
+                return (day < until).then_some(day);
             }
             min_day = 1;
             month += 1;
@@ -197,8 +251,14 @@ impl Matcher {
     }
 
     fn date_matches(&self, day: i64) -> bool {
-        let (y, m, d) = civil_from_days(day);
-        self.month_in_set(m) && self.day_mask(y, m) & (1 << d) != 0
+        match self.dates {
+            Dates::Every => true,
+            Dates::Weekdays => self.fields.weekdays & (1 << weekday(day)) != 0,
+            Dates::ByMonth => {
+                let (y, m, d) = civil_from_days(day);
+                self.month_in_set(m) && self.day_mask(y, m, day - i64::from(d) + 1) & (1 << d) != 0
+            }
+        }
     }
 
     /// The first matching second of the day at or after `sod` (seconds of day).
@@ -287,6 +347,18 @@ impl Matcher {
         if from >= until {
             return 0;
         }
+        match self.dates {
+            Dates::Every => return (until - from) as u64,
+            Dates::Weekdays => {
+                let days = until - from;
+                let per_week = u64::from(self.fields.weekdays.count_ones());
+                let rest = (from + days / 7 * 7..until)
+                    .filter(|&d| self.date_matches(d))
+                    .count() as u64;
+                return (days / 7) as u64 * per_week + rest;
+            }
+            Dates::ByMonth => {}
+        }
         let (mut year, mut month, first_day) = civil_from_days(from);
         let mut min_day = first_day;
         let mut n = 0u64;
@@ -296,7 +368,7 @@ impl Matcher {
                 return n;
             }
             if self.month_in_set(month) {
-                let mut mask = self.day_mask(year, month) & !(below64(min_day) as u32);
+                let mut mask = self.day_mask(year, month, month_start) & !(below64(min_day) as u32);
                 let end_day = until - month_start + 1; // first excluded day of this month
                 if end_day <= 31 {
                     mask &= below64(end_day as u32) as u32;
