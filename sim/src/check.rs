@@ -36,7 +36,7 @@ impl fmt::Display for Violation {
 }
 
 /// What the checker needs to know about a job beyond the journal.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct JobFacts {
     pub safe_to_repeat: bool,
     pub missed: MissedRule,
@@ -45,7 +45,7 @@ pub struct JobFacts {
 }
 
 /// The moments the liveness checks are judged at.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
 pub struct Horizon {
     /// Wall time at the end of the run.
     pub end: i64,

@@ -5,6 +5,7 @@
 pub mod check;
 pub mod gen;
 pub mod oracle;
+pub mod replay;
 pub mod world;
 
 use std::collections::BTreeMap;
@@ -55,6 +56,32 @@ pub struct SeedReport {
     /// The core's inputs, when asked for (replay files, shrinking).
     pub inputs: Option<Vec<(Now, Event)>>,
     pub trace: Option<Vec<String>>,
+    pub tick_ms: u64,
+    pub facts: BTreeMap<JobName, JobFacts>,
+    pub horizon: Option<Horizon>,
+}
+
+impl SeedReport {
+    /// The failure as a regression (the seed must have been run with `record_inputs`).
+    pub fn regression(&self) -> Option<replay::Regression> {
+        let (invariant, job) = match &self.verdict {
+            Verdict::Held => return None,
+            Verdict::Crash(_) => ("crash".to_string(), String::new()),
+            _ => {
+                let v = self.violations.first()?;
+                (v.invariant.to_string(), v.job.clone())
+            }
+        };
+        Some(replay::Regression {
+            origin: self.config.clone(),
+            invariant,
+            job,
+            tick_ms: self.tick_ms,
+            horizon: self.horizon?,
+            facts: self.facts.clone(),
+            inputs: self.inputs.clone()?,
+        })
+    }
 }
 
 #[derive(Debug, Clone, Default)]
@@ -79,6 +106,7 @@ pub fn run_seed(seed: u64, opts: &Options) -> SeedReport {
     let processes = cfg.processes;
     let sim_ms = cfg.safety_ms + cfg.liveness_ms;
     let job_count = jobs.len();
+    let tick_ms = cfg.tick_ms as u64;
     let mut world = world::World::new(cfg, rng, jobs, opts.record_inputs, opts.hash_trace);
     if opts.readable_trace {
         world.trace = Some(Vec::new());
@@ -100,6 +128,14 @@ pub fn run_seed(seed: u64, opts: &Options) -> SeedReport {
         trace_hash: world.trace_hash,
         inputs: world.inputs.take(),
         trace: world.trace.take(),
+        tick_ms,
+        facts: facts_of(&world),
+        horizon: Some(Horizon {
+            end: world.now_ms(),
+            settle_bound: SETTLE_BOUND_MS,
+            run_bound: RUN_BOUND_MS,
+            check_liveness: true,
+        }),
     };
     if let Err(panic) = outcome {
         let msg = panic
@@ -110,14 +146,8 @@ pub fn run_seed(seed: u64, opts: &Options) -> SeedReport {
         report.verdict = Verdict::Crash(msg);
         return report;
     }
-    let facts = facts_of(&world);
-    let horizon = Horizon {
-        end: world.now_ms(),
-        settle_bound: SETTLE_BOUND_MS,
-        run_bound: RUN_BOUND_MS,
-        check_liveness: true,
-    };
-    let violations = check::check(&world.journal, &facts, horizon, &mut report.probes);
+    let horizon = report.horizon.expect("set above");
+    let violations = check::check(&world.journal, &report.facts, horizon, &mut report.probes);
     report.verdict = if violations.iter().any(|v| !v.is_liveness()) {
         Verdict::Safety
     } else if !violations.is_empty() {

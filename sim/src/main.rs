@@ -14,7 +14,8 @@ use duetime_sim::{run_seed, FaultMode, Options, SeedReport, Verdict};
 const USAGE: &str =
     "usage: duetime-sim [--seeds A..B | --seed N] [--threads N] [--processes N] [--jobs N]
                    [--days X] [--faults none|light|heavy|swarm] [--check-determinism]
-                   [--replay N [--trace]]";
+                   [--replay N [--trace]] [--save-regression DIR] [--replay-file PATH]
+exit codes: 0 all held, 1 safety violation, 2 liveness violation, 3 a panic in the core, 64 usage";
 
 struct Args {
     seeds: std::ops::Range<u64>,
@@ -23,6 +24,8 @@ struct Args {
     check_determinism: bool,
     replay: Option<u64>,
     trace: bool,
+    save_regression: Option<String>,
+    replay_file: Option<String>,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -33,6 +36,8 @@ fn parse_args() -> Result<Args, String> {
         check_determinism: false,
         replay: None,
         trace: false,
+        save_regression: None,
+        replay_file: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -75,6 +80,8 @@ fn parse_args() -> Result<Args, String> {
             "--check-determinism" => a.check_determinism = true,
             "--replay" => a.replay = Some(value()?.parse().map_err(|_| "--replay needs a seed")?),
             "--trace" => a.trace = true,
+            "--save-regression" => a.save_regression = Some(value()?),
+            "--replay-file" => a.replay_file = Some(value()?),
             "-h" | "--help" => return Err(String::new()),
             other => return Err(format!("unknown argument `{other}`")),
         }
@@ -94,6 +101,9 @@ fn main() -> ExitCode {
             return ExitCode::from(64);
         }
     };
+    if let Some(path) = &args.replay_file {
+        return replay_file(path);
+    }
     if let Some(seed) = args.replay {
         return replay(seed, &args);
     }
@@ -110,6 +120,81 @@ fn replay(seed: u64, args: &Args) -> ExitCode {
     }
     print_failure(&r, args);
     ExitCode::from(r.verdict.exit_code() as u8)
+}
+
+fn replay_file(path: &str) -> ExitCode {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("duetime-sim: cannot read {path}: {e}");
+            return ExitCode::from(64);
+        }
+    };
+    let reg: duetime_sim::replay::Regression = match serde_json::from_str(&text) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("duetime-sim: {path} is not a regression file: {e}");
+            return ExitCode::from(64);
+        }
+    };
+    for line in duetime_sim::replay::readable(reg.tick_ms, &reg.inputs) {
+        println!("{line}");
+    }
+    match reg.replay() {
+        duetime_sim::replay::Finding::Held => {
+            println!("{path}: all invariants held");
+            ExitCode::SUCCESS
+        }
+        duetime_sim::replay::Finding::Crash(msg) => {
+            println!("{path}: CRASH: {msg}");
+            ExitCode::from(3)
+        }
+        duetime_sim::replay::Finding::Broken(v) => {
+            for v in &v {
+                println!("{path}: {v}");
+            }
+            ExitCode::from(if v.iter().any(|v| !v.is_liveness()) {
+                1
+            } else {
+                2
+            })
+        }
+    }
+}
+
+/// Reruns a failing seed recording its inputs, shrinks them, prints the shrunk trace, and
+/// saves it as a regression file when asked.
+fn shrink_and_show(seed: u64, args: &Args) {
+    let mut opts = args.opts.clone();
+    opts.record_inputs = true;
+    let r = run_seed(seed, &opts);
+    let Some(mut reg) = r.regression() else {
+        return;
+    };
+    if reg.invariant.starts_with('L') {
+        println!("(liveness failures are not shrunk: dropping events only makes more of them)");
+        return;
+    }
+    let before = reg.inputs.len();
+    reg.shrink(4_000);
+    println!(
+        "shrunk trace: {} of {} events still break {} for {}:",
+        reg.inputs.len(),
+        before,
+        reg.invariant,
+        reg.job
+    );
+    for line in duetime_sim::replay::readable(reg.tick_ms, &reg.inputs) {
+        println!("  {line}");
+    }
+    if let Some(dir) = &args.save_regression {
+        let path = format!("{dir}/seed-{seed}.json");
+        match serde_json::to_string_pretty(&reg).map(|json| std::fs::write(&path, json)) {
+            Ok(Ok(())) => println!("saved {path}"),
+            Ok(Err(e)) => eprintln!("duetime-sim: cannot write {path}: {e}"),
+            Err(e) => eprintln!("duetime-sim: cannot encode the regression: {e}"),
+        }
+    }
 }
 
 fn print_failure(r: &SeedReport, args: &Args) {
@@ -257,10 +342,13 @@ fn run_range(args: &Args) -> ExitCode {
         );
     }
     let mut code = 0;
-    for r in &t.failures {
+    for (i, r) in t.failures.iter().enumerate() {
         println!();
         println!("{}", r.config);
         print_failure(r, args);
+        if i < 3 {
+            shrink_and_show(r.seed, args);
+        }
         code = code.max(r.verdict.exit_code());
     }
     if !t.nondeterministic.is_empty() {

@@ -8,7 +8,7 @@ use chrono::{Datelike, LocalResult, TimeZone, Timelike};
 use chrono_tz::Tz;
 
 /// A cron expression as sorted sets, with the text the core is given.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct CronSpec {
     pub minutes: Vec<u32>,
     pub hours: Vec<u32>,
@@ -18,12 +18,14 @@ pub struct CronSpec {
     /// The day-of-month / day-of-week text begins with `*` (cron's OR rule is off).
     pub dom_star: bool,
     pub dow_star: bool,
+    #[serde(with = "tz_name")]
     pub tz: Tz,
     pub text: String,
 }
 
 /// What the oracle knows of a schedule.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Spec {
     Cron(CronSpec),
     Every { period_ms: i64, offset_ms: i64 },
@@ -163,5 +165,21 @@ impl Spec {
             }
         }
         out
+    }
+}
+
+/// Zones travel in regression files by IANA name.
+mod tz_name {
+    use chrono_tz::Tz;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(tz: &Tz, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(tz.name())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Tz, D::Error> {
+        let name = String::deserialize(d)?;
+        name.parse()
+            .map_err(|_| serde::de::Error::custom(format!("unknown zone `{name}`")))
     }
 }

@@ -1,0 +1,148 @@
+//! Replaying and shrinking: a failing world's inputs to the core, fed again to a fresh
+//! state and checked by the same checker. Shrinking drops events (delta debugging) while the
+//! same invariant still breaks for the same job; what is left is saved as a regression file
+//! that `cargo test` replays without the generator, so it stays meaningful when the
+//! generator changes.
+
+use std::collections::BTreeMap;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use duetime::{Config, Duration, Effect, Event, JobName, Now, Record, State};
+use serde::{Deserialize, Serialize};
+
+use crate::check::{self, Horizon, JobFacts, Violation};
+
+/// Everything needed to replay a failure without the generator.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Regression {
+    /// Where it came from, for people.
+    pub origin: String,
+    /// The broken invariant it showed when saved (`S1`... or `crash`).
+    pub invariant: String,
+    pub job: String,
+    pub tick_ms: u64,
+    pub horizon: Horizon,
+    pub facts: BTreeMap<JobName, JobFacts>,
+    pub inputs: Vec<(Now, Event)>,
+}
+
+/// What a replay found.
+#[derive(Debug, Clone)]
+pub enum Finding {
+    Held,
+    Broken(Vec<Violation>),
+    Crash(String),
+}
+
+impl Finding {
+    /// The first broken promise as `(invariant, job)`, if any.
+    pub fn first(&self) -> Option<(String, String)> {
+        match self {
+            Finding::Held => None,
+            Finding::Broken(v) => v.first().map(|v| (v.invariant.to_string(), v.job.clone())),
+            Finding::Crash(_) => Some(("crash".to_string(), String::new())),
+        }
+    }
+
+    fn shows(&self, invariant: &str, job: &str) -> bool {
+        match self {
+            Finding::Held => false,
+            Finding::Crash(_) => invariant == "crash",
+            Finding::Broken(v) => v.iter().any(|v| v.invariant == invariant && v.job == job),
+        }
+    }
+}
+
+/// Feeds `inputs` to a fresh state and checks the journal.
+pub fn replay(
+    tick_ms: u64,
+    inputs: &[(Now, Event)],
+    facts: &BTreeMap<JobName, JobFacts>,
+    horizon: Horizon,
+) -> Finding {
+    let run = catch_unwind(AssertUnwindSafe(|| {
+        let mut state = State::new(Config::with_tick(Duration::from_millis(tick_ms)));
+        let mut journal: Vec<Record> = Vec::new();
+        let mut effects = Vec::new();
+        for (now, event) in inputs {
+            state.step(*now, event.clone(), &mut effects);
+            journal.extend(effects.drain(..).filter_map(|e| match e {
+                Effect::Record(r) => Some(r),
+                _ => None,
+            }));
+        }
+        journal
+    }));
+    match run {
+        Err(panic) => Finding::Crash(
+            panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "a panic".into()),
+        ),
+        Ok(journal) => {
+            let mut probes = check::Probes::new();
+            let v = check::check(&journal, facts, horizon, &mut probes);
+            if v.is_empty() {
+                Finding::Held
+            } else {
+                Finding::Broken(v)
+            }
+        }
+    }
+}
+
+impl Regression {
+    pub fn replay(&self) -> Finding {
+        replay(self.tick_ms, &self.inputs, &self.facts, self.horizon)
+    }
+
+    /// Delta debugging over the inputs: drop chunks, halving the chunk size, while the same
+    /// invariant still breaks for the same job. `budget` bounds the replays.
+    pub fn shrink(&mut self, budget: usize) {
+        let (inv, job) = (self.invariant.clone(), self.job.clone());
+        let mut chunk = self.inputs.len() / 2;
+        let mut tries = 0;
+        while chunk >= 1 && tries < budget {
+            let mut i = 0;
+            let mut shrunk = false;
+            while i < self.inputs.len() && tries < budget {
+                let end = (i + chunk).min(self.inputs.len());
+                let mut candidate = self.inputs.clone();
+                candidate.drain(i..end);
+                tries += 1;
+                if replay(self.tick_ms, &candidate, &self.facts, self.horizon).shows(&inv, &job) {
+                    self.inputs = candidate;
+                    shrunk = true;
+                } else {
+                    i = end;
+                }
+            }
+            if !shrunk {
+                chunk /= 2;
+            }
+        }
+    }
+}
+
+/// The inputs and the effects they produced, one line each, for people.
+pub fn readable(tick_ms: u64, inputs: &[(Now, Event)]) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut state = State::new(Config::with_tick(Duration::from_millis(tick_ms)));
+    let mut effects = Vec::new();
+    for (now, event) in inputs {
+        lines.push(format!("{} {}", now.wall, crate::world::describe(event)));
+        let ok = catch_unwind(AssertUnwindSafe(|| {
+            state.step(*now, event.clone(), &mut effects)
+        }));
+        if ok.is_err() {
+            lines.push("      PANIC in step".to_string());
+            break;
+        }
+        for e in effects.drain(..) {
+            lines.push(format!("      {e}"));
+        }
+    }
+    lines
+}
