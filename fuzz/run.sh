@@ -57,12 +57,13 @@ finish() {
   local target="$1"
   if wait "${pids[$target]}"; then
     local runs rate
-    runs="$(grep -o 'stat::number_of_executed_units: [0-9]*' "work/logs/$target.log" | grep -o '[0-9]*$' || true)"
-    rate="$(grep -o 'stat::average_exec_per_sec: [0-9]*' "work/logs/$target.log" | grep -o '[0-9]*$' || true)"
+    runs="$(grep -ao 'number_of_executed_units: *[0-9]*' "work/logs/$target.log" | grep -o '[0-9]*$' || true)"
+    rate="$(grep -ao 'average_exec_per_sec: *[0-9]*' "work/logs/$target.log" | grep -o '[0-9]*$' || true)"
     echo "fuzz $target: clean for ${seconds}s (${runs:-?} executions, ${rate:-?}/s)"
   else
-    echo "fuzz $target: FAILED; the end of work/logs/$target.log:" >&2
-    grep -a -v -E '^#[0-9]+ ' "work/logs/$target.log" | tail -n 40 >&2
+    echo "fuzz $target: FAILED (full log: fuzz/work/logs/$target.log):" >&2
+    grep -a -m1 -A4 -E 'panicked at|ERROR: libFuzzer' "work/logs/$target.log" >&2 || true
+    grep -a -A12 -E '^Failing input:' "work/logs/$target.log" >&2 || true
     failed+=("$target")
   fi
   unset "pids[$target]"
