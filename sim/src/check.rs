@@ -90,9 +90,25 @@ enum RunEnd {
 /// Counts of rare situations the journal shows; the simulator adds its own.
 pub type Probes = BTreeMap<&'static str, u64>;
 
+/// The results processes sent (the world's ground truth, or the `RunFinished` inputs of a
+/// replay): a settlement must be one of them, or the core's own timeout.
+pub type Reported = BTreeMap<duetime::RunId, Vec<Outcome>>;
+
+/// The results among a list of core inputs.
+pub fn reported_in<'a>(events: impl IntoIterator<Item = &'a duetime::Event>) -> Reported {
+    let mut r = Reported::new();
+    for e in events {
+        if let duetime::Event::RunFinished { run, outcome, .. } = e {
+            r.entry(*run).or_default().push(outcome.clone());
+        }
+    }
+    r
+}
+
 pub fn check(
     journal: &[Record],
     facts: &BTreeMap<JobName, JobFacts>,
+    reported: &Reported,
     horizon: Horizon,
     probes: &mut Probes,
 ) -> Vec<Violation> {
@@ -122,72 +138,73 @@ pub fn check(
         }
         let t = jobs.entry((rec.job.clone(), *reg)).or_default();
         match &rec.entry {
-            Entry::History(h) => match h {
-                History::Defined { schedule, from, .. } => {
-                    t.epochs
-                        .push((schedule.to_string(), from.as_millis(), None));
-                    if t.epochs.len() > 1 {
-                        probe("rescheduled");
-                    }
-                }
-                History::Removed { .. } => {
-                    t.removed_at = Some(rec.at.as_millis());
-                    if let Some(last) = t.epochs.last_mut() {
-                        last.2 = Some(rec.at.as_millis());
-                    }
-                }
-                History::Paused { by, .. } => {
-                    t.paused = true;
-                    if matches!(by, duetime::PausedBy::System { .. }) {
-                        probe("paused by the system");
-                    }
-                }
-                History::Resumed { .. } => t.paused = false,
-                History::Started {
-                    run,
-                    covers,
-                    trigger,
-                    ..
-                } => {
-                    let covers = covers.map(|c| (c.from.as_millis(), c.to.as_millis()));
-                    match trigger {
-                        duetime::Trigger::Repeat => probe("lost run of a safe job repeated"),
-                        duetime::Trigger::Retry => probe("retry started"),
-                        duetime::Trigger::Manual => probe("manual run"),
-                        duetime::Trigger::Buffered => probe("buffered overlap run"),
-                        duetime::Trigger::CatchUp => probe("catch-up run"),
-                        duetime::Trigger::Schedule => {}
-                    }
-                    if let Some((a, b)) = covers {
-                        // S2: every earlier start covering any of these due times must have
-                        // ended known-failed (or lost, for a job safe to repeat).
-                        let safe = facts.get(&rec.job).is_some_and(|f| f.safe_to_repeat);
-                        // Covers kept disjoint: the newest start of any due time replaces
-                        // the older ones it overlaps, so only neighbours need looking at.
-                        let mut overlapping = Vec::new();
-                        for (&from, &i) in t.by_from.range(..=b).rev() {
-                            let Some((_, to)) = t.starts[i].covers else {
-                                continue;
-                            };
-                            if to < a {
-                                break;
-                            }
-                            overlapping.push((from, i));
+            Entry::History(h) => {
+                match h {
+                    History::Defined { schedule, from, .. } => {
+                        t.epochs
+                            .push((schedule.to_string(), from.as_millis(), None));
+                        if t.epochs.len() > 1 {
+                            probe("rescheduled");
                         }
-                        let earlier = overlapping.iter().map(|(f, i)| (f, i));
-                        for (_, &i) in earlier {
-                            let s = &t.starts[i];
-                            let Some((sa, sb)) = s.covers else { continue };
-                            if sa > b || sb < a {
-                                continue;
+                    }
+                    History::Removed { .. } => {
+                        t.removed_at = Some(rec.at.as_millis());
+                        if let Some(last) = t.epochs.last_mut() {
+                            last.2 = Some(rec.at.as_millis());
+                        }
+                    }
+                    History::Paused { by, .. } => {
+                        t.paused = true;
+                        if matches!(by, duetime::PausedBy::System { .. }) {
+                            probe("paused by the system");
+                        }
+                    }
+                    History::Resumed { .. } => t.paused = false,
+                    History::Started {
+                        run,
+                        covers,
+                        trigger,
+                        ..
+                    } => {
+                        let covers = covers.map(|c| (c.from.as_millis(), c.to.as_millis()));
+                        match trigger {
+                            duetime::Trigger::Repeat => probe("lost run of a safe job repeated"),
+                            duetime::Trigger::Retry => probe("retry started"),
+                            duetime::Trigger::Manual => probe("manual run"),
+                            duetime::Trigger::Buffered => probe("buffered overlap run"),
+                            duetime::Trigger::CatchUp => probe("catch-up run"),
+                            duetime::Trigger::Schedule => {}
+                        }
+                        if let Some((a, b)) = covers {
+                            // S2: every earlier start covering any of these due times must have
+                            // ended known-failed (or lost, for a job safe to repeat).
+                            let safe = facts.get(&rec.job).is_some_and(|f| f.safe_to_repeat);
+                            // Covers kept disjoint: the newest start of any due time replaces
+                            // the older ones it overlaps, so only neighbours need looking at.
+                            let mut overlapping = Vec::new();
+                            for (&from, &i) in t.by_from.range(..=b).rev() {
+                                let Some((_, to)) = t.starts[i].covers else {
+                                    continue;
+                                };
+                                if to < a {
+                                    break;
+                                }
+                                overlapping.push((from, i));
                             }
-                            let ok = match s.end {
-                                Some(RunEnd::Failed) => true,
-                                Some(RunEnd::Lost) => safe,
-                                _ => false,
-                            };
-                            if !ok {
-                                violation(
+                            let earlier = overlapping.iter().map(|(f, i)| (f, i));
+                            for (_, &i) in earlier {
+                                let s = &t.starts[i];
+                                let Some((sa, sb)) = s.covers else { continue };
+                                if sa > b || sb < a {
+                                    continue;
+                                }
+                                let ok = match s.end {
+                                    Some(RunEnd::Failed) => true,
+                                    Some(RunEnd::Lost) => safe,
+                                    _ => false,
+                                };
+                                if !ok {
+                                    violation(
                                     &mut v,
                                     "S2",
                                     &rec.job,
@@ -202,64 +219,73 @@ pub fn check(
                                         if s.end == Some(RunEnd::Lost) { " (it was lost; the job is not safe to repeat)" } else { "" }
                                     ),
                                 );
+                                }
                             }
+                            for (from, _) in &overlapping {
+                                t.by_from.remove(from);
+                            }
+                            t.by_from.insert(a, t.starts.len());
                         }
-                        for (from, _) in &overlapping {
-                            t.by_from.remove(from);
+                        t.by_run.insert(*run, t.starts.len());
+                        t.starts.push(StartTrack {
+                            run: *run,
+                            covers,
+                            at: rec.at.as_millis(),
+                            end: None,
+                        });
+                    }
+                    History::Settled { run, outcome, .. } => {
+                        // S3: a run is settled only by a result reported for that very run (or
+                        // by the core's own timeout), never by someone else's stale result.
+                        let sent = reported
+                            .get(run)
+                            .is_some_and(|o| o.iter().any(|o| outcome_matches(o, outcome)));
+                        if !sent && *outcome != Outcome::TimedOut {
+                            violation(&mut v, "S3", &rec.job, format!("{run} settled {outcome} though no such result was reported for it"));
                         }
-                        t.by_from.insert(a, t.starts.len());
+                        if !settled.insert(*run) {
+                            violation(&mut v, "S5", &rec.job, format!("{run} settled twice"));
+                        }
+                        if lost.contains(run) {
+                            violation(
+                                &mut v,
+                                "S3",
+                                &rec.job,
+                                format!("{run} settled after it was recorded lost"),
+                            );
+                        }
+                        let end = if matches!(outcome, Outcome::Ok | Outcome::Skipped) {
+                            RunEnd::Done
+                        } else {
+                            RunEnd::Failed
+                        };
+                        if matches!(outcome, Outcome::TimedOut) {
+                            probe("run timed out");
+                        }
+                        if let Some(&i) = t.by_run.get(run) {
+                            t.starts[i].end = Some(end);
+                        }
                     }
-                    t.by_run.insert(*run, t.starts.len());
-                    t.starts.push(StartTrack {
-                        run: *run,
-                        covers,
-                        at: rec.at.as_millis(),
-                        end: None,
-                    });
+                    History::Lost { run } => {
+                        probe("lease expired while running");
+                        lost.insert(*run);
+                        if settled.contains(run) {
+                            violation(
+                                &mut v,
+                                "S3",
+                                &rec.job,
+                                format!("{run} recorded lost after it was settled"),
+                            );
+                        }
+                        if let Some(&i) = t.by_run.get(run) {
+                            t.starts[i].end = Some(RunEnd::Lost);
+                        }
+                    }
+                    History::StaleResult { .. } => probe("stale result refused"),
+                    History::CancelSent { .. } => probe("timeout cancel sent"),
+                    _ => {}
                 }
-                History::Settled { run, outcome, .. } => {
-                    if !settled.insert(*run) {
-                        violation(&mut v, "S5", &rec.job, format!("{run} settled twice"));
-                    }
-                    if lost.contains(run) {
-                        violation(
-                            &mut v,
-                            "S3",
-                            &rec.job,
-                            format!("{run} settled after it was recorded lost"),
-                        );
-                    }
-                    let end = if matches!(outcome, Outcome::Ok | Outcome::Skipped) {
-                        RunEnd::Done
-                    } else {
-                        RunEnd::Failed
-                    };
-                    if matches!(outcome, Outcome::TimedOut) {
-                        probe("run timed out");
-                    }
-                    if let Some(&i) = t.by_run.get(run) {
-                        t.starts[i].end = Some(end);
-                    }
-                }
-                History::Lost { run } => {
-                    probe("lease expired while running");
-                    lost.insert(*run);
-                    if settled.contains(run) {
-                        violation(
-                            &mut v,
-                            "S3",
-                            &rec.job,
-                            format!("{run} recorded lost after it was settled"),
-                        );
-                    }
-                    if let Some(&i) = t.by_run.get(run) {
-                        t.starts[i].end = Some(RunEnd::Lost);
-                    }
-                }
-                History::StaleResult { .. } => probe("stale result refused"),
-                History::CancelSent { .. } => probe("timeout cancel sent"),
-                _ => {}
-            },
+            }
             Entry::Ledger(e) => {
                 let (from, to) = (e.from.as_millis(), e.to.as_millis());
                 match e.kind {
@@ -472,4 +498,21 @@ pub fn check(
 
 fn ts(ms: i64) -> duetime::Timestamp {
     duetime::Timestamp::from_millis(ms)
+}
+
+/// The core keeps at most 64 characters of a failure's kind.
+fn outcome_matches(sent: &Outcome, settled: &Outcome) -> bool {
+    match (sent, settled) {
+        (
+            Outcome::Failed {
+                kind: a,
+                retry_after: ra,
+            },
+            Outcome::Failed {
+                kind: b,
+                retry_after: rb,
+            },
+        ) => ra == rb && a.chars().take(64).eq(b.chars()),
+        _ => sent == settled,
+    }
 }

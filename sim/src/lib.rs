@@ -147,7 +147,13 @@ pub fn run_seed(seed: u64, opts: &Options) -> SeedReport {
         return report;
     }
     let horizon = report.horizon.expect("set above");
-    let violations = check::check(&world.journal, &report.facts, horizon, &mut report.probes);
+    let violations = check::check(
+        &world.journal,
+        &report.facts,
+        &world.reported,
+        horizon,
+        &mut report.probes,
+    );
     report.verdict = if violations.iter().any(|v| !v.is_liveness()) {
         Verdict::Safety
     } else if !violations.is_empty() {

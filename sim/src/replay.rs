@@ -83,7 +83,8 @@ pub fn replay(
         ),
         Ok(journal) => {
             let mut probes = check::Probes::new();
-            let v = check::check(&journal, facts, horizon, &mut probes);
+            let reported = check::reported_in(inputs.iter().map(|(_, e)| e));
+            let v = check::check(&journal, facts, &reported, horizon, &mut probes);
             if v.is_empty() {
                 Finding::Held
             } else {

@@ -156,6 +156,8 @@ pub struct World {
     pub events: u64,
     pub faults: Counts,
     pub probes: Counts,
+    /// Every result a process reported, by run (the checker's ground truth).
+    pub reported: crate::check::Reported,
     /// Every core input, for replay files.
     pub inputs: Option<Vec<(Now, Event)>>,
     pub trace_hash: u64,
@@ -194,6 +196,7 @@ impl World {
             events: 0,
             faults: Counts::new(),
             probes: Counts::new(),
+            reported: crate::check::Reported::new(),
             inputs: record_inputs.then(Vec::new),
             trace_hash: 0xcbf2_9ce4_8422_2325,
             hash_trace,
@@ -687,6 +690,9 @@ impl World {
             ));
         }
         self.max_wall = self.max_wall.max(now.wall.as_millis());
+        if let Event::RunFinished { run, outcome, .. } = &event {
+            self.reported.entry(*run).or_default().push(outcome.clone());
+        }
         let mut effects = Vec::new();
         self.state.step(now, event, &mut effects);
         self.events += 1;
