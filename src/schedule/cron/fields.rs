@@ -50,6 +50,9 @@ pub struct Matcher {
     seconds_count: u64,
     can_match: bool,
     dates: Dates,
+    /// Whether a date matches by its month and day of month alone (day-of-week is `*`), so
+    /// the search needs no weekday and no day number until it has found a day.
+    days_only: bool,
 }
 
 /// The shape of the date rule, so the common ones skip calendar arithmetic entirely.
@@ -135,6 +138,7 @@ impl Matcher {
             seconds_count,
             can_match: true,
             dates,
+            days_only: and_rule && all_weekdays,
         };
         m.can_match = per_day > 0 && m.some_day_can_match();
         m
@@ -202,6 +206,17 @@ impl Matcher {
         days & valid
     }
 
+    /// `day_mask` for a rule that ignores weekdays (`days_only`).
+    fn dom_mask(&self, year: i64, month: u32) -> u32 {
+        let f = &self.fields;
+        let dim = days_in_month(year, month);
+        let mut dom = f.days;
+        if f.last_day {
+            dom |= 1 << dim;
+        }
+        dom & (below64(dim + 1) as u32) & !1
+    }
+
     fn month_in_set(&self, month: u32) -> bool {
         self.fields.months & (1 << month) != 0
     }
@@ -226,18 +241,29 @@ impl Matcher {
         let months = u32::from(self.fields.months);
         let first_month = next_bit32(months, 1)?;
         let (mut year, mut month, mut min_day) = civil_from_days(from);
+        // `until` lies no later than this year (every year has at least 365 days).
+        let last_year = year + (until - from) / 365 + 1;
         loop {
             match next_bit32(months, month) {
                 Some(m) if m == month => {}
                 Some(m) if m <= 12 => (month, min_day) = (m, 1),
                 _ => (year, month, min_day) = (year + 1, first_month, 1),
             }
-            let month_start = days_from_civil(year, month, 1);
-            if month_start >= until {
+            if year > last_year {
                 return None;
             }
-            let mask = self.day_mask(year, month, month_start) & !(below64(min_day) as u32);
+            let (mask, month_start) = if self.days_only {
+                (self.dom_mask(year, month), None)
+            } else {
+                let start = days_from_civil(year, month, 1);
+                if start >= until {
+                    return None;
+                }
+                (self.day_mask(year, month, start), Some(start))
+            };
+            let mask = mask & !(below64(min_day) as u32);
             if mask != 0 {
+                let month_start = month_start.unwrap_or_else(|| days_from_civil(year, month, 1));
                 let day = month_start + i64::from(mask.trailing_zeros()) - 1;
                 return (day < until).then_some(day);
             }
