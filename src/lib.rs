@@ -7,6 +7,7 @@
 pub mod effect;
 pub mod event;
 pub mod job;
+mod jobs;
 pub mod schedule;
 pub mod state;
 pub mod step;

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::effect::{Covers, MissCause, PausedBy, Trigger};
 use crate::event::{Actor, Fence, ProcessId, RunId};
 use crate::job::{JobDef, JobName};
+use crate::jobs::Jobs;
 use crate::schedule::Schedule;
 use crate::time::{Duration, Timestamp};
 
@@ -239,7 +240,7 @@ struct StateData {
     next_seq: u64,
     next_run: u64,
     next_fence: u64,
-    jobs: BTreeMap<u64, JobRecord>,
+    jobs: Jobs,
     processes: BTreeMap<ProcessId, ProcessRec>,
 }
 
@@ -272,7 +273,7 @@ pub struct State {
     pub(crate) next_seq: u64,
     pub(crate) next_run: u64,
     pub(crate) next_fence: u64,
-    pub(crate) jobs: BTreeMap<u64, JobRecord>,
+    pub(crate) jobs: Jobs,
     pub(crate) processes: BTreeMap<ProcessId, ProcessRec>,
     // Derived, rebuilt on load.
     pub(crate) by_name: BTreeMap<JobName, u64>,
@@ -355,7 +356,7 @@ impl State {
             next_seq: 0,
             next_run: 1,
             next_fence: 1,
-            jobs: BTreeMap::new(),
+            jobs: Jobs::default(),
             processes: BTreeMap::new(),
             by_name: BTreeMap::new(),
             wake: BTreeSet::new(),
