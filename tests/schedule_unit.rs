@@ -346,6 +346,26 @@ fn a_multibyte_first_word_is_refused_not_a_panic() {
     assert!(Schedule::cron("CRON_TZ=Europe/Zürich 0 0 * * *", None).is_err());
 }
 
+/// Found in review: equality ignored cronie's fixed-time flag, so `0-59 0-23 * * *` (fixed-time:
+/// a repeated hour runs once) compared equal to `* * * * *` (elapsed time: it runs twice),
+/// although their due times differ on a fall-back day.
+#[test]
+fn schedules_with_different_dst_defaults_are_not_equal() {
+    let fixed = cron("0-59 0-23 * * *", "America/New_York");
+    let elapsed = cron("* * * * *", "America/New_York");
+    // Fall back: local 01:00-01:59 happens twice; fixed-time runs only its first pass.
+    let (a, b) = (ts("2025-11-02T04:00:00Z"), ts("2025-11-02T08:00:00Z"));
+    assert_eq!(elapsed.count_in(a, b), 240);
+    assert_eq!(fixed.count_in(a, b), 180);
+    let fixed_daily = cron("30 2 * * *", "America/New_York");
+    let elapsed_daily = cron("30 2 * * *", "America/New_York");
+    assert_eq!(fixed_daily, elapsed_daily);
+    assert_ne!(fixed, elapsed);
+    // Spelling alone does not matter.
+    assert_eq!(cron("@daily", "UTC"), cron("0 0 * * *", "UTC"));
+    assert_eq!(cron("0 0 * * 7", "UTC"), cron("0 0 * * sun", "UTC"));
+}
+
 // --------------------------------------------------------------------- representation
 
 #[test]

@@ -209,11 +209,15 @@ impl CronSchedule {
     }
 }
 
+/// Equal when they yield the same due times: the same fields, zone and policy. Spelling
+/// does not count (`@daily` equals `0 0 * * *`), but cronie's fixed-time flag does, since it
+/// picks the default policy (`0-59 0-23 * * *` is fixed-time, `* * * * *` is not).
 impl PartialEq for CronSchedule {
     fn eq(&self, other: &Self) -> bool {
         self.matcher.fields == other.matcher.fields
             && self.zone == other.zone
             && self.explicit == other.explicit
+            && self.fixed_time == other.fixed_time
     }
 }
 
