@@ -70,6 +70,8 @@ struct JobTrack {
     /// due time (an index into `starts`).
     by_from: BTreeMap<i64, usize>,
     by_run: BTreeMap<RunId, usize>,
+    /// The process of the job's latest start.
+    last_process: Option<duetime::ProcessId>,
     entries: Vec<(i64, i64, u64, LedgerKind)>,
 }
 
@@ -164,8 +166,15 @@ pub fn check(
                         run,
                         covers,
                         trigger,
+                        process,
                         ..
                     } => {
+                        if *trigger == duetime::Trigger::Retry
+                            && t.last_process.is_some_and(|p| p != *process)
+                        {
+                            probe("retry crossing a restart");
+                        }
+                        t.last_process = Some(*process);
                         let covers = covers.map(|c| (c.from.as_millis(), c.to.as_millis()));
                         match trigger {
                             duetime::Trigger::Repeat => probe("lost run of a safe job repeated"),
