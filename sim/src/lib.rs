@@ -90,6 +90,9 @@ pub struct Options {
     pub record_inputs: bool,
     pub hash_trace: bool,
     pub readable_trace: bool,
+    /// A fixed job set (the user's own definitions, with their oracle specs) instead of
+    /// drawing one per seed; the seed still draws the world and its faults.
+    pub jobs: Option<std::sync::Arc<Vec<gen::SimJob>>>,
 }
 
 /// The liveness bounds: due times older than this at the end must be accounted; runs older
@@ -101,7 +104,10 @@ const RUN_BOUND_MS: i64 = 3_600_000;
 pub fn run_seed(seed: u64, opts: &Options) -> SeedReport {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let cfg = gen::draw_world(seed, &mut rng, &opts.overrides);
-    let jobs = gen::draw_jobs(&mut rng, &cfg, opts.overrides.jobs);
+    let jobs = match &opts.jobs {
+        Some(fixed) => fixed.as_ref().clone(),
+        None => gen::draw_jobs(&mut rng, &cfg, opts.overrides.jobs),
+    };
     let config_line = cfg.to_string();
     let processes = cfg.processes;
     let sim_ms = cfg.safety_ms + cfg.liveness_ms;

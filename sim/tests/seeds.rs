@@ -168,3 +168,43 @@ fn regression_files_are_shrunk_and_name_what_they_guard() {
         );
     }
 }
+
+#[test]
+fn a_fixed_job_set_can_be_simulated_instead_of_drawn_ones() {
+    use duetime::{Duration, JobDef, JobName, MissedRule, Schedule};
+    use duetime_sim::gen::{Behaviour, SimJob};
+    use duetime_sim::oracle::Spec;
+    let mut def = JobDef::new(
+        JobName::new("ledger_close").unwrap(),
+        Schedule::every(Duration::from_mins(5), Duration::ZERO).unwrap(),
+    );
+    def.missed = MissedRule::Required;
+    let job = SimJob {
+        def,
+        spec: Spec::Every {
+            period_ms: 300_000,
+            offset_ms: 0,
+        },
+        behaviour: Behaviour {
+            duration_ms: (1_000, 60_000),
+            fail: 0.1,
+            fail_retry_after: 0.0,
+            hang: 0.01,
+        },
+        alternatives: Vec::new(),
+    };
+    let opts = Options {
+        jobs: Some(std::sync::Arc::new(vec![job])),
+        ..Options::default()
+    };
+    for seed in 0..2 {
+        let r = run_seed(seed, &opts);
+        assert_eq!(r.jobs, 1);
+        assert_eq!(
+            r.verdict,
+            Verdict::Held,
+            "seed {seed}: {:?}",
+            r.violations.first()
+        );
+    }
+}
