@@ -506,7 +506,7 @@ impl World {
             },
             3..=5 => Event::Resume { job: name, actor },
             6 | 7 => Event::RunNow { job: name, actor },
-            8 | 9 => {
+            8 | 9 if !self.jobs[i].alternatives.is_empty() => {
                 // A schedule change to one of the job's alternatives.
                 let alt = self.rng.gen_range(0..self.jobs[i].alternatives.len());
                 let (schedule, spec) = self.jobs[i].alternatives[alt].clone();
