@@ -147,8 +147,6 @@ pub struct Activity {
     pub manual_recent: VecDeque<Timestamp>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub paused: Option<Pause>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last: Option<LastRun>,
     /// Missed due times per hour over the last day: `(hour start, count)`.
     #[serde(default, skip_serializing_if = "VecDeque::is_empty")]
     pub missed_recent: VecDeque<(Timestamp, u64)>,
@@ -166,6 +164,10 @@ pub struct JobRecord {
     pub frontier: Timestamp,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub activity: Option<Box<Activity>>,
+    /// How the latest run ended. Kept beside the definition, not in `activity`, so a job
+    /// that has run and is idle again carries no activity box.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last: Option<LastRun>,
     /// `def.schedule.next_after(frontier)`, cached.
     #[serde(skip)]
     pub next_due: Option<Timestamp>,
@@ -181,6 +183,7 @@ impl JobRecord {
             def,
             frontier: from,
             activity: None,
+            last: None,
             next_due,
             wake: None,
         }

@@ -72,7 +72,7 @@ pub struct Page {
 
 fn status_of(job: &JobRecord, now: Timestamp, missed_24h: u64) -> Status {
     let act = job.act();
-    let last = act.and_then(|a| a.last);
+    let last = job.last;
     let system_paused = act
         .and_then(|a| a.paused.as_ref())
         .is_some_and(|p| matches!(p.by, crate::effect::PausedBy::System { .. }));
@@ -141,7 +141,7 @@ impl State {
                 job.next_due
             },
             settled_through,
-            last: act.and_then(|a| a.last),
+            last: job.last,
             missed_24h,
             owed: act.map_or(0, |a| a.pending.iter().map(|o| o.count).sum()),
             paused: act.and_then(|a| a.paused.clone()),

@@ -122,12 +122,12 @@ impl State {
                 paused: !safe && run.cover.is_some(),
             },
         }));
-        let act = job.act_mut();
-        act.last = Some(LastRun {
+        job.last = Some(LastRun {
             run: run.id,
             at: now,
             outcome: LastOutcome::Lost,
         });
+        let act = job.act_mut();
         let Some(cover) = run.cover else { return };
         if safe && act.paused.is_some() {
             // Paused: no retry waits (see `unretry`); the missed rule takes the due times.

@@ -88,18 +88,18 @@ impl State {
         );
         let retries = job.def.retries;
         let backoff = job.def.backoff;
-        let act = job.act_mut();
         let last = match &outcome {
             Outcome::Ok => LastOutcome::Ok,
             Outcome::Skipped => LastOutcome::Skipped,
             Outcome::Failed { .. } => LastOutcome::Failed,
             Outcome::TimedOut => LastOutcome::TimedOut,
         };
-        act.last = Some(LastRun {
+        job.last = Some(LastRun {
             run,
             at: now,
             outcome: last,
         });
+        let act = job.act_mut();
         let Some(cover) = open.cover else { return };
         let c = cover.covers;
         if outcome.is_success() {
@@ -141,7 +141,7 @@ impl State {
             out.history(&name, History::RetryAt { run, at });
             return;
         }
-        act.last = Some(LastRun {
+        job.last = Some(LastRun {
             run,
             at: now,
             outcome: LastOutcome::FailedOut,
