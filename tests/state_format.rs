@@ -1,0 +1,496 @@
+//! The stored state's format promises: a state written by format version 1 keeps loading
+//! (`tests/fixtures/state-v1.json`, committed once and never regenerated after the format
+//! moves on), a newer format is refused with `LoadError::NewerFormat`, and an inconsistent
+//! state is refused with a typed `LoadError::Inconsistent`, never a panic.
+
+use duetime::{
+    Actor, CronSchedule, DstPolicy, Duration, Effect, Event, Fence, Fold, Gap, JobDef, JobName,
+    LoadError, MissedRule, Now, Outcome, ProcessId, RunId, Schedule, State, Status, Timestamp,
+    FORMAT_VERSION,
+};
+use serde_json::Value;
+
+const FIXTURE: &str = "tests/fixtures/state-v1.json";
+/// 2025-01-01T00:00:00Z
+const T0: i64 = 1_735_689_600_000;
+
+fn at(secs: i64) -> Now {
+    Now::at(Timestamp::from_millis(T0 + secs * 1000))
+}
+
+fn def(name: &str, schedule: Schedule) -> JobDef {
+    JobDef::new(JobName::new(name).unwrap(), schedule)
+}
+
+fn every(secs: u64) -> Schedule {
+    Schedule::every(Duration::from_secs(secs), Duration::ZERO).unwrap()
+}
+
+/// Steps events and remembers each job's newest started run.
+struct Driver {
+    state: State,
+    runs: Vec<(String, RunId, Fence)>,
+}
+
+impl Driver {
+    fn step(&mut self, secs: i64, event: Event) -> Vec<Effect> {
+        let mut effects = Vec::new();
+        self.state.step(at(secs), event, &mut effects);
+        for e in &effects {
+            if let Effect::Start {
+                run, job, fence, ..
+            } = e
+            {
+                self.runs.push((job.to_string(), *run, *fence));
+            }
+        }
+        effects
+    }
+
+    fn run_of(&self, job: &str) -> (RunId, Fence) {
+        let (_, run, fence) = self
+            .runs
+            .iter()
+            .rev()
+            .find(|(j, _, _)| j == job)
+            .unwrap_or_else(|| panic!("{job} never started"));
+        (*run, *fence)
+    }
+
+    fn tick(&mut self, secs: i64) -> Vec<Effect> {
+        let held = self
+            .runs
+            .iter()
+            .map(|(_, run, fence)| duetime::Held {
+                run: *run,
+                fence: *fence,
+            })
+            .filter(|h| self.state_holds(h.run))
+            .collect();
+        self.step(secs, Event::Tick { process: P1, held })
+    }
+
+    fn state_holds(&self, run: RunId) -> bool {
+        self.runs.iter().any(|(job, r, _)| {
+            *r == run
+                && self
+                    .state
+                    .job(job, Timestamp::EPOCH)
+                    .is_some_and(|v| v.running == Some(run))
+        })
+    }
+
+    fn finish(&mut self, secs: i64, job: &str, outcome: Outcome) -> Vec<Effect> {
+        let (run, fence) = self.run_of(job);
+        self.step(
+            secs,
+            Event::RunFinished {
+                process: P1,
+                job: job.to_string(),
+                run,
+                fence,
+                outcome,
+            },
+        )
+    }
+}
+
+const P1: ProcessId = ProcessId(1);
+
+fn upsert(d: JobDef) -> Event {
+    Event::Upsert {
+        def: Box::new(d),
+        actor: Actor::new("ops"),
+    }
+}
+
+/// A small but rich state, built by stepping: open runs (on time, catching up, manual),
+/// owed segments with two causes, a retry waiting, a person's pause, a system pause after a
+/// failed-out run, a queued manual run, missed-time buckets, two processes (one draining),
+/// an explicit daylight-saving policy.
+fn rich_state() -> State {
+    let mut d = Driver {
+        state: State::default(),
+        runs: Vec::new(),
+    };
+    let mut report = def("report", every(60));
+    report.missed = MissedRule::Required;
+    report.safe_to_repeat = true;
+    report.retries = 2;
+    let mut sync = def(
+        "sync",
+        Schedule::cron("*/2 * * * *", Some("America/New_York")).unwrap(),
+    );
+    sync.missed = MissedRule::CatchUpOnce;
+    sync.safe_to_repeat = true;
+    sync.retries = 3;
+    sync.title = "Sync the ledgers".to_string();
+    let mut audit = def(
+        "audit",
+        Schedule::at(Timestamp::from_millis(T0 + 1_800_000)),
+    );
+    audit.catch_up_window = Some(Duration::from_hours(6));
+    audit.missed = MissedRule::CatchUpOnce;
+    let mut close_books = def("close_books", every(3600));
+    close_books.missed = MissedRule::Required;
+    close_books.legal_duty = true;
+    close_books.concurrency_key = Some("books".to_string());
+    let mut adhoc = def("adhoc", every(86_400));
+    adhoc.safe_to_repeat = true;
+    let mut flaky = def("flaky", every(60));
+    flaky.retries = 0;
+    let mut late_job = def("late_job", Schedule::at(Timestamp::from_millis(T0 + 1000)));
+    late_job.missed = MissedRule::CatchUpOnce;
+    let nightly = CronSchedule::parse("30 2 * * *", Some("America/New_York"))
+        .unwrap()
+        .with_dst(Some(DstPolicy {
+            gap: Gap::Skip,
+            fold: Fold::Both,
+        }));
+    let mut nightly = def("nightly", Schedule::Cron(nightly));
+    nightly.timeout = Duration::from_hours(2);
+
+    for job in [
+        report,
+        sync,
+        audit,
+        close_books,
+        adhoc,
+        flaky,
+        late_job,
+        nightly,
+    ] {
+        d.step(0, upsert(job));
+    }
+    d.step(0, Event::ProcessStarted { process: P1 });
+    d.step(
+        20,
+        Event::RunNow {
+            job: "adhoc".to_string(),
+            actor: Actor::new("bob"),
+        },
+    );
+    // report (on time), flaky (on time), late_job (caught up late), adhoc (manual) start.
+    d.tick(62);
+    d.finish(70, "flaky", Outcome::failed("exit 2"));
+    d.finish(75, "adhoc", Outcome::Ok);
+    d.tick(90);
+    d.step(
+        100,
+        Event::Pause {
+            job: "report".to_string(),
+            actor: Actor::new("alice"),
+            note: "investigating the totals".to_string(),
+        },
+    );
+    d.tick(125); // sync's 19:02 EST starts
+    d.finish(
+        130,
+        "sync",
+        Outcome::Failed {
+            kind: "exit 1".to_string(),
+            retry_after: Some(Duration::from_mins(10)),
+        },
+    );
+    d.step(
+        150,
+        Event::Resume {
+            job: "report".to_string(),
+            actor: Actor::new("alice"),
+        },
+    ); // report's 00:02 is owed (paused)
+    d.tick(160);
+    d.tick(185); // report's 00:03 is owed (overlap)
+    d.tick(215);
+    d.tick(245); // report's 00:04 joins it; sync's 00:04 is skipped (retry waiting)
+    d.step(
+        300,
+        Event::ProcessStarted {
+            process: ProcessId(2),
+        },
+    );
+    d.step(
+        310,
+        Event::ProcessDraining {
+            process: ProcessId(2),
+        },
+    );
+    d.tick(315);
+    d.step(
+        320,
+        Event::Pause {
+            job: "audit".to_string(),
+            actor: Actor::new("carol"),
+            note: "moved to the auditors' own tool ✓".to_string(),
+        },
+    );
+    d.step(
+        330,
+        Event::RunNow {
+            job: "adhoc".to_string(),
+            actor: Actor::new("bob"),
+        },
+    );
+    d.state
+}
+
+fn load(json: &str) -> Result<State, LoadError> {
+    load_value(serde_json::from_str(json).expect("test JSON parses"))
+}
+
+/// Loads a state and returns the typed `LoadError` when it is refused. serde_json wraps a
+/// `try_from` error in its own error type, so the typed error is matched by its text: the
+/// `Display` of each `LoadError` kind is distinct.
+fn load_value(v: Value) -> Result<State, LoadError> {
+    serde_json::from_value::<State>(v).map_err(|e| {
+        let text = e.to_string();
+        if text.contains("newer than this build") {
+            LoadError::NewerFormat {
+                found: 0,
+                supported: FORMAT_VERSION,
+            }
+        } else if let Some(what) = text.strip_prefix("the state is inconsistent: ") {
+            LoadError::Inconsistent {
+                what: what.to_string(),
+            }
+        } else {
+            panic!("refused, but not with a LoadError: {text}")
+        }
+    })
+}
+
+fn fixture() -> Value {
+    let text = std::fs::read_to_string(FIXTURE).expect("the v1 fixture is committed");
+    serde_json::from_str(&text).expect("the v1 fixture is JSON")
+}
+
+/// Writes the fixture. Run once, when format 1 was current; never again (the file is what a
+/// version-1 build wrote, and later builds must keep loading it as it is):
+/// `cargo test --test state_format -- --ignored write_v1_fixture`.
+#[test]
+#[ignore]
+fn write_v1_fixture() {
+    assert_eq!(
+        FORMAT_VERSION, 1,
+        "the v1 fixture is written by a v1 build only"
+    );
+    let json = serde_json::to_string_pretty(&rich_state()).unwrap();
+    std::fs::create_dir_all("tests/fixtures").unwrap();
+    std::fs::write(FIXTURE, json + "\n").unwrap();
+}
+
+#[test]
+fn state_from_format_1_loads() {
+    let v = fixture();
+    assert_eq!(v["format"], 1);
+    let state: State = serde_json::from_value(v).expect("a v1 state loads");
+    state.check_invariants().unwrap();
+    let now = Timestamp::from_millis(T0 + 330_000);
+    let view = |name: &str| state.job(name, now).unwrap();
+    assert_eq!(state.job_count(), 8);
+
+    let report = view("report");
+    assert!(report.running.is_some());
+    assert_eq!(
+        report.owed, 4,
+        "one paused, three overlapped due times owed"
+    );
+    assert_eq!(view("audit").status, Status::Paused);
+    assert_eq!(view("flaky").status, Status::Failed, "failed out, paused");
+    assert!(view("late_job").running.is_some());
+    assert!(view("sync").missed_24h > 0);
+    assert_eq!(view("adhoc").running, None);
+
+    // What views do not show, the stored form does.
+    let json = serde_json::to_value(&state).unwrap();
+    let jobs = json["jobs"].as_object().unwrap();
+    let job = |name: &str| {
+        jobs.values()
+            .find(|j| j["def"]["name"] == name)
+            .unwrap_or_else(|| panic!("{name} in the stored form"))
+    };
+    assert_eq!(
+        job("report")["activity"]["pending"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+    assert_eq!(job("sync")["activity"]["retry"]["attempt"], 2);
+    assert_eq!(job("adhoc")["activity"]["manual"], "bob");
+    assert_eq!(job("flaky")["activity"]["paused"]["by"]["by"], "system");
+    assert_eq!(job("nightly")["def"]["schedule"]["dst"]["fold"], "both");
+    assert_eq!(json["processes"].as_object().unwrap().len(), 2);
+
+    // The loaded state carries on: a tick renews, settles and starts without complaint.
+    let mut state = state;
+    let mut effects = Vec::new();
+    state.step(
+        Now::at(Timestamp::from_millis(T0 + 400_000)),
+        Event::Tick {
+            process: P1,
+            held: Vec::new(),
+        },
+        &mut effects,
+    );
+    state.check_invariants().unwrap();
+}
+
+/// While format 1 is current, the fixture is exactly what this build writes for the same
+/// events: a change to the stored form must move `FORMAT_VERSION` (and keep the fixture).
+#[test]
+fn fixture_is_what_this_build_writes_while_format_1_is_current() {
+    if FORMAT_VERSION != 1 {
+        return;
+    }
+    let written = serde_json::to_value(rich_state()).unwrap();
+    assert_eq!(
+        written,
+        fixture(),
+        "the stored form changed: bump FORMAT_VERSION and keep tests/fixtures/state-v1.json \
+         loading (do not regenerate it)"
+    );
+}
+
+#[test]
+fn newer_format_is_refused() {
+    for format in [FORMAT_VERSION + 1, u32::MAX] {
+        let mut v = fixture();
+        v["format"] = format.into();
+        let err = serde_json::from_value::<State>(v.clone()).unwrap_err();
+        assert!(
+            err.to_string().contains(
+                &LoadError::NewerFormat {
+                    found: format,
+                    supported: FORMAT_VERSION
+                }
+                .to_string()
+            ),
+            "{err}"
+        );
+        assert!(matches!(load_value(v), Err(LoadError::NewerFormat { .. })));
+    }
+}
+
+/// Edits the fixture, loads it, and expects `LoadError::Inconsistent` mentioning `needle`.
+fn refused(what: &str, needle: &str, edit: impl FnOnce(&mut Value)) {
+    let mut v = fixture();
+    edit(&mut v);
+    match load_value(v) {
+        Err(LoadError::Inconsistent { what: why }) => assert!(
+            why.contains(needle),
+            "{what}: refused as {why:?}, expected it to mention {needle:?}"
+        ),
+        Err(other) => panic!("{what}: refused as {other:?}"),
+        Ok(_) => panic!("{what}: loaded"),
+    }
+}
+
+fn job_mut<'a>(v: &'a mut Value, name: &str) -> &'a mut Value {
+    v["jobs"]
+        .as_object_mut()
+        .unwrap()
+        .values_mut()
+        .find(|j| j["def"]["name"] == name)
+        .unwrap()
+}
+
+#[test]
+fn inconsistent_states_are_refused_with_a_typed_error() {
+    refused("duplicate job name", "appears twice", |v| {
+        let copy = job_mut(v, "report").clone();
+        v["jobs"]["8"] = copy;
+        v["next_seq"] = 9.into();
+    });
+    refused(
+        "job beyond the sequence counter",
+        "beyond the counter",
+        |v| {
+            let copy = job_mut(v, "report").clone();
+            v["jobs"]["8"] = copy;
+        },
+    );
+    refused(
+        "run ahead of the run counter",
+        "ahead of the counters",
+        |v| {
+            let next = v["next_run"].clone();
+            job_mut(v, "report")["activity"]["run"]["id"] = next;
+        },
+    );
+    refused(
+        "run ahead of the fence counter",
+        "ahead of the counters",
+        |v| {
+            let next = v["next_fence"].clone();
+            job_mut(v, "report")["activity"]["run"]["fence"] = next;
+        },
+    );
+    refused("one run open twice", "open twice", |v| {
+        let run = job_mut(v, "report")["activity"]["run"].clone();
+        job_mut(v, "late_job")["activity"]["run"] = run;
+    });
+    refused("owed segments out of order", "out of order", |v| {
+        let pending = job_mut(v, "report")["activity"]["pending"]
+            .as_array_mut()
+            .unwrap();
+        pending.reverse();
+    });
+    refused("an empty owed segment", "out of order", |v| {
+        job_mut(v, "report")["activity"]["pending"][0]["count"] = 0.into();
+    });
+    refused("owed beyond the frontier", "beyond its frontier", |v| {
+        let frontier = job_mut(v, "report")["frontier"].as_i64().unwrap();
+        job_mut(v, "report")["activity"]["pending"][1]["to"] = (frontier + 1).into();
+    });
+    refused("a run and a retry at once", "a run and a retry", |v| {
+        let retry = job_mut(v, "sync")["activity"]["retry"].clone();
+        job_mut(v, "report")["activity"]["retry"] = retry;
+    });
+    refused("too many owed segments", "owed segments", |v| {
+        let pending = job_mut(v, "report")["activity"]["pending"]
+            .as_array_mut()
+            .unwrap();
+        let (first, second) = (pending[0].clone(), pending[1].clone());
+        let base = first["from"].as_i64().unwrap() - 40 * 60_000;
+        pending.clear();
+        for k in 0..40 {
+            let mut seg = first.clone();
+            seg["from"] = (base + k * 60_000).into();
+            seg["to"] = (base + k * 60_000).into();
+            pending.push(seg);
+        }
+        pending.push(second);
+    });
+}
+
+/// Garbage and near-misses are errors, never panics.
+#[test]
+fn malformed_states_are_errors() {
+    for text in [
+        "",
+        "null",
+        "{}",
+        "[]",
+        r#"{"format":1}"#,
+        r#"{"format":-1,"config":{}}"#,
+    ] {
+        assert!(serde_json::from_str::<State>(text).is_err(), "{text:?}");
+    }
+    let mut v = fixture();
+    job_mut(&mut v, "report")["def"]["name"] = "Not A Name".into();
+    assert!(serde_json::from_value::<State>(v).is_err());
+    let mut v = fixture();
+    job_mut(&mut v, "sync")["def"]["schedule"]["expr"] = "61 * * * *".into();
+    assert!(serde_json::from_value::<State>(v).is_err());
+}
+
+#[test]
+fn load_error_texts_name_the_problem() {
+    let err = load(r#"{"format":1,"config":{"tick":30000,"lease_ttl":60000,"grace":60000,"cancel_grace":60000,"manual_per_hour":20,"clock_jump":60000},"next_seq":0,"next_run":1,"next_fence":1,"jobs":{"0":{"def":{"name":"a","schedule":{"kind":"at","instant":0}},"frontier":0}},"processes":{}}"#)
+        .unwrap_err();
+    assert!(
+        matches!(&err, LoadError::Inconsistent { what } if what.contains("beyond the counter")),
+        "{err:?}"
+    );
+}
