@@ -466,6 +466,17 @@ impl State {
             if a.run.is_some() && a.retry.is_some() {
                 return Err(format!("{name}: a run and a retry at once"));
             }
+            // What a run or a retry covers is settled as one ledger entry, which needs at
+            // least one due time in order.
+            let run_cover = a.run.as_ref().and_then(|r| r.cover);
+            let retry_cover = a.retry.map(|r| r.cover);
+            if let Some(c) = run_cover
+                .into_iter()
+                .chain(retry_cover)
+                .find(|c| c.covers.count == 0 || c.covers.from > c.covers.to)
+            {
+                return Err(format!("{name}: covers an empty range {}", c.covers));
+            }
             if let Some(run) = &a.run {
                 runs += 1;
                 if run.fence.0 >= self.next_fence || run.id.0 >= self.next_run {

@@ -1,0 +1,220 @@
+//! Inputs the fuzz targets (fuzz/) once crashed on, replayed by `cargo test` through the same
+//! checks the targets make, so a fix cannot quietly regress without nightly or cargo-fuzz.
+//! The raw inputs stay under fuzz/regressions/<target>/ (replayed by fuzz/run.sh and by
+//! `cd fuzz && cargo test`); the table in fuzz/regressions/README.md says what each found.
+
+use duetime::{CronSchedule, Effect, Event, Filter, Now, ProcessId, Schedule, State, Timestamp};
+use serde_json::Value;
+
+// ---------------------------------------------------------------------------------------------
+// Schedules (cron_text, schedule_next)
+
+/// cron_text: the parser sliced the first token at byte 8 to look for `CRON_TZ=`, which
+/// panicked when byte 8 fell inside a multi-byte character.
+#[test]
+fn cron_tz_prefix_that_splits_a_character_is_an_error() {
+    for text in [
+        "cron_tzé * * * * *",
+        "CRON_TZé * * * * *",
+        "CRON_TZ=é * * * * *",
+        "cron_tz€ 0 0 * * *",
+        "ééééé",
+        "CRON_T€",
+    ] {
+        let err = CronSchedule::parse(text, None).expect_err(text);
+        assert!(!err.to_string().trim().is_empty(), "{text:?}: {err:?}");
+        assert!(Schedule::cron(text, Some("UTC")).is_err(), "{text:?}");
+    }
+}
+
+/// schedule_next: `* 6 27 JUL SAT` was refused ("month: `JUL` is not accepted here"): any
+/// item containing `l` outside day-of-week was called a misplaced `L`, and `jul` has one.
+#[test]
+fn month_name_jul_is_july() {
+    let named = CronSchedule::parse("* 6 27 JUL SAT", Some("UTC")).expect("JUL parses");
+    let numbered = CronSchedule::parse("* 6 27 7 6", Some("UTC")).unwrap();
+    assert_eq!(named.fields(), numbered.fields());
+    for text in [
+        "0 0 1 jul *",
+        "0 0 1 Jul *",
+        "0 0 1 jun-jul *",
+        "0 0 L jul *",
+    ] {
+        CronSchedule::parse(text, None).unwrap_or_else(|e| panic!("{text:?}: {e}"));
+    }
+    // The input's instant: 20 minutes before 1850 in UTC. Day of month and day of week are
+    // both restricted, so either matches (cron's OR): Saturday 1850-07-06 comes first.
+    let t = Timestamp::from_secs(-3_786_826_800);
+    let next = Schedule::Cron(named).next_after(t);
+    assert_eq!(next, Some(Timestamp::from_secs(-3_770_733_600)));
+}
+
+/// schedule_next: from just before the first instant after a spring-forward gap (New York,
+/// `30 2 * * *`, the gap's due time is 2025-03-09T07:00:00Z), the search started in the
+/// segment after the gap and skipped that due time; `count_in` had the same seam.
+#[test]
+fn gap_end_due_time_is_found_from_just_before_it() {
+    let s = Schedule::cron("30 2 * * *", Some("America/New_York")).unwrap();
+    let gap_end = Timestamp::from_secs(1_741_503_600);
+    for before in [1, 500, 1000, 3_600_000] {
+        let t = Timestamp::from_millis(gap_end.as_millis() - before);
+        assert_eq!(s.next_after(t), Some(gap_end), "from {t}");
+        assert_eq!(s.count_in(t, gap_end), 1, "count_in({t}, {gap_end})");
+        assert_eq!(
+            s.count_in(t, Timestamp::from_millis(gap_end.as_millis() - 1)),
+            0
+        );
+    }
+    // From the gap's end itself, the next is the following day's 02:30 EDT.
+    assert_eq!(
+        s.next_after(gap_end),
+        Some(Timestamp::from_secs(1_741_503_600 + 86_400 - 1800))
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// The state (step_sequence, state_bytes): the targets' checks, here without `arbitrary`
+
+/// The state's invariants hold; it serializes, loads back equal, and serializes again to
+/// the same bytes. Returns the loaded copy.
+fn round_trip(state: &State) -> State {
+    state.check_invariants().expect("invariants");
+    let json = serde_json::to_vec(state).unwrap();
+    let back: State = serde_json::from_slice(&json).expect("a state loads back");
+    assert!(back == *state, "a state loads back different");
+    assert_eq!(
+        serde_json::to_vec(&back).unwrap(),
+        json,
+        "JSON differs after load"
+    );
+    assert_eq!(back.next_wake(), state.next_wake());
+    back
+}
+
+/// One event into a state and into its loaded copy: the same effects, the same state.
+fn step_both(state: &mut State, loaded: &mut State, now: Now, event: Event) -> Vec<Effect> {
+    let mut effects = Vec::new();
+    state.step(now, event.clone(), &mut effects);
+    let mut again = Vec::new();
+    loaded.step(now, event, &mut again);
+    assert_eq!(effects, again, "a reloaded state answered differently");
+    assert!(*loaded == *state, "a reloaded state stepped differently");
+    *loaded = round_trip(state);
+    effects
+}
+
+/// Replays a trace in the form `cargo run --example replay -- step_sequence FILE` prints:
+/// a `{"config":..}` line, then `{"now":..,"event":..}` lines.
+fn replay_trace(trace: &str) {
+    let mut lines = trace.lines().filter(|l| !l.trim().is_empty());
+    let first: Value = serde_json::from_str(lines.next().expect("a config line")).unwrap();
+    let mut state = State::new(serde_json::from_value(first["config"].clone()).unwrap());
+    let mut loaded = round_trip(&state);
+    for line in lines {
+        let v: Value = serde_json::from_str(line).unwrap();
+        let now: Now = serde_json::from_value(v["now"].clone()).unwrap();
+        let event: Event = serde_json::from_value(v["event"].clone()).unwrap();
+        step_both(&mut state, &mut loaded, now, event);
+    }
+}
+
+/// The state_bytes check: a typed error, or a sound state that round-trips, shows its views
+/// and takes a tick (at its next wake time and at the end of time) and a restart.
+fn check_state_bytes(json: &[u8]) -> bool {
+    let Ok(state) = serde_json::from_slice::<State>(json) else {
+        return false;
+    };
+    let loaded = round_trip(&state);
+    let wake = state.next_wake().unwrap_or(Timestamp::EPOCH);
+    let _ = state.jobs(&Filter::default(), None, 50, wake);
+    for (t, event) in [
+        (
+            wake,
+            Event::Tick {
+                process: ProcessId(1),
+                held: Vec::new(),
+            },
+        ),
+        (
+            Timestamp::MAX,
+            Event::Tick {
+                process: ProcessId(7),
+                held: Vec::new(),
+            },
+        ),
+        (
+            wake,
+            Event::ProcessStarted {
+                process: ProcessId(9),
+            },
+        ),
+    ] {
+        let (mut s, mut l) = (state.clone(), loaded.clone());
+        step_both(&mut s, &mut l, Now::at(t), event);
+        let _ = s.jobs(&Filter::default(), None, 50, t);
+    }
+    true
+}
+
+fn fixture() -> Value {
+    let text = std::fs::read_to_string("tests/fixtures/state-v1.json").unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+fn job_mut<'a>(v: &'a mut Value, name: &str) -> &'a mut Value {
+    v["jobs"]
+        .as_object_mut()
+        .unwrap()
+        .values_mut()
+        .find(|j| j["def"]["name"] == name)
+        .unwrap()
+}
+
+fn loads(v: &Value) -> bool {
+    check_state_bytes(&serde_json::to_vec(v).unwrap())
+}
+
+#[test]
+fn the_v1_fixture_passes_the_state_bytes_checks() {
+    assert!(loads(&fixture()));
+}
+
+/// state_bytes (fuzz/regressions/state_bytes/run-cover-count-zero): a stored open run
+/// covering zero due times (or a range running backwards) loaded, and losing the run wrote
+/// a ledger entry of zero due times (a debug assertion; a bogus journal line in release).
+/// Such a state is now refused as inconsistent.
+#[test]
+fn a_run_or_retry_covering_nothing_is_refused() {
+    type Edit = (&'static str, &'static str, fn(&mut Value));
+    let edits: [Edit; 3] = [
+        ("late_job", "run", |c| c["count"] = 0.into()),
+        ("late_job", "run", |c| {
+            c["from"] = (c["to"].as_i64().unwrap() + 1).into()
+        }),
+        ("sync", "retry", |c| c["count"] = 0.into()),
+    ];
+    for (job, what, edit) in edits {
+        let mut v = fixture();
+        edit(&mut job_mut(&mut v, job)["activity"][what]["cover"]["covers"]);
+        assert!(!loads(&v), "{job}'s {what} covering nothing loaded");
+        let err = serde_json::from_value::<State>(v)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.contains("covers an empty range"), "{err}");
+    }
+}
+
+/// The trace replayer itself: a short history with a run, a stale result and a clock jump.
+#[test]
+fn a_trace_replays_through_the_step_checks() {
+    replay_trace(
+        r#"{"config":{"tick":30000,"lease_ttl":60000,"grace":60000,"cancel_grace":60000,"manual_per_hour":20,"clock_jump":60000}}
+{"now":{"wall":0,"mono":0},"event":{"event":"upsert","def":{"name":"a","schedule":{"kind":"every","period":60000,"offset":0},"missed":"required","safe_to_repeat":true},"actor":"setup"}}
+{"now":{"wall":0,"mono":0},"event":{"event":"process_started","process":1}}
+{"now":{"wall":60000,"mono":60000},"event":{"event":"tick","process":1,"held":[]}}
+{"now":{"wall":61000,"mono":61000},"event":{"event":"run_finished","process":1,"job":"a","run":1,"fence":0,"outcome":{"outcome":"ok"}}}
+{"now":{"wall":9000000,"mono":62000},"event":{"event":"tick","process":1,"held":[{"run":1,"fence":1}]}}
+{"now":{"wall":-9223372036854775808,"mono":63000},"event":{"event":"tick","process":1,"held":[]}}"#,
+    );
+}
