@@ -347,6 +347,7 @@ impl TryFrom<StateData> for State {
         };
         s.rebuild_indexes()?;
         s.check_invariants()
+            .and_then(|()| s.check_owed_counts())
             .map_err(|what| LoadError::Inconsistent { what })?;
         Ok(s)
     }
@@ -424,6 +425,34 @@ impl State {
     /// The earliest instant a `Tick` can change anything; `None` when nothing is scheduled.
     pub fn next_wake(&self) -> Option<Timestamp> {
         self.wake.first().map(|(t, _)| *t)
+    }
+
+    /// On load, beyond `check_invariants` (too costly for every step): each owed segment
+    /// starts and ends on a due time of its schedule and counts exactly the due times
+    /// between, which is what starting it in batches relies on. A count-of-one segment is
+    /// exempt: it keeps its instant even after the schedule changed.
+    fn check_owed_counts(&self) -> Result<(), String> {
+        const MS: Duration = Duration::from_millis(1);
+        for job in self.jobs.iter().map(|(_, j)| j) {
+            let Some(a) = job.act() else { continue };
+            for o in &a.pending {
+                if o.count == 1 && o.from == o.to {
+                    continue;
+                }
+                let s = o.schedule.as_deref().unwrap_or(&job.def.schedule);
+                let before = o.from.saturating_sub(MS);
+                let on_due =
+                    |t: Timestamp| before == t || s.next_after(t.saturating_sub(MS)) == Some(t);
+                let counted = s.count_in(before, o.to) + u64::from(before == o.from);
+                if o.count == 1 || !on_due(o.from) || !on_due(o.to) || counted != o.count {
+                    return Err(format!(
+                        "{}: owed segment {}..{} does not hold {} due times",
+                        job.def.name, o.from, o.to, o.count
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Checks what must always hold; `Err` names the first broken invariant. Run after every

@@ -205,6 +205,48 @@ fn a_run_or_retry_covering_nothing_is_refused() {
     }
 }
 
+/// state_bytes (fuzz/regressions/state_bytes/owed-count-beyond-its-range): a stored owed
+/// segment `[1970-01-01T00:01:00Z]` counting 3288749227223547904 due times loaded; starting
+/// its first batch walked 1000 due times past the segment's end, and the invariant check
+/// after the tick panicked ("owed segments out of order"). A segment's count, ends and
+/// schedule must agree, or the state is refused.
+#[test]
+fn an_owed_segment_whose_count_disagrees_with_its_range_is_refused() {
+    let crashed = br#"{"config":{"cancel_grace":60000,"clock_jump":60000,"grace":60000,"lease_ttl":60000,"manual_per_hour":20,"tick":30000},"format":1,"jobs":{"0":{"activity":{"pending":[{"cause":"down","count":3288749227223547904,"from":60000,"to":60000}],"run":null},"def":{"backoff":{"initial":30000,"max":600000},"legal_duty":false,"missed":"required","name":"a","retries":5,"safe_to_repeat":true,"schedule":{"kind":"every","offset":0,"period":60000},"stall_after":900000,"timeout":600000,"title":""},"frontier":120000}},"next_fence":2,"next_run":2,"next_seq":1,"processes":{"1":{"last_mono":5,"last_wall":120000}}}"#;
+    assert!(!check_state_bytes(crashed));
+    let err = serde_json::from_slice::<State>(crashed).err().unwrap();
+    assert!(err.to_string().contains("does not hold"), "{err}");
+
+    // The same with near misses on the fixture's two-segment line (report, every minute).
+    let edits: [fn(&mut Value); 4] = [
+        |o| o["count"] = 2.into(),
+        |o| o["count"] = 4.into(),
+        |o| o["to"] = (o["to"].as_i64().unwrap() - 1).into(),
+        |o| o["from"] = (o["from"].as_i64().unwrap() + 1).into(),
+    ];
+    for edit in edits {
+        let mut v = fixture();
+        edit(&mut job_mut(&mut v, "report")["activity"]["pending"][1]);
+        assert!(
+            !loads(&v),
+            "{}",
+            job_mut(&mut v, "report")["activity"]["pending"]
+        );
+    }
+    // The exact count of a huge segment is fine: a decade of minutes.
+    let mut v = fixture();
+    let seg = &mut job_mut(&mut v, "report")["activity"]["pending"][1];
+    let to = seg["to"].as_i64().unwrap();
+    let minutes = 10 * 365 * 1440;
+    seg["from"] = (to - (minutes - 1) * 60_000).into();
+    seg["count"] = minutes.into();
+    job_mut(&mut v, "report")["activity"]["pending"]
+        .as_array_mut()
+        .unwrap()
+        .remove(0);
+    assert!(loads(&v));
+}
+
 /// The trace replayer itself: a short history with a run, a stale result and a clock jump.
 #[test]
 fn a_trace_replays_through_the_step_checks() {
