@@ -42,7 +42,26 @@ impl Default for Config {
     }
 }
 
+/// Bounds on a stored config. A tick looks at every due time within the grace one by one
+/// (each is started or given to the overlap policy, and a skipped one is a ledger line), so
+/// the grace over the densest schedule (one due time a second, or an `every` of one tick)
+/// bounds a tick's work: at most a day of seconds.
+pub const MIN_TICK: Duration = Duration::from_secs(1);
+pub const MAX_GRACE: Duration = Duration::from_days(1);
+
 impl Config {
+    /// What a stored state's config must satisfy to load: a tick of at least `MIN_TICK`, a
+    /// grace of at most `MAX_GRACE`.
+    pub fn check(&self) -> Result<(), String> {
+        if self.tick < MIN_TICK {
+            return Err(format!("config: tick {} is under {MIN_TICK}", self.tick));
+        }
+        if self.grace > MAX_GRACE {
+            return Err(format!("config: grace {} is over {MAX_GRACE}", self.grace));
+        }
+        Ok(())
+    }
+
     pub fn with_tick(tick: Duration) -> Config {
         let two = tick.saturating_mul(2);
         Config {
@@ -334,6 +353,9 @@ impl TryFrom<StateData> for State {
                 supported: FORMAT_VERSION,
             });
         }
+        d.config
+            .check()
+            .map_err(|what| LoadError::Inconsistent { what })?;
         let mut s = State {
             config: d.config,
             next_seq: d.next_seq,

@@ -260,3 +260,30 @@ fn a_trace_replays_through_the_step_checks() {
 {"now":{"wall":-9223372036854775808,"mono":63000},"event":{"event":"tick","process":1,"held":[]}}"#,
     );
 }
+
+/// state_bytes (fuzz/regressions/state_bytes/grace-of-centuries): the v1 fixture with a
+/// stored grace of 487 years loaded, and its first tick hung: a tick looks at every due time
+/// within the grace one by one, here 250 million of them. A stored config must have a tick
+/// of at least a second and a grace of at most a day (which bounds a tick's work per job),
+/// or the state is refused.
+#[test]
+fn a_stored_config_with_a_grace_of_centuries_is_refused() {
+    let refused = |edit: fn(&mut Value), why: &str| {
+        let mut v = fixture();
+        edit(&mut v["config"]);
+        assert!(!loads(&v), "{why}: loaded");
+        let err = serde_json::from_value::<State>(v)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.contains(why), "{err}");
+    };
+    refused(|c| c["grace"] = 15_390_961_773_155u64.into(), "grace");
+    refused(|c| c["grace"] = (86_400_000 + 1).into(), "grace");
+    refused(|c| c["tick"] = 0.into(), "tick");
+    refused(|c| c["tick"] = 999.into(), "tick");
+    let mut v = fixture();
+    v["config"]["grace"] = 86_400_000.into();
+    v["config"]["tick"] = 1000.into();
+    assert!(loads(&v), "the bounds themselves load");
+}
