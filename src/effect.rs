@@ -244,6 +244,8 @@ pub enum Refusal {
         len: usize,
         max: usize,
     },
+    /// No job can be added: the state's job numbers are used up.
+    Full,
 }
 
 impl std::fmt::Display for Refusal {
@@ -262,6 +264,7 @@ impl std::fmt::Display for Refusal {
             Refusal::NoteTooLong { len, max } => {
                 write!(f, "the note has {len} characters; at most {max} are accepted")
             }
+            Refusal::Full => f.write_str("no job can be added: the job numbers are used up"),
         }
     }
 }

@@ -287,3 +287,68 @@ fn a_stored_config_with_a_grace_of_centuries_is_refused() {
     v["config"]["tick"] = 1000.into();
     assert!(loads(&v), "the bounds themselves load");
 }
+
+/// state_bytes (fuzz/regressions/state_bytes/run-counter-at-the-end): the v1 fixture with
+/// `next_run` at 2^64 - 2 loaded, and the tick that started two runs overflowed it ("attempt
+/// to add with overflow" in `start_run`). Used-up counters now start nothing (the due times
+/// wait as a retry, still accounted) and add no job (`Refusal::Full`); every counter loads.
+#[test]
+fn counters_at_the_end_of_u64_start_nothing_and_add_nothing() {
+    for field in ["next_run", "next_fence", "next_seq"] {
+        for value in [u64::MAX - 2, u64::MAX - 1, u64::MAX] {
+            let mut v = fixture();
+            v[field] = value.into();
+            assert!(loads(&v), "{field} = {value}");
+        }
+    }
+    let mut v = fixture();
+    v["next_run"] = (u64::MAX - 1).into();
+    let mut state: State = serde_json::from_value(v).unwrap();
+    let mut loaded = round_trip(&state);
+    let mut started = 0;
+    for (k, secs) in [400, 460, 520, 580, 640].into_iter().enumerate() {
+        let now = Now::at(Timestamp::from_millis(1_735_689_600_000 + secs * 1000));
+        let effects = step_both(
+            &mut state,
+            &mut loaded,
+            now,
+            Event::Tick {
+                process: ProcessId(k as u64 + 1),
+                held: Vec::new(),
+            },
+        );
+        started += effects
+            .iter()
+            .filter(|e| matches!(e, Effect::Start { .. }))
+            .count();
+    }
+    assert_eq!(started, 1, "one run id was left");
+
+    let mut v = fixture();
+    v["next_seq"] = u64::MAX.into();
+    let mut state: State = serde_json::from_value(v).unwrap();
+    let mut loaded = round_trip(&state);
+    let def = duetime::JobDef::new(
+        duetime::JobName::new("one_more").unwrap(),
+        Schedule::at(Timestamp::MAX),
+    );
+    let effects = step_both(
+        &mut state,
+        &mut loaded,
+        Now::at(Timestamp::EPOCH),
+        Event::Upsert {
+            def: Box::new(def),
+            actor: duetime::Actor::new("ops"),
+        },
+    );
+    assert!(
+        matches!(
+            effects.as_slice(),
+            [Effect::Reply {
+                result: Err(duetime::Refusal::Full),
+                ..
+            }]
+        ),
+        "{effects:?}"
+    );
+}

@@ -54,6 +54,11 @@ impl State {
         let now = out.now;
         let name = def.name.clone();
         let Some(seq) = self.seq_of(name.as_str()) else {
+            if self.next_seq == u64::MAX {
+                // Only a stored state can have used up its job numbers.
+                State::refuse(Some(name), Refusal::Full, out);
+                return;
+            }
             let seq = self.next_seq;
             self.next_seq += 1;
             out.history(

@@ -302,6 +302,19 @@ impl State {
         let Some(job) = self.jobs.get_mut(&seq) else {
             return;
         };
+        if self.next_run == u64::MAX || self.next_fence == u64::MAX {
+            // The counters are used up (only a stored state can get here): nothing starts,
+            // and what the run would have covered waits as a retry, still accounted.
+            if let Some(cover) = cover {
+                job.act_mut().retry = Some(RetryWait {
+                    at: now,
+                    attempt,
+                    trigger,
+                    cover,
+                });
+            }
+            return;
+        }
         let id = RunId(self.next_run);
         let fence = Fence(self.next_fence);
         self.next_run += 1;
