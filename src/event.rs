@@ -188,3 +188,38 @@ pub enum Event {
         actor: Actor,
     },
 }
+
+/// One line per event for traces and logs, in the words of the README.
+impl fmt::Display for Event {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Event::Upsert { def, actor } => {
+                write!(f, "upsert {} ({}) by {actor}", def.name, def.schedule)
+            }
+            Event::Remove { job, actor } => write!(f, "remove {job} by {actor}"),
+            Event::ProcessStarted { process } => write!(f, "{process} started"),
+            Event::Tick { process, held } => {
+                write!(f, "{process} tick holding [")?;
+                for (i, h) in held.iter().enumerate() {
+                    let sep = if i == 0 { "" } else { " " };
+                    write!(f, "{sep}{}/{}", h.run, h.fence)?;
+                }
+                f.write_str("]")
+            }
+            Event::ProcessDraining { process } => write!(f, "{process} draining"),
+            Event::RunFinished {
+                process,
+                job,
+                run,
+                fence,
+                outcome,
+            } => {
+                write!(f, "{process} reports {job} {run} {fence}: {outcome}")
+            }
+            Event::Pause { job, actor, note } => write!(f, "pause {job} by {actor}: {note:?}"),
+            Event::Resume { job, actor } => write!(f, "resume {job} by {actor}"),
+            Event::RunNow { job, actor } => write!(f, "run-now {job} by {actor}"),
+            Event::ForgetActor { actor } => write!(f, "forget {actor}"),
+        }
+    }
+}

@@ -133,7 +133,7 @@ pub fn readable(tick_ms: u64, inputs: &[(Now, Event)]) -> Vec<String> {
     let mut state = State::new(Config::with_tick(Duration::from_millis(tick_ms)));
     let mut effects = Vec::new();
     for (now, event) in inputs {
-        lines.push(format!("{} {}", now.wall, crate::world::describe(event)));
+        lines.push(format!("{} {}", now.wall, event));
         let ok = catch_unwind(AssertUnwindSafe(|| {
             state.step(*now, event.clone(), &mut effects)
         }));

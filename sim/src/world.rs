@@ -686,7 +686,7 @@ impl World {
                 "{} (true {}) {}",
                 now.wall,
                 Timestamp::from_millis(self.t),
-                describe(&event)
+                &event
             ));
         }
         self.max_wall = self.max_wall.max(now.wall.as_millis());
@@ -858,36 +858,4 @@ pub fn ledger_count(journal: &[Record]) -> usize {
         .iter()
         .filter(|r| matches!(r.entry, Entry::Ledger(_)))
         .count()
-}
-
-/// One line for an event in a trace.
-pub fn describe(e: &Event) -> String {
-    match e {
-        Event::Upsert { def, actor } => {
-            format!("upsert {} ({}) by {actor}", def.name, def.schedule)
-        }
-        Event::Remove { job, actor } => format!("remove {job} by {actor}"),
-        Event::ProcessStarted { process } => format!("{process} started"),
-        Event::Tick { process, held } => {
-            let held: Vec<String> = held
-                .iter()
-                .map(|h| format!("{}/{}", h.run, h.fence))
-                .collect();
-            format!("{process} tick holding [{}]", held.join(" "))
-        }
-        Event::ProcessDraining { process } => format!("{process} draining"),
-        Event::RunFinished {
-            process,
-            job,
-            run,
-            fence,
-            outcome,
-        } => {
-            format!("{process} reports {job} {run} {fence}: {outcome}")
-        }
-        Event::Pause { job, actor, .. } => format!("pause {job} by {actor}"),
-        Event::Resume { job, actor } => format!("resume {job} by {actor}"),
-        Event::RunNow { job, actor } => format!("run-now {job} by {actor}"),
-        Event::ForgetActor { actor } => format!("forget {actor}"),
-    }
 }
