@@ -2,7 +2,10 @@
 # Runs every duetime fuzz target for a bounded time: fuzz/run.sh [SECONDS_PER_TARGET]
 #
 #   fuzz/run.sh            one hour per target (the documented long run)
-#   fuzz/run.sh 60         what CI does (.ci/run passes FUZZ_SECONDS, default 60)
+#   fuzz/run.sh 45         what CI does (.ci/run passes FUZZ_SECONDS, default 45)
+#
+# Targets are whatever `cargo fuzz list` names (cron_text, schedule_next, step_sequence,
+# state_bytes); a new [[bin]] in Cargo.toml is picked up with its corpus/ and regressions/.
 #
 # Needs nightly and cargo-fuzz (`cargo install cargo-fuzz --locked`). Targets run side by
 # side, FUZZ_JOBS at a time (default: the number of cores). Each reads its committed seeds
@@ -40,8 +43,10 @@ mkdir -p work/logs
 
 run_one() {
   local target="$1" dict
-  # -timeout: one input taking over 10 s is a hang, reported like a crash.
-  local args=(-max_total_time="$seconds" -timeout=10 -print_final_stats=1)
+  # -timeout: one input taking over 10 s is a hang, reported like a crash. -malloc_limit_mb:
+  # one allocation over 512 MB is an allocation bomb (a length or count in the input that
+  # the code trusted), reported like a crash too.
+  local args=(-max_total_time="$seconds" -timeout=10 -malloc_limit_mb=512 -print_final_stats=1)
   dict="$(dict_for "$target")"
   [[ -n "$dict" ]] && args+=(-dict="$dict")
   local corpora=("work/$target" "corpus/$target")

@@ -1,5 +1,5 @@
 //! Replays fuzz inputs without libFuzzer, printing what each decodes to first:
-//! `cargo run --example replay -- <cron_text|schedule_next> FILE...` (from fuzz/).
+//! `cargo run --example replay -- <target> FILE...` (from fuzz/).
 
 fn main() {
     let mut args = std::env::args().skip(1);

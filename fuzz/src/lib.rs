@@ -4,6 +4,8 @@
 
 pub mod cron_gen;
 pub mod reference;
+pub mod state_bytes;
+pub mod step_sequence;
 pub mod targets;
 
 /// Zones the generators draw from: UTC, the zones the schedules issue names, and a few whose

@@ -581,6 +581,8 @@ pub fn run(target: &str, data: &[u8]) {
     match target {
         "cron_text" => cron_text(data),
         "schedule_next" => schedule_next(data),
+        "step_sequence" => crate::step_sequence::step_sequence(data),
+        "state_bytes" => crate::state_bytes::state_bytes(data),
         other => panic!("unknown target {other:?}"),
     }
 }
@@ -623,6 +625,8 @@ pub fn describe(target: &str, data: &[u8]) -> String {
             }
             Err(e) => format!("undecodable: {e}"),
         },
+        "step_sequence" => crate::step_sequence::describe(data),
+        "state_bytes" => crate::state_bytes::describe(data),
         other => panic!("unknown target {other:?}"),
     }
 }

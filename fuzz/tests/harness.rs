@@ -131,7 +131,7 @@ fn fold_cases_pass_the_checks() {
 #[test]
 fn regressions_replay_clean() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("regressions");
-    for target in ["cron_text", "schedule_next"] {
+    for target in ["cron_text", "schedule_next", "step_sequence", "state_bytes"] {
         let Ok(dir) = std::fs::read_dir(root.join(target)) else {
             continue;
         };
