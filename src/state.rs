@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::effect::{Covers, MissCause, PausedBy, Trigger};
 use crate::event::{Actor, Fence, ProcessId, RunId};
-use crate::job::{JobDef, JobName};
+use crate::job::{JobDef, JobName, REQUIRED_BATCH};
 use crate::jobs::Jobs;
 use crate::schedule::Schedule;
 use crate::time::{Duration, Timestamp};
@@ -449,16 +449,20 @@ impl State {
         self.wake.first().map(|(t, _)| *t)
     }
 
-    /// On load, beyond `check_invariants` (too costly for every step): each owed segment
-    /// starts and ends on a due time of its schedule and counts exactly the due times
-    /// between, which is what starting it in batches relies on. A count-of-one segment is
-    /// exempt: it keeps its instant even after the schedule changed.
+    /// On load, beyond `check_invariants` (too costly for every step): an owed segment that
+    /// will be started in pieces (a `required` catch-up over `REQUIRED_BATCH`, buffered
+    /// overlaps one by one) starts and ends on a due time of its schedule and counts exactly
+    /// the due times between, which walking it relies on. Smaller segments are started whole
+    /// and may hold a failed run's due times from a schedule since replaced, so they are not
+    /// held to the current one.
     fn check_owed_counts(&self) -> Result<(), String> {
         const MS: Duration = Duration::from_millis(1);
         for job in self.jobs.iter().map(|(_, j)| j) {
             let Some(a) = job.act() else { continue };
             for o in &a.pending {
-                if o.count == 1 && o.from == o.to {
+                let walked =
+                    o.count > REQUIRED_BATCH || (o.cause == MissCause::Overlap && o.count > 1);
+                if !walked {
                     continue;
                 }
                 let s = o.schedule.as_deref().unwrap_or(&job.def.schedule);
@@ -466,7 +470,7 @@ impl State {
                 let on_due =
                     |t: Timestamp| before == t || s.next_after(t.saturating_sub(MS)) == Some(t);
                 let counted = s.count_in(before, o.to) + u64::from(before == o.from);
-                if o.count == 1 || !on_due(o.from) || !on_due(o.to) || counted != o.count {
+                if !on_due(o.from) || !on_due(o.to) || counted != o.count {
                     return Err(format!(
                         "{}: owed segment {}..{} does not hold {} due times",
                         job.def.name, o.from, o.to, o.count

@@ -352,3 +352,19 @@ fn counters_at_the_end_of_u64_start_nothing_and_add_nothing() {
         "{effects:?}"
     );
 }
+
+/// step_sequence (tests/fixtures/fuzz/step_sequence-retry-of-an-old-schedule-paused.jsonl):
+/// a `required` job's catch-up batch of 1000 due times under its first schedule, the schedule
+/// replaced, the batch waiting as a retry, then a pause: the retry went back in line as an
+/// owed segment of the old schedule's due times, and the load check (4fc2f8a) held it to the
+/// new schedule, so the state no longer loaded back. Only segments that are walked (started
+/// in pieces) are held to their schedule now.
+#[test]
+fn a_paused_retry_from_a_replaced_schedule_loads_back() {
+    replay_trace(
+        &std::fs::read_to_string(
+            "tests/fixtures/fuzz/step_sequence-retry-of-an-old-schedule-paused.jsonl",
+        )
+        .unwrap(),
+    );
+}
