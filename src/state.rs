@@ -455,7 +455,7 @@ impl State {
     /// the due times between, which walking it relies on. Smaller segments are started whole
     /// and may hold a failed run's due times from a schedule since replaced, so they are not
     /// held to the current one.
-    fn check_owed_counts(&self) -> Result<(), String> {
+    pub(crate) fn check_owed_counts(&self) -> Result<(), String> {
         const MS: Duration = Duration::from_millis(1);
         for job in self.jobs.iter().map(|(_, j)| j) {
             let Some(a) = job.act() else { continue };

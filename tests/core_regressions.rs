@@ -156,3 +156,38 @@ fn a_failure_or_loss_while_paused_hands_the_due_time_to_the_missed_rule() {
         );
     }
 }
+
+/// A due time owed under the old schedule, alone in its segment, used to stay untagged when
+/// the schedule changed, and then merged with the new schedule's next overlapped due time
+/// into one segment of two schedules: its count no longer matched its range, and the state
+/// no longer loaded. Found by the simulator (seeds 12 and 190 with `--faults heavy`).
+#[test]
+fn an_owed_due_time_of_an_old_schedule_never_merges_with_the_new_schedules() {
+    let mut s = Story::new();
+    let mut def = job("ledger_close", every("1m"));
+    def.missed = MissedRule::Required;
+    s.define("08:59", def.clone());
+    s.start("08:59:30", 1);
+    s.tick("09:00:05", 1);
+    s.tick("09:01:05", 1); // 09:01 overlaps run 1: owed alone
+    def.schedule = every("2m");
+    s.define("09:01:30", def);
+    s.tick("09:02:05", 1); // 09:02 (new schedule) overlaps too: owed in a segment of its own
+    let pending: Vec<(String, u64)> = s
+        .state
+        .job("ledger_close", at("09:02:05"))
+        .map(|v| vec![("owed".to_string(), v.owed)])
+        .unwrap();
+    assert_eq!(pending, vec![("owed".to_string(), 2)]);
+    s.finish("09:02:30", 1, Outcome::Ok);
+    let next = started(&s.last);
+    assert_eq!(
+        next.len(),
+        1,
+        "the settling process starts the older owed due time"
+    );
+    assert_eq!(next[0].2.map(|c| (c.from, c.count)), Some((at("09:01"), 1)));
+    s.finish("09:02:40", 2, Outcome::Ok);
+    let next = started(&s.last);
+    assert_eq!(next[0].2.map(|c| (c.from, c.count)), Some((at("09:02"), 1)));
+}

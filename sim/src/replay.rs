@@ -66,6 +66,9 @@ pub fn replay(
         let mut effects = Vec::new();
         for (now, event) in inputs {
             state.step(*now, event.clone(), &mut effects);
+            // As the world does now and then: the state must survive its own serde.
+            let json = serde_json::to_string(&state).expect("state serializes");
+            state = serde_json::from_str(&json).expect("state deserializes");
             journal.extend(effects.drain(..).filter_map(|e| match e {
                 Effect::Record(r) => Some(r),
                 _ => None,

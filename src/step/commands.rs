@@ -87,11 +87,9 @@ impl State {
             let job = self.jobs.get_mut(&seq).expect("found above");
             let old = job.def.schedule.clone();
             if let Some(act) = job.activity.as_deref_mut() {
-                for owed in act
-                    .pending
-                    .iter_mut()
-                    .filter(|o| o.schedule.is_none() && o.count > 1)
-                {
+                // Every segment, even of one due time: tagged, it never merges with the new
+                // schedule's due times (which would make one segment of two schedules).
+                for owed in act.pending.iter_mut().filter(|o| o.schedule.is_none()) {
                     owed.schedule = Some(Box::new(old.clone()));
                 }
             }

@@ -109,7 +109,10 @@ impl State {
             Event::ForgetActor { actor } => self.forget_actor(&actor, &mut out),
         }
         #[cfg(debug_assertions)]
-        if let Err(broken) = self.check_invariants() {
+        if let Err(broken) = self
+            .check_invariants()
+            .and_then(|()| self.check_owed_counts())
+        {
             panic!("duetime invariant broken after a step: {broken}");
         }
     }
