@@ -222,12 +222,15 @@ impl State {
         let owes = record.act().is_some_and(|a| !a.pending.is_empty());
         match record.def.missed {
             MissedRule::Required => {
+                // A run's cover is at most one batch, so it is started whole again and
+                // never walked; tagging it keeps it from merging with newer due times,
+                // which may belong to a schedule that replaced the one it came from.
                 let owed = Owed {
                     from: c.from,
                     to: c.to,
                     count: c.count,
                     cause: MissCause::Paused,
-                    schedule: None,
+                    schedule: Some(Box::new(record.def.schedule.clone())),
                 };
                 self.jobs
                     .get_mut(&seq)
