@@ -460,9 +460,13 @@ impl State {
         for job in self.jobs.iter().map(|(_, j)| j) {
             let Some(a) = job.act() else { continue };
             for o in &a.pending {
+                // Walked in pieces, or open to merging (an untagged segment is the current
+                // schedule's and the next owed due time may join it): it must hold exactly
+                // the due times it says. A tagged segment of at most one batch is started
+                // whole and never merged, so its instants are all that matter.
                 let walked =
                     o.count > REQUIRED_BATCH || (o.cause == MissCause::Overlap && o.count > 1);
-                if !walked {
+                if !walked && o.schedule.is_some() {
                     continue;
                 }
                 let s = o.schedule.as_deref().unwrap_or(&job.def.schedule);

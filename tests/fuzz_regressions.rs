@@ -368,3 +368,15 @@ fn a_paused_retry_from_a_replaced_schedule_loads_back() {
         .unwrap(),
     );
 }
+
+/// state_bytes (CI, 45 s): an untagged owed segment of one due time whose range holds two
+/// loaded, because only segments walked in pieces were checked; a tick at the end of time
+/// then merged the next owed due times into it, and the merged segment's count was one
+/// short. An untagged segment can be merged into, so it must hold exactly what it says.
+#[test]
+fn a_mergeable_owed_segment_whose_count_disagrees_is_refused() {
+    let crashed = br#"{"config":{"cancel_grace":60000,"clock_jump":60000,"grace":60000,"lease_ttl":60000,"manual_per_hour":20,"tick":30000},"format":1,"jobs":{"0":{"activity":{"pending":[{"cause":"down","count":1,"from":60000,"to":120000}],"run":null},"def":{"backoff":{"initial":30000,"max":600000},"legal_duty":false,"missed":"required","name":"a","retries":5,"safe_to_repeat":true,"schedule":{"kind":"every","offset":0,"period":60000},"stall_after":900000,"timeout":600000,"title":""},"frontier":120000}},"next_fence":2,"next_run":2,"next_seq":1,"processes":{"1":{"last_mono":5,"last_wall":120000}}}"#;
+    let err = serde_json::from_slice::<State>(crashed).err().unwrap();
+    assert!(err.to_string().contains("does not hold"), "{err}");
+    assert!(!check_state_bytes(crashed));
+}
