@@ -49,6 +49,9 @@ run_one() {
   local args=(-max_total_time="$seconds" -timeout=10 -malloc_limit_mb=512 -print_final_stats=1)
   dict="$(dict_for "$target")"
   [[ -n "$dict" ]] && args+=(-dict="$dict")
+  # FUZZ_SEED fixes libFuzzer's random seed, so a bounded run (CI's) replays the same
+  # mutations as a longer run checked before landing; unset, every run explores afresh.
+  [[ -n "${FUZZ_SEED:-}" ]] && args+=(-seed="$FUZZ_SEED")
   local corpora=("work/$target" "corpus/$target")
   [[ -d "regressions/$target" ]] && corpora+=("regressions/$target")
   mkdir -p "work/$target"
