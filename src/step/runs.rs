@@ -207,8 +207,10 @@ impl State {
         let Some(job) = self.jobs.get_mut(&seq) else {
             return;
         };
-        let schedule = job.def.schedule.clone();
-        let Some(act) = job.activity.as_deref_mut() else {
+        // Disjoint borrows: the definition is read while the activity changes, so the
+        // schedule is never cloned on this path (every visit of a busy job passes here).
+        let crate::state::JobRecord { def, activity, .. } = job;
+        let Some(act) = activity.as_deref_mut() else {
             return;
         };
         if act.run.is_some() {
@@ -255,7 +257,7 @@ impl State {
                 } else {
                     // The batch's last due time is the `batch`-th from `from`, inclusive
                     // (`from` itself for a batch of one).
-                    let schedule = front.schedule.as_deref().unwrap_or(&schedule);
+                    let schedule = front.schedule.as_deref().unwrap_or(&def.schedule);
                     let to = match batch {
                         1 => front.from,
                         _ => schedule
