@@ -112,8 +112,10 @@ pub enum PausedBy {
 #[serde(tag = "what", rename_all = "snake_case")]
 pub enum History {
     /// The job's schedule from `from` on (exclusive): the checker derives due times from it.
+    /// Boxed: a compiled schedule is large and definitions are rare, while every journal
+    /// line is as big as the largest variant.
     Defined {
-        schedule: Schedule,
+        schedule: Box<Schedule>,
         from: Timestamp,
         actor: Actor,
     },

@@ -110,7 +110,7 @@ pub fn run_seed(seed: u64, opts: &Options) -> SeedReport {
     };
     let config_line = cfg.to_string();
     let processes = cfg.processes;
-    let sim_ms = cfg.safety_ms + cfg.liveness_ms;
+    let start_ms = cfg.start_ms;
     let job_count = jobs.len();
     let tick_ms = cfg.tick_ms as u64;
     let mut world = world::World::new(cfg, rng, jobs, opts.record_inputs, opts.hash_trace);
@@ -131,7 +131,9 @@ pub fn run_seed(seed: u64, opts: &Options) -> SeedReport {
         events: world.events,
         jobs: job_count,
         processes,
-        sim_ms,
+        // What the world actually ran: healing extends the liveness phase past the latest
+        // wall time any clock showed, so a jumped clock makes a longer world.
+        sim_ms: world.now_ms() - start_ms,
         faults: world.faults.clone(),
         probes: world.probes.clone(),
         trace_hash: world.trace_hash,

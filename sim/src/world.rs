@@ -58,6 +58,13 @@ struct Host {
     queued: Vec<(RunId, JobName, Fence, Outcome)>,
     /// Invalidates scheduled ticks of an earlier incarnation or before a stall.
     epoch: u64,
+    /// True time of this incarnation's next heartbeat: a tick sent whatever the store says,
+    /// to renew its leases and show its clocks. Wakes before it only peek at the store.
+    beat_at: i64,
+    /// Whether `ProcessStarted` has committed; until it has, the process retries it.
+    registered: bool,
+    /// True time of this process's last transaction.
+    shown_at: i64,
 }
 
 #[derive(Debug, Clone)]
@@ -105,30 +112,40 @@ enum Action {
     Heal,
 }
 
-/// An action waiting in the queue, ordered by time, then by the order it was queued in.
-struct Queued {
-    t: i64,
+/// The queue of timed actions, ordered by time, then by the order they were queued in.
+/// The heap holds only `(time, order, slot)`; the actions wait in slots beside it, so
+/// sifting moves 24 bytes rather than a whole action.
+#[derive(Default)]
+struct Queue {
+    heap: BinaryHeap<Reverse<(i64, u64, u32)>>,
+    slots: Vec<Option<Action>>,
+    free: Vec<u32>,
     seq: u64,
-    action: Action,
 }
 
-impl PartialEq for Queued {
-    fn eq(&self, other: &Self) -> bool {
-        (self.t, self.seq) == (other.t, other.seq)
+impl Queue {
+    fn push(&mut self, t: i64, action: Action) {
+        self.seq += 1;
+        let slot = match self.free.pop() {
+            Some(i) => {
+                self.slots[i as usize] = Some(action);
+                i
+            }
+            None => {
+                self.slots.push(Some(action));
+                (self.slots.len() - 1) as u32
+            }
+        };
+        self.heap.push(Reverse((t, self.seq, slot)));
     }
-}
 
-impl Eq for Queued {}
-
-impl PartialOrd for Queued {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for Queued {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        (self.t, self.seq).cmp(&(other.t, other.seq))
+    fn pop(&mut self) -> Option<(i64, Action)> {
+        let Reverse((t, _, slot)) = self.heap.pop()?;
+        let action = self.slots[slot as usize]
+            .take()
+            .expect("a queued slot is full");
+        self.free.push(slot);
+        Some((t, action))
     }
 }
 
@@ -139,8 +156,9 @@ pub struct World {
     pub cfg: WorldConfig,
     rng: ChaCha8Rng,
     t: i64,
-    seq: u64,
-    queue: BinaryHeap<Reverse<Queued>>,
+    queue: Queue,
+    /// Reused for every step's effects.
+    effects: Vec<Effect>,
     pub state: State,
     pub journal: Vec<Record>,
     hosts: Vec<Host>,
@@ -168,6 +186,9 @@ pub struct World {
 
 const HOUR: f64 = 3_600_000.0;
 
+/// A process holding no runs still sends a heartbeat tick at least this often.
+const SHOW_EVERY_MS: i64 = 3_600_000;
+
 impl World {
     pub fn new(
         cfg: WorldConfig,
@@ -182,8 +203,8 @@ impl World {
             t: cfg.start_ms,
             cfg,
             rng,
-            seq: 0,
-            queue: BinaryHeap::new(),
+            queue: Queue::default(),
+            effects: Vec::new(),
             state: State::new(config),
             journal: Vec::new(),
             hosts: Vec::new(),
@@ -226,18 +247,16 @@ impl World {
                 held: BTreeMap::new(),
                 queued: Vec::new(),
                 epoch: 0,
+                beat_at: i64::MIN,
+                registered: false,
+                shown_at: i64::MIN,
             });
         }
         w
     }
 
     fn at(&mut self, t: i64, action: Action) {
-        self.seq += 1;
-        self.queue.push(Reverse(Queued {
-            t,
-            seq: self.seq,
-            action,
-        }));
+        self.queue.push(t, action);
     }
 
     /// An exponential wait for a rate per hour, or never.
@@ -289,12 +308,12 @@ impl World {
         let heal_at = t0 + self.cfg.safety_ms;
         self.end = heal_at + self.cfg.liveness_ms;
         self.at(heal_at, Action::Heal);
-        while let Some(Reverse(q)) = self.queue.pop() {
-            if q.t > self.end {
+        while let Some((t, action)) = self.queue.pop() {
+            if t > self.end {
                 break;
             }
-            self.t = q.t;
-            self.handle(q.action);
+            self.t = t;
+            self.handle(action);
         }
         self.t = self.end;
     }
@@ -328,6 +347,32 @@ impl World {
                     self.hosts[host].state = HostState::Down;
                     let t = self.t + self.rng.gen_range(1_000..120_000);
                     self.at(t, Action::Restart { host });
+                    return;
+                }
+                if !h.registered {
+                    // Its start never committed (an aborted transaction): say it again.
+                    let process = h.process;
+                    let now = self.clock_now(host);
+                    if self.transact(Some(host), now, Event::ProcessStarted { process }) {
+                        self.hosts[host].registered = true;
+                    }
+                    self.schedule_tick(host);
+                    return;
+                }
+                let early = self.t < h.beat_at;
+                let idle_beat = !early && h.held.is_empty() && self.t < h.shown_at + SHOW_EVERY_MS;
+                if (early || idle_beat) && !self.work_for(host) {
+                    // Nothing for this process to do: it was woken for a due time another
+                    // process has already taken (or one it may not claim), or it is a
+                    // heartbeat with no lease to renew. Like a real host after a cheap read
+                    // of the store, it sleeps again without a transaction; idle time costs
+                    // nothing. It still shows itself now and then, so the core keeps its
+                    // clocks and knows it lives.
+                    if early {
+                        self.sleep(host);
+                    } else {
+                        self.schedule_tick(host);
+                    }
                     return;
                 }
                 let held: Vec<Held> = h
@@ -417,7 +462,8 @@ impl World {
                 h.held.clear();
                 h.epoch += 1;
                 let now = self.clock_now(host);
-                self.transact(Some(host), now, Event::ProcessStarted { process });
+                let committed = self.transact(Some(host), now, Event::ProcessStarted { process });
+                self.hosts[host].registered = committed;
                 self.schedule_tick(host);
             }
             Action::Stall { host } => {
@@ -453,6 +499,7 @@ impl World {
                     self.send_result(Some(host), process, run, job, fence, outcome);
                 }
                 self.hosts[host].epoch += 1;
+                self.hosts[host].beat_at = self.t;
                 let epoch = self.hosts[host].epoch;
                 self.at(self.t, Action::Tick { host, epoch });
             }
@@ -472,10 +519,11 @@ impl World {
             Action::Drain { host } => {
                 if self.hosts[host].state == HostState::Up && !self.hosts[host].draining {
                     *self.faults.entry("drain").or_default() += 1;
-                    self.hosts[host].draining = true;
                     let process = self.hosts[host].process;
                     let now = self.clock_now(host);
-                    self.transact(Some(host), now, Event::ProcessDraining { process });
+                    // An aborted transaction: the process keeps working and drains later.
+                    self.hosts[host].draining =
+                        self.transact(Some(host), now, Event::ProcessDraining { process });
                 }
                 if let Some(t) = self.after_rate(self.cfg.faults.drain_per_hour) {
                     self.at(t, Action::Drain { host });
@@ -582,14 +630,37 @@ impl World {
         self.hosts[host].clock.now(self.t, self.cfg.start_ms)
     }
 
+    /// After a tick: the next heartbeat is one interval away, and the process wakes sooner
+    /// if the store says a tick can do something before then.
     fn schedule_tick(&mut self, host: usize) {
-        let tick = self.cfg.tick_ms;
-        let wall = self.clock_now(host).wall.as_millis();
-        let soon = self.state.next_wake().map_or(tick, |w| {
-            (w.as_millis().saturating_sub(wall)).clamp(1_000, tick)
-        });
+        self.hosts[host].beat_at = self.t + self.cfg.tick_ms;
+        self.sleep(host);
+    }
+
+    /// Sleeps until the heartbeat or the store's next wake, whichever comes first (at least
+    /// a second away). A draining process claims nothing, so only its heartbeat matters.
+    fn sleep(&mut self, host: usize) {
+        let beat = self.hosts[host].beat_at;
+        let mut t = beat;
+        if !self.hosts[host].draining {
+            if let Some(w) = self.state.next_wake() {
+                let wall = self.clock_now(host).wall.as_millis();
+                let soon = w.as_millis().saturating_sub(wall).max(1_000);
+                t = t.min(self.t.saturating_add(soon));
+            }
+        }
         let epoch = self.hosts[host].epoch;
-        self.at(self.t + soon, Action::Tick { host, epoch });
+        self.at(t.max(self.t + 1), Action::Tick { host, epoch });
+    }
+
+    /// Whether, by the store's next wake, a tick from this process now has anything to do.
+    fn work_for(&self, host: usize) -> bool {
+        let h = &self.hosts[host];
+        !h.draining
+            && self
+                .state
+                .next_wake()
+                .is_some_and(|w| w <= self.clock_now(host).wall)
     }
 
     fn send_result(
@@ -650,7 +721,8 @@ impl World {
 
     /// One store transaction: it may abort (nothing happens), or commit with its answer
     /// lost (the journal is written, the process never hears of its effects).
-    fn transact(&mut self, host: Option<usize>, now: Now, event: Event) {
+    /// Returns whether it committed (an aborted transaction changed nothing).
+    fn transact(&mut self, host: Option<usize>, now: Now, event: Event) -> bool {
         let f = self.cfg.faults;
         if f.abort > 0.0 && self.rng.gen_bool(f.abort.min(1.0)) {
             *self.faults.entry("transaction aborted").or_default() += 1;
@@ -676,7 +748,7 @@ impl World {
                     },
                 );
             }
-            return;
+            return false;
         }
         if let Some(inputs) = &mut self.inputs {
             inputs.push((now, event.clone()));
@@ -690,13 +762,16 @@ impl World {
             ));
         }
         self.max_wall = self.max_wall.max(now.wall.as_millis());
+        if let Some(h) = host {
+            self.hosts[h].shown_at = self.t;
+        }
         if let Event::RunFinished { run, outcome, .. } = &event {
             self.reported.entry(*run).or_default().push(outcome.clone());
         }
-        let mut effects = Vec::new();
+        let mut effects = std::mem::take(&mut self.effects);
         self.state.step(now, event, &mut effects);
         self.events += 1;
-        if self.rng.gen_ratio(1, 256) {
+        if self.rng.gen_ratio(1, 1024) {
             let json = serde_json::to_string(&self.state).expect("state serializes");
             let copy: State = serde_json::from_str(&json).expect("state deserializes");
             assert!(
@@ -710,7 +785,7 @@ impl World {
         if lost {
             *self.faults.entry("commit answer lost").or_default() += 1;
         }
-        for e in effects {
+        for e in effects.drain(..) {
             if let Some(trace) = &mut self.trace {
                 trace.push(format!(
                     "      {e}{}",
@@ -745,6 +820,8 @@ impl World {
                 _ => {}
             }
         }
+        self.effects = effects;
+        true
     }
 
     fn hash(&mut self, e: &Effect) {

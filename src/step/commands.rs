@@ -64,7 +64,7 @@ impl State {
             out.history(
                 &name,
                 History::Defined {
-                    schedule: def.schedule.clone(),
+                    schedule: Box::new(def.schedule.clone()),
                     from: now,
                     actor,
                 },
@@ -99,7 +99,7 @@ impl State {
             out.history(
                 &name,
                 History::Defined {
-                    schedule: def.schedule.clone(),
+                    schedule: Box::new(def.schedule.clone()),
                     from,
                     actor,
                 },
