@@ -171,8 +171,9 @@ pub struct Activity {
     pub missed_recent: VecDeque<(Timestamp, u64)>,
 }
 
-/// Most owed segments a job keeps; beyond it the two newest merge (counts stay exact, the
-/// newer cause is folded into the older one).
+/// Most owed segments a job keeps; beyond it two that follow one another merge (counts
+/// stay exact, the newer cause is folded into the older one), and only a line of disjoint
+/// debts gives up its oldest (see `owe`).
 pub const MAX_OWED_SEGMENTS: usize = 32;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -586,7 +587,9 @@ pub(crate) fn wake_of(job: &JobRecord, config: &Config) -> Option<Timestamp> {
                 consider(Some(Timestamp::MIN));
             }
         }
-        if a.run.is_none() && a.manual.is_some() {
+        // A manual run starts on the next tick, unless a waiting retry goes first (it
+        // starts only while paused then): that retry's time is already considered.
+        if a.run.is_none() && a.manual.is_some() && (paused || a.retry.is_none()) {
             consider(Some(Timestamp::MIN));
         }
     }

@@ -745,3 +745,57 @@ fn a_due_time_at_the_far_end_of_time_does_not_overflow() {
     let v = s.state.job("far", at("09:01")).unwrap();
     assert_eq!(v.status, Status::NoRun);
 }
+
+#[test]
+fn a_manual_run_behind_a_waiting_retry_wakes_at_the_retry_not_at_once() {
+    // A manual run waits while a retry is due later (the retry goes first), so the wake is
+    // the retry's time: hosts sleeping until next_wake must not spin until then.
+    let mut s = Story::new();
+    let mut def = job("sync", every("1h"));
+    def.retries = 2;
+    def.safe_to_repeat = true;
+    s.define("08:59", def);
+    s.start("08:59:30", 1);
+    s.tick("09:00:10", 1);
+    s.finish("09:01", 1, Outcome::failed("exit 1"));
+    s.command("09:01:10", "alice runs sync now", run_now("sync", "alice"));
+    let wake = s.state.next_wake().expect("a retry is waiting");
+    assert!(
+        wake > at("09:01:10"),
+        "the wake {wake} should be the retry's time, not before it"
+    );
+    let line = wake_probe(&s, 1, "09:01:15");
+    s.note(&line);
+    insta::assert_snapshot!(s.trace());
+}
+
+#[test]
+fn a_full_line_of_contiguous_owed_segments_merges_instead_of_skipping_a_required_job() {
+    // A required job every minute whose run hangs: each tick while it runs owes the due
+    // time just passed to the overlap rule, and each gap of two minutes between ticks owes
+    // the late ones as downtime. The segments alternate cause but follow one another, so
+    // when the line is full they merge (the newer cause folded in) and nothing is skipped.
+    let mut s = Story::with_config(Config {
+        lease_ttl: dur("1h"),
+        ..Config::default()
+    });
+    let mut def = job("ledger", every("1m"));
+    def.missed = MissedRule::Required;
+    def.timeout = dur("3h");
+    s.define("08:59:30", def);
+    s.start("08:59:40", 1);
+    s.tick("09:00:10", 1);
+    for cycle in 0..40 {
+        // The due time on time is owed as an overlap, the two before it as downtime.
+        let minute = 3 + cycle * 3;
+        s.tick(&format!("{:02}:{:02}:10", 9 + minute / 60, minute % 60), 1);
+    }
+    let journal = s.trace();
+    assert!(
+        !journal.contains("skipped"),
+        "a required job skipped due times:\n{journal}"
+    );
+    // r1 covers 09:00; every due time from 09:01 through 11:00 is owed, none lost.
+    let view = s.state.job("ledger", at("11:00:10")).unwrap();
+    assert_eq!(view.owed, 120, "{view:?}");
+}

@@ -116,8 +116,11 @@ pub fn check(
 ) -> Vec<Violation> {
     let mut v = Vec::new();
     // A job removed and defined again is a new registration: its due times start afresh.
-    let mut jobs: BTreeMap<(JobName, u32), JobTrack> = BTreeMap::new();
-    let mut registration: BTreeMap<JobName, u32> = BTreeMap::new();
+    // Tracks by (name, registration), found through the name's current registration; the
+    // journal names the same few jobs over and over, so the last one found is tried first.
+    let mut tracks: Vec<((JobName, u32), JobTrack)> = Vec::new();
+    let mut current: BTreeMap<JobName, usize> = BTreeMap::new();
+    let mut last_hit: Option<(JobName, usize)> = None;
     let mut settled: BTreeSet<RunId> = BTreeSet::new();
     let mut lost: BTreeSet<RunId> = BTreeSet::new();
     let mut probe = |name: &'static str| *probes.entry(name).or_default() += 1;
@@ -130,15 +133,26 @@ pub fn check(
     };
 
     for rec in journal {
-        let reg = registration.entry(rec.job.clone()).or_default();
+        let mut idx = match &last_hit {
+            Some((name, i)) if same_name(name, &rec.job) => *i,
+            _ => *current.entry(rec.job.clone()).or_insert_with(|| {
+                tracks.push(((rec.job.clone(), 0), JobTrack::default()));
+                tracks.len() - 1
+            }),
+        };
         if matches!(rec.entry, Entry::History(History::Defined { .. }))
-            && jobs
-                .get(&(rec.job.clone(), *reg))
-                .is_some_and(|t| t.removed_at.is_some())
+            && tracks[idx].1.removed_at.is_some()
         {
-            *reg += 1;
+            // Defined again after removal: a new registration.
+            let reg = tracks[idx].0 .1 + 1;
+            tracks.push(((rec.job.clone(), reg), JobTrack::default()));
+            idx = tracks.len() - 1;
+            current.insert(rec.job.clone(), idx);
         }
-        let t = jobs.entry((rec.job.clone(), *reg)).or_default();
+        if last_hit.as_ref().is_none_or(|(_, i)| *i != idx) {
+            last_hit = Some((rec.job.clone(), idx));
+        }
+        let t = &mut tracks[idx].1;
         match &rec.entry {
             Entry::History(h) => {
                 match h {
@@ -352,7 +366,9 @@ pub fn check(
         .max()
         .unwrap_or(horizon.end)
         .max(horizon.end);
-    for ((name, _), t) in &jobs {
+    // Judged in (name, registration) order, so violations read in a stable order.
+    tracks.sort_by(|a, b| a.0.cmp(&b.0));
+    for ((name, _), t) in &tracks {
         let Some(f) = facts.get(name) else { continue };
         // The oracle's due times for every epoch of the job's life.
         let mut due: Vec<Due> = Vec::new();
@@ -503,6 +519,12 @@ pub fn check(
         }
     }
     v
+}
+
+/// The same job name, by pointer first: the core hands out clones of one name.
+fn same_name(a: &JobName, b: &JobName) -> bool {
+    let (a, b) = (a.as_str(), b.as_str());
+    std::ptr::eq(a, b) || a == b
 }
 
 fn ts(ms: i64) -> duetime::Timestamp {

@@ -27,9 +27,10 @@ struct Clock {
 
 impl Clock {
     fn now(&self, t: i64, t0: i64) -> Now {
-        let drift = (t - t0) as i128 * self.drift_ppm as i128 / 1_000_000;
+        // Worlds last days and drift is at most a few hundred ppm: no overflow in i64.
+        let drift = (t - t0).saturating_mul(self.drift_ppm) / 1_000_000;
         Now::new(
-            Timestamp::from_millis(t + self.skew + drift as i64 + self.jumped),
+            Timestamp::from_millis(t + self.skew + drift + self.jumped),
             Timestamp::from_millis(t - self.slept),
         )
     }
@@ -65,6 +66,8 @@ struct Host {
     registered: bool,
     /// True time of this process's last transaction.
     shown_at: i64,
+    /// True time of the one tick of this incarnation that counts (`epoch` names it).
+    wake_at: i64,
 }
 
 #[derive(Debug, Clone)]
@@ -250,6 +253,7 @@ impl World {
                 beat_at: i64::MIN,
                 registered: false,
                 shown_at: i64::MIN,
+                wake_at: i64::MAX,
             });
         }
         w
@@ -359,20 +363,11 @@ impl World {
                     self.schedule_tick(host);
                     return;
                 }
-                let early = self.t < h.beat_at;
-                let idle_beat = !early && h.held.is_empty() && self.t < h.shown_at + SHOW_EVERY_MS;
-                if (early || idle_beat) && !self.work_for(host) {
-                    // Nothing for this process to do: it was woken for a due time another
-                    // process has already taken (or one it may not claim), or it is a
-                    // heartbeat with no lease to renew. Like a real host after a cheap read
-                    // of the store, it sleeps again without a transaction; idle time costs
-                    // nothing. It still shows itself now and then, so the core keeps its
-                    // clocks and knows it lives.
-                    if early {
-                        self.sleep(host);
-                    } else {
-                        self.schedule_tick(host);
-                    }
+                if self.t < self.heartbeat(host) && !self.work_for(host) {
+                    // Woken for a due time another process has already taken (or one it
+                    // may not claim): like a real host after a cheap read of the store, it
+                    // sleeps again without a transaction.
+                    self.sleep(host);
                     return;
                 }
                 let held: Vec<Held> = h
@@ -498,10 +493,9 @@ impl World {
                 for (run, job, fence, outcome) in queued {
                     self.send_result(Some(host), process, run, job, fence, outcome);
                 }
-                self.hosts[host].epoch += 1;
                 self.hosts[host].beat_at = self.t;
-                let epoch = self.hosts[host].epoch;
-                self.at(self.t, Action::Tick { host, epoch });
+                self.hosts[host].shown_at = i64::MIN;
+                self.sleep(host);
             }
             Action::Jump { host } => {
                 *self.faults.entry("clock jump").or_default() += 1;
@@ -637,11 +631,23 @@ impl World {
         self.sleep(host);
     }
 
-    /// Sleeps until the heartbeat or the store's next wake, whichever comes first (at least
-    /// a second away). A draining process claims nothing, so only its heartbeat matters.
-    fn sleep(&mut self, host: usize) {
-        let beat = self.hosts[host].beat_at;
-        let mut t = beat;
+    /// When this process must tick whatever the store says: every interval while it holds
+    /// runs (their leases need renewing), and now and then when it holds none, so the core
+    /// keeps seeing its clocks. Between heartbeats it sleeps until the store's next wake.
+    fn heartbeat(&self, host: usize) -> i64 {
+        let h = &self.hosts[host];
+        if h.held.is_empty() && h.registered && !h.draining {
+            h.shown_at.saturating_add(SHOW_EVERY_MS)
+        } else {
+            h.beat_at
+        }
+    }
+
+    /// When this process wakes next: its heartbeat or the store's next wake by its own
+    /// wall clock, whichever comes first, at least a second away. A draining process claims
+    /// nothing, so only its heartbeat matters.
+    fn wake_time(&self, host: usize) -> i64 {
+        let mut t = self.heartbeat(host);
         if !self.hosts[host].draining {
             if let Some(w) = self.state.next_wake() {
                 let wall = self.clock_now(host).wall.as_millis();
@@ -649,8 +655,30 @@ impl World {
                 t = t.min(self.t.saturating_add(soon));
             }
         }
-        let epoch = self.hosts[host].epoch;
-        self.at(t.max(self.t + 1), Action::Tick { host, epoch });
+        t.max(self.t + 1)
+    }
+
+    /// Sleeps until `wake_time`; a tick queued earlier for this process no longer counts.
+    fn sleep(&mut self, host: usize) {
+        let t = self.wake_time(host);
+        let h = &mut self.hosts[host];
+        h.epoch += 1;
+        h.wake_at = t;
+        let epoch = h.epoch;
+        self.at(t, Action::Tick { host, epoch });
+    }
+
+    /// After a commit: a process asleep past the store's (new) next wake, or past a
+    /// heartbeat it now owes, wakes sooner, as if it had read the store at its next poll.
+    /// Idle processes thus cost nothing until something is due.
+    fn rouse(&mut self) {
+        for host in 0..self.hosts.len() {
+            if self.hosts[host].state == HostState::Up
+                && self.wake_time(host) < self.hosts[host].wake_at
+            {
+                self.sleep(host);
+            }
+        }
     }
 
     /// Whether, by the store's next wake, a tick from this process now has anything to do.
@@ -821,6 +849,7 @@ impl World {
             }
         }
         self.effects = effects;
+        self.rouse();
         true
     }
 

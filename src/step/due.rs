@@ -256,45 +256,68 @@ impl State {
 
     /// Puts due times in line. A segment is a contiguous run of the schedule's due times
     /// with one cause, so the new ones merge into the newest segment only when they follow
-    /// it directly (something skipped in between would otherwise be walked into again). A
-    /// full line records its oldest segment skipped to make room: the bound on a job's state
-    /// wins over keeping more than `MAX_OWED_SEGMENTS` separate debts.
+    /// it directly (something skipped in between would otherwise be walked into again).
+    ///
+    /// The line holds at most `MAX_OWED_SEGMENTS`. A full line makes room by merging two
+    /// segments that follow one another (the newest such pair; the newer cause is folded
+    /// into the older one, counts stay exact): causes alternate (overlap, downtime, clock
+    /// jump) far more often than debts are disjoint, and a `required` job must not lose due
+    /// times to a bound on its state. Only a line of 32 disjoint debts records its oldest
+    /// segment skipped: the bound on a job's state wins then.
     pub(crate) fn owe(&mut self, seq: u64, owed: Owed, out: &mut Out) {
         let Some(job) = self.jobs.get_mut(&seq) else {
             return;
         };
-        let follows = |to: Timestamp| job.def.schedule.next_after(to) == Some(owed.from);
-        let contiguous = job
-            .act()
-            .and_then(|a| a.pending.back())
-            .is_some_and(|back| {
-                back.cause == owed.cause && back.schedule.is_none() && follows(back.to)
-            });
-        let pending = &mut job.act_mut().pending;
+        let crate::state::JobRecord { def, activity, .. } = job;
+        let follows = |a: &Owed, b: &Owed| {
+            a.schedule.is_none()
+                && b.schedule.is_none()
+                && def.schedule.next_after(a.to) == Some(b.from)
+        };
+        let pending = &mut activity.get_or_insert_with(Default::default).pending;
+        let contiguous = pending
+            .back()
+            .is_some_and(|back| back.cause == owed.cause && follows(back, &owed));
         if contiguous {
             let back = pending.back_mut().expect("checked above");
             back.to = owed.to;
             back.count += owed.count;
             return;
         }
-        if pending.len() == MAX_OWED_SEGMENTS {
-            let oldest = pending
-                .pop_front()
-                .expect("a full line has an oldest segment");
-            let name = job.def.name.clone();
-            self.note_missed(seq, oldest.count, out.now);
-            out.ledger(
-                &name,
-                oldest.from,
-                oldest.to,
-                oldest.count,
-                skipped(oldest.cause),
-            );
-            let job = self.jobs.get_mut(&seq).expect("checked above");
-            job.act_mut().pending.push_back(owed);
+        if pending.len() < MAX_OWED_SEGMENTS {
+            pending.push_back(owed);
             return;
         }
+        if pending.back().is_some_and(|back| follows(back, &owed)) {
+            let back = pending.back_mut().expect("checked above");
+            back.to = owed.to;
+            back.count += owed.count;
+            return;
+        }
+        let pair = (1..pending.len())
+            .rev()
+            .find(|&i| follows(&pending[i - 1], &pending[i]));
+        if let Some(i) = pair {
+            let newer = pending.remove(i).expect("in range");
+            let older = &mut pending[i - 1];
+            older.to = newer.to;
+            older.count += newer.count;
+            pending.push_back(owed);
+            return;
+        }
+        let oldest = pending
+            .pop_front()
+            .expect("a full line has an oldest segment");
         pending.push_back(owed);
+        let name = def.name.clone();
+        self.note_missed(seq, oldest.count, out.now);
+        out.ledger(
+            &name,
+            oldest.from,
+            oldest.to,
+            oldest.count,
+            skipped(oldest.cause),
+        );
     }
 
     /// Due times within the grace: start the job if it is free, else the overlap policy.
