@@ -40,6 +40,30 @@ pub struct Due {
     pub fold: bool,
 }
 
+/// A cron spec's sets as bit masks (bit v set when v is in the set).
+struct Masks {
+    minutes: u64,
+    hours: u64,
+    days: u64,
+    months: u64,
+    weekdays: u64,
+    /// cron's OR rule: neither day field begins with `*`.
+    or_days: bool,
+}
+
+impl Masks {
+    fn matches(&self, l: &chrono::NaiveDateTime) -> bool {
+        let has = |mask: u64, v: u32| mask >> v & 1 == 1;
+        let dom = has(self.days, l.day());
+        let dow = has(self.weekdays, l.weekday().num_days_from_sunday());
+        let day_ok = if self.or_days { dom || dow } else { dom && dow };
+        has(self.minutes, l.minute())
+            && has(self.hours, l.hour())
+            && has(self.months, l.month())
+            && day_ok
+    }
+}
+
 impl CronSpec {
     /// cronie's "fixed-time": neither minute nor hour text begins with `*`.
     pub fn fixed_time(&self) -> bool {
@@ -48,21 +72,17 @@ impl CronSpec {
         !minute_text.starts_with('*') && !hour_text.starts_with('*')
     }
 
-    fn matches(&self, l: &chrono::NaiveDateTime) -> bool {
-        let has = |set: &[u32], v: u32| set.binary_search(&v).is_ok();
-        let day_ok = {
-            let dom = has(&self.days, l.day());
-            let dow = has(&self.weekdays, l.weekday().num_days_from_sunday());
-            if self.dom_star || self.dow_star {
-                dom && dow
-            } else {
-                dom || dow
-            }
-        };
-        has(&self.minutes, l.minute())
-            && has(&self.hours, l.hour())
-            && has(&self.months, l.month())
-            && day_ok
+    /// The sets as bit masks, for the minute-by-minute walk.
+    fn masks(&self) -> Masks {
+        let mask = |set: &[u32]| set.iter().fold(0u64, |m, &v| m | 1u64 << (v & 63));
+        Masks {
+            minutes: mask(&self.minutes),
+            hours: mask(&self.hours),
+            days: mask(&self.days),
+            months: mask(&self.months),
+            weekdays: mask(&self.weekdays),
+            or_days: !(self.dom_star || self.dow_star),
+        }
     }
 
     fn local(&self, utc_s: i64) -> chrono::NaiveDateTime {
@@ -75,17 +95,45 @@ impl CronSpec {
         local.and_utc().timestamp() - utc_s
     }
 
+    /// The local time at `utc_s`, asking chrono-tz once per UTC hour when the offset is the
+    /// same at both ends of it: zones change offset at most a few times a year, never twice
+    /// within an hour, so an hour that starts and ends on one offset has it throughout.
+    fn local_cached(
+        &self,
+        utc_s: i64,
+        hour: &mut Option<(i64, Option<i64>)>,
+    ) -> chrono::NaiveDateTime {
+        let h = utc_s.div_euclid(3600);
+        let uniform = match *hour {
+            Some((cached, uniform)) if cached == h => uniform,
+            _ => {
+                let (a, b) = (self.offset(h * 3600), self.offset(h * 3600 + 3599));
+                let uniform = (a == b).then_some(a);
+                *hour = Some((h, uniform));
+                uniform
+            }
+        };
+        match uniform {
+            Some(offset) => chrono::DateTime::from_timestamp(utc_s + offset, 0)
+                .expect("in range")
+                .naive_utc(),
+            None => self.local(utc_s),
+        }
+    }
+
     /// Due times in `(after, until]` (milliseconds), by walking UTC minutes.
     fn due_in(&self, after: i64, until: i64, out: &mut Vec<Due>) {
         let fixed = self.fixed_time();
+        let m = self.masks();
         let mut u = after.div_euclid(60_000) * 60 + 60; // first whole minute strictly after
         let end = until.div_euclid(1000);
         let mut prev_offset = self.offset(u - 60);
+        let mut hour = None;
         while u <= end {
-            let l = self.local(u);
+            let l = self.local_cached(u, &mut hour);
             let offset = l.and_utc().timestamp() - u;
             let mut due = None;
-            if self.matches(&l) {
+            if m.matches(&l) {
                 let pass_ok = if fixed {
                     match self.tz.from_local_datetime(&l) {
                         LocalResult::Ambiguous(first, _) => first.timestamp() == u,
@@ -109,7 +157,7 @@ impl CronSpec {
                 if offset > prev_offset {
                     let mut gl = self.local(u - 60) + chrono::Duration::minutes(1);
                     while gl < l {
-                        if self.matches(&gl) {
+                        if m.matches(&gl) {
                             due = Some(Due {
                                 at: u * 1000,
                                 gap: true,
