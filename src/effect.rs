@@ -147,6 +147,13 @@ pub enum History {
     Lost {
         run: RunId,
     },
+    /// A later incarnation took over the run (its child outlived the process that
+    /// started it).
+    Adopted {
+        run: RunId,
+        from: ProcessId,
+        process: ProcessId,
+    },
     /// A result that named a run that is not open, or an older fence: it changed nothing.
     StaleResult {
         run: RunId,
@@ -448,6 +455,9 @@ impl fmt::Display for History {
             }
             History::RetryAt { run, at } => write!(f, "retry of {run} at {at}"),
             History::Lost { run } => write!(f, "{run} lost (lease lapsed)"),
+            History::Adopted { run, from, process } => {
+                write!(f, "{run} adopted by {process} from {from}")
+            }
             History::StaleResult { run, fence } => {
                 write!(f, "stale result for {run} {fence} ignored")
             }

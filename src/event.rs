@@ -161,6 +161,15 @@ pub enum Event {
     ProcessDraining {
         process: ProcessId,
     },
+    /// A new incarnation takes over a run an earlier one started whose child outlived it
+    /// (a daemon restarted while its command ran on): with the run's current fence, the
+    /// lease moves to `process`, which then renews it and reports the result. Without this
+    /// the run would lapse and count as lost although it is still going.
+    Adopt {
+        process: ProcessId,
+        run: RunId,
+        fence: Fence,
+    },
     /// `job` names the job the process ran, so a result for a run the state no longer
     /// holds is still recorded as stale against the right job.
     RunFinished {
@@ -207,6 +216,11 @@ impl fmt::Display for Event {
                 f.write_str("]")
             }
             Event::ProcessDraining { process } => write!(f, "{process} draining"),
+            Event::Adopt {
+                process,
+                run,
+                fence,
+            } => write!(f, "{process} adopts {run} {fence}"),
             Event::RunFinished {
                 process,
                 job,

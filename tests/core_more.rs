@@ -799,3 +799,29 @@ fn a_full_line_of_contiguous_owed_segments_merges_instead_of_skipping_a_required
     let view = s.state.job("ledger", at("11:00:10")).unwrap();
     assert_eq!(view.owed, 120, "{view:?}");
 }
+
+#[test]
+fn a_restarted_host_adopts_the_run_its_predecessor_left_running() {
+    // p1 starts a backup and dies; its child keeps going. p2, the next incarnation, adopts
+    // the run (by id and fence) before the lease lapses, renews it while the child runs,
+    // and reports its result: one run, settled ok, nothing lost. Adoption of a run that is
+    // no longer open (a stale fence, or already lost) is answered with a cancel.
+    let mut s = Story::new();
+    s.show_history = true;
+    let mut def = job("backup", every("1h"));
+    def.timeout = dur("30m");
+    s.define("08:59", def);
+    s.start("08:59:30", 1);
+    s.tick("09:00:10", 1);
+    s.crash("09:00:20", 1);
+    s.start("09:00:50", 2);
+    s.adopt("09:00:55", 2, 1, 1);
+    s.tick_through("09:01:20", "09:04:20", "30s", 2);
+    s.finish("09:04:30", 1, Outcome::Ok);
+    s.note("a run settled already, and one that never was:");
+    s.adopt("09:05", 3, 1, 1);
+    s.adopt("09:05:10", 3, 9, 9);
+    let trace = s.trace();
+    assert!(!trace.contains("lost (lease lapsed)"), "{trace}");
+    insta::assert_snapshot!(trace);
+}

@@ -463,6 +463,8 @@ pub enum EventGen {
     Resume(JobRef, ActorGen),
     RunNow(JobRef, ActorGen),
     ForgetActor(ActorGen),
+    /// The step's process takes over a run (any run, under its fence or another's).
+    Adopt(RunRef),
 }
 
 #[derive(Arbitrary, Debug, Clone)]
@@ -628,6 +630,14 @@ impl World {
                 actor: actor.get(),
             },
             EventGen::ForgetActor(actor) => Event::ForgetActor { actor: actor.get() },
+            EventGen::Adopt(run) => {
+                let (run, fence, _) = self.run(*run)?;
+                Event::Adopt {
+                    process,
+                    run,
+                    fence,
+                }
+            }
         })
     }
 

@@ -326,6 +326,7 @@ pub fn check(
                         }
                     }
                     History::StaleResult { .. } => probe("stale result refused"),
+                    History::Adopted { .. } => probe("run adopted by a later incarnation"),
                     History::CancelSent { .. } => probe("timeout cancel sent"),
                     _ => {}
                 }

@@ -57,6 +57,8 @@ pub struct Faults {
     pub late_result: f64,
     pub duplicate_result: f64,
     pub orphan_delivers: f64,
+    /// Whether a restarted process adopts the runs its predecessor's children still run.
+    pub adopt: bool,
     pub max_skew_ms: i64,
     pub max_drift_ppm: i64,
 }
@@ -81,7 +83,7 @@ impl fmt::Display for WorldConfig {
             f,
             "seed {} | {} processes, tick {}s, from {start}, safety {:.1}h + liveness {:.1}h | \
              per hour: crash {:.2} stall {:.2} jump {:.2} drain {:.2} command {:.2} | \
-             abort {:.3} lost-answer {:.3} late {:.3} dup {:.3} orphan {:.2} | skew ±{}s drift ±{}ppm",
+             abort {:.3} lost-answer {:.3} late {:.3} dup {:.3} orphan {:.2} adopt {} | skew ±{}s drift ±{}ppm",
             self.seed,
             self.processes,
             self.tick_ms / 1000,
@@ -97,6 +99,7 @@ impl fmt::Display for WorldConfig {
             fa.late_result,
             fa.duplicate_result,
             fa.orphan_delivers,
+            fa.adopt,
             fa.max_skew_ms / 1000,
             fa.max_drift_ppm
         )
@@ -189,6 +192,7 @@ pub fn draw_world(seed: u64, rng: &mut ChaCha8Rng, o: &Overrides) -> WorldConfig
         late_result: scale(mode, rng, 0.1),
         duplicate_result: scale(mode, rng, 0.1),
         orphan_delivers: rng.gen_range(0.0..1.0),
+        adopt: rng.gen_bool(0.5),
         max_skew_ms: (scale(mode, rng, 1.0) * 180_000.0) as i64,
         max_drift_ppm: (scale(mode, rng, 1.0) * 300.0) as i64,
     };

@@ -55,6 +55,9 @@ struct Host {
     draining: bool,
     clock: Clock,
     held: BTreeMap<RunId, HeldRun>,
+    /// Runs of crashed incarnations whose children still run: the next incarnation may
+    /// adopt them.
+    orphans: BTreeMap<RunId, HeldRun>,
     /// Results that came in while stalled, sent on waking.
     queued: Vec<(RunId, JobName, Fence, Outcome)>,
     /// Invalidates scheduled ticks of an earlier incarnation or before a stall.
@@ -248,6 +251,7 @@ impl World {
                 draining: false,
                 clock,
                 held: BTreeMap::new(),
+                orphans: BTreeMap::new(),
                 queued: Vec::new(),
                 epoch: 0,
                 beat_at: i64::MIN,
@@ -392,15 +396,18 @@ impl World {
                 outcome,
             } => {
                 let h = &mut self.hosts[host];
-                let ours = h.process == process && h.held.contains_key(&run);
+                // Held by the current incarnation: it started the run, or adopted it.
+                let ours = h.state != HostState::Down && h.held.contains_key(&run);
                 if ours && h.state == HostState::Up {
                     h.held.remove(&run);
-                    self.send_result(Some(host), process, run, job, fence, outcome);
-                } else if ours && h.state == HostState::Stalled {
+                    let current = h.process;
+                    self.send_result(Some(host), current, run, job, fence, outcome);
+                } else if ours {
                     h.held.remove(&run);
                     h.queued.push((run, job, fence, outcome));
-                } else if !ours && h.process != process {
-                    // Its process crashed; the child may still write its result.
+                } else if h.orphans.remove(&run).is_some() || h.process != process {
+                    // Its process crashed and nobody adopted it; the child may still
+                    // write its result.
                     if self
                         .rng
                         .gen_bool(self.cfg.faults.orphan_delivers.clamp(0.0, 1.0))
@@ -435,9 +442,17 @@ impl World {
                     *self.faults.entry("crash").or_default() += 1;
                     let h = &mut self.hosts[host];
                     h.state = HostState::Down;
-                    h.held.clear();
+                    // Children outlive their process (a timed-out one was being killed).
+                    let held = std::mem::take(&mut h.held);
+                    h.orphans.extend(held);
                     h.queued.clear();
-                    let t = self.t + self.rng.gen_range(1_000..3_600_000);
+                    // A supervisor restarts it within seconds, or a person within the hour.
+                    let down = if self.rng.gen_bool(0.5) {
+                        self.rng.gen_range(1_000..30_000)
+                    } else {
+                        self.rng.gen_range(30_000..3_600_000)
+                    };
+                    let t = self.t + down;
                     self.at(t, Action::Restart { host });
                 }
                 if let Some(t) = self.after_rate(self.cfg.faults.crash_per_hour) {
@@ -459,6 +474,7 @@ impl World {
                 let now = self.clock_now(host);
                 let committed = self.transact(Some(host), now, Event::ProcessStarted { process });
                 self.hosts[host].registered = committed;
+                self.adopt_orphans(host);
                 self.schedule_tick(host);
             }
             Action::Stall { host } => {
@@ -530,6 +546,38 @@ impl World {
                 }
             }
             Action::Heal => self.heal(),
+        }
+    }
+
+    /// A new incarnation takes over the runs its predecessors' children are still running
+    /// (when this world's hosts know how: `adopt`). A run the core no longer has open is
+    /// answered with a cancel, and the child is left to its fate.
+    fn adopt_orphans(&mut self, host: usize) {
+        if !self.cfg.faults.adopt || self.hosts[host].orphans.is_empty() {
+            return;
+        }
+        let orphans = std::mem::take(&mut self.hosts[host].orphans);
+        let process = self.hosts[host].process;
+        for (run, held) in orphans {
+            let now = self.clock_now(host);
+            let before = self.journal.len();
+            self.transact(
+                Some(host),
+                now,
+                Event::Adopt {
+                    process,
+                    run,
+                    fence: held.fence,
+                },
+            );
+            let adopted = self.journal[before..].iter().any(|r| {
+                matches!(&r.entry, Entry::History(duetime::History::Adopted { run: r2, .. }) if *r2 == run)
+            });
+            if adopted {
+                self.hosts[host].held.insert(run, held);
+            } else {
+                self.hosts[host].orphans.insert(run, held);
+            }
         }
     }
 

@@ -93,6 +93,14 @@ impl State {
                     p.draining = true;
                 }
             }
+            Event::Adopt {
+                process,
+                run,
+                fence,
+            } => {
+                self.observe_clock(process, now);
+                self.adopt(now.wall, process, run, fence, &mut out);
+            }
             Event::RunFinished {
                 process,
                 job,

@@ -47,6 +47,44 @@ impl State {
         }
     }
 
+    /// `Adopt`: the run moves to `process` if it is still open under `fence` (the state,
+    /// not the clock, says whether it is: a lease that lapsed unnoticed is still the run's).
+    /// Anything else is a run this process must not keep going: it is told to cancel.
+    pub(crate) fn adopt(
+        &mut self,
+        now: Timestamp,
+        process: ProcessId,
+        run: RunId,
+        fence: Fence,
+        out: &mut Out,
+    ) {
+        let ttl = self.config.lease_ttl;
+        let seq = self.runs.get(&run).copied();
+        let job = seq.and_then(|seq| self.jobs.get_mut(&seq));
+        let name = job.as_ref().map(|j| j.def.name.clone());
+        let open = job
+            .and_then(|j| j.activity.as_deref_mut())
+            .and_then(|a| a.run.as_mut())
+            .filter(|r| r.id == run && r.fence == fence);
+        match (open, name, seq) {
+            (Some(open), Some(name), Some(seq)) => {
+                let from = open.holder;
+                open.holder = process;
+                open.lease_until = open.lease_until.max(now.saturating_add(ttl));
+                if from != process {
+                    out.history(&name, History::Adopted { run, from, process });
+                }
+                self.reindex(seq);
+            }
+            (_, name, _) => out.effects.push(Effect::Cancel {
+                run,
+                job: name,
+                process,
+                reason: CancelReason::LeaseLost,
+            }),
+        }
+    }
+
     /// Checks the job's open run: a lapsed lease means the run is lost; a passed deadline
     /// sends `Cancel`, and a `Cancel` unanswered past its grace settles the run timed out.
     pub(crate) fn watch_run(&mut self, seq: u64, now: Timestamp, out: &mut Out) {

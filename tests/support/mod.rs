@@ -9,7 +9,7 @@ use std::fmt::Write;
 
 use duetime::{
     Actor, Config, Duration, Effect, Entry, Event, Fence, Held, History, JobDef, JobName, Now,
-    Outcome, ProcessId, RunId, Schedule, State, Timestamp,
+    Outcome, ProcessId, Record, RunId, Schedule, State, Timestamp,
 };
 
 pub const DAY: &str = "2025-06-02";
@@ -103,6 +103,16 @@ impl Story {
                 Effect::Cancel { run, process, .. } => {
                     if let Some(h) = self.held.get_mut(process) {
                         h.remove(run);
+                    }
+                }
+                Effect::Record(Record {
+                    entry: Entry::History(History::Adopted { run, process, .. }),
+                    ..
+                }) => {
+                    // The adopting process holds the run from now on, under its old fence.
+                    if let Some(&(_, fence)) = self.fences.get(run) {
+                        self.held.entry(*process).or_default().insert(*run, fence);
+                        self.fences.insert(*run, (*process, fence));
                     }
                 }
                 _ => {}
@@ -211,6 +221,20 @@ impl Story {
                 run,
                 fence,
                 outcome,
+            },
+        );
+    }
+
+    /// Process `p` adopts `run` under `fence` (a run an earlier incarnation left running).
+    pub fn adopt(&mut self, time: &str, p: u64, run: u64, fence: u64) {
+        let (process, run, fence) = (ProcessId(p), RunId(run), Fence(fence));
+        self.send(
+            time,
+            &format!("p{p} adopts {run} {fence}"),
+            Event::Adopt {
+                process,
+                run,
+                fence,
             },
         );
     }
