@@ -1,0 +1,1 @@
+//! The jobs file (TOML): definitions and the commands they run.

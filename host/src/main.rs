@@ -1,0 +1,3 @@
+//! `duetime`: the reference host's command line.
+
+fn main() {}

@@ -1,0 +1,1 @@
+//! The store: the core's state and journal, one transaction per event.
