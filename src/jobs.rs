@@ -3,6 +3,11 @@
 //! at every level. Iteration (load, listings, erasure, invariant checks: never a tick) goes
 //! in sequence order, so everything derived from it, and the serialized form, stays
 //! deterministic and identical to a `BTreeMap<u64, JobRecord>`.
+//!
+//! The table also keeps, when asked to (`State::track_changes`), the sequence numbers of the
+//! jobs handed out for mutation, so a host can write back only the jobs a step touched. The
+//! marking sits in the mutating accessors themselves, the only way to change a job, so no
+//! transition can forget it; when tracking is off it costs one never-taken branch.
 
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
@@ -36,47 +41,105 @@ impl Hasher for SeqHasher {
 
 /// Jobs keyed by sequence number. Boxed, so the table stays small and a job never moves.
 #[derive(Clone, Default)]
-pub(crate) struct Jobs(HashMap<u64, Box<JobRecord>, BuildHasherDefault<SeqHasher>>);
+pub(crate) struct Jobs {
+    map: HashMap<u64, Box<JobRecord>, BuildHasherDefault<SeqHasher>>,
+    /// `Some` while changes are tracked: the jobs handed out for mutation, in the order they
+    /// were, with direct repeats folded (a tick visits one job through many accessors).
+    touched: Option<Vec<u64>>,
+}
 
 impl Jobs {
     pub fn len(&self) -> usize {
-        self.0.len()
+        self.map.len()
     }
 
     pub fn get(&self, seq: &u64) -> Option<&JobRecord> {
-        self.0.get(seq).map(|b| &**b)
+        self.map.get(seq).map(|b| &**b)
     }
 
     pub fn get_mut(&mut self, seq: &u64) -> Option<&mut JobRecord> {
-        self.0.get_mut(seq).map(|b| &mut **b)
+        let job = self.map.get_mut(seq)?;
+        if let Some(t) = &mut self.touched {
+            mark(t, *seq);
+        }
+        Some(&mut **job)
     }
 
     pub fn insert(&mut self, seq: u64, job: JobRecord) -> Option<JobRecord> {
-        self.0.insert(seq, Box::new(job)).map(|b| *b)
+        self.mark(seq);
+        self.map.insert(seq, Box::new(job)).map(|b| *b)
     }
 
     pub fn remove(&mut self, seq: &u64) -> Option<JobRecord> {
-        self.0.remove(seq).map(|b| *b)
+        let old = self.map.remove(seq).map(|b| *b);
+        if old.is_some() {
+            self.mark(*seq);
+        }
+        old
+    }
+
+    fn mark(&mut self, seq: u64) {
+        if let Some(t) = &mut self.touched {
+            mark(t, seq);
+        }
+    }
+
+    /// Starts (`true`) or stops tracking; stopping forgets what was marked.
+    pub fn track(&mut self, on: bool) {
+        match (on, self.touched.is_some()) {
+            (true, false) => self.touched = Some(Vec::new()),
+            (false, true) => self.touched = None,
+            _ => {}
+        }
+    }
+
+    pub fn tracking(&self) -> bool {
+        self.touched.is_some()
+    }
+
+    /// What was marked since the last call, ascending and without repeats; empty when not
+    /// tracking.
+    pub fn take_touched(&mut self) -> Vec<u64> {
+        let Some(t) = &mut self.touched else {
+            return Vec::new();
+        };
+        let mut all = std::mem::take(t);
+        all.sort_unstable();
+        all.dedup();
+        all
+    }
+
+    /// Sets tracking aside while a host puts records from its store back (they are what the
+    /// store holds, so they are not changes to write); `resume_tracking` puts it back.
+    pub fn suspend_tracking(&mut self) -> Option<Vec<u64>> {
+        self.touched.take()
+    }
+
+    pub fn resume_tracking(&mut self, saved: Option<Vec<u64>>) {
+        self.touched = saved;
     }
 
     /// In sequence order.
     pub fn iter(&self) -> std::vec::IntoIter<(&u64, &JobRecord)> {
-        let mut all: Vec<(&u64, &JobRecord)> = self.0.iter().map(|(k, v)| (k, &**v)).collect();
+        let mut all: Vec<(&u64, &JobRecord)> = self.map.iter().map(|(k, v)| (k, &**v)).collect();
         all.sort_unstable_by_key(|(k, _)| **k);
         all.into_iter()
     }
 
-    /// In sequence order.
+    /// In sequence order. Marks every job when tracking: any of them may be changed.
     pub fn iter_mut(&mut self) -> std::vec::IntoIter<(&u64, &mut JobRecord)> {
+        if let Some(t) = &mut self.touched {
+            t.extend(self.map.keys().copied());
+        }
         let mut all: Vec<(&u64, &mut JobRecord)> =
-            self.0.iter_mut().map(|(k, v)| (k, &mut **v)).collect();
+            self.map.iter_mut().map(|(k, v)| (k, &mut **v)).collect();
         all.sort_unstable_by_key(|(k, _)| **k);
         all.into_iter()
     }
 
     /// In sequence order.
     pub fn keys(&self) -> std::vec::IntoIter<&u64> {
-        let mut all: Vec<&u64> = self.0.keys().collect();
+        let mut all: Vec<&u64> = self.map.keys().collect();
         all.sort_unstable();
         all.into_iter()
     }
@@ -84,6 +147,13 @@ impl Jobs {
     /// In sequence order.
     pub fn values_mut(&mut self) -> impl Iterator<Item = &mut JobRecord> {
         self.iter_mut().map(|(_, v)| v)
+    }
+}
+
+/// Appends `seq` unless it is the last one marked.
+fn mark(touched: &mut Vec<u64>, seq: u64) {
+    if touched.last() != Some(&seq) {
+        touched.push(seq);
     }
 }
 
@@ -102,13 +172,14 @@ impl Index<&u64> for Jobs {
     }
 }
 
+/// Equal when the same jobs are held; what is being tracked is not part of the table.
 impl PartialEq for Jobs {
     fn eq(&self, other: &Self) -> bool {
-        self.0.len() == other.0.len()
+        self.map.len() == other.map.len()
             && self
-                .0
+                .map
                 .iter()
-                .all(|(k, v)| other.0.get(k).is_some_and(|w| v == w))
+                .all(|(k, v)| other.map.get(k).is_some_and(|w| v == w))
     }
 }
 
@@ -125,7 +196,7 @@ impl<'de> Deserialize<'de> for Jobs {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let map = BTreeMap::<u64, JobRecord>::deserialize(d)?;
         let mut jobs = Jobs::default();
-        jobs.0.reserve(map.len());
+        jobs.map.reserve(map.len());
         for (seq, job) in map {
             jobs.insert(seq, job);
         }

@@ -255,7 +255,9 @@ pub struct ProcessRec {
     pub draining: bool,
 }
 
-/// The serialized form: what a host stores.
+/// The serialized form: what a host stores. `Globals` and the jobs are the same data cut
+/// in two, for a store that keeps each job apart (`State::from_parts`); this form keeps the
+/// field order the format has always had.
 #[derive(Serialize, Deserialize)]
 struct StateData {
     format: u32,
@@ -265,6 +267,21 @@ struct StateData {
     next_fence: u64,
     jobs: Jobs,
     processes: BTreeMap<ProcessId, ProcessRec>,
+}
+
+/// Everything in the state but the jobs: the format version, the config, the counters and
+/// the processes. A store that keeps jobs one per row keeps this beside them and writes it
+/// with every step (it is small: the processes seen in the last day).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Globals {
+    /// The state format the parts were written in; `FORMAT_VERSION` when taken from a state.
+    pub format: u32,
+    pub config: Config,
+    /// The next job's sequence number; every job's is below it.
+    pub next_seq: u64,
+    pub next_run: u64,
+    pub next_fence: u64,
+    pub processes: BTreeMap<ProcessId, ProcessRec>,
 }
 
 /// Why a stored state could not be loaded.
@@ -348,32 +365,33 @@ impl From<State> for StateData {
 impl TryFrom<StateData> for State {
     type Error = LoadError;
     fn try_from(d: StateData) -> Result<State, LoadError> {
-        if d.format > FORMAT_VERSION {
-            return Err(LoadError::NewerFormat {
-                found: d.format,
-                supported: FORMAT_VERSION,
-            });
-        }
-        d.config
-            .check()
-            .map_err(|what| LoadError::Inconsistent { what })?;
-        let mut s = State {
+        let globals = Globals {
+            format: d.format,
             config: d.config,
             next_seq: d.next_seq,
             next_run: d.next_run,
             next_fence: d.next_fence,
-            jobs: d.jobs,
             processes: d.processes,
-            by_name: BTreeMap::new(),
-            wake: BTreeSet::new(),
-            runs: BTreeMap::new(),
         };
-        s.rebuild_indexes()?;
-        s.check_invariants()
-            .and_then(|()| s.check_owed_counts())
-            .map_err(|what| LoadError::Inconsistent { what })?;
-        Ok(s)
+        State::assemble(globals, d.jobs)
     }
+}
+
+/// What the globals must satisfy on their own: a format this build reads, a sane config.
+fn check_globals(g: &Globals) -> Result<(), LoadError> {
+    if g.format > FORMAT_VERSION {
+        return Err(LoadError::NewerFormat {
+            found: g.format,
+            supported: FORMAT_VERSION,
+        });
+    }
+    g.config
+        .check()
+        .map_err(|what| LoadError::Inconsistent { what })
+}
+
+fn inconsistent(what: String) -> LoadError {
+    LoadError::Inconsistent { what }
 }
 
 impl State {
@@ -399,9 +417,206 @@ impl State {
         self.jobs.len()
     }
 
+    /// Builds a state from its parts, as a store that keeps jobs apart has them, with the
+    /// same checks as loading the serialized form: a newer format is `NewerFormat`; a bad
+    /// config, a sequence number given twice or beyond the counter, a name or an open run
+    /// held twice, or a record that breaks an invariant is `Inconsistent`. Never panics.
+    pub fn from_parts(
+        globals: Globals,
+        jobs: impl IntoIterator<Item = (u64, JobRecord)>,
+    ) -> Result<State, LoadError> {
+        let mut table = Jobs::default();
+        for (seq, job) in jobs {
+            if table.insert(seq, job).is_some() {
+                return Err(inconsistent(format!("job sequence {seq} appears twice")));
+            }
+        }
+        State::assemble(globals, table)
+    }
+
+    /// The shared path of `from_parts` and deserialization.
+    fn assemble(globals: Globals, jobs: Jobs) -> Result<State, LoadError> {
+        check_globals(&globals)?;
+        let mut s = State {
+            config: globals.config,
+            next_seq: globals.next_seq,
+            next_run: globals.next_run,
+            next_fence: globals.next_fence,
+            jobs,
+            processes: globals.processes,
+            by_name: BTreeMap::new(),
+            wake: BTreeSet::new(),
+            runs: BTreeMap::new(),
+        };
+        s.rebuild_indexes()?;
+        s.check_invariants()
+            .and_then(|()| s.check_owed_counts())
+            .map_err(inconsistent)?;
+        Ok(s)
+    }
+
+    /// The state without its jobs (see `Globals`).
+    pub fn globals(&self) -> Globals {
+        Globals {
+            format: FORMAT_VERSION,
+            config: self.config,
+            next_seq: self.next_seq,
+            next_run: self.next_run,
+            next_fence: self.next_fence,
+            processes: self.processes.clone(),
+        }
+    }
+
+    /// One job's record by sequence number (its name is `record.def.name`).
+    pub fn record(&self, seq: u64) -> Option<&JobRecord> {
+        self.jobs.get(&seq)
+    }
+
+    /// Every job's record with its sequence number, in sequence order.
+    pub fn records(&self) -> impl Iterator<Item = (u64, &JobRecord)> {
+        self.jobs.iter().map(|(&seq, job)| (seq, job))
+    }
+
+    /// The sequence number of the job with this name.
+    pub fn seq_of_name(&self, name: &str) -> Option<u64> {
+        self.seq_of(name)
+    }
+
+    /// Starts or stops noting which jobs change, for a store that writes back only those
+    /// (`take_touched`). Off by default, so hosts that keep the whole state (the simulator,
+    /// the benches) pay nothing; stopping forgets what was noted. Not part of the state's
+    /// value: equality and the serialized form ignore it.
+    pub fn track_changes(&mut self, on: bool) {
+        self.jobs.track(on);
+    }
+
+    pub fn tracks_changes(&self) -> bool {
+        self.jobs.tracking()
+    }
+
+    /// The sequence numbers of the jobs whose record may have changed, been added or been
+    /// removed since the last call (or since tracking started), ascending and without
+    /// repeats; empty when not tracking. A superset: a job looked at for mutation and left
+    /// as it was is included. What is not a job (config, counters, processes) is in
+    /// `globals()`, which a store writes whole.
+    pub fn take_touched(&mut self) -> Vec<u64> {
+        self.jobs.take_touched()
+    }
+
+    /// Brings a loaded state up to date with a store another process wrote to: `globals`
+    /// as the store now holds them, and for each job that changed there, its record
+    /// (`None`: removed). Only those jobs and their index entries are touched, so a host
+    /// that reloads what changed pays for what changed. Records put here are not reported
+    /// by `take_touched` (they are what the store already holds).
+    ///
+    /// The counters may move backward, which is how a host puts back what an aborted
+    /// transaction did (the changes then name every job that transaction touched, with its
+    /// stored record or `None`).
+    ///
+    /// Refused with the state left as it was (a typed `LoadError`, never a panic): a newer
+    /// format, a bad or changed config (the config is fixed for a store's life; a host that
+    /// meets a changed one loads the whole state), counters behind a job left as it is, a
+    /// sequence number given twice or beyond the counter, a name or open run that another
+    /// job holds, a record that breaks an invariant.
+    pub fn put_parts(
+        &mut self,
+        globals: Globals,
+        changed: impl IntoIterator<Item = (u64, Option<JobRecord>)>,
+    ) -> Result<(), LoadError> {
+        check_globals(&globals)?;
+        if globals.config != self.config {
+            return Err(inconsistent(
+                "the config changed; load the whole state".to_string(),
+            ));
+        }
+        let mut changes: BTreeMap<u64, Option<JobRecord>> = BTreeMap::new();
+        for (seq, job) in changed {
+            if changes.insert(seq, job).is_some() {
+                return Err(inconsistent(format!("job sequence {seq} appears twice")));
+            }
+        }
+        // Check everything before changing anything, so a refusal leaves the state whole.
+        let mut names: BTreeMap<&JobName, u64> = BTreeMap::new();
+        let mut runs: BTreeMap<RunId, u64> = BTreeMap::new();
+        for (&seq, job) in changes.iter().filter_map(|(s, j)| Some((s, j.as_ref()?))) {
+            let name = &job.def.name;
+            if seq >= globals.next_seq {
+                return Err(inconsistent(format!(
+                    "job {name} has sequence {seq} beyond the counter"
+                )));
+            }
+            check_record(job, &globals.config, globals.next_run, globals.next_fence)
+                .and_then(|()| check_owed_counts_of(job))
+                .map_err(inconsistent)?;
+            let held_elsewhere = |by: Option<&u64>| by.is_some_and(|s| !changes.contains_key(s));
+            if names.insert(name, seq).is_some() || held_elsewhere(self.by_name.get(name)) {
+                return Err(inconsistent(format!("job {name} appears twice")));
+            }
+            if let Some(run) = job.run() {
+                if runs.insert(run.id, seq).is_some() || held_elsewhere(self.runs.get(&run.id)) {
+                    return Err(inconsistent(format!("run {} is open twice", run.id)));
+                }
+            }
+        }
+        // Counters move backward only when a host puts back what an aborted transaction
+        // did: then every job left as it is must still be below them (O(jobs), but rare).
+        if globals.next_seq < self.next_seq
+            || globals.next_run < self.next_run
+            || globals.next_fence < self.next_fence
+        {
+            for (&seq, job) in self.jobs.iter() {
+                if changes.contains_key(&seq) {
+                    continue;
+                }
+                let run_ahead = job
+                    .run()
+                    .is_some_and(|r| r.id.0 >= globals.next_run || r.fence.0 >= globals.next_fence);
+                if seq >= globals.next_seq || run_ahead {
+                    return Err(inconsistent(format!(
+                        "the counters moved back behind job {}",
+                        job.def.name
+                    )));
+                }
+            }
+        }
+        let tracking = self.jobs.suspend_tracking();
+        self.next_seq = globals.next_seq;
+        self.next_run = globals.next_run;
+        self.next_fence = globals.next_fence;
+        self.processes = globals.processes;
+        for &seq in changes.keys() {
+            if let Some(old) = self.jobs.remove(&seq) {
+                self.by_name.remove(&old.def.name);
+                if let Some(w) = old.wake {
+                    self.wake.remove(&(w, seq));
+                }
+                if let Some(run) = old.run() {
+                    self.runs.remove(&run.id);
+                }
+            }
+        }
+        for (seq, job) in changes {
+            let Some(mut job) = job else { continue };
+            job.next_due = job.def.schedule.next_after(job.frontier);
+            job.wake = None;
+            self.by_name.insert(job.def.name.clone(), seq);
+            if let Some(run) = job.run() {
+                self.runs.insert(run.id, seq);
+            }
+            self.jobs.insert(seq, job);
+            self.reindex(seq);
+        }
+        self.jobs.resume_tracking(tracking);
+        debug_assert_eq!(self.check_invariants(), Ok(()));
+        Ok(())
+    }
+
     fn rebuild_indexes(&mut self) -> Result<(), LoadError> {
         let mut seqs = Vec::with_capacity(self.jobs.len());
         for (&seq, job) in self.jobs.iter_mut() {
+            // Parts may come from a live state's records, whose wake times would make
+            // `reindex` skip them; the index is built from nothing here.
+            job.wake = None;
             if seq >= self.next_seq {
                 return Err(LoadError::Inconsistent {
                     what: format!("job {} has sequence {seq} beyond the counter", job.def.name),
@@ -457,33 +672,9 @@ impl State {
     /// and may hold a failed run's due times from a schedule since replaced, so they are not
     /// held to the current one.
     pub(crate) fn check_owed_counts(&self) -> Result<(), String> {
-        const MS: Duration = Duration::from_millis(1);
-        for job in self.jobs.iter().map(|(_, j)| j) {
-            let Some(a) = job.act() else { continue };
-            for o in &a.pending {
-                // Walked in pieces, or open to merging (an untagged segment is the current
-                // schedule's and the next owed due time may join it): it must hold exactly
-                // the due times it says. A tagged segment of at most one batch is started
-                // whole and never merged, so its instants are all that matter.
-                let walked =
-                    o.count > REQUIRED_BATCH || (o.cause == MissCause::Overlap && o.count > 1);
-                if !walked && o.schedule.is_some() {
-                    continue;
-                }
-                let s = o.schedule.as_deref().unwrap_or(&job.def.schedule);
-                let before = o.from.saturating_sub(MS);
-                let on_due =
-                    |t: Timestamp| before == t || s.next_after(t.saturating_sub(MS)) == Some(t);
-                let counted = s.count_in(before, o.to) + u64::from(before == o.from);
-                if !on_due(o.from) || !on_due(o.to) || counted != o.count {
-                    return Err(format!(
-                        "{}: owed segment {}..{} does not hold {} due times",
-                        job.def.name, o.from, o.to, o.count
-                    ));
-                }
-            }
-        }
-        Ok(())
+        self.jobs
+            .iter()
+            .try_for_each(|(_, job)| check_owed_counts_of(job))
     }
 
     /// Checks what must always hold; `Err` names the first broken invariant. Run after every
@@ -503,45 +694,9 @@ impl State {
                     return Err(format!("{name}: missing from the wake index"));
                 }
             }
-            let Some(a) = job.act() else { continue };
-            if a.pending.len() > MAX_OWED_SEGMENTS {
-                return Err(format!("{name}: {} owed segments", a.pending.len()));
-            }
-            if a.manual_recent.len() > self.config.manual_per_hour as usize {
-                return Err(format!("{name}: manual history over the cap"));
-            }
-            if a.missed_recent.len() > 25 {
-                return Err(format!("{name}: missed history over a day"));
-            }
-            let mut last_to = None;
-            for o in &a.pending {
-                if o.count == 0 || o.from > o.to || last_to.is_some_and(|t| o.from <= t) {
-                    return Err(format!("{name}: owed segments out of order"));
-                }
-                if o.to > job.frontier {
-                    return Err(format!("{name}: owes a due time beyond its frontier"));
-                }
-                last_to = Some(o.to);
-            }
-            if a.run.is_some() && a.retry.is_some() {
-                return Err(format!("{name}: a run and a retry at once"));
-            }
-            // What a run or a retry covers is settled as one ledger entry, which needs at
-            // least one due time in order.
-            let run_cover = a.run.as_ref().and_then(|r| r.cover);
-            let retry_cover = a.retry.map(|r| r.cover);
-            if let Some(c) = run_cover
-                .into_iter()
-                .chain(retry_cover)
-                .find(|c| c.covers.count == 0 || c.covers.from > c.covers.to)
-            {
-                return Err(format!("{name}: covers an empty range {}", c.covers));
-            }
-            if let Some(run) = &a.run {
+            check_record(job, &self.config, self.next_run, self.next_fence)?;
+            if let Some(run) = job.run() {
                 runs += 1;
-                if run.fence.0 >= self.next_fence || run.id.0 >= self.next_run {
-                    return Err(format!("{name}: run {} is ahead of the counters", run.id));
-                }
                 if self.runs.get(&run.id) != Some(&seq) {
                     return Err(format!("{name}: run {} missing from the run index", run.id));
                 }
@@ -555,6 +710,85 @@ impl State {
         }
         Ok(())
     }
+}
+
+/// What one job's record must satisfy on its own and against the counters and config,
+/// whatever the indexes say: part of `check_invariants`, and what `put_parts` checks of a
+/// record before taking it in.
+fn check_record(
+    job: &JobRecord,
+    config: &Config,
+    next_run: u64,
+    next_fence: u64,
+) -> Result<(), String> {
+    let name = &job.def.name;
+    let Some(a) = job.act() else { return Ok(()) };
+    if a.pending.len() > MAX_OWED_SEGMENTS {
+        return Err(format!("{name}: {} owed segments", a.pending.len()));
+    }
+    if a.manual_recent.len() > config.manual_per_hour as usize {
+        return Err(format!("{name}: manual history over the cap"));
+    }
+    if a.missed_recent.len() > 25 {
+        return Err(format!("{name}: missed history over a day"));
+    }
+    let mut last_to = None;
+    for o in &a.pending {
+        if o.count == 0 || o.from > o.to || last_to.is_some_and(|t| o.from <= t) {
+            return Err(format!("{name}: owed segments out of order"));
+        }
+        if o.to > job.frontier {
+            return Err(format!("{name}: owes a due time beyond its frontier"));
+        }
+        last_to = Some(o.to);
+    }
+    if a.run.is_some() && a.retry.is_some() {
+        return Err(format!("{name}: a run and a retry at once"));
+    }
+    // What a run or a retry covers is settled as one ledger entry, which needs at
+    // least one due time in order.
+    let run_cover = a.run.as_ref().and_then(|r| r.cover);
+    let retry_cover = a.retry.map(|r| r.cover);
+    if let Some(c) = run_cover
+        .into_iter()
+        .chain(retry_cover)
+        .find(|c| c.covers.count == 0 || c.covers.from > c.covers.to)
+    {
+        return Err(format!("{name}: covers an empty range {}", c.covers));
+    }
+    if let Some(run) = &a.run {
+        if run.fence.0 >= next_fence || run.id.0 >= next_run {
+            return Err(format!("{name}: run {} is ahead of the counters", run.id));
+        }
+    }
+    Ok(())
+}
+
+/// `State::check_owed_counts` for one job.
+fn check_owed_counts_of(job: &JobRecord) -> Result<(), String> {
+    const MS: Duration = Duration::from_millis(1);
+    let Some(a) = job.act() else { return Ok(()) };
+    for o in &a.pending {
+        // Walked in pieces, or open to merging (an untagged segment is the current
+        // schedule's and the next owed due time may join it): it must hold exactly
+        // the due times it says. A tagged segment of at most one batch is started
+        // whole and never merged, so its instants are all that matter.
+        let walked = o.count > REQUIRED_BATCH || (o.cause == MissCause::Overlap && o.count > 1);
+        if !walked && o.schedule.is_some() {
+            continue;
+        }
+        let s = o.schedule.as_deref().unwrap_or(&job.def.schedule);
+        let before = o.from.saturating_sub(MS);
+        let on_due = |t: Timestamp| before == t || s.next_after(t.saturating_sub(MS)) == Some(t);
+        let counted = s.count_in(before, o.to) + u64::from(before == o.from);
+        if !on_due(o.from) || !on_due(o.to) || counted != o.count {
+            return Err(format!(
+                "{}: owed segment {}..{} does not hold {} due times",
+                job.def.name, o.from, o.to, o.count
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// When a tick next has something to do for this job.

@@ -1,0 +1,235 @@
+//! `duetime check JOBS.toml`: read a jobs file the way the host will, and show what it will
+//! do: each job's schedule and rules in force (defaults included, since a default nobody
+//! sees is a default nobody chose) and its next due times. Every error of the file is listed
+//! at once, so one run shows everything to fix.
+
+use std::io::{self, Write};
+use std::path::PathBuf;
+
+use duetime::{Backoff, JobDef, Schedule, Timestamp};
+use duetime_host::jobs_file::{self, name_of, HostJob, JobRef, JobsFileError, MISSED, OVERLAP};
+
+use super::due;
+use crate::cmd::parse_instant;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The jobs file
+    #[arg(value_name = "JOBS.toml")]
+    pub file: PathBuf,
+    /// How many due times to show per job
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(0..=1_000))]
+    pub count: u32,
+    /// Show due times after this RFC 3339 instant instead of now
+    #[arg(long, value_name = "TIME", value_parser = parse_instant)]
+    pub from: Option<Timestamp>,
+    /// Print JSON instead of text
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Exit 0 when the file is valid, 1 when it is not (or cannot be read).
+pub fn run(args: &Args, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<u8> {
+    let file = args.file.display().to_string();
+    let from = args.from.unwrap_or_else(super::now);
+    let count = args.count as usize;
+    match jobs_file::load(&args.file) {
+        Ok(jobs) if args.json => {
+            let v = serde_json::json!({
+                "file": file,
+                "valid": true,
+                "from": from.to_string(),
+                "jobs": jobs.jobs.iter().map(|j| job_json(j, from, count)).collect::<Vec<_>>(),
+                "errors": [],
+            });
+            writeln!(out, "{v:#}")?;
+            Ok(0)
+        }
+        Ok(jobs) => {
+            let n = jobs.jobs.len();
+            writeln!(
+                out,
+                "{file}: {n} job{}, valid; due times after {from}",
+                if n == 1 { "" } else { "s" }
+            )?;
+            for job in &jobs.jobs {
+                writeln!(out)?;
+                write!(out, "{}", job_text(job, from, count))?;
+            }
+            Ok(0)
+        }
+        Err(errors) if args.json => {
+            let v = serde_json::json!({
+                "file": file,
+                "valid": false,
+                "jobs": [],
+                "errors": errors.iter().map(error_json).collect::<Vec<_>>(),
+            });
+            writeln!(out, "{v:#}")?;
+            Ok(1)
+        }
+        Err(errors) => {
+            for e in &errors {
+                writeln!(err, "{e}")?;
+            }
+            let n = errors.len();
+            writeln!(
+                err,
+                "{file}: invalid, {n} error{}",
+                if n == 1 { "" } else { "s" }
+            )?;
+            Ok(1)
+        }
+    }
+}
+
+fn schedule_text(s: &Schedule) -> String {
+    match s {
+        Schedule::Cron(c) => format!("cron {} in {}", c.expr(), c.zone().name()),
+        Schedule::Every { period, offset } if offset.is_zero() => {
+            format!("every {period} (a UTC grid from the epoch)")
+        }
+        Schedule::Every { period, offset } => {
+            format!("every {period}, offset {offset} (a UTC grid from the epoch)")
+        }
+        Schedule::At { instant } => format!("at {instant} (once)"),
+    }
+}
+
+fn backoff_text(b: &Backoff) -> String {
+    format!("{} doubling to {}", b.initial, b.max)
+}
+
+fn rules_text(d: &JobDef) -> String {
+    let overlap = name_of(OVERLAP, &d.overlap_policy());
+    let overlap = if d.overlap.is_some() {
+        overlap.to_string()
+    } else {
+        format!("{overlap} (default)")
+    };
+    let retries = if d.retries == 0 {
+        "0".to_string()
+    } else {
+        format!("{} (backoff {})", d.retries, backoff_text(&d.backoff))
+    };
+    format!(
+        "missed {}, overlap {overlap}, retries {retries}, timeout {}, stall_after {}",
+        name_of(MISSED, &d.missed),
+        d.timeout,
+        d.stall_after
+    )
+}
+
+fn flags_text(d: &JobDef) -> Option<String> {
+    let mut flags = Vec::new();
+    if let Some(w) = d.catch_up_window {
+        flags.push(format!("catch_up_window {w}"));
+    }
+    if d.safe_to_repeat {
+        flags.push("safe_to_repeat".to_string());
+    }
+    if d.legal_duty {
+        flags.push("legal_duty".to_string());
+    }
+    if let Some(k) = &d.concurrency_key {
+        flags.push(format!("concurrency_key {k:?}"));
+    }
+    (!flags.is_empty()).then(|| flags.join(", "))
+}
+
+/// An argument as a POSIX shell would need it to read it back as one word.
+fn shell_word(s: &str) -> String {
+    let plain = !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_@%+=:,./-".contains(c));
+    if plain {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+fn job_text(job: &HostJob, from: Timestamp, count: usize) -> String {
+    let d = &job.def;
+    let mut s = String::new();
+    if d.title.is_empty() {
+        s.push_str(&format!("{}\n", d.name));
+    } else {
+        s.push_str(&format!("{}  {:?}\n", d.name, d.title));
+    }
+    let mut row = |k: &str, v: &str| s.push_str(&format!("  {k:<9} {v}\n"));
+    row("schedule", &schedule_text(&d.schedule));
+    if let Schedule::Cron(c) = &d.schedule {
+        row(
+            "dst",
+            &due::policy_text(c, "set in the file; a part left out keeps cron's default"),
+        );
+    }
+    row("rules", &rules_text(d));
+    if let Some(flags) = flags_text(d) {
+        row("flags", &flags);
+    }
+    let argv: Vec<String> = job.command.argv.iter().map(|a| shell_word(a)).collect();
+    row("command", &argv.join(" "));
+    if let Some(w) = &job.command.workdir {
+        row("workdir", &w.display().to_string());
+    }
+    if !job.command.env.is_empty() {
+        let env: Vec<String> = job
+            .command
+            .env
+            .iter()
+            .map(|(k, v)| format!("{k}={}", shell_word(v)))
+            .collect();
+        row("env", &env.join(" "));
+    }
+    if count > 0 {
+        let dues = due::upcoming(&d.schedule, from, count);
+        if dues.is_empty() {
+            row("next", "none: no due time after that");
+        } else {
+            let mut table = String::new();
+            due::write_table(&mut table, &dues, "", false);
+            for (i, line) in table.lines().enumerate() {
+                row(if i == 0 { "next" } else { "" }, line);
+            }
+        }
+    }
+    // Rows of an empty key and an empty value leave trailing spaces; trim every line.
+    s.lines().map(|l| format!("{}\n", l.trim_end())).collect()
+}
+
+fn job_json(job: &HostJob, from: Timestamp, count: usize) -> serde_json::Value {
+    let d = &job.def;
+    let dst = match &d.schedule {
+        Schedule::Cron(c) => serde_json::json!({
+            "gap": name_of(jobs_file::GAP, &c.policy().gap),
+            "fold": name_of(jobs_file::FOLD, &c.policy().fold),
+            "explicit": c.explicit_policy().is_some(),
+        }),
+        _ => serde_json::Value::Null,
+    };
+    serde_json::json!({
+        "name": d.name.as_str(),
+        "schedule": schedule_text(&d.schedule),
+        "dst": dst,
+        "overlap": name_of(OVERLAP, &d.overlap_policy()),
+        "def": d,
+        "command": job.command,
+        "next": due::upcoming(&d.schedule, from, count).iter().map(due::to_json).collect::<Vec<_>>(),
+    })
+}
+
+fn error_json(e: &JobsFileError) -> serde_json::Value {
+    let job = match e.job() {
+        Some(JobRef::Named(n)) => serde_json::json!(n),
+        Some(JobRef::Index(i)) => serde_json::json!(i),
+        None => serde_json::Value::Null,
+    };
+    serde_json::json!({
+        "message": e.to_string(),
+        "line": e.line(),
+        "job": job,
+        "field": e.field(),
+    })
+}

@@ -1,0 +1,19 @@
+//! The subcommands of `duetime`, one module each. A module holds its clap `Args` and a
+//! `run` that writes to the given streams and returns the exit code, so main.rs stays a
+//! dispatch table and a new subcommand is one variant there plus one module here.
+
+pub mod check;
+pub mod due;
+pub mod next;
+
+use duetime::Timestamp;
+
+/// `--from` and similar: an RFC 3339 instant, as the core parses it.
+pub fn parse_instant(text: &str) -> Result<Timestamp, String> {
+    text.parse::<Timestamp>().map_err(|e| e.to_string())
+}
+
+/// The wall clock, read once per command (never by the core).
+pub fn now() -> Timestamp {
+    Timestamp::from_chrono(&chrono::Utc::now())
+}

@@ -1,0 +1,108 @@
+//! `duetime next 'EXPR'`: the next due times of a cron expression, like
+//! `systemd-analyze calendar`, with a note on each one a daylight-saving rule moved, so a
+//! person can see what the schedule will do before putting it in a jobs file.
+
+use std::io::{self, Write};
+
+use duetime::schedule::CronSchedule;
+use duetime::{DstPolicy, Timestamp};
+
+use super::due::{self, Due};
+use crate::cmd::parse_instant;
+use duetime_host::jobs_file::{name_of, FOLD, GAP};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// A cron expression in quotes: "30 2 * * *", "@daily", "0 9 * * mon-fri",
+    /// "CRON_TZ=Europe/London 0 9 * * *"
+    pub expr: String,
+    /// The IANA zone the expression is read in (default: its CRON_TZ=, else UTC)
+    #[arg(long, value_name = "ZONE")]
+    pub tz: Option<String>,
+    /// How many due times to show
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(0..=10_000))]
+    pub count: u32,
+    /// Show due times after this RFC 3339 instant instead of now
+    #[arg(long, value_name = "TIME", value_parser = parse_instant)]
+    pub from: Option<Timestamp>,
+    /// Daylight-saving rule for local times that do not exist (default: cron's)
+    #[arg(long, value_parser = ["run_at_gap_end", "skip"])]
+    pub gap: Option<String>,
+    /// Daylight-saving rule for local times that happen twice (default: cron's)
+    #[arg(long, value_parser = ["first", "last", "both"])]
+    pub fold: Option<String>,
+    /// Print JSON instead of text
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: &Args, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<u8> {
+    let cron = match CronSchedule::parse(&args.expr, args.tz.as_deref()) {
+        Ok(c) => c,
+        Err(e) => {
+            if args.json {
+                let v = serde_json::json!({ "expression": args.expr, "error": e.to_string() });
+                writeln!(out, "{v:#}")?;
+            } else {
+                writeln!(err, "duetime next: {e}")?;
+            }
+            return Ok(1);
+        }
+    };
+    let cron = match (args.gap.as_deref(), args.fold.as_deref()) {
+        (None, None) => cron,
+        (gap, fold) => {
+            let default = cron.policy();
+            let policy = DstPolicy {
+                gap: pick(gap, GAP, default.gap),
+                fold: pick(fold, FOLD, default.fold),
+            };
+            cron.with_dst(Some(policy))
+        }
+    };
+    let from = args.from.unwrap_or_else(super::now);
+    let schedule = duetime::Schedule::Cron(cron.clone());
+    let dues = due::upcoming(&schedule, from, args.count as usize);
+    if args.json {
+        let policy = cron.policy();
+        let v = serde_json::json!({
+            "expression": cron.expr(),
+            "zone": cron.zone().name(),
+            "fixed_time": cron.is_fixed_time(),
+            "dst": {
+                "gap": name_of(GAP, &policy.gap),
+                "fold": name_of(FOLD, &policy.fold),
+                "explicit": cron.explicit_policy().is_some(),
+            },
+            "from": from.to_string(),
+            "due": dues.iter().map(due::to_json).collect::<Vec<_>>(),
+        });
+        writeln!(out, "{v:#}")?;
+    } else {
+        write!(out, "{}", text(&cron, from, &dues))?;
+    }
+    Ok(0)
+}
+
+/// The rule named `name` (clap has already checked it is one), else `default`.
+fn pick<T: Copy>(name: Option<&str>, options: &[(T, &str)], default: T) -> T {
+    name.and_then(|n| options.iter().find(|(_, o)| *o == n).map(|(v, _)| *v))
+        .unwrap_or(default)
+}
+
+fn text(cron: &CronSchedule, from: Timestamp, dues: &[Due]) -> String {
+    let mut s = String::new();
+    s.push_str(&format!("expression  {}\n", cron.expr()));
+    s.push_str(&format!("zone        {}\n", cron.zone().name()));
+    s.push_str(&format!(
+        "dst         {}\n",
+        due::policy_text(cron, "set with --gap/--fold")
+    ));
+    s.push_str(&format!("after       {from}\n\n"));
+    if dues.is_empty() {
+        s.push_str("no due times after that\n");
+    } else {
+        due::write_table(&mut s, dues, "", true);
+    }
+    s
+}

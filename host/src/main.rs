@@ -1,0 +1,54 @@
+//! `duetime`: the reference host's command line.
+//!
+//! Each subcommand is a variant of `Command` whose arguments and `run` live in
+//! `cmd/<name>.rs`; `run` writes to the streams it is given and returns the exit code, so
+//! the subcommands stay testable and adding one touches this file in two lines.
+//!
+//! Exit codes: 0 success, 1 the input was refused (an invalid jobs file, a bad expression),
+//! 2 a usage error (clap's).
+
+use std::io::{self, Write};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod cmd;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "duetime",
+    version,
+    about = "The duetime reference host: check jobs files and see when schedules are due"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Check a jobs file: list every error, or show each job and its next due times
+    Check(cmd::check::Args),
+    /// Show the next due times of a cron expression, with daylight-saving notes
+    Next(cmd::next::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let mut out = io::stdout().lock();
+    let mut err = io::stderr().lock();
+    let result = match &cli.command {
+        Command::Check(args) => cmd::check::run(args, &mut out, &mut err),
+        Command::Next(args) => cmd::next::run(args, &mut out, &mut err),
+    };
+    let result = result.and_then(|code| out.flush().map(|()| code));
+    match result {
+        Ok(code) => ExitCode::from(code),
+        // A reader that went away (`duetime next ... | head`) is not an error of ours.
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            let _ = writeln!(err, "duetime: {e}");
+            ExitCode::from(1)
+        }
+    }
+}

@@ -1,0 +1,420 @@
+//! The SQLite store: after every transaction the file holds exactly the state the core
+//! reached (reopening it gives an equal state) and every journal line; two handles on one
+//! file see each other's changes; bad files and newer schemas are refused with clear,
+//! typed errors; an aborted or locked-out transaction leaves memory equal to the store.
+
+use std::path::Path;
+use std::time::Duration as StdDuration;
+
+use duetime::{
+    Actor, Config, Duration, Effect, Event, Fence, Held, JobDef, JobName, Now, Outcome, ProcessId,
+    Record, RunId, Schedule, State, Timestamp,
+};
+use duetime_host::store::{Options, SqliteStore, Store, StoreError, SCHEMA_VERSION};
+
+/// 2025-06-02T09:00:00Z.
+const T0: i64 = 1_748_854_800_000;
+
+fn at(secs: i64) -> Now {
+    Now::at(Timestamp::from_millis(T0 + secs * 1000))
+}
+
+fn options() -> Options {
+    Options {
+        durable: false,
+        ..Options::default()
+    }
+}
+
+fn open(path: &Path) -> SqliteStore {
+    SqliteStore::open_with(path, options()).expect("the store opens")
+}
+
+fn upsert(name: &str, secs: u64) -> Event {
+    let mut def = JobDef::new(
+        JobName::new(name).unwrap(),
+        Schedule::every(Duration::from_secs(secs), Duration::ZERO).unwrap(),
+    );
+    def.retries = 1;
+    def.backoff.initial = Duration::from_secs(10);
+    Event::Upsert {
+        def: Box::new(def),
+        actor: Actor::new("ann"),
+    }
+}
+
+fn records(effects: &[Effect]) -> impl Iterator<Item = Record> + '_ {
+    effects.iter().filter_map(|e| match e {
+        Effect::Record(r) => Some(r.clone()),
+        _ => None,
+    })
+}
+
+/// A script of events over a few minutes: definitions, two processes, ticks, results
+/// (ok and failed), a pause, a removal. Results answer the runs started so far.
+struct Script {
+    reference: State,
+    journal: Vec<Record>,
+    open: Vec<(ProcessId, String, RunId, Fence)>,
+}
+
+impl Script {
+    fn new() -> Script {
+        Script {
+            reference: State::new(Config::default()),
+            journal: Vec::new(),
+            open: Vec::new(),
+        }
+    }
+
+    /// The `i`-th event of the script, given what is open now.
+    fn event(&mut self, i: usize) -> (Now, Event) {
+        let secs = i as i64 * 17;
+        let p = ProcessId(1 + (i as u64 / 7) % 2);
+        let event = match i {
+            0 => upsert("backup", 60),
+            1 => upsert("report", 120),
+            2 => upsert("flaky", 45),
+            3 => Event::ProcessStarted { process: p },
+            _ if i.is_multiple_of(11) => Event::Pause {
+                job: "report".into(),
+                actor: Actor::new("bob"),
+                note: "n".into(),
+            },
+            _ if i.is_multiple_of(13) => Event::Resume {
+                job: "report".into(),
+                actor: Actor::new("bob"),
+            },
+            _ if i == 40 => Event::Remove {
+                job: "backup".into(),
+                actor: Actor::new("ann"),
+            },
+            _ if i.is_multiple_of(3) && !self.open.is_empty() => {
+                let (process, job, run, fence) = self.open.remove(0);
+                let outcome = if job == "flaky" {
+                    Outcome::failed("exit 1")
+                } else {
+                    Outcome::Ok
+                };
+                Event::RunFinished {
+                    process,
+                    job,
+                    run,
+                    fence,
+                    outcome,
+                }
+            }
+            _ if i.is_multiple_of(7) => Event::ProcessStarted { process: p },
+            _ => {
+                let held = self
+                    .open
+                    .iter()
+                    .filter(|o| o.0 == p)
+                    .map(|o| Held {
+                        run: o.2,
+                        fence: o.3,
+                    })
+                    .collect();
+                Event::Tick { process: p, held }
+            }
+        };
+        (at(secs), event)
+    }
+
+    /// Steps the reference and notes what it started; returns its effects.
+    fn step(&mut self, now: Now, event: Event) -> Vec<Effect> {
+        let mut out = Vec::new();
+        self.reference.step(now, event, &mut out);
+        self.note(&out);
+        out
+    }
+
+    fn note(&mut self, effects: &[Effect]) {
+        for e in effects {
+            match e {
+                Effect::Start {
+                    run,
+                    job,
+                    fence,
+                    process,
+                    ..
+                } => self.open.push((*process, job.to_string(), *run, *fence)),
+                Effect::Cancel { run, .. } => self.open.retain(|o| o.2 != *run),
+                _ => {}
+            }
+        }
+        self.journal.extend(records(effects));
+    }
+}
+
+#[test]
+fn every_transaction_leaves_a_store_that_reopens_equal_to_the_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("duetime.db");
+    let mut store = open(&path);
+    let mut script = Script::new();
+    for i in 0..60 {
+        let (now, event) = script.event(i);
+        let from_store = store.apply(now, event.clone()).unwrap();
+        let from_reference = script.step(now, event);
+        assert_eq!(from_store, from_reference, "event {i}: same effects");
+        assert_eq!(*store.state().unwrap(), script.reference, "event {i}");
+        let mut reopened = open(&path);
+        assert_eq!(
+            *reopened.state().unwrap(),
+            script.reference,
+            "event {i}: reopened"
+        );
+        assert_eq!(reopened.journal_all().unwrap(), script.journal, "event {i}");
+    }
+    assert!(!script.journal.is_empty());
+    assert_eq!(store.version().unwrap(), 60);
+    // One job's lines since a time.
+    let since = Timestamp::from_millis(T0 + 150_000);
+    let flaky: Vec<Record> = script
+        .journal
+        .iter()
+        .filter(|r| r.job.as_str() == "flaky" && r.at >= since)
+        .cloned()
+        .collect();
+    assert!(!flaky.is_empty());
+    assert_eq!(store.journal_for("flaky", since).unwrap(), flaky);
+    assert!(store.journal_for("nobody", since).unwrap().is_empty());
+}
+
+#[test]
+fn two_handles_on_one_file_see_each_others_changes_and_lose_no_journal_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("shared.db");
+    let mut a = open(&path);
+    let mut b = open(&path);
+    let mut script = Script::new();
+    for i in 0..60 {
+        let (now, event) = script.event(i);
+        // Runs of three events on one handle, then the other, so each finds the version
+        // moved and reloads only what changed.
+        let store = if (i / 3) % 2 == 0 { &mut a } else { &mut b };
+        let effects = store.apply(now, event.clone()).unwrap();
+        assert_eq!(effects, script.step(now, event), "event {i}");
+        assert_eq!(*store.state().unwrap(), script.reference, "event {i}");
+    }
+    assert_eq!(*a.state().unwrap(), script.reference);
+    assert_eq!(*b.state().unwrap(), script.reference);
+    assert_eq!(a.journal_all().unwrap(), script.journal);
+    assert_eq!(b.version().unwrap(), 60);
+    // Each handle loaded whole once, at open; after that only what the other wrote.
+    for store in [&a, &b] {
+        let loads = store.loads();
+        assert_eq!(loads.whole, 1, "{loads:?}");
+        assert!(loads.partial >= 9, "{loads:?}");
+    }
+}
+
+#[test]
+fn a_removed_and_recreated_job_reaches_the_other_handle() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("rename.db");
+    let mut a = open(&path);
+    let mut b = open(&path);
+    a.apply(at(0), upsert("x", 60)).unwrap();
+    assert_eq!(b.state().unwrap().seq_of_name("x"), Some(0));
+    a.apply(
+        at(1),
+        Event::Remove {
+            job: "x".into(),
+            actor: Actor::new("ann"),
+        },
+    )
+    .unwrap();
+    a.apply(at(2), upsert("x", 30)).unwrap();
+    let a_state = a.state().unwrap().clone();
+    let b_state = b.state().unwrap();
+    assert_eq!(*b_state, a_state);
+    assert_eq!(b_state.seq_of_name("x"), Some(1));
+    assert_eq!(b_state.job_count(), 1);
+    assert_eq!(b.loads().whole, 1);
+}
+
+#[test]
+fn an_aborted_transaction_leaves_memory_and_store_equal() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("abort.db");
+    let mut store = open(&path);
+    let mut script = Script::new();
+    for i in 0..12 {
+        let (now, event) = script.event(i);
+        store.apply(now, event.clone()).unwrap();
+        script.step(now, event);
+    }
+    let before = store.state().unwrap().clone();
+    let version = store.version().unwrap();
+    // The body steps several events (touching jobs, counters and processes), then fails.
+    let err = store
+        .transact(&mut |state, effects| {
+            state.step(at(500), upsert("extra", 10), effects);
+            state.step(
+                at(501),
+                Event::ProcessStarted {
+                    process: ProcessId(9),
+                },
+                effects,
+            );
+            state.step(
+                at(502),
+                Event::Remove {
+                    job: "flaky".into(),
+                    actor: Actor::new("ann"),
+                },
+                effects,
+            );
+            Err(StoreError::Aborted {
+                reason: "the test said so".into(),
+            })
+        })
+        .unwrap_err();
+    assert!(err.to_string().contains("the test said so"), "{err}");
+    assert_eq!(store.version().unwrap(), version, "nothing committed");
+    // The version did not move, so this reads memory as restored, not a fresh load.
+    assert_eq!(*store.state().unwrap(), before);
+    assert_eq!(store.state().unwrap().seq_of_name("extra"), None);
+    assert_eq!(store.loads().whole, 1, "restored in pieces");
+    assert_eq!(*open(&path).state().unwrap(), before);
+    assert_eq!(store.journal_all().unwrap(), script.journal);
+    // And the store carries on.
+    let (now, event) = script.event(12);
+    assert_eq!(
+        store.apply(now, event.clone()).unwrap(),
+        script.step(now, event)
+    );
+    assert_eq!(*store.state().unwrap(), script.reference);
+}
+
+#[test]
+fn a_store_held_by_another_process_past_the_timeout_is_locked() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("locked.db");
+    let mut store = SqliteStore::open_with(
+        &path,
+        Options {
+            busy_timeout: StdDuration::from_millis(50),
+            ..options()
+        },
+    )
+    .unwrap();
+    store.apply(at(0), upsert("a", 60)).unwrap();
+    let before = store.state().unwrap().clone();
+    let other = rusqlite::Connection::open(&path).unwrap();
+    other.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let err = store.apply(at(1), upsert("b", 60)).unwrap_err();
+    assert!(matches!(err, StoreError::Locked { .. }), "{err:?}");
+    assert!(err.to_string().contains("locked"), "{err}");
+    other.execute_batch("ROLLBACK").unwrap();
+    assert_eq!(*store.state().unwrap(), before);
+    store.apply(at(2), upsert("b", 60)).unwrap();
+    assert_eq!(store.state().unwrap().job_count(), 2);
+}
+
+#[test]
+fn a_newer_schema_is_refused_naming_both_versions() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("newer.db");
+    drop(open(&path));
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute("UPDATE meta SET value = '99' WHERE key = 'schema'", [])
+        .unwrap();
+    drop(conn);
+    let err = SqliteStore::open_with(&path, options()).err().unwrap();
+    assert!(
+        matches!(err, StoreError::NewerSchema { found: 99, supported, .. } if supported == SCHEMA_VERSION),
+        "{err:?}"
+    );
+    let msg = err.to_string();
+    assert!(
+        msg.contains("99") && msg.contains(&format!("({SCHEMA_VERSION})")),
+        "{msg}"
+    );
+    assert!(msg.contains("newer.db"), "{msg}");
+}
+
+#[test]
+fn garbage_or_a_foreign_database_is_corrupt_not_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let garbage = dir.path().join("garbage.db");
+    std::fs::write(
+        &garbage,
+        b"this is not a database at all, just bytes. ".repeat(200),
+    )
+    .unwrap();
+    let err = SqliteStore::open_with(&garbage, options()).err().unwrap();
+    assert!(matches!(err, StoreError::Corrupt { .. }), "{err:?}");
+    assert!(err.to_string().contains("garbage.db"), "{err}");
+
+    let foreign = dir.path().join("foreign.db");
+    let conn = rusqlite::Connection::open(&foreign).unwrap();
+    conn.execute_batch("CREATE TABLE t (x INTEGER)").unwrap();
+    drop(conn);
+    let err = SqliteStore::open_with(&foreign, options()).err().unwrap();
+    assert!(matches!(err, StoreError::Corrupt { .. }), "{err:?}");
+
+    // A job row that does not parse.
+    let bad_row = dir.path().join("bad_row.db");
+    let mut store = open(&bad_row);
+    store.apply(at(0), upsert("a", 60)).unwrap();
+    drop(store);
+    let conn = rusqlite::Connection::open(&bad_row).unwrap();
+    conn.execute("UPDATE jobs SET json = '{\"def\": 3}'", [])
+        .unwrap();
+    drop(conn);
+    let err = SqliteStore::open_with(&bad_row, options()).err().unwrap();
+    assert!(matches!(err, StoreError::Corrupt { .. }), "{err:?}");
+    assert!(err.to_string().contains("job 0"), "{err}");
+}
+
+#[test]
+fn an_inconsistent_stored_state_is_a_load_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("inconsistent.db");
+    let mut store = open(&path);
+    store.apply(at(0), upsert("a", 60)).unwrap();
+    drop(store);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    // The job's sequence number beyond the counter.
+    conn.execute("UPDATE jobs SET seq = 5", []).unwrap();
+    drop(conn);
+    let err = SqliteStore::open_with(&path, options()).err().unwrap();
+    assert!(matches!(err, StoreError::Load { .. }), "{err:?}");
+    assert!(err.to_string().contains("beyond the counter"), "{err}");
+}
+
+/// `cargo test --release -p duetime-host --test store -- --ignored --nocapture` for a
+/// quick number; `cargo run --release -p duetime-host --example store_rate` for more.
+#[test]
+#[ignore]
+fn rate_of_ticks_at_1k_jobs() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("rate.db");
+    let mut store = open(&path);
+    store
+        .transact(&mut |state, effects| {
+            for i in 0..1000 {
+                state.step(at(0), upsert(&format!("job_{i}"), 3600), effects);
+            }
+            Ok(())
+        })
+        .unwrap();
+    let n = 2000;
+    let started = std::time::Instant::now();
+    for i in 0..n {
+        store
+            .apply(
+                at(1 + i),
+                Event::Tick {
+                    process: ProcessId(1),
+                    held: Vec::new(),
+                },
+            )
+            .unwrap();
+    }
+    let secs = started.elapsed().as_secs_f64();
+    println!("{n} ticks at 1000 jobs: {:.0} events/s", n as f64 / secs);
+}
