@@ -31,15 +31,48 @@ enum Command {
     Check(cmd::check::Args),
     /// Show the next due times of a cron expression, with daylight-saving notes
     Next(cmd::next::Args),
+    /// Run the daemon: keep the jobs' schedules, start their commands, record everything
+    Run(cmd::run::Args),
+    /// List the jobs in the store, attention first
+    List(cmd::ops::ListArgs),
+    /// Show one job: its state, next due times and recent journal
+    Show(cmd::ops::ShowArgs),
+    /// Pause a job (due times meanwhile meet its missed rule when it resumes)
+    Pause(cmd::ops::JobArgs),
+    /// Resume a paused job
+    Resume(cmd::ops::JobArgs),
+    /// Run a job once now (jobs safe to repeat only)
+    RunNow(cmd::ops::JobArgs),
+    /// Internal: supervise one run's command (started by the daemon)
+    #[command(name = "_supervise", hide = true)]
+    Supervise { dir: std::path::PathBuf },
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Command::Supervise { dir } = &cli.command {
+        return ExitCode::from(duetime_host::runner::supervise(dir).clamp(0, 255) as u8);
+    }
+    if matches!(cli.command, Command::Run(_)) {
+        use std::io::IsTerminal;
+        tracing_subscriber::fmt()
+            .with_writer(io::stderr)
+            .with_ansi(io::stderr().is_terminal())
+            .with_target(false)
+            .init();
+    }
     let mut out = io::stdout().lock();
     let mut err = io::stderr().lock();
     let result = match &cli.command {
         Command::Check(args) => cmd::check::run(args, &mut out, &mut err),
         Command::Next(args) => cmd::next::run(args, &mut out, &mut err),
+        Command::Run(args) => cmd::run::run(args, &mut out, &mut err),
+        Command::List(args) => cmd::ops::list(args, &mut out, &mut err),
+        Command::Show(args) => cmd::ops::show(args, &mut out, &mut err),
+        Command::Pause(args) => cmd::ops::command("pause", args, &mut out, &mut err),
+        Command::Resume(args) => cmd::ops::command("resume", args, &mut out, &mut err),
+        Command::RunNow(args) => cmd::ops::command("run-now", args, &mut out, &mut err),
+        Command::Supervise { .. } => Ok(2),
     };
     let result = result.and_then(|code| out.flush().map(|()| code));
     match result {

@@ -5,6 +5,8 @@
 pub mod check;
 pub mod due;
 pub mod next;
+pub mod ops;
+pub mod run;
 
 use duetime::Timestamp;
 
@@ -16,4 +18,21 @@ pub fn parse_instant(text: &str) -> Result<Timestamp, String> {
 /// The wall clock, read once per command (never by the core).
 pub fn now() -> Timestamp {
     Timestamp::from_chrono(&chrono::Utc::now())
+}
+
+/// Where the store is: `--store PATH` (default `./duetime.db`); the runs' directories sit
+/// beside it in `<store>.runs/`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct StoreArgs {
+    /// The SQLite store
+    #[arg(long, value_name = "PATH", default_value = "duetime.db")]
+    pub store: std::path::PathBuf,
+}
+
+impl StoreArgs {
+    pub fn runs_dir(&self) -> std::path::PathBuf {
+        let mut name = self.store.as_os_str().to_owned();
+        name.push(".runs");
+        std::path::PathBuf::from(name)
+    }
 }

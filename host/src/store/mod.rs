@@ -105,6 +105,10 @@ pub trait Store {
         })
     }
 
+    /// A process id no incarnation of any host on this store has used: each daemon start
+    /// takes one, so ids never repeat, even across restarts and machines.
+    fn next_process_id(&mut self) -> Result<duetime::ProcessId, StoreError>;
+
     /// The current state, refreshed from the store.
     fn state(&mut self) -> Result<&State, StoreError>;
 

@@ -225,6 +225,40 @@ impl Store for SqliteStore {
         }
     }
 
+    fn next_process_id(&mut self) -> Result<duetime::ProcessId, StoreError> {
+        // In `meta`, outside the core's state: taking an id is not an event.
+        let path = &self.mem.path;
+        let tx = Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
+            .map_err(|e| map_err(path, e))?;
+        let last: Option<String> = tx
+            .query_row(
+                "SELECT value FROM meta WHERE key = 'last_process'",
+                [],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| map_err(path, e))?;
+        let last: u64 = match last {
+            None => 0,
+            Some(text) => text.parse().map_err(|_| StoreError::Corrupt {
+                path: path.clone(),
+                detail: format!("meta last_process is {text:?}, not a number"),
+            })?,
+        };
+        let next = last.checked_add(1).ok_or_else(|| StoreError::Corrupt {
+            path: path.clone(),
+            detail: "process ids are used up".into(),
+        })?;
+        tx.execute(
+            "INSERT INTO meta (key, value) VALUES ('last_process', ?1)
+             ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            params![next.to_string()],
+        )
+        .map_err(|e| map_err(path, e))?;
+        tx.commit().map_err(|e| map_err(path, e))?;
+        Ok(duetime::ProcessId(next))
+    }
+
     fn state(&mut self) -> Result<&State, StoreError> {
         let mem = &mut self.mem;
         let tx = Transaction::new_unchecked(&self.conn, TransactionBehavior::Deferred)
@@ -406,6 +440,7 @@ fn kind_of(entry: &Entry) -> &'static str {
             History::Settled { .. } => "history.settled",
             History::RetryAt { .. } => "history.retry_at",
             History::Lost { .. } => "history.lost",
+            History::Adopted { .. } => "history.adopted",
             History::StaleResult { .. } => "history.stale_result",
             History::Paused { .. } => "history.paused",
             History::Resumed { .. } => "history.resumed",

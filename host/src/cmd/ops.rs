@@ -1,0 +1,292 @@
+//! People's commands on the store: `list`, `show`, `pause`, `resume`, `run-now`. Each reads
+//! or applies its event in one transaction, so they work whether or not a daemon runs.
+
+use std::io::{self, Write};
+
+use duetime::{Actor, Effect, Event, Filter, JobView, Now, Schedule, Timestamp};
+use duetime_host::store::{SqliteStore, Store};
+
+use super::StoreArgs;
+
+#[derive(Debug, clap::Args)]
+pub struct ListArgs {
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// Print JSON instead of text
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ShowArgs {
+    /// The job
+    pub job: String,
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// How many days of the journal to show
+    #[arg(long, default_value_t = 3)]
+    pub days: u64,
+    /// Print JSON instead of text
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct JobArgs {
+    /// The job
+    pub job: String,
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// Who is asking (recorded in the journal)
+    #[arg(long, default_value_t = whoami())]
+    pub by: String,
+    /// Why (pause only)
+    #[arg(long, default_value = "")]
+    pub note: String,
+    /// Print JSON instead of text
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn whoami() -> String {
+    std::env::var("USER").unwrap_or_else(|_| "someone".into())
+}
+
+fn open(args: &StoreArgs, err: &mut dyn Write) -> io::Result<Option<SqliteStore>> {
+    if !args.store.exists() {
+        writeln!(
+            err,
+            "duetime: no store at {} (start `duetime run --jobs FILE` first, or pass --store)",
+            args.store.display()
+        )?;
+        return Ok(None);
+    }
+    match SqliteStore::open(&args.store) {
+        Ok(s) => Ok(Some(s)),
+        Err(e) => {
+            writeln!(err, "duetime: {e}")?;
+            Ok(None)
+        }
+    }
+}
+
+fn ts(t: Option<Timestamp>) -> String {
+    t.map_or("-".into(), |t| t.to_string())
+}
+
+fn view_json(v: &JobView) -> serde_json::Value {
+    serde_json::json!({
+        "name": v.name.as_str(),
+        "status": v.status.name(),
+        "schedule": v.schedule,
+        "next_due": v.next_due.map(|t| t.to_string()),
+        "settled_through": v.settled_through.to_string(),
+        "last": v.last.as_ref().map(|l| serde_json::json!({
+            "run": l.run.to_string(), "at": l.at.to_string(), "outcome": format!("{:?}", l.outcome),
+        })),
+        "missed_24h": v.missed_24h,
+        "owed": v.owed,
+        "paused": v.paused.as_ref().map(|p| format!("{p:?}")),
+        "running": v.running.map(|r| r.to_string()),
+    })
+}
+
+/// `duetime list`: every job, attention first (failed, stalled, missed, paused, running,
+/// ok, never ran).
+pub fn list(args: &ListArgs, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<u8> {
+    let Some(mut store) = open(&args.store, err)? else {
+        return Ok(1);
+    };
+    let now = super::now();
+    let state = match store.state() {
+        Ok(s) => s,
+        Err(e) => {
+            writeln!(err, "duetime: {e}")?;
+            return Ok(1);
+        }
+    };
+    let mut views = Vec::new();
+    let mut after: Option<String> = None;
+    loop {
+        let page = state.jobs(&Filter::default(), after.as_deref(), 500, now);
+        views.extend(page.items);
+        match page.next {
+            Some(n) => after = Some(n),
+            None => break,
+        }
+    }
+    if args.json {
+        let v: Vec<_> = views.iter().map(view_json).collect();
+        writeln!(out, "{:#}", serde_json::Value::Array(v))?;
+        return Ok(0);
+    }
+    let width = views
+        .iter()
+        .map(|v| v.name.as_str().len())
+        .max()
+        .unwrap_or(3)
+        .max(3);
+    writeln!(
+        out,
+        "{:<width$}  {:<8}  {:<24}  {:<24}  {:>6}  {:>4}  schedule",
+        "job", "status", "next due", "last", "missed", "owed"
+    )?;
+    for v in &views {
+        let last = v
+            .last
+            .as_ref()
+            .map_or("-".into(), |l| format!("{:?} {}", l.outcome, l.at));
+        writeln!(
+            out,
+            "{:<width$}  {:<8}  {:<24}  {:<24}  {:>6}  {:>4}  {}",
+            v.name.as_str(),
+            v.status.name(),
+            ts(v.next_due),
+            last,
+            v.missed_24h,
+            v.owed,
+            v.schedule
+        )?;
+    }
+    Ok(0)
+}
+
+/// `duetime show JOB`: its view, its next due times, and the journal of the last days.
+pub fn show(args: &ShowArgs, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<u8> {
+    let Some(mut store) = open(&args.store, err)? else {
+        return Ok(1);
+    };
+    let now = super::now();
+    let (view, schedule) = match store.state() {
+        Ok(state) => {
+            let view = state.job(&args.job, now);
+            let schedule: Option<Schedule> = state
+                .seq_of_name(&args.job)
+                .and_then(|seq| state.record(seq))
+                .map(|r| r.def.schedule.clone());
+            (view, schedule)
+        }
+        Err(e) => {
+            writeln!(err, "duetime: {e}")?;
+            return Ok(1);
+        }
+    };
+    let Some(view) = view else {
+        writeln!(
+            err,
+            "duetime show: no job named {:?} in the store",
+            args.job
+        )?;
+        return Ok(1);
+    };
+    let next: Vec<Timestamp> = schedule
+        .map(|s| s.iter_after(now).take(5).collect())
+        .unwrap_or_default();
+    let since = now.saturating_sub(duetime::Duration::from_days(args.days));
+    let journal = match store.journal_for(&args.job, since) {
+        Ok(j) => j,
+        Err(e) => {
+            writeln!(err, "duetime: {e}")?;
+            return Ok(1);
+        }
+    };
+    if args.json {
+        let v = serde_json::json!({
+            "job": view_json(&view),
+            "next": next.iter().map(|t| t.to_string()).collect::<Vec<_>>(),
+            "journal": journal,
+        });
+        writeln!(out, "{v:#}")?;
+        return Ok(0);
+    }
+    writeln!(out, "{} ({})", view.name.as_str(), view.schedule)?;
+    writeln!(out, "  status        {}", view.status.name())?;
+    writeln!(out, "  settled until {}", view.settled_through)?;
+    writeln!(out, "  missed (24h)  {}", view.missed_24h)?;
+    writeln!(out, "  owed          {}", view.owed)?;
+    if let Some(r) = view.running {
+        writeln!(out, "  running       {r}")?;
+    }
+    if let Some(p) = &view.paused {
+        writeln!(out, "  paused        {p:?}")?;
+    }
+    if let Some(l) = &view.last {
+        writeln!(
+            out,
+            "  last run      {} at {}: {:?}",
+            l.run, l.at, l.outcome
+        )?;
+    }
+    writeln!(out, "next due times:")?;
+    for t in &next {
+        writeln!(out, "  {t}")?;
+    }
+    writeln!(out, "journal since {since}:")?;
+    for r in &journal {
+        let line = Effect::Record(r.clone()).to_string();
+        writeln!(out, "  {}  {line}", r.at)?;
+    }
+    Ok(0)
+}
+
+/// The command events: pause, resume, run-now. Exit 0 when accepted, 1 when refused.
+pub fn command(
+    kind: &str,
+    args: &JobArgs,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> io::Result<u8> {
+    let Some(mut store) = open(&args.store, err)? else {
+        return Ok(1);
+    };
+    let actor = Actor::new(&args.by);
+    let job = args.job.clone();
+    let event = match kind {
+        "pause" => Event::Pause {
+            job,
+            actor,
+            note: args.note.clone(),
+        },
+        "resume" => Event::Resume { job, actor },
+        _ => Event::RunNow { job, actor },
+    };
+    let effects = match store.apply(Now::at(super::now()), event) {
+        Ok(e) => e,
+        Err(e) => {
+            writeln!(err, "duetime: {e}")?;
+            return Ok(1);
+        }
+    };
+    let reply = effects.iter().find_map(|e| match e {
+        Effect::Reply { result, .. } => Some(result.clone()),
+        _ => None,
+    });
+    match reply {
+        Some(Ok(view)) => {
+            if args.json {
+                let v = view.as_deref().map(view_json);
+                writeln!(out, "{:#}", serde_json::json!({"ok": true, "job": v}))?;
+            } else {
+                let status = view.as_deref().map_or("", |v| v.status.name());
+                writeln!(out, "{kind} {}: done ({status})", args.job)?;
+            }
+            Ok(0)
+        }
+        Some(Err(refusal)) => {
+            if args.json {
+                writeln!(
+                    out,
+                    "{:#}",
+                    serde_json::json!({"ok": false, "refusal": refusal.to_string()})
+                )?;
+            } else {
+                writeln!(err, "{kind} {}: refused: {refusal}", args.job)?;
+            }
+            Ok(1)
+        }
+        None => {
+            writeln!(err, "{kind} {}: no answer from the core", args.job)?;
+            Ok(1)
+        }
+    }
+}
