@@ -179,9 +179,11 @@ impl<S: Store> Daemon<S> {
             follow_ups: Vec::new(),
         };
         info!(process = %process, "started");
+        // Before `ProcessStarted`: its tick would find the runs' leases lapsed (nobody
+        // renewed them while no daemon ran) and record them lost.
+        daemon.take_over()?;
         daemon.apply(Event::ProcessStarted { process })?;
         daemon.last_tick = Some(Instant::now());
-        daemon.take_over()?;
         Ok(daemon)
     }
 

@@ -125,13 +125,27 @@ impl SqliteStore {
         let err = |e: rusqlite::Error| map_err(&path, e);
         let conn = Connection::open(&path).map_err(err)?;
         conn.busy_timeout(options.busy_timeout).map_err(err)?;
-        // The first statement reads the file: garbage shows up here as NotADatabase.
-        let _mode: String = conn
-            .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
-            .map_err(err)?;
-        let sync = if options.durable { "FULL" } else { "NORMAL" };
-        conn.pragma_update(None, "synchronous", sync).map_err(err)?;
-        migrate(&conn, &path, &options.config)?;
+        // Switching a new file to WAL, and creating its schema, can meet another process
+        // doing the same: SQLite answers "busy" at once there, without waiting, so the
+        // waiting is done here, up to the same timeout.
+        let deadline = std::time::Instant::now() + options.busy_timeout;
+        loop {
+            let opened = (|| {
+                // The first statement reads the file: garbage shows up here as NotADatabase.
+                let _mode: String = conn
+                    .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
+                    .map_err(err)?;
+                let sync = if options.durable { "FULL" } else { "NORMAL" };
+                conn.pragma_update(None, "synchronous", sync).map_err(err)?;
+                migrate(&conn, &path, &options.config)
+            })();
+            match opened {
+                Err(StoreError::Locked { .. }) if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                other => break other?,
+            }
+        }
         let mut state = State::new(options.config);
         state.track_changes(true);
         let mut store = SqliteStore {
