@@ -3,9 +3,12 @@
 //! schedules. `run_seed` is the whole of one world; the binary runs ranges of them.
 
 pub mod check;
+pub mod cron_text;
 pub mod gen;
 pub mod oracle;
 pub mod replay;
+pub mod report;
+pub mod user_jobs;
 pub mod world;
 
 use std::collections::BTreeMap;
