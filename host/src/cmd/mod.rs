@@ -5,6 +5,7 @@
 pub mod check;
 pub mod due;
 pub mod next;
+pub mod sim;
 
 use duetime::Timestamp;
 
