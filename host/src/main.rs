@@ -5,7 +5,7 @@
 //! the subcommands stay testable and adding one touches this file in two lines.
 //!
 //! Exit codes: 0 success, 1 the input was refused (an invalid jobs file, a bad expression),
-//! 2 a usage error (clap's).
+//! 2 a usage error (clap's). `sim` has its own (duetime-sim's): see `cmd/sim.rs`.
 
 use std::io::{self, Write};
 use std::process::ExitCode;
@@ -43,13 +43,25 @@ enum Command {
     Resume(cmd::ops::JobArgs),
     /// Run a job once now (jobs safe to repeat only)
     RunNow(cmd::ops::JobArgs),
+    /// Simulate a jobs file through crashes, clock jumps and racing processes, and check
+    /// every promise (exit 0 held, 1 safety, 2 liveness, 3 crash, 64 usage)
+    Sim(cmd::sim::Args),
     /// Internal: supervise one run's command (started by the daemon)
     #[command(name = "_supervise", hide = true)]
     Supervise { dir: std::path::PathBuf },
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // `duetime sim` keeps duetime-sim's exit codes, where 2 is a liveness violation:
+        // its usage errors exit 64 instead of clap's 2.
+        Err(e) if e.use_stderr() && std::env::args().nth(1).as_deref() == Some("sim") => {
+            let _ = e.print();
+            return ExitCode::from(cmd::sim::USAGE);
+        }
+        Err(e) => e.exit(),
+    };
     if let Command::Supervise { dir } = &cli.command {
         return ExitCode::from(duetime_host::runner::supervise(dir).clamp(0, 255) as u8);
     }
@@ -72,6 +84,7 @@ fn main() -> ExitCode {
         Command::Pause(args) => cmd::ops::command("pause", args, &mut out, &mut err),
         Command::Resume(args) => cmd::ops::command("resume", args, &mut out, &mut err),
         Command::RunNow(args) => cmd::ops::command("run-now", args, &mut out, &mut err),
+        Command::Sim(args) => cmd::sim::run(args, &mut out, &mut err),
         Command::Supervise { .. } => Ok(2),
     };
     let result = result.and_then(|code| out.flush().map(|()| code));

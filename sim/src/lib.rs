@@ -3,9 +3,12 @@
 //! schedules. `run_seed` is the whole of one world; the binary runs ranges of them.
 
 pub mod check;
+pub mod cron_text;
 pub mod gen;
 pub mod oracle;
 pub mod replay;
+pub mod report;
+pub mod user_jobs;
 pub mod world;
 
 use std::collections::BTreeMap;
@@ -93,6 +96,9 @@ pub struct Options {
     /// A fixed job set (the user's own definitions, with their oracle specs) instead of
     /// drawing one per seed; the seed still draws the world and its faults.
     pub jobs: Option<std::sync::Arc<Vec<gen::SimJob>>>,
+    /// Keep run durations in the liveness phase (for the user's own jobs: a job that cannot
+    /// keep up must show it, not be rescued by runs made quick).
+    pub keep_durations: bool,
 }
 
 /// The liveness bounds: due times older than this at the end must be accounted; runs older
@@ -120,6 +126,7 @@ pub fn run_seed(seed: u64, opts: &Options) -> SeedReport {
     if opts.readable_trace {
         world.trace = Some(Vec::new());
     }
+    world.keep_durations = opts.keep_durations;
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         world.run();
     }));

@@ -2,14 +2,10 @@
 //! terminal, a summary, and for a failing seed the broken invariant and the command that
 //! replays it.
 
-use std::collections::BTreeMap;
-use std::io::IsTerminal;
+use std::io::{self, Write};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
-use std::time::Instant;
 
-use duetime_sim::{run_seed, FaultMode, Options, SeedReport, Verdict};
+use duetime_sim::{report, run_seed, FaultMode, Options, SeedReport};
 
 const USAGE: &str =
     "usage: duetime-sim [--seeds A..B | --seed N] [--threads N] [--processes N] [--jobs N]
@@ -107,7 +103,16 @@ fn main() -> ExitCode {
     if let Some(seed) = args.replay {
         return replay(seed, &args);
     }
-    run_range(&args)
+    run_range(&args).unwrap_or_else(io_error)
+}
+
+/// A closed stdout (`duetime-sim | head`) ends the run quietly; other write errors exit 1.
+fn io_error(e: io::Error) -> ExitCode {
+    if e.kind() == io::ErrorKind::BrokenPipe {
+        return ExitCode::SUCCESS;
+    }
+    eprintln!("duetime-sim: {e}");
+    ExitCode::from(1)
 }
 
 fn replay(seed: u64, args: &Args) -> ExitCode {
@@ -118,7 +123,9 @@ fn replay(seed: u64, args: &Args) -> ExitCode {
     for line in r.trace.iter().flatten() {
         println!("{line}");
     }
-    print_failure(&r, args);
+    if let Err(e) = print_failure(&r, args) {
+        return io_error(e);
+    }
     ExitCode::from(r.verdict.exit_code() as u8)
 }
 
@@ -162,60 +169,35 @@ fn replay_file(path: &str) -> ExitCode {
     }
 }
 
-/// Reruns a failing seed recording its inputs, shrinks them, prints the shrunk trace, and
-/// saves it as a regression file when asked.
-fn shrink_and_show(seed: u64, args: &Args) {
-    let mut opts = args.opts.clone();
-    opts.record_inputs = true;
-    let r = run_seed(seed, &opts);
-    let Some(mut reg) = r.regression() else {
-        return;
+/// Saves a shrunk trace as a regression file when asked.
+fn save_shrunk(
+    out: &mut dyn Write,
+    seed: u64,
+    shrunk: &report::Shrink,
+    args: &Args,
+) -> io::Result<()> {
+    let (Some(dir), report::Shrink::Shrunk { regression, .. }) = (&args.save_regression, shrunk)
+    else {
+        return Ok(());
     };
-    if reg.invariant.starts_with('L') {
-        println!("(liveness failures are not shrunk: dropping events only makes more of them)");
-        return;
+    let path = format!("{dir}/seed-{seed}.json");
+    match serde_json::to_string_pretty(regression).map(|json| std::fs::write(&path, json)) {
+        Ok(Ok(())) => writeln!(out, "saved {path}")?,
+        Ok(Err(e)) => eprintln!("duetime-sim: cannot write {path}: {e}"),
+        Err(e) => eprintln!("duetime-sim: cannot encode the regression: {e}"),
     }
-    // A shrunk trace keeps the safety failure; its truncated world says nothing of liveness.
-    reg.horizon.check_liveness = false;
-    let before = reg.inputs.len();
-    reg.shrink(4_000);
-    println!(
-        "shrunk trace: {} of {} events still break {} for {}:",
-        reg.inputs.len(),
-        before,
-        reg.invariant,
-        reg.job
-    );
-    for line in duetime_sim::replay::readable(reg.tick_ms, &reg.inputs) {
-        println!("  {line}");
-    }
-    if let Some(dir) = &args.save_regression {
-        let path = format!("{dir}/seed-{seed}.json");
-        match serde_json::to_string_pretty(&reg).map(|json| std::fs::write(&path, json)) {
-            Ok(Ok(())) => println!("saved {path}"),
-            Ok(Err(e)) => eprintln!("duetime-sim: cannot write {path}: {e}"),
-            Err(e) => eprintln!("duetime-sim: cannot encode the regression: {e}"),
-        }
-    }
+    Ok(())
 }
 
-fn print_failure(r: &SeedReport, args: &Args) {
-    match &r.verdict {
-        Verdict::Held => println!("seed {}: all invariants held ({} events)", r.seed, r.events),
-        Verdict::Crash(msg) => println!("seed {}: CRASH, the core panicked: {msg}", r.seed),
-        _ => {
-            for v in r.violations.iter().take(10) {
-                println!("seed {}: {v}", r.seed);
-            }
-        }
-    }
-    if r.verdict != Verdict::Held {
-        println!(
-            "replay: cargo run --release -p duetime-sim -- --replay {}{} --trace",
-            r.seed,
-            flags(args)
-        );
-    }
+fn replay_command(seed: u64, args: &Args) -> String {
+    format!(
+        "cargo run --release -p duetime-sim -- --replay {seed}{} --trace",
+        flags(args)
+    )
+}
+
+fn print_failure(r: &SeedReport, args: &Args) -> io::Result<()> {
+    report::write_failure(&mut io::stdout().lock(), r, &replay_command(r.seed, args))
 }
 
 fn flags(args: &Args) -> String {
@@ -236,128 +218,21 @@ fn flags(args: &Args) -> String {
     s
 }
 
-#[derive(Default)]
-struct Totals {
-    seeds: u64,
-    events: u64,
-    schedules: u64,
-    processes: u64,
-    sim_ms: i64,
-    faults: BTreeMap<&'static str, u64>,
-    probes: BTreeMap<&'static str, u64>,
-    failures: Vec<SeedReport>,
-    nondeterministic: Vec<u64>,
-}
-
-fn run_range(args: &Args) -> ExitCode {
-    let total = args.seeds.end - args.seeds.start;
-    let next = AtomicU64::new(args.seeds.start);
-    let totals = Mutex::new(Totals::default());
-    let bar = if std::io::stderr().is_terminal() {
-        let b = indicatif::ProgressBar::new(total);
-        b.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{bar:40} {pos}/{len} seeds, {per_sec}, eta {eta}",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        Some(b)
-    } else {
-        None
-    };
-    let started = Instant::now();
-    let mut opts = args.opts.clone();
-    opts.hash_trace = args.check_determinism;
-    std::thread::scope(|scope| {
-        for _ in 0..args.threads {
-            scope.spawn(|| loop {
-                let seed = next.fetch_add(1, Ordering::Relaxed);
-                if seed >= args.seeds.end {
-                    break;
-                }
-                let r = run_seed(seed, &opts);
-                let deterministic =
-                    !args.check_determinism || run_seed(seed, &opts).trace_hash == r.trace_hash;
-                let mut t = totals.lock().unwrap_or_else(|p| p.into_inner());
-                t.seeds += 1;
-                t.events += r.events;
-                t.schedules += r.jobs as u64;
-                t.processes += r.processes as u64;
-                t.sim_ms += r.sim_ms;
-                for (k, v) in &r.faults {
-                    *t.faults.entry(k).or_default() += v;
-                }
-                for (k, v) in &r.probes {
-                    *t.probes.entry(k).or_default() += v;
-                }
-                if !deterministic {
-                    t.nondeterministic.push(seed);
-                }
-                if r.verdict != Verdict::Held {
-                    t.failures.push(r);
-                }
-                drop(t);
-                if let Some(b) = &bar {
-                    b.inc(1);
-                }
-            });
-        }
-    });
-    if let Some(b) = bar {
-        b.finish_and_clear();
-    }
-    let secs = started.elapsed().as_secs_f64().max(1e-9);
-    let mut t = totals.into_inner().unwrap_or_else(|p| p.into_inner());
-    t.failures.sort_by_key(|r| r.seed);
-    let n = t.seeds.max(1) as f64;
-    println!("duetime-sim summary");
-    println!(
-        "  seeds {} ({}..{}), {} threads, {:.1} s",
-        t.seeds, args.seeds.start, args.seeds.end, args.threads, secs
+fn run_range(args: &Args) -> io::Result<ExitCode> {
+    let t = report::run_seeds(
+        args.seeds.clone(),
+        args.threads,
+        &args.opts,
+        args.check_determinism,
     );
-    println!(
-        "  world averages: {:.1} processes, {:.1} jobs, {:.2} simulated days, {:.0} events per seed",
-        t.processes as f64 / n,
-        t.schedules as f64 / n,
-        t.sim_ms as f64 / 86_400_000.0 / n,
-        t.events as f64 / n
-    );
-    println!(
-        "  speed: {:.0} events/s, {:.1} seeds/s, {:.0} schedules/s",
-        t.events as f64 / secs,
-        t.seeds as f64 / secs,
-        t.schedules as f64 / secs
-    );
-    println!("  faults injected:");
-    for (k, v) in &t.faults {
-        println!("    {k:<32} {v}");
-    }
-    println!("  probes (rare situations reached):");
-    for (k, v) in &t.probes {
-        println!("    {k:<40} {v}");
-    }
-    if args.check_determinism {
-        println!(
-            "  determinism: {} of {} seeds replayed with a different trace",
-            t.nondeterministic.len(),
-            t.seeds
-        );
-    }
-    let mut code = 0;
-    for (i, r) in t.failures.iter().enumerate() {
-        println!();
-        println!("{}", r.config);
-        print_failure(r, args);
-        if i < 3 {
-            shrink_and_show(r.seed, args);
-        }
-        code = code.max(r.verdict.exit_code());
-    }
-    if !t.nondeterministic.is_empty() {
-        println!("nondeterministic seeds: {:?}", t.nondeterministic);
-        code = code.max(1);
-    }
-    println!();
-    println!("{} seeds, {} failed", t.seeds, t.failures.len());
-    ExitCode::from(code as u8)
+    let mut out = io::stdout().lock();
+    report::write_summary(&mut out, "duetime-sim summary", &t)?;
+    let code = report::write_failures(
+        &mut out,
+        &t,
+        &args.opts,
+        &|seed| replay_command(seed, args),
+        &mut |out, seed, shrunk| save_shrunk(out, seed, shrunk, args),
+    )?;
+    Ok(ExitCode::from(code as u8))
 }

@@ -188,6 +188,8 @@ pub struct World {
     hash_trace: bool,
     /// A readable trace (event, then its effects), when asked for.
     pub trace: Option<Vec<String>>,
+    /// Runs keep their durations when the world heals (see `heal`).
+    pub keep_durations: bool,
 }
 
 const HOUR: f64 = 3_600_000.0;
@@ -228,6 +230,7 @@ impl World {
             trace_hash: 0xcbf2_9ce4_8422_2325,
             hash_trace,
             trace: None,
+            keep_durations: false,
         };
         let skew = w.cfg.faults.max_skew_ms;
         let drift = w.cfg.faults.max_drift_ppm;
@@ -629,9 +632,13 @@ impl World {
             .end
             .max(self.max_wall.saturating_add(self.cfg.liveness_ms));
         for job in &mut self.jobs {
-            // Healed runs are quick, so backlogs a slow job built up can drain.
-            let (lo, hi) = job.behaviour.duration_ms;
-            job.behaviour.duration_ms = (lo.min(1_000), (hi / 5).max(lo.min(1_000)));
+            if !self.keep_durations {
+                // Healed runs of drawn jobs are quick, so backlogs built up under faults can
+                // drain. A user's own jobs keep their durations: whether they can keep up
+                // at all is the question being asked.
+                let (lo, hi) = job.behaviour.duration_ms;
+                job.behaviour.duration_ms = (lo.min(1_000), (hi / 5).max(lo.min(1_000)));
+            }
             job.behaviour.fail = 0.0;
             job.behaviour.fail_retry_after = 0.0;
             job.behaviour.hang = 0.0;

@@ -7,6 +7,7 @@ pub mod due;
 pub mod next;
 pub mod ops;
 pub mod run;
+pub mod sim;
 
 use duetime::Timestamp;
 

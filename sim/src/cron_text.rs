@@ -1,0 +1,557 @@
+//! Cron text to the oracle's plain sets, written apart from the core's parser on purpose.
+//!
+//! When the simulator runs the user's own jobs (`duetime sim JOBS.toml`) nobody drew the
+//! oracle's sets: they have to come from the text the user wrote. Taking them from the
+//! core's compiled fields would let a parser bug agree with itself, so this module expands
+//! the text again, deliberately simply: only the common dialect (numbers, names, `*`, `?`,
+//! ranges, steps, lists, the macros, `CRON_TZ=`). Whatever it does not know (`L`, `#`, `W`,
+//! seconds other than 0) is refused with `CronTextError::Unsupported`, because a check the
+//! oracle cannot make must not pass silently.
+//!
+//! `spec_of` maps a whole `Schedule` (cron, every, at) to a `Spec`; the cron text comes
+//! from `CronSchedule::expr()` and the zone's name, never from its bit sets.
+
+use std::fmt;
+
+use chrono_tz::Tz;
+use duetime::{DstPolicy, Schedule};
+
+use crate::oracle::{CronSpec, Spec};
+
+/// Why a schedule cannot be handed to the oracle.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CronTextError {
+    /// Valid cron for the core, perhaps, but outside what the oracle expands.
+    Unsupported { expr: String, reason: String },
+    /// The zone is not an IANA name chrono-tz knows, or the text and the job disagree.
+    Zone { expr: String, reason: String },
+    /// The job asks for a daylight-saving policy other than cron's; the oracle only knows
+    /// cron's rules.
+    DstPolicy { expr: String, policy: String },
+    /// A duration or instant too large for the oracle's millisecond arithmetic.
+    OutOfRange { schedule: String },
+}
+
+impl fmt::Display for CronTextError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CronTextError::Unsupported { expr, reason } => write!(
+                f,
+                "the simulator's oracle cannot check the cron expression `{expr}`: {reason}"
+            ),
+            CronTextError::Zone { expr, reason } => write!(
+                f,
+                "the simulator's oracle cannot check the cron expression `{expr}`: {reason}"
+            ),
+            CronTextError::DstPolicy { expr, policy } => write!(
+                f,
+                "the simulator's oracle cannot check `{expr}` under the daylight-saving policy \
+                 `{policy}`: it knows only cron's default rules (drop the dst setting to \
+                 simulate this job)"
+            ),
+            CronTextError::OutOfRange { schedule } => write!(
+                f,
+                "the simulator's oracle cannot check `{schedule}`: its times are out of range"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for CronTextError {}
+
+/// The oracle's view of a schedule as the core holds it.
+pub fn spec_of(schedule: &Schedule) -> Result<Spec, CronTextError> {
+    let range = || CronTextError::OutOfRange {
+        schedule: schedule.to_string(),
+    };
+    match schedule {
+        Schedule::Cron(c) => {
+            let spec = expand(c.expr(), Some(c.zone().name()))?;
+            // The oracle applies cron's rules, which depend only on the text; a policy the
+            // user chose explicitly is checked only when it says the same thing.
+            let default = DstPolicy::default_for(spec.fixed_time());
+            if let Some(p) = c.explicit_policy().filter(|p| *p != default) {
+                return Err(CronTextError::DstPolicy {
+                    expr: c.expr().to_string(),
+                    policy: p.to_string(),
+                });
+            }
+            Ok(Spec::Cron(spec))
+        }
+        Schedule::Every { period, offset } => {
+            let period_ms = i64::try_from(period.as_millis()).map_err(|_| range())?;
+            let offset_ms = i64::try_from(offset.as_millis()).map_err(|_| range())?;
+            if period_ms <= 0 {
+                return Err(range());
+            }
+            Ok(Spec::Every {
+                period_ms,
+                offset_ms,
+            })
+        }
+        Schedule::At { instant } => Ok(Spec::At {
+            at_ms: instant.as_millis(),
+        }),
+    }
+}
+
+/// One field's bounds and names.
+struct FieldRule {
+    name: &'static str,
+    low: u32,
+    high: u32,
+    /// Three-letter names, the first meaning `low` (`jan` = 1, `sun` = 0).
+    names: &'static [&'static str],
+    /// Whether `?` may stand for `*` (the day fields, as in Quartz).
+    question: bool,
+}
+
+const SECOND: FieldRule = FieldRule {
+    name: "second",
+    low: 0,
+    high: 59,
+    names: &[],
+    question: false,
+};
+const MINUTE: FieldRule = FieldRule {
+    name: "minute",
+    low: 0,
+    high: 59,
+    names: &[],
+    question: false,
+};
+const HOUR: FieldRule = FieldRule {
+    name: "hour",
+    low: 0,
+    high: 23,
+    names: &[],
+    question: false,
+};
+const DOM: FieldRule = FieldRule {
+    name: "day-of-month",
+    low: 1,
+    high: 31,
+    names: &[],
+    question: true,
+};
+const MONTH: FieldRule = FieldRule {
+    name: "month",
+    low: 1,
+    high: 12,
+    names: &[
+        "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
+    ],
+    question: false,
+};
+/// 0-7 with 7 folded onto Sunday afterwards; `*` means 0-6.
+const DOW: FieldRule = FieldRule {
+    name: "day-of-week",
+    low: 0,
+    high: 7,
+    names: &["sun", "mon", "tue", "wed", "thu", "fri", "sat"],
+    question: true,
+};
+
+/// Expands cron `text` (five fields, six with a `0` seconds field first, or a macro;
+/// optionally prefixed `CRON_TZ=Zone`) read in zone `tz` (default: the prefix's, else UTC).
+///
+/// The spec's `text` is the five fields the oracle reads cron's "fixed-time" rule from:
+/// the expression itself for five-field text (lower case, single spaces, as the core
+/// normalizes it), the expansion for a macro (`@daily` is `0 0 * * *`, fixed-time like
+/// cronie treats it) and the last five fields of the seconds form. The checker finds specs
+/// by the schedule's Display, not by this text.
+pub fn expand(text: &str, tz: Option<&str>) -> Result<CronSpec, CronTextError> {
+    let expr = text.trim().to_string();
+    let unsupported = |reason: String| CronTextError::Unsupported {
+        expr: expr.clone(),
+        reason,
+    };
+    let mut words: Vec<&str> = text.split_whitespace().collect();
+    let mut prefix_zone = None;
+    if let Some(first) = words.first() {
+        if first
+            .get(..8)
+            .is_some_and(|p| p.eq_ignore_ascii_case("cron_tz="))
+        {
+            prefix_zone = first.get(8..);
+            words.remove(0);
+        }
+    }
+    let zone_name = match (prefix_zone, tz) {
+        (Some(a), Some(b)) if a != b => {
+            return Err(CronTextError::Zone {
+                expr: expr.clone(),
+                reason: format!("the text says CRON_TZ={a} but the job's zone is {b}"),
+            })
+        }
+        (Some(a), _) => a,
+        (None, Some(b)) => b,
+        (None, None) => "UTC",
+    };
+    let zone: Tz = zone_name.parse().map_err(|_| CronTextError::Zone {
+        expr: expr.clone(),
+        reason: format!("unknown time zone `{zone_name}`"),
+    })?;
+
+    let expanded: Vec<String>;
+    let fields: Vec<&str> = match words.as_slice() {
+        [] => return Err(unsupported("it is empty".to_string())),
+        [m] if m.starts_with('@') => {
+            let five = match m.to_ascii_lowercase().as_str() {
+                "@yearly" | "@annually" => "0 0 1 1 *",
+                "@monthly" => "0 0 1 * *",
+                "@weekly" => "0 0 * * 0",
+                "@daily" | "@midnight" => "0 0 * * *",
+                "@hourly" => "0 * * * *",
+                other => return Err(unsupported(format!("unknown macro `{other}`"))),
+            };
+            expanded = five.split(' ').map(str::to_string).collect();
+            expanded.iter().map(String::as_str).collect()
+        }
+        [_, _, _, _, _] => words.clone(),
+        [s, rest @ ..] if rest.len() == 5 => {
+            let seconds = field(&SECOND, s).map_err(&unsupported)?;
+            if seconds != [0] {
+                return Err(unsupported(format!(
+                    "the seconds field `{s}` fires at other seconds than 0; the oracle \
+                     checks whole minutes only"
+                )));
+            }
+            rest.to_vec()
+        }
+        other => {
+            return Err(unsupported(format!(
+                "{} fields; the oracle reads five (or six with seconds `0` first) or a macro",
+                other.len()
+            )))
+        }
+    };
+    let [minute, hour, dom, month, dow] = [fields[0], fields[1], fields[2], fields[3], fields[4]];
+    let mut weekdays: Vec<u32> = field(&DOW, dow)
+        .map_err(&unsupported)?
+        .into_iter()
+        .map(|d| d % 7)
+        .collect();
+    weekdays.sort_unstable();
+    weekdays.dedup();
+    let starlike = |f: &str| f.starts_with('*') || f.starts_with('?');
+    Ok(CronSpec {
+        minutes: field(&MINUTE, minute).map_err(&unsupported)?,
+        hours: field(&HOUR, hour).map_err(&unsupported)?,
+        days: field(&DOM, dom).map_err(&unsupported)?,
+        months: field(&MONTH, month).map_err(&unsupported)?,
+        weekdays,
+        dom_star: starlike(dom),
+        dow_star: starlike(dow),
+        tz: zone,
+        text: fields
+            .iter()
+            .map(|f| f.to_ascii_lowercase())
+            .collect::<Vec<_>>()
+            .join(" "),
+    })
+}
+
+/// The sorted values one field's text names.
+fn field(rule: &FieldRule, text: &str) -> Result<Vec<u32>, String> {
+    let mut set = std::collections::BTreeSet::new();
+    for item in text.split(',') {
+        let lower = item.to_ascii_lowercase();
+        if let Some(c) = lower.chars().find(|c| matches!(c, 'l' | 'w' | '#')) {
+            // `jul` has an `l` and `wed` a `w`: refuse only when one is left after the
+            // field's names are taken out.
+            let mut rest = lower.clone();
+            for n in rule.names {
+                rest = rest.replace(n, "");
+            }
+            if rest.contains(c) {
+                return Err(format!(
+                    "`{item}` in the {} field uses `{}`, which the oracle does not expand \
+                     (it knows numbers, names, `*`, ranges, steps and lists)",
+                    rule.name,
+                    c.to_ascii_uppercase()
+                ));
+            }
+        }
+        let (range, step) = match lower.split_once('/') {
+            Some((r, s)) => (r, Some(s)),
+            None => (lower.as_str(), None),
+        };
+        let step = match step {
+            None => 1,
+            Some(s) => match number(s) {
+                Some(n) if n > 0 => n,
+                _ => {
+                    return Err(format!(
+                        "`{item}` in the {} field: the step is not a positive number",
+                        rule.name
+                    ))
+                }
+            },
+        };
+        let (low, high) = if range == "*" || (range == "?" && rule.question) {
+            (rule.low, if rule.name == DOW.name { 6 } else { rule.high })
+        } else if let Some((a, b)) = range.split_once('-') {
+            let (a, b) = (value(rule, a, item)?, value(rule, b, item)?);
+            if a > b {
+                return Err(format!(
+                    "`{item}` in the {} field is a backward range",
+                    rule.name
+                ));
+            }
+            (a, b)
+        } else {
+            let v = value(rule, range, item)?;
+            // `a/n`: from `a` to the field's end.
+            (v, if step > 1 { rule.high } else { v })
+        };
+        let mut v = low;
+        while v <= high {
+            set.insert(v);
+            v = v.saturating_add(step);
+        }
+    }
+    Ok(set.into_iter().collect())
+}
+
+/// Digits only (no sign, no spaces), as a number.
+fn number(text: &str) -> Option<u32> {
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    text.parse().ok()
+}
+
+fn value(rule: &FieldRule, text: &str, item: &str) -> Result<u32, String> {
+    let v = match number(text) {
+        Some(v) => v,
+        None => match rule.names.iter().position(|n| *n == text) {
+            Some(i) => rule.low + i as u32,
+            None => {
+                return Err(format!(
+                    "`{item}` in the {} field: `{text}` is not a number or a name the \
+                     oracle knows",
+                    rule.name
+                ))
+            }
+        },
+    };
+    if v < rule.low || v > rule.high {
+        return Err(format!(
+            "`{item}` in the {} field: {v} is outside {}-{}",
+            rule.name, rule.low, rule.high
+        ));
+    }
+    Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use duetime::Timestamp;
+
+    /// The oracle's due times from the expanded sets against the core's `next_after`,
+    /// over `days` days from `from`: both must list the same instants.
+    fn agree(expr: &str, zone: &str, from: &str, days: i64) {
+        let schedule = Schedule::cron(expr, Some(zone)).expect("the core accepts it");
+        let spec = spec_of(&schedule).expect("the oracle expands it");
+        let start = from.parse::<Timestamp>().expect("instant").as_millis();
+        let end = start + days * 86_400_000;
+        let oracle: Vec<i64> = spec.due_in(start, end).iter().map(|d| d.at).collect();
+        let mut core = Vec::new();
+        let mut t = Timestamp::from_millis(start);
+        while let Some(n) = schedule.next_after(t) {
+            if n.as_millis() > end {
+                break;
+            }
+            core.push(n.as_millis());
+            t = n;
+        }
+        assert_eq!(
+            oracle.len(),
+            core.len(),
+            "{expr} in {zone} from {from}: due-time counts differ"
+        );
+        assert_eq!(oracle, core, "{expr} in {zone} from {from}");
+    }
+
+    const EXPRS: [&str; 22] = [
+        "* * * * *",
+        "*/7 * * * *",
+        "5-50/15 * * * *",
+        "0,30 1-3 * * *",
+        "30 2 * * *",
+        "0 1 * * *",
+        "15 1 * * sun",
+        "0 9 * * mon-fri",
+        "0 9 * * 1-5",
+        "0 12 1-15 * 1-5",
+        "0 12 */10 * *",
+        "0 0 * * 7",
+        "0 0 * * 5-7",
+        "0 6 ? * ?",
+        "0 6 13 * fri",
+        "45 23 31 * *",
+        "0 3 * jan,mar,nov *",
+        "0 3 * MAR-Apr *",
+        "@hourly",
+        "@daily",
+        "@weekly",
+        "0 30 2 * * *",
+    ];
+
+    #[test]
+    fn expands_like_the_core_schedules_in_several_zones() {
+        let zones = [
+            "UTC",
+            "America/New_York",
+            "Europe/London",
+            "Australia/Lord_Howe",
+            "America/Santiago",
+            "Asia/Kolkata",
+        ];
+        // Around the daylight-saving changes of 2025 for the zones that have them.
+        let starts = [
+            "2025-03-01T00:00:00Z",
+            "2025-10-20T00:00:00Z",
+            "2025-03-27T00:00:00Z",
+            "2025-09-01T00:00:00Z",
+        ];
+        for zone in zones {
+            for from in starts {
+                for expr in EXPRS {
+                    agree(expr, zone, from, 14);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn monthly_and_yearly_macros_over_a_year() {
+        for zone in ["UTC", "America/Santiago", "Europe/London"] {
+            agree("@monthly", zone, "2025-01-01T00:00:00Z", 366);
+            agree("@yearly", zone, "2025-06-01T00:00:00Z", 366);
+            agree("@annually", zone, "2025-06-01T00:00:00Z", 366);
+            agree("@midnight", zone, "2025-03-20T00:00:00Z", 30);
+        }
+    }
+
+    #[test]
+    fn the_zone_comes_from_the_prefix_or_the_job() {
+        let s = expand("CRON_TZ=Europe/London 0 9 * * *", None).expect("expands");
+        assert_eq!(s.tz.name(), "Europe/London");
+        assert_eq!(s.text, "0 9 * * *");
+        let s = expand("0 9 * * *", Some("Asia/Kolkata")).expect("expands");
+        assert_eq!(s.tz.name(), "Asia/Kolkata");
+        assert!(matches!(
+            expand("CRON_TZ=Europe/London 0 9 * * *", Some("UTC")),
+            Err(CronTextError::Zone { .. })
+        ));
+        assert!(matches!(
+            expand("0 9 * * *", Some("Mars/Olympus")),
+            Err(CronTextError::Zone { .. })
+        ));
+        // Through a whole schedule, with the zone given as the job's `tz`.
+        let schedule = Schedule::cron("CRON_TZ=America/New_York 30 2 * * *", None).expect("valid");
+        match spec_of(&schedule) {
+            Ok(Spec::Cron(c)) => assert_eq!(c.tz.name(), "America/New_York"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn sets_and_stars() {
+        let s = expand("*/20 1-3 ? jan-mar sun,7", None).expect("expands");
+        assert_eq!(s.minutes, vec![0, 20, 40]);
+        assert_eq!(s.hours, vec![1, 2, 3]);
+        assert_eq!(s.days, (1..=31).collect::<Vec<_>>());
+        assert_eq!(s.months, vec![1, 2, 3]);
+        assert_eq!(s.weekdays, vec![0]);
+        assert!(s.dom_star && !s.dow_star);
+        let s = expand("10/20 * */2 * 1", None).expect("expands");
+        assert_eq!(s.minutes, vec![10, 30, 50]);
+        assert!(s.dom_star, "`*/2` counts as a star, as in cronie");
+        let s = expand("@daily", None).expect("expands");
+        assert_eq!(s.text, "0 0 * * *");
+        assert!(s.fixed_time(), "@daily is fixed-time, as in cronie");
+    }
+
+    #[test]
+    fn refuses_what_it_cannot_expand() {
+        for expr in [
+            "0 0 L * *",
+            "0 0 * * 5L",
+            "0 0 * * 5#3",
+            "0 0 15W * *",
+            "30 0 9 * * *",
+            "*/5 * * * * *",
+            "0 0 * *",
+            "0 0 * * * * *",
+            "@reboot",
+            "",
+            "0 0 * * fri-mon",
+            "*/0 * * * *",
+            "60 * * * *",
+            "0 0 0 * *",
+            "0 0 * 13 *",
+            "0 0 * * 8",
+            "a * * * *",
+            "0 0 * * mon/x",
+            "5,,6 * * * *",
+            "-5 * * * *",
+            "+5 * * * *",
+            "99999999999999999999 * * * *",
+        ] {
+            match expand(expr, None) {
+                Err(CronTextError::Unsupported { reason, .. }) => {
+                    assert!(!reason.is_empty(), "{expr}")
+                }
+                other => panic!("{expr:?} gave {other:?}"),
+            }
+        }
+        let e = expand("0 0 L * *", Some("UTC")).expect_err("refused");
+        assert!(e.to_string().contains("cannot check"), "{e}");
+        assert!(e.to_string().contains("`L`"), "{e}");
+    }
+
+    #[test]
+    fn names_with_l_and_w_are_names() {
+        let s = expand("0 0 * jul wed", None).expect("expands");
+        assert_eq!(s.months, vec![7]);
+        assert_eq!(s.weekdays, vec![3]);
+    }
+
+    #[test]
+    fn every_and_at() {
+        let every = Schedule::every(
+            duetime::Duration::from_millis(90_000),
+            duetime::Duration::from_millis(15_000),
+        )
+        .expect("valid");
+        match spec_of(&every) {
+            Ok(Spec::Every {
+                period_ms,
+                offset_ms,
+            }) => assert_eq!((period_ms, offset_ms), (90_000, 15_000)),
+            other => panic!("{other:?}"),
+        }
+        let at = Schedule::at(Timestamp::from_millis(1_750_000_000_000));
+        match spec_of(&at) {
+            Ok(Spec::At { at_ms }) => assert_eq!(at_ms, 1_750_000_000_000),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn an_explicit_policy_other_than_crons_is_refused() {
+        let c = duetime::schedule::CronSchedule::parse("30 2 * * *", Some("America/New_York"))
+            .expect("valid");
+        let same = Schedule::Cron(c.clone().with_dst(Some(DstPolicy::FIXED_TIME)));
+        assert!(spec_of(&same).is_ok());
+        let other = Schedule::Cron(c.with_dst(Some(DstPolicy::ELAPSED)));
+        assert!(matches!(
+            spec_of(&other),
+            Err(CronTextError::DstPolicy { .. })
+        ));
+    }
+}
