@@ -26,6 +26,17 @@ pub struct Args {
     /// Print JSON instead of text
     #[arg(long)]
     pub json: bool,
+    /// The tick the daemon will run with (`duetime run --tick`): `every` periods must be
+    /// at least this long
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
+    pub tick: duetime::Duration,
+}
+
+fn parse_duration(text: &str) -> Result<duetime::Duration, String> {
+    let d = text
+        .parse::<duetime::Duration>()
+        .map_err(|e| e.to_string())?;
+    duetime::Config::with_tick(d).check().map(|()| d)
 }
 
 /// Exit 0 when the file is valid, 1 when it is not (or cannot be read).
@@ -33,7 +44,7 @@ pub fn run(args: &Args, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<
     let file = args.file.display().to_string();
     let from = args.from.unwrap_or_else(super::now);
     let count = args.count as usize;
-    match jobs_file::load(&args.file) {
+    match jobs_file::load_with(&args.file, &duetime::Config::with_tick(args.tick)) {
         Ok(jobs) if args.json => {
             let v = serde_json::json!({
                 "file": file,
