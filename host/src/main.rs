@@ -5,7 +5,8 @@
 //! the subcommands stay testable and adding one touches this file in two lines.
 //!
 //! Exit codes: 0 success, 1 the input was refused (an invalid jobs file, a bad expression),
-//! 2 a usage error (clap's). `sim` has its own (duetime-sim's): see `cmd/sim.rs`.
+//! 2 a usage error (clap's). `sim` has its own (duetime-sim's): see `cmd/sim.rs`; `what-if`
+//! exits 64 on usage errors: see `cmd/what_if.rs`.
 
 use std::io::{self, Write};
 use std::process::ExitCode;
@@ -46,6 +47,9 @@ enum Command {
     /// Simulate a jobs file through crashes, clock jumps and racing processes, and check
     /// every promise (exit 0 held, 1 safety, 2 liveness, 3 crash, 64 usage)
     Sim(cmd::sim::Args),
+    /// Replay a future you describe (downtime, pauses, clock jumps) through the core and
+    /// show what would run, be caught up or skipped, and why; touches no store (exit 64 usage)
+    WhatIf(cmd::what_if::Args),
     /// Internal: supervise one run's command (started by the daemon)
     #[command(name = "_supervise", hide = true)]
     Supervise { dir: std::path::PathBuf },
@@ -55,8 +59,12 @@ fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         // `duetime sim` keeps duetime-sim's exit codes, where 2 is a liveness violation:
-        // its usage errors exit 64 instead of clap's 2.
-        Err(e) if e.use_stderr() && std::env::args().nth(1).as_deref() == Some("sim") => {
+        // its usage errors exit 64 instead of clap's 2; `what-if` uses 64 for usage too, so
+        // its flag errors and its own checks of them exit alike.
+        Err(e)
+            if e.use_stderr()
+                && matches!(std::env::args().nth(1).as_deref(), Some("sim" | "what-if")) =>
+        {
             let _ = e.print();
             return ExitCode::from(cmd::sim::USAGE);
         }
@@ -85,6 +93,7 @@ fn main() -> ExitCode {
         Command::Resume(args) => cmd::ops::command("resume", args, &mut out, &mut err),
         Command::RunNow(args) => cmd::ops::command("run-now", args, &mut out, &mut err),
         Command::Sim(args) => cmd::sim::run(args, &mut out, &mut err),
+        Command::WhatIf(args) => cmd::what_if::run(args, &mut out, &mut err),
         Command::Supervise { .. } => Ok(2),
     };
     let result = result.and_then(|code| out.flush().map(|()| code));

@@ -8,6 +8,7 @@ pub mod next;
 pub mod ops;
 pub mod run;
 pub mod sim;
+pub mod what_if;
 
 use duetime::Timestamp;
 
