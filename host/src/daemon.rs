@@ -152,11 +152,13 @@ impl<S: Store> Daemon<S> {
                 warn!("definition refused: {e}");
             }
         }
+        let in_file: std::collections::BTreeSet<&str> =
+            jobs.iter().map(|j| j.def.name.as_str()).collect();
         let known: Vec<String> = store
             .state()?
             .records()
             .map(|(_, r)| r.def.name.to_string())
-            .filter(|name| !jobs.iter().any(|j| j.def.name.as_str() == name))
+            .filter(|name| !in_file.contains(name.as_str()))
             .collect();
         for name in known {
             warn!(job = %name, "in the store but not in the jobs file: this daemon cannot run it");

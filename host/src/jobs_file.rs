@@ -667,6 +667,7 @@ fn edit_distance(a: &str, b: &str) -> usize {
 /// spans. Best effort: when the file's shape is too far off for it, errors go without lines.
 struct Lines<'a> {
     text: &'a str,
+    lines: Vec<&'a str>,
     top: BTreeMap<String, usize>,
     jobs: Vec<(usize, BTreeMap<String, usize>)>,
 }
@@ -681,7 +682,13 @@ struct SpannedJobs {
 
 impl<'a> Lines<'a> {
     fn of(text: &'a str) -> Lines<'a> {
-        let line = |at: usize| line_col(text, at).0;
+        // Every field of every job asks for its line: one pass over the text for the line
+        // starts, then a binary search each (a scan from the top each time is quadratic,
+        // minutes for a file of 10,000 jobs).
+        let starts: Vec<usize> = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        let line = |at: usize| starts.partition_point(|&s| s <= at);
         let top = toml::from_str::<BTreeMap<String, Spanned<Value>>>(text)
             .map(|m| {
                 m.into_iter()
@@ -705,7 +712,12 @@ impl<'a> Lines<'a> {
                     .collect()
             })
             .unwrap_or_default();
-        Lines { text, top, jobs }
+        Lines {
+            text,
+            lines: text.lines().collect(),
+            top,
+            jobs,
+        }
     }
 
     fn top_key(&self, key: &str) -> Option<usize> {
@@ -730,9 +742,8 @@ impl<'a> Lines<'a> {
         };
         // The span of a `[[job]]` table may begin at its first key; step back to the header.
         let mut line = *start;
-        let lines: Vec<&str> = self.text.lines().collect();
         while line > 1 {
-            let l = lines.get(line - 1).map_or("", |l| l.trim_start());
+            let l = self.lines.get(line - 1).map_or("", |l| l.trim_start());
             if l.starts_with("[[") {
                 break;
             }
