@@ -852,6 +852,7 @@ impl World {
             self.reported.entry(*run).or_default().push(outcome.clone());
         }
         let mut effects = std::mem::take(&mut self.effects);
+        let wake_before = self.state.next_wake();
         self.state.step(now, event, &mut effects);
         self.events += 1;
         if self.rng.gen_ratio(1, 1024) {
@@ -904,7 +905,17 @@ impl World {
             }
         }
         self.effects = effects;
-        self.rouse();
+        // Sleepers chose their wake from the store's next wake; only one that came closer
+        // can make any of them wake sooner (a run started for a process re-plans that
+        // process in `start`).
+        let closer = match (self.state.next_wake(), wake_before) {
+            (Some(after), Some(before)) => after < before,
+            (Some(_), None) => true,
+            (None, _) => false,
+        };
+        if closer {
+            self.rouse();
+        }
         true
     }
 
@@ -963,6 +974,12 @@ impl World {
                 fence,
             },
         );
+        if self.hosts[host].state == HostState::Up
+            && self.wake_time(host) < self.hosts[host].wake_at
+        {
+            // Holding a run, it owes heartbeats for its lease.
+            self.sleep(host);
+        }
         self.at(
             self.t + duration,
             Action::RunDone {
