@@ -156,6 +156,11 @@ pub struct JobDef {
     pub stall_after: Duration,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub concurrency_key: Option<String>,
+    /// Pause the job (by the system, with an alert) after this many failed runs in a row; a
+    /// success resets the count. A job failing every time should stop and ask for a person
+    /// before its retries and catch-ups pile up failures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pause_after_failures: Option<u32>,
 }
 
 fn default_retries() -> u32 {
@@ -183,6 +188,7 @@ pub enum DefError {
     TooManyRetries { retries: u32 },
     BadBackoff,
     BadConcurrencyKey { key: String },
+    ZeroFailureStreak,
 }
 
 impl fmt::Display for DefError {
@@ -221,6 +227,9 @@ impl fmt::Display for DefError {
                 f,
                 "concurrency_key: `{key}`; accepted: 1-128 printable characters"
             ),
+            DefError::ZeroFailureStreak => f.write_str(
+                "pause_after_failures: 0; accepted: at least 1 (or leave it unset to never pause)",
+            ),
         }
     }
 }
@@ -245,6 +254,7 @@ impl JobDef {
             legal_duty: false,
             stall_after: default_stall_after(),
             concurrency_key: None,
+            pause_after_failures: None,
         }
     }
 
@@ -289,6 +299,9 @@ impl JobDef {
         }
         if self.backoff.initial.is_zero() || self.backoff.initial > self.backoff.max {
             return Err(DefError::BadBackoff);
+        }
+        if self.pause_after_failures == Some(0) {
+            return Err(DefError::ZeroFailureStreak);
         }
         if let Some(key) = &self.concurrency_key {
             if key.is_empty() || key.chars().count() > 128 || key.chars().any(char::is_control) {

@@ -171,6 +171,10 @@ pub struct Activity {
     pub missed_recent: VecDeque<(Timestamp, u64)>,
 }
 
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
 /// Most owed segments a job keeps; beyond it two that follow one another merge (counts
 /// stay exact, the newer cause is folded into the older one), and only a line of disjoint
 /// debts gives up its oldest (see `owe`).
@@ -188,6 +192,9 @@ pub struct JobRecord {
     /// that has run and is idle again carries no activity box.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last: Option<LastRun>,
+    /// Failed runs since the last success (for `pause_after_failures`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub failures_in_a_row: u32,
     /// `def.schedule.next_after(frontier)`, cached.
     #[serde(skip)]
     pub next_due: Option<Timestamp>,
@@ -204,6 +211,7 @@ impl JobRecord {
             frontier: from,
             activity: None,
             last: None,
+            failures_in_a_row: 0,
             next_due,
             wake: None,
         }

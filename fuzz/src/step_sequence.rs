@@ -264,6 +264,7 @@ pub struct DefGen {
     pub legal_duty: bool,
     pub stall_after: Option<DurGen>,
     pub concurrency_key: Option<TextGen>,
+    pub pause_after_failures: Option<u8>,
 }
 
 impl DefGen {
@@ -304,6 +305,7 @@ impl DefGen {
             def.stall_after = s.get();
         }
         def.concurrency_key = self.concurrency_key.as_ref().map(TextGen::get);
+        def.pause_after_failures = self.pause_after_failures.map(u32::from);
         Some(def)
     }
 }

@@ -85,6 +85,7 @@ pub const JOB_FIELDS: &[&str] = &[
     "safe_to_repeat",
     "legal_duty",
     "concurrency_key",
+    "pause_after_failures",
 ];
 /// The keys accepted at the top of the file.
 pub const TOP_FIELDS: &[&str] = &["job"];
@@ -419,6 +420,7 @@ fn def_error_field(e: &DefError) -> &'static str {
         DefError::TooManyRetries { .. } => "retries",
         DefError::BadBackoff => "backoff",
         DefError::BadConcurrencyKey { .. } => "concurrency_key",
+        DefError::ZeroFailureStreak => "pause_after_failures",
     }
 }
 
@@ -871,6 +873,7 @@ impl<'a> JobReader<'a> {
             "concurrency_key",
             "a string of 1-128 printable characters",
         );
+        let pause_after_failures = self.failure_streak(t);
 
         if !self.errors.is_empty() {
             return None;
@@ -906,6 +909,7 @@ impl<'a> JobReader<'a> {
             def.legal_duty = b;
         }
         def.concurrency_key = concurrency_key;
+        def.pause_after_failures = pause_after_failures;
 
         if let Err(e) = def.validate(config) {
             let problem = match e {
@@ -1054,6 +1058,30 @@ impl<'a> JobReader<'a> {
                     v,
                     &format!("an integer 0-{MAX_RETRIES} (without quotes)"),
                 );
+                None
+            }
+        }
+    }
+
+    fn failure_streak(&mut self, t: &toml::Table) -> Option<u32> {
+        let accepted = "an integer of at least 1 (without quotes)";
+        match t.get("pause_after_failures")? {
+            Value::Integer(n) => match u32::try_from(*n) {
+                // 0 goes through: the core's own check refuses it, naming the rule.
+                Ok(n) => Some(n),
+                Err(_) => {
+                    self.field_error(
+                        "pause_after_failures",
+                        FieldProblem::OutOfRange {
+                            value: *n,
+                            accepted: format!("1-{}", u32::MAX),
+                        },
+                    );
+                    None
+                }
+            },
+            v => {
+                self.wrong_type("pause_after_failures", v, accepted);
                 None
             }
         }

@@ -156,6 +156,7 @@ fn check_journal(w: &World, end: i64) -> Vec<String> {
             let f = JobFacts {
                 safe_to_repeat: j.def.safe_to_repeat,
                 missed: j.def.missed,
+                pause_after_failures: j.def.pause_after_failures,
                 specs,
             };
             (j.def.name.clone(), f)

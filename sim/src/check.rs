@@ -40,6 +40,10 @@ impl fmt::Display for Violation {
 pub struct JobFacts {
     pub safe_to_repeat: bool,
     pub missed: MissedRule,
+    /// The job's `pause_after_failures`: after that many failed runs in a row it must be
+    /// paused before anything but a manual run starts again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pause_after_failures: Option<u32>,
     /// Oracle specs by the schedule text the core recorded in `defined`.
     pub specs: BTreeMap<String, Spec>,
 }
@@ -72,6 +76,9 @@ struct JobTrack {
     by_run: RunMap<usize>,
     /// The process of the job's latest start.
     last_process: Option<duetime::ProcessId>,
+    /// Failed runs since the last success, and whether a pause is owed for them.
+    failures_in_a_row: u32,
+    pause_owed: bool,
     entries: Vec<(i64, i64, u64, LedgerKind)>,
 }
 
@@ -192,8 +199,12 @@ pub fn check(
                     }
                     History::Paused { by, .. } => {
                         t.paused = true;
-                        if matches!(by, duetime::PausedBy::System { .. }) {
+                        t.pause_owed = false;
+                        if let duetime::PausedBy::System { reason } = by {
                             probe("paused by the system");
+                            if reason.contains("failed runs in a row") {
+                                probe("paused after failures in a row");
+                            }
                         }
                     }
                     History::Resumed { .. } => t.paused = false,
@@ -210,6 +221,18 @@ pub fn check(
                             probe("retry crossing a restart");
                         }
                         t.last_process = Some(*process);
+                        if t.pause_owed && *trigger != duetime::Trigger::Manual {
+                            violation(
+                                &mut v,
+                                "P1",
+                                &rec.job,
+                                format!(
+                                    "{run} started after {} failed runs in a row, with no pause",
+                                    t.failures_in_a_row
+                                ),
+                            );
+                            t.pause_owed = false;
+                        }
                         let covers = covers.map(|c| (c.from.as_millis(), c.to.as_millis()));
                         match trigger {
                             duetime::Trigger::Repeat => probe("lost run of a safe job repeated"),
@@ -308,6 +331,17 @@ pub fn check(
                         }
                         if let Some(&i) = t.by_run.get(run) {
                             t.starts[i].end = Some(end);
+                        }
+                        // P1: `pause_after_failures` failed runs in a row pause the job
+                        // (unless it is paused already).
+                        if end == RunEnd::Done {
+                            t.failures_in_a_row = 0;
+                        } else {
+                            t.failures_in_a_row += 1;
+                            let limit = facts.get(&rec.job).and_then(|f| f.pause_after_failures);
+                            if limit.is_some_and(|n| t.failures_in_a_row >= n) && !t.paused {
+                                t.pause_owed = true;
+                            }
                         }
                     }
                     History::Lost { run } => {

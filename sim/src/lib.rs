@@ -205,6 +205,7 @@ fn facts_of(world: &world::World) -> BTreeMap<JobName, JobFacts> {
             let facts = JobFacts {
                 safe_to_repeat: j.def.safe_to_repeat,
                 missed: j.def.missed,
+                pause_after_failures: j.def.pause_after_failures,
                 specs,
             };
             (j.def.name.clone(), facts)

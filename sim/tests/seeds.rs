@@ -32,6 +32,7 @@ const PROBES: &[&str] = &[
     "DST fold due time",
     "manual run",
     "state round trip",
+    "paused after failures in a row",
 ];
 
 #[test]

@@ -240,7 +240,32 @@ impl State {
                     .push_front(owed);
             }
             MissedRule::CatchUpOnce if !owes => {
-                self.miss(seq, c.from, c.to, c.count, MissCause::Paused, out)
+                // Owed as it is, tagged like the `required` case: the cover may come from a
+                // schedule since replaced, so it must never be measured against the current
+                // one (an untagged segment must hold exactly the current schedule's due
+                // times). Nothing newer is owed, so this is the one catch-up.
+                let too_late = record
+                    .def
+                    .catch_up_window
+                    .is_some_and(|w| c.to < out.now.saturating_sub(w));
+                if too_late {
+                    self.note_missed(seq, c.count, out.now);
+                    out.ledger(&name, c.from, c.to, c.count, skipped(MissCause::TooLate));
+                    return;
+                }
+                let owed = Owed {
+                    from: c.from,
+                    to: c.to,
+                    count: c.count,
+                    cause: MissCause::Paused,
+                    schedule: Some(Box::new(record.def.schedule.clone())),
+                };
+                self.jobs
+                    .get_mut(&seq)
+                    .expect("found above")
+                    .act_mut()
+                    .pending
+                    .push_back(owed);
             }
             _ => {
                 self.note_missed(seq, c.count, out.now);

@@ -99,8 +99,22 @@ impl State {
             at: now,
             outcome: last,
         });
+        let streak_ended = if outcome.is_success() {
+            job.failures_in_a_row = 0;
+            false
+        } else {
+            job.failures_in_a_row = job.failures_in_a_row.saturating_add(1);
+            job.def
+                .pause_after_failures
+                .is_some_and(|n| job.failures_in_a_row >= n)
+        };
+        let Some(cover) = open.cover else {
+            if streak_ended {
+                self.pause_for_streak(seq, out);
+            }
+            return;
+        };
         let act = job.act_mut();
-        let Some(cover) = open.cover else { return };
         let c = cover.covers;
         if outcome.is_success() {
             let kind = match cover.late {
@@ -117,6 +131,14 @@ impl State {
             return;
         }
         if open.attempt <= retries {
+            if streak_ended {
+                // The retry would be one more failure in the row: the job stops here, and
+                // what this run covered meets the missed rule as paused, as a person's
+                // pause would hand it.
+                self.pause_for_streak(seq, out);
+                self.unretry(seq, c, out);
+                return;
+            }
             if act.paused.is_some() {
                 // A paused job keeps no retry waiting (a pause hands a waiting one to the
                 // missed rule), so a failure while paused goes the same way.
@@ -157,5 +179,15 @@ impl State {
         }));
         // One incident, one alert: the failed-out alert says the job is paused.
         self.pause_by_system(seq, "retries exhausted", false, out);
+    }
+
+    /// `pause_after_failures` reached: paused by the system, with an alert (unless a person
+    /// or the system paused it already: then it stays as it is).
+    fn pause_for_streak(&mut self, seq: u64, out: &mut Out) {
+        let Some(job) = self.jobs.get(&seq) else {
+            return;
+        };
+        let n = job.failures_in_a_row;
+        self.pause_by_system(seq, &format!("{n} failed runs in a row"), true, out);
     }
 }
