@@ -73,6 +73,9 @@ pub struct WorldConfig {
     pub liveness_ms: i64,
     pub tick_ms: i64,
     pub faults: Faults,
+    /// The zone whose daylight-saving change the period starts near: half the cron jobs
+    /// are drawn in it, so gaps and folds are met often, not by luck.
+    pub dst_zone: &'static str,
 }
 
 impl fmt::Display for WorldConfig {
@@ -126,20 +129,15 @@ pub struct SimJob {
     pub alternatives: Vec<(Schedule, Spec)>,
 }
 
-/// Daylight-saving days the simulated period starts near (UTC instants, 2025).
+/// Daylight-saving days the simulated period starts near (UTC instants, 2025), and the
+/// zone that changes then.
 const STARTS: [(&str, &str); 6] = [
-    ("2025-03-08T18:00:00Z", "America/New_York spring forward"),
-    ("2025-11-01T18:00:00Z", "America/New_York fall back"),
-    ("2025-03-29T18:00:00Z", "Europe/London spring forward"),
-    ("2025-10-25T18:00:00Z", "Europe/London fall back"),
-    (
-        "2025-04-05T06:00:00Z",
-        "Australia/Lord_Howe fall back (30 min)",
-    ),
-    (
-        "2025-09-06T00:00:00Z",
-        "America/Santiago spring forward at midnight",
-    ),
+    ("2025-03-08T18:00:00Z", "America/New_York"), // spring forward
+    ("2025-11-01T18:00:00Z", "America/New_York"), // fall back
+    ("2025-03-29T18:00:00Z", "Europe/London"),    // spring forward
+    ("2025-10-25T18:00:00Z", "Europe/London"),    // fall back
+    ("2025-04-05T06:00:00Z", "Australia/Lord_Howe"), // fall back by 30 min
+    ("2025-09-06T00:00:00Z", "America/Santiago"), // spring forward at midnight
 ];
 
 const ZONES: [&str; 6] = [
@@ -172,7 +170,7 @@ pub fn draw_world(seed: u64, rng: &mut ChaCha8Rng, o: &Overrides) -> WorldConfig
         .processes
         .unwrap_or_else(|| rng.gen_range(2..=6))
         .clamp(1, 64);
-    let (start, _) = STARTS[rng.gen_range(0..STARTS.len())];
+    let (start, dst_zone) = STARTS[rng.gen_range(0..STARTS.len())];
     let start_ms = start
         .parse::<duetime::Timestamp>()
         .expect("constant")
@@ -204,6 +202,7 @@ pub fn draw_world(seed: u64, rng: &mut ChaCha8Rng, o: &Overrides) -> WorldConfig
         liveness_ms,
         tick_ms: 30_000,
         faults,
+        dst_zone,
     }
 }
 
@@ -212,8 +211,12 @@ fn pick<T: Copy>(rng: &mut ChaCha8Rng, items: &[T]) -> T {
 }
 
 /// A cron spec from a small menu of shapes people write, in a random zone.
-fn draw_cron(rng: &mut ChaCha8Rng) -> CronSpec {
-    let tz_name = pick(rng, &ZONES);
+fn draw_cron(rng: &mut ChaCha8Rng, dst_zone: &'static str) -> CronSpec {
+    let tz_name = if rng.gen_bool(0.5) {
+        dst_zone
+    } else {
+        pick(rng, &ZONES)
+    };
     let all = |lo: u32, hi: u32| (lo..=hi).collect::<Vec<_>>();
     let (text_min, minutes, text_hour, hours) = match rng.gen_range(0..6) {
         0 => ("*".to_string(), all(0, 59), "*".to_string(), all(0, 23)),
@@ -267,10 +270,15 @@ fn draw_cron(rng: &mut ChaCha8Rng) -> CronSpec {
     }
 }
 
-fn draw_schedule(rng: &mut ChaCha8Rng, start_ms: i64, span_ms: i64) -> (Schedule, Spec, i64) {
+fn draw_schedule(
+    rng: &mut ChaCha8Rng,
+    start_ms: i64,
+    span_ms: i64,
+    dst_zone: &'static str,
+) -> (Schedule, Spec, i64) {
     match rng.gen_range(0..10) {
         0..=5 => {
-            let c = draw_cron(rng);
+            let c = draw_cron(rng, dst_zone);
             let schedule = Schedule::cron(&c.text, Some(c.tz.name()))
                 .expect("the generator writes valid cron");
             let spacing = if c.minutes.len() > 1 || c.hours.len() > 1 {
@@ -316,7 +324,7 @@ pub fn draw_jobs(rng: &mut ChaCha8Rng, cfg: &WorldConfig, count: Option<usize>) 
     let span = cfg.safety_ms + cfg.liveness_ms;
     (0..n)
         .map(|i| {
-            let (schedule, spec, spacing) = draw_schedule(rng, cfg.start_ms, span);
+            let (schedule, spec, spacing) = draw_schedule(rng, cfg.start_ms, span, cfg.dst_zone);
             let name = JobName::new(&format!("job{i}")).expect("valid");
             let mut def = JobDef::new(name, schedule);
             def.missed = pick(
@@ -348,7 +356,7 @@ pub fn draw_jobs(rng: &mut ChaCha8Rng, cfg: &WorldConfig, count: Option<usize>) 
             let mut tightest = spacing;
             let alternatives = (0..2)
                 .map(|_| {
-                    let (s, sp, alt_spacing) = draw_schedule(rng, cfg.start_ms, span);
+                    let (s, sp, alt_spacing) = draw_schedule(rng, cfg.start_ms, span, cfg.dst_zone);
                     tightest = tightest.min(alt_spacing);
                     (s, sp)
                 })
