@@ -584,3 +584,35 @@ proptest! {
         run_ops(&ops);
     }
 }
+
+/// The minimal input CI's run of the property above found (before the fix): a
+/// catch-up-once job with a retry waiting, rescheduled, then paused. The pause handed the
+/// retry's due time (of the old schedule) to the missed rule untagged, and the state no
+/// longer loaded. Kept as it was shrunk.
+#[test]
+fn a_pause_after_a_reschedule_with_a_retry_waiting_keeps_the_state_loadable() {
+    let up = |job, period, missed, retries| Op::Upsert {
+        job,
+        period,
+        missed,
+        overlap: 0,
+        retries,
+        safe: false,
+    };
+    run_ops(&[
+        up(0, 0, 0, 0),
+        Op::Finish(0, 0),
+        up(0, 0, 0, 0),
+        up(0, 0, 0, 0),
+        Op::Wait(259),
+        up(3, 0, 0, 0),
+        Op::Tick(1),
+        Op::Wait(282),
+        Op::Tick(2),
+        Op::Tick(1),
+        up(3, 1, 1, 1),
+        up(0, 0, 0, 0),
+        Op::Finish(0, 7),
+        Op::Pause(3),
+    ]);
+}
