@@ -17,7 +17,11 @@ use crate::schedule::Schedule;
 use crate::time::{Duration, Timestamp};
 
 /// The state format written by this build; a state from a newer build is refused.
-pub const FORMAT_VERSION: u32 = 1;
+///
+/// - 1: the first released form (`tests/fixtures/state-v1.json`, still loaded).
+/// - 2: job records may carry `failures_in_a_row` (absent means 0, so a format-1 state
+///   loads unchanged).
+pub const FORMAT_VERSION: u32 = 2;
 
 /// Timing the whole scheduler shares. Defaults: a 30 s tick; leases, lateness grace and the
 /// wait after a timeout's `Cancel` of two ticks each; 20 manual runs per job per hour.

@@ -1,7 +1,8 @@
-//! The stored state's format promises: a state written by format version 1 keeps loading
-//! (`tests/fixtures/state-v1.json`, committed once and never regenerated after the format
-//! moves on), a newer format is refused with `LoadError::NewerFormat`, and an inconsistent
-//! state is refused with a typed `LoadError::Inconsistent`, never a panic.
+//! The stored state's format promises: a state written by an earlier format version keeps
+//! loading (`tests/fixtures/state-v1.json`, `state-v2.json`, each committed once by the
+//! build of its version and never regenerated after the format moves on), a newer format is
+//! refused with `LoadError::NewerFormat`, and an inconsistent state is refused with a typed
+//! `LoadError::Inconsistent`, never a panic.
 
 use duetime::{
     Actor, CronSchedule, DstPolicy, Duration, Effect, Event, Fence, Fold, Gap, JobDef, JobName,
@@ -11,6 +12,7 @@ use duetime::{
 use serde_json::Value;
 
 const FIXTURE: &str = "tests/fixtures/state-v1.json";
+const FIXTURE_V2: &str = "tests/fixtures/state-v2.json";
 /// 2025-01-01T00:00:00Z
 const T0: i64 = 1_735_689_600_000;
 
@@ -336,20 +338,54 @@ fn state_from_format_1_loads() {
     state.check_invariants().unwrap();
 }
 
-/// While format 1 is current, the fixture is exactly what this build writes for the same
-/// events: a change to the stored form must move `FORMAT_VERSION` (and keep the fixture).
+/// Writes the format-2 fixture. Run once, when format 2 was current; never again:
+/// `cargo test --test state_format -- --ignored write_v2_fixture`.
 #[test]
-fn fixture_is_what_this_build_writes_while_format_1_is_current() {
-    if FORMAT_VERSION != 1 {
+#[ignore]
+fn write_v2_fixture() {
+    assert_eq!(
+        FORMAT_VERSION, 2,
+        "the v2 fixture is written by a v2 build only"
+    );
+    let json = serde_json::to_string_pretty(&rich_state()).unwrap();
+    std::fs::write(FIXTURE_V2, json + "\n").unwrap();
+}
+
+fn fixture_v2() -> Value {
+    let text = std::fs::read_to_string(FIXTURE_V2).expect("the v2 fixture is committed");
+    serde_json::from_str(&text).expect("the v2 fixture is JSON")
+}
+
+/// While format 2 is current, its fixture is exactly what this build writes for the same
+/// events: a change to the stored form must move `FORMAT_VERSION` (and keep the fixtures).
+#[test]
+fn fixture_is_what_this_build_writes_while_format_2_is_current() {
+    if FORMAT_VERSION != 2 {
         return;
     }
     let written = serde_json::to_value(rich_state()).unwrap();
     assert_eq!(
         written,
-        fixture(),
-        "the stored form changed: bump FORMAT_VERSION and keep tests/fixtures/state-v1.json \
-         loading (do not regenerate it)"
+        fixture_v2(),
+        "the stored form changed: bump FORMAT_VERSION and keep tests/fixtures/state-v*.json \
+         loading (do not regenerate them)"
     );
+}
+
+#[test]
+fn state_from_format_2_loads_and_keeps_its_failure_counts() {
+    let v = fixture_v2();
+    assert_eq!(v["format"], 2);
+    let state: State = serde_json::from_value(v).expect("a v2 state loads");
+    state.check_invariants().unwrap();
+    let json = serde_json::to_value(&state).unwrap();
+    let sync = json["jobs"]
+        .as_object()
+        .unwrap()
+        .values()
+        .find(|j| j["def"]["name"] == "sync")
+        .unwrap();
+    assert_eq!(sync["failures_in_a_row"], 1);
 }
 
 #[test]
