@@ -370,3 +370,48 @@ fn pause_resume_and_run_now_through_the_command_line() {
     signal(&d, libc::SIGTERM);
     assert_eq!(wait(&mut d, Duration::from_secs(60)), Some(0));
 }
+
+#[test]
+fn ctrl_c_twice_stops_at_once_and_the_next_daemon_adopts_the_run() {
+    let w = World::new(
+        r#"
+[[job]]
+name = "long"
+every = "30s"
+command = ["sh", "-c", "echo $DUETIME_RUN >> {dir}/long.started; sleep 4; echo $DUETIME_RUN >> {dir}/long.txt"]
+"#,
+    );
+    let mut first = w.daemon("first.log");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while w.ran("long.started").is_empty() {
+        assert!(Instant::now() < deadline, "long never started");
+        sleep(Duration::from_millis(50));
+    }
+    // The first Ctrl-C drains (it would wait for the run); the second stops at once.
+    signal(&first, libc::SIGINT);
+    sleep(Duration::from_millis(300));
+    signal(&first, libc::SIGINT);
+    let code = wait(&mut first, Duration::from_secs(3));
+    let log = fs::read_to_string(w.path("first.log")).unwrap();
+    assert_eq!(code, Some(130), "{log}");
+    assert!(w.ran("long.txt").is_empty(), "the run was still going");
+
+    let mut second = w.daemon("second.log");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while w.ran("long.txt").is_empty() {
+        assert!(Instant::now() < deadline, "the run never finished");
+        sleep(Duration::from_millis(50));
+    }
+    sleep(Duration::from_millis(1_500));
+    signal(&second, libc::SIGTERM);
+    assert_eq!(wait(&mut second, Duration::from_secs(60)), Some(0));
+
+    let journal = w.journal();
+    let lines: Vec<String> = journal
+        .iter()
+        .map(|r| Effect::Record(r.clone()).to_string())
+        .collect();
+    assert!(lines.iter().any(|l| l.contains("adopted by")), "{lines:#?}");
+    assert!(lines.iter().any(|l| l.contains("ran r1")), "{lines:#?}");
+    assert!(!lines.iter().any(|l| l.contains("lost")), "{lines:#?}");
+}
