@@ -2,31 +2,13 @@
 //! expressions, around New York's 2025 daylight-saving changes. Outputs are snapshotted;
 //! every run passes `--from` so they do not depend on the clock.
 
+mod support;
+use support::*;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
-}
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-/// Runs the binary in `dir`, so file names print as given.
-fn duetime_in(dir: &Path, args: &[&str]) -> Run {
-    let out = Command::new(env!("CARGO_BIN_EXE_duetime"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("the duetime binary runs");
-    Run {
-        code: out.status.code().expect("exited, not killed by a signal"),
-        stdout: String::from_utf8(out.stdout).expect("utf-8 stdout"),
-        stderr: String::from_utf8(out.stderr).expect("utf-8 stderr"),
-    }
 }
 
 fn duetime(args: &[&str]) -> Run {

@@ -1,35 +1,8 @@
 //! `duetime sim` as people run it: the real binary over small jobs files written to a
 //! temporary directory. Few seeds and half-day worlds keep the debug build quick.
 
-use std::path::Path;
-use std::process::Command;
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-/// Runs `duetime` in `dir`, so file names print as given.
-fn duetime_in(dir: &Path, args: &[&str]) -> Run {
-    let out = Command::new(env!("CARGO_BIN_EXE_duetime"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("the duetime binary runs");
-    Run {
-        code: out.status.code().expect("exited, not killed by a signal"),
-        stdout: String::from_utf8(out.stdout).expect("utf-8 stdout"),
-        stderr: String::from_utf8(out.stderr).expect("utf-8 stderr"),
-    }
-}
-
-/// A temporary directory holding `name` with `text`.
-fn with_file(name: &str, text: &str) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().expect("a temporary directory");
-    std::fs::write(dir.path().join(name), text).expect("written");
-    dir
-}
+mod support;
+use support::*;
 
 const HEALTHY: &str = r#"
 [[job]]

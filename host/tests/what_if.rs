@@ -2,31 +2,13 @@
 //! directory. The replays are deterministic (no real clock once `--from` is given or
 //! derived from a window), so their whole output is snapshotted.
 
+mod support;
+use support::*;
+
 use std::path::Path;
-use std::process::Command;
 
 use duetime::{Actor, Event, JobDef, JobName, Now, Schedule, Timestamp};
 use duetime_host::store::{SqliteStore, Store};
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-/// Runs `duetime` in `dir`, so file names print as given.
-fn duetime_in(dir: &Path, args: &[&str]) -> Run {
-    let out = Command::new(env!("CARGO_BIN_EXE_duetime"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("the duetime binary runs");
-    Run {
-        code: out.status.code().expect("exited, not killed by a signal"),
-        stdout: String::from_utf8(out.stdout).expect("utf-8 stdout"),
-        stderr: String::from_utf8(out.stderr).expect("utf-8 stderr"),
-    }
-}
 
 /// A temporary directory holding `jobs.toml` with `text`.
 fn with_jobs(text: &str) -> tempfile::TempDir {
