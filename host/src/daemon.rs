@@ -69,6 +69,18 @@ extern "C" fn on_int(_: libc::c_int) {
     INTS.fetch_add(1, Ordering::SeqCst);
 }
 
+/// Whether SIGTERM or SIGINT has arrived.
+pub fn signalled() -> bool {
+    TERMS.load(Ordering::SeqCst) > 0 || INTS.load(Ordering::SeqCst) > 0
+}
+
+/// How long to wait after `failures` failures in a row to reach the store: from the poll
+/// interval, doubling, up to 5 s, so an outage is neither hammered nor slept through.
+pub fn backoff(failures: u32) -> std::time::Duration {
+    POLL.saturating_mul(1 << failures.min(5))
+        .min(std::time::Duration::from_secs(5))
+}
+
 /// Installs the SIGTERM and SIGINT handlers.
 pub fn install_signal_handlers() {
     // SAFETY: the handlers only touch atomics, which is async-signal-safe.
@@ -471,17 +483,29 @@ impl<S: Store> Daemon<S> {
 
     /// Runs until drained (every own run ended) or interrupted twice.
     pub fn run(&mut self) -> Stopped {
+        let mut failures = 0u32;
         loop {
             if INTS.load(Ordering::SeqCst) >= 2 {
                 info!(process = %self.process, runs = self.held.len(), "interrupted: leaving runs to the next incarnation");
                 return Stopped::Interrupted;
             }
             let sleep = match self.turn() {
-                Ok(d) => d,
+                Ok(d) => {
+                    if failures > 0 {
+                        info!(failures, "store reachable again");
+                        failures = 0;
+                    }
+                    d
+                }
                 Err(e) => {
-                    // A locked or unreachable store: nothing was changed; try again.
-                    warn!("store: {e}; retrying");
-                    POLL
+                    // A locked or unreachable store: nothing was changed; try again,
+                    // less often the longer it lasts. Runs go on meanwhile; their leases
+                    // lapse if it lasts past them, and the core accounts for that.
+                    if failures.is_multiple_of(10) {
+                        warn!(failures, "store: {e}; retrying");
+                    }
+                    failures += 1;
+                    backoff(failures)
                 }
             };
             if self.draining && self.held.is_empty() {

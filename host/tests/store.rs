@@ -1,7 +1,12 @@
-//! The SQLite store: after every transaction the file holds exactly the state the core
-//! reached (reopening it gives an equal state) and every journal line; two handles on one
-//! file see each other's changes; bad files and newer schemas are refused with clear,
-//! typed errors; an aborted or locked-out transaction leaves memory equal to the store.
+//! The stores: after every transaction the store holds exactly the state the core reached
+//! (reopening it gives an equal state) and every journal line; two handles on one store see
+//! each other's changes; an aborted transaction leaves memory equal to the store. These
+//! run on both backends (`sqlite` and `postgres` in each test's module; see
+//! support/pg.rs for the server). Bad SQLite files and newer schemas are refused with
+//! clear, typed errors; the PostgreSQL store's own faults are in tests/postgres.rs.
+
+#[path = "support/pg.rs"]
+mod pg;
 
 use std::path::Path;
 use std::time::Duration as StdDuration;
@@ -10,7 +15,9 @@ use duetime::{
     Actor, Config, Duration, Effect, Event, Fence, Held, JobDef, JobName, Now, Outcome, ProcessId,
     Record, RunId, Schedule, State, Timestamp,
 };
-use duetime_host::store::{Options, SqliteStore, Store, StoreError, SCHEMA_VERSION};
+use duetime_host::store::{
+    self, AnyStore, Options, SqliteStore, Store, StoreError, SCHEMA_VERSION,
+};
 
 /// 2025-06-02T09:00:00Z.
 const T0: i64 = 1_748_854_800_000;
@@ -29,6 +36,38 @@ fn options() -> Options {
 fn open(path: &Path) -> SqliteStore {
     SqliteStore::open_with(path, options()).expect("the store opens")
 }
+
+fn open_at(location: &str) -> AnyStore {
+    store::open(location, options()).expect("the store opens")
+}
+
+/// Each named story, once on a new SQLite file and once on a new PostgreSQL schema.
+macro_rules! on_both_stores {
+    ($($story:ident),* $(,)?) => {$(
+        mod $story {
+            #[test]
+            fn sqlite() {
+                let dir = tempfile::tempdir().unwrap();
+                let path = dir.path().join("duetime.db");
+                super::$story(path.to_str().unwrap());
+            }
+
+            #[test]
+            fn postgres() {
+                if let Some(url) = super::pg::fresh(stringify!($story)) {
+                    super::$story(&url);
+                }
+            }
+        }
+    )*};
+}
+
+on_both_stores!(
+    every_transaction_leaves_a_store_that_reopens_equal_to_the_state,
+    two_handles_on_one_store_see_each_others_changes_and_lose_no_journal_line,
+    a_removed_and_recreated_job_reaches_the_other_handle,
+    an_aborted_transaction_leaves_memory_and_store_equal,
+);
 
 fn upsert(name: &str, secs: u64) -> Event {
     let mut def = JobDef::new(
@@ -147,11 +186,8 @@ impl Script {
     }
 }
 
-#[test]
-fn every_transaction_leaves_a_store_that_reopens_equal_to_the_state() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("duetime.db");
-    let mut store = open(&path);
+fn every_transaction_leaves_a_store_that_reopens_equal_to_the_state(path: &str) {
+    let mut store = open_at(path);
     let mut script = Script::new();
     for i in 0..60 {
         let (now, event) = script.event(i);
@@ -159,7 +195,7 @@ fn every_transaction_leaves_a_store_that_reopens_equal_to_the_state() {
         let from_reference = script.step(now, event);
         assert_eq!(from_store, from_reference, "event {i}: same effects");
         assert_eq!(*store.state().unwrap(), script.reference, "event {i}");
-        let mut reopened = open(&path);
+        let mut reopened = open_at(path);
         assert_eq!(
             *reopened.state().unwrap(),
             script.reference,
@@ -182,12 +218,9 @@ fn every_transaction_leaves_a_store_that_reopens_equal_to_the_state() {
     assert!(store.journal_for("nobody", since).unwrap().is_empty());
 }
 
-#[test]
-fn two_handles_on_one_file_see_each_others_changes_and_lose_no_journal_line() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("shared.db");
-    let mut a = open(&path);
-    let mut b = open(&path);
+fn two_handles_on_one_store_see_each_others_changes_and_lose_no_journal_line(path: &str) {
+    let mut a = open_at(path);
+    let mut b = open_at(path);
     let mut script = Script::new();
     for i in 0..60 {
         let (now, event) = script.event(i);
@@ -204,18 +237,15 @@ fn two_handles_on_one_file_see_each_others_changes_and_lose_no_journal_line() {
     assert_eq!(b.version().unwrap(), 60);
     // Each handle loaded whole once, at open; after that only what the other wrote.
     for store in [&a, &b] {
-        let loads = store.loads();
+        let loads = Store::loads(store);
         assert_eq!(loads.whole, 1, "{loads:?}");
         assert!(loads.partial >= 9, "{loads:?}");
     }
 }
 
-#[test]
-fn a_removed_and_recreated_job_reaches_the_other_handle() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("rename.db");
-    let mut a = open(&path);
-    let mut b = open(&path);
+fn a_removed_and_recreated_job_reaches_the_other_handle(path: &str) {
+    let mut a = open_at(path);
+    let mut b = open_at(path);
     a.apply(at(0), upsert("x", 60)).unwrap();
     assert_eq!(b.state().unwrap().seq_of_name("x"), Some(0));
     a.apply(
@@ -235,11 +265,8 @@ fn a_removed_and_recreated_job_reaches_the_other_handle() {
     assert_eq!(b.loads().whole, 1);
 }
 
-#[test]
-fn an_aborted_transaction_leaves_memory_and_store_equal() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("abort.db");
-    let mut store = open(&path);
+fn an_aborted_transaction_leaves_memory_and_store_equal(path: &str) {
+    let mut store = open_at(path);
     let mut script = Script::new();
     for i in 0..12 {
         let (now, event) = script.event(i);
@@ -278,7 +305,7 @@ fn an_aborted_transaction_leaves_memory_and_store_equal() {
     assert_eq!(*store.state().unwrap(), before);
     assert_eq!(store.state().unwrap().seq_of_name("extra"), None);
     assert_eq!(store.loads().whole, 1, "restored in pieces");
-    assert_eq!(*open(&path).state().unwrap(), before);
+    assert_eq!(*open_at(path).state().unwrap(), before);
     assert_eq!(store.journal_all().unwrap(), script.journal);
     // And the store carries on.
     let (now, event) = script.event(12);

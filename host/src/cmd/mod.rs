@@ -22,19 +22,39 @@ pub fn now() -> Timestamp {
     Timestamp::from_chrono(&chrono::Utc::now())
 }
 
-/// Where the store is: `--store PATH` (default `./duetime.db`); the runs' directories sit
-/// beside it in `<store>.runs/`.
+/// Where the store is: `--store PATH` (an SQLite file, default `./duetime.db`) or
+/// `--store postgres://...` (a PostgreSQL database shared by daemons on several machines).
 #[derive(Debug, Clone, clap::Args)]
 pub struct StoreArgs {
-    /// The SQLite store
-    #[arg(long, value_name = "PATH", default_value = "duetime.db")]
-    pub store: std::path::PathBuf,
+    /// The store: an SQLite file, or a postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE URL
+    #[arg(long, value_name = "PATH|URL", default_value = "duetime.db")]
+    pub store: String,
+    /// This machine's run directories (default: `<store>.runs` beside an SQLite file,
+    /// `./duetime.runs` with PostgreSQL). Local to one machine, and to one daemon at a
+    /// time: a daemon adopts the still-running runs it finds here.
+    #[arg(long, value_name = "DIR")]
+    pub runs: Option<std::path::PathBuf>,
 }
 
 impl StoreArgs {
     pub fn runs_dir(&self) -> std::path::PathBuf {
-        let mut name = self.store.as_os_str().to_owned();
-        name.push(".runs");
-        std::path::PathBuf::from(name)
+        if let Some(dir) = &self.runs {
+            return dir.clone();
+        }
+        if duetime_host::store::is_url(&self.store) {
+            return std::path::PathBuf::from("duetime.runs");
+        }
+        std::path::PathBuf::from(format!("{}.runs", self.store))
+    }
+
+    /// Opens the store for a command: never makes a new one.
+    pub fn open_existing(
+        &self,
+    ) -> Result<duetime_host::store::AnyStore, duetime_host::store::StoreError> {
+        let options = duetime_host::store::Options {
+            create: false,
+            ..Default::default()
+        };
+        duetime_host::store::open(&self.store, options)
     }
 }

@@ -4,7 +4,7 @@
 use std::io::{self, Write};
 
 use duetime::{Actor, Effect, Event, Filter, JobView, Now, Schedule, Timestamp};
-use duetime_host::store::{SqliteStore, Store};
+use duetime_host::store::{AnyStore, Store};
 
 use super::StoreArgs;
 
@@ -52,16 +52,8 @@ fn whoami() -> String {
     std::env::var("USER").unwrap_or_else(|_| "someone".into())
 }
 
-fn open(args: &StoreArgs, err: &mut dyn Write) -> io::Result<Option<SqliteStore>> {
-    if !args.store.exists() {
-        writeln!(
-            err,
-            "duetime: no store at {} (start `duetime run --jobs FILE` first, or pass --store)",
-            args.store.display()
-        )?;
-        return Ok(None);
-    }
-    match SqliteStore::open(&args.store) {
+fn open(args: &StoreArgs, err: &mut dyn Write) -> io::Result<Option<AnyStore>> {
+    match args.open_existing() {
         Ok(s) => Ok(Some(s)),
         Err(e) => {
             writeln!(err, "duetime: {e}")?;

@@ -8,7 +8,7 @@ use duetime::{Config, Duration};
 use duetime_host::daemon::{self, Daemon, Stopped};
 use duetime_host::jobs_file;
 use duetime_host::runner::Runs;
-use duetime_host::store::{Options, SqliteStore};
+use duetime_host::store::{self, Options, StoreError};
 
 use super::StoreArgs;
 
@@ -47,13 +47,6 @@ pub fn run(args: &Args, _out: &mut dyn Write, err: &mut dyn Write) -> io::Result
         config,
         ..Options::default()
     };
-    let store = match SqliteStore::open_with(&args.store.store, options) {
-        Ok(s) => s,
-        Err(e) => {
-            writeln!(err, "duetime run: {e}")?;
-            return Ok(1);
-        }
-    };
     let runs = match Runs::open(args.store.runs_dir()) {
         Ok(r) => r,
         Err(e) => {
@@ -63,11 +56,28 @@ pub fn run(args: &Args, _out: &mut dyn Write, err: &mut dyn Write) -> io::Result
     };
     let exe = std::env::current_exe()?;
     daemon::install_signal_handlers();
-    let mut d = match Daemon::start(store, runs, jobs, exe) {
-        Ok(d) => d,
-        Err(e) => {
-            writeln!(err, "duetime run: {e}")?;
-            return Ok(1);
+    // A store that cannot be reached yet (a database still starting, a network down) is
+    // waited for, as systemd would restart us anyway; anything else is a real error.
+    let mut waited = 0u32;
+    let mut d = loop {
+        let started = store::open(&args.store.store, options.clone())
+            .and_then(|store| Daemon::start(store, runs.clone(), jobs.clone(), exe.clone()));
+        match started {
+            Ok(d) => break d,
+            Err(e @ (StoreError::Unreachable { .. } | StoreError::Locked { .. })) => {
+                if daemon::signalled() {
+                    return Ok(0);
+                }
+                if waited.is_multiple_of(10) {
+                    writeln!(err, "duetime run: {e}; waiting")?;
+                }
+                waited += 1;
+                std::thread::sleep(daemon::backoff(waited));
+            }
+            Err(e) => {
+                writeln!(err, "duetime run: {e}")?;
+                return Ok(1);
+            }
         }
     };
     Ok(match d.run() {

@@ -8,8 +8,8 @@
 //!
 //! # The world it replays
 //!
-//! - **Start.** With `--store PATH` (an existing store; it is only read, through
-//!   `SqliteStore::open` and `Store::state`), the store's current state and config; else a
+//! - **Start.** With `--store PATH|URL` (an existing store; it is only read, through
+//!   `store::open` and `Store::state`), the store's current state and config; else a
 //!   fresh state with `--tick` (default 30 s). Either way the file's definitions are upserted
 //!   at `--from` (actor `jobs-file`), as a `duetime run` started then would. Jobs in the store
 //!   that the file lacks are replayed too, as if their runs succeeded.
@@ -63,7 +63,7 @@ use duetime::{
     Schedule, State, Timestamp,
 };
 use duetime_host::jobs_file;
-use duetime_host::store::{SqliteStore, Store};
+use duetime_host::store::{self, Store};
 use serde_json::{json, Value};
 
 /// The exit code of a usage error.
@@ -103,9 +103,10 @@ pub struct Args {
     /// Stop here (default: a day after the latest window's end, or after --from)
     #[arg(long, value_name = "T", value_parser = parse_time)]
     pub until: Option<Timestamp>,
-    /// Start from this existing store's state (read only; never written)
-    #[arg(long, value_name = "PATH")]
-    pub store: Option<PathBuf>,
+    /// Start from this existing store's state, an SQLite file or a postgres:// URL (read
+    /// only; never written)
+    #[arg(long, value_name = "PATH|URL")]
+    pub store: Option<String>,
     /// The tick of a fresh state (a store has its own)
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub tick: Option<Duration>,
@@ -265,13 +266,12 @@ pub fn run(args: &Args, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<
     // The starting state: the store's (read only), or a fresh one.
     let (state, store_name) = match &args.store {
         Some(path) => {
-            if !path.is_file() {
+            if !store::is_url(path) && !std::path::Path::new(path).is_file() {
                 return usage(
                     err,
                     &format!(
-                        "--store {}: no such store (what-if never creates one); leave --store \
-                         out to start from a fresh state",
-                        path.display()
+                        "--store {path}: no such store (what-if never creates one); leave \
+                         --store out to start from a fresh state"
                     ),
                 );
             }
@@ -283,11 +283,18 @@ pub fn run(args: &Args, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<
                     ),
                 );
             }
-            let read = SqliteStore::open(path).and_then(|mut s| s.state().cloned());
+            let options = store::Options {
+                create: false,
+                ..Default::default()
+            };
+            let read = store::open(path, options).and_then(|mut s| {
+                let name = s.describe().to_string();
+                s.state().cloned().map(|state| (state, name))
+            });
             match read {
-                Ok(mut s) => {
+                Ok((mut s, name)) => {
                     s.track_changes(false);
-                    (s, Some(path.display().to_string()))
+                    (s, Some(name))
                 }
                 Err(e) => {
                     writeln!(err, "duetime what-if: {e}")?;

@@ -4,36 +4,142 @@
 //! transaction: refresh what other processes changed, `step`, write what the step changed
 //! and the journal lines it produced, commit, and only then hand the effects back, so a host
 //! never carries out an effect whose cause is not stored. The daemon and the commands use
-//! the trait, not a backend, so a later backend (PostgreSQL) slots in beside `sqlite`.
+//! the trait, not a backend: `open` picks SQLite for a path and PostgreSQL for a
+//! `postgres://` URL, and nothing above this module knows which it got.
 
+mod cache;
+pub mod postgres;
 pub mod sqlite;
 
 use std::fmt;
-use std::path::PathBuf;
 
-use duetime::{Effect, Event, LoadError, Now, Record, State, Timestamp};
+use duetime::{Config, Effect, Event, LoadError, Now, Record, State, Timestamp};
 
-pub use sqlite::{Loads, Options, SqliteStore, SCHEMA_VERSION};
+pub use cache::Loads;
+pub use postgres::{Isolation, PostgresStore};
+pub use sqlite::{SqliteStore, SCHEMA_VERSION};
 
-/// Why the store could not do what was asked. Every variant names the store, because a
-/// person reading it may have several.
+/// How to open a store.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// How long to wait for another process's transaction before `StoreError::Locked`.
+    pub busy_timeout: std::time::Duration,
+    /// The config a new store starts with (a store keeps its config for life).
+    pub config: Config,
+    /// SQLite: `synchronous = FULL` (a commit survives power loss) rather than `NORMAL`
+    /// (it survives a crash of the process). PostgreSQL: `synchronous_commit` on rather
+    /// than off. Only tests and measurements turn it off.
+    pub durable: bool,
+    /// Make a new store where there is none (the daemon does); commands that only look at
+    /// or change jobs refuse to, so a mistyped `--store` is an error, not an empty store.
+    pub create: bool,
+    /// PostgreSQL: how concurrent transactions are kept apart (see `Isolation`).
+    pub isolation: Isolation,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            busy_timeout: std::time::Duration::from_secs(5),
+            config: Config::default(),
+            durable: true,
+            create: true,
+            isolation: Isolation::default(),
+        }
+    }
+}
+
+/// Where a store is, as `--store` names it: a `postgres://` or `postgresql://` URL, or
+/// else a file path.
+pub fn is_url(location: &str) -> bool {
+    location.starts_with("postgres://") || location.starts_with("postgresql://")
+}
+
+/// Opens the store `location` names.
+pub fn open(location: &str, options: Options) -> Result<AnyStore, StoreError> {
+    if is_url(location) {
+        PostgresStore::open_with(location, options).map(AnyStore::Postgres)
+    } else {
+        SqliteStore::open_with(std::path::Path::new(location), options).map(AnyStore::Sqlite)
+    }
+}
+
+/// Either backend, for code that takes whichever `--store` named. One per process, so
+/// the difference in size is not worth a box.
+#[allow(clippy::large_enum_variant)]
+pub enum AnyStore {
+    Sqlite(SqliteStore),
+    Postgres(PostgresStore),
+}
+
+impl AnyStore {
+    fn inner(&mut self) -> &mut dyn Store {
+        match self {
+            AnyStore::Sqlite(s) => s,
+            AnyStore::Postgres(s) => s,
+        }
+    }
+}
+
+impl Store for AnyStore {
+    fn transact(&mut self, body: &mut Body<'_>) -> Result<Vec<Effect>, StoreError> {
+        self.inner().transact(body)
+    }
+    fn next_process_id(&mut self) -> Result<duetime::ProcessId, StoreError> {
+        self.inner().next_process_id()
+    }
+    fn state(&mut self) -> Result<&State, StoreError> {
+        self.inner().state()
+    }
+    fn journal_for(&mut self, job: &str, since: Timestamp) -> Result<Vec<Record>, StoreError> {
+        self.inner().journal_for(job, since)
+    }
+    fn journal_all(&mut self) -> Result<Vec<Record>, StoreError> {
+        self.inner().journal_all()
+    }
+    fn describe(&self) -> &str {
+        match self {
+            AnyStore::Sqlite(s) => s.describe(),
+            AnyStore::Postgres(s) => s.describe(),
+        }
+    }
+    fn version(&mut self) -> Result<i64, StoreError> {
+        self.inner().version()
+    }
+    fn loads(&self) -> Loads {
+        match self {
+            AnyStore::Sqlite(s) => s.loads(),
+            AnyStore::Postgres(s) => s.loads(),
+        }
+    }
+}
+
+/// Why the store could not do what was asked. Every variant names the store (a path, or a
+/// URL without its password), because a person reading it may have several.
 #[derive(Debug)]
 pub enum StoreError {
+    /// There is no store there, and the caller asked not to make one.
+    Missing { store: String },
+    /// The database server cannot be reached, or the connection broke. Nothing this
+    /// transaction did is in the store, or, when the commit itself was cut off and the
+    /// handle could not find out, its effects are withheld and the state is reread whole;
+    /// either way the caller may simply try again.
+    Unreachable { store: String, detail: String },
     /// The file is not a database, or not a duetime store, or its contents do not parse.
-    Corrupt { path: PathBuf, detail: String },
+    Corrupt { store: String, detail: String },
     /// Another process held the store longer than the busy timeout.
-    Locked { path: PathBuf },
+    Locked { store: String },
     /// The store was written by a newer duetime whose schema this build does not know.
     NewerSchema {
-        path: PathBuf,
+        store: String,
         found: i64,
         supported: i64,
     },
     /// The stored state parses but the core refuses it (a newer state format, or
     /// inconsistent).
-    Load { path: PathBuf, error: LoadError },
+    Load { store: String, error: LoadError },
     /// Anything else the database reported (permissions, a full disk, a read-only file).
-    Database { path: PathBuf, detail: String },
+    Database { store: String, detail: String },
     /// The transaction's body asked to abort; nothing was written.
     Aborted { reason: String },
 }
@@ -41,32 +147,37 @@ pub enum StoreError {
 impl fmt::Display for StoreError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            StoreError::Corrupt { path, detail } => write!(
+            StoreError::Missing { store } => write!(
                 f,
-                "the store {} is corrupt or not a duetime store: {detail}",
-                path.display()
+                "no store at {store} (start `duetime run --jobs FILE` first, or pass --store)"
             ),
-            StoreError::Locked { path } => write!(
+            StoreError::Unreachable { store, detail } => write!(
                 f,
-                "the store {} is locked by another process; try again, or look for a stuck duetime",
-                path.display()
+                "the store {store} cannot be reached: {detail} (nothing is lost; duetime \
+                 tries again)"
+            ),
+            StoreError::Corrupt { store, detail } => write!(
+                f,
+                "the store {store} is corrupt or not a duetime store: {detail}"
+            ),
+            StoreError::Locked { store } => write!(
+                f,
+                "the store {store} is locked by another process; try again, or look for a \
+                 stuck duetime"
             ),
             StoreError::NewerSchema {
-                path,
+                store,
                 found,
                 supported,
             } => write!(
                 f,
-                "the store {} has schema version {found}, newer than this build of duetime \
-                 knows ({supported}); use a newer duetime",
-                path.display()
+                "the store {store} has schema version {found}, newer than this build of \
+                 duetime knows ({supported}); use a newer duetime"
             ),
-            StoreError::Load { path, error } => {
-                write!(f, "the store {} cannot be loaded: {error}", path.display())
+            StoreError::Load { store, error } => {
+                write!(f, "the store {store} cannot be loaded: {error}")
             }
-            StoreError::Database { path, detail } => {
-                write!(f, "the store {}: {detail}", path.display())
-            }
+            StoreError::Database { store, detail } => write!(f, "the store {store}: {detail}"),
             StoreError::Aborted { reason } => write!(f, "transaction aborted: {reason}"),
         }
     }
@@ -83,7 +194,9 @@ impl std::error::Error for StoreError {
 
 /// The body of a transaction: it may `step` the state any number of times, appending the
 /// effects; an `Err` aborts the transaction (nothing is written, and the state in memory
-/// is put back to what the store holds).
+/// is put back to what the store holds). A backend may run the body more than once (after
+/// a serialization conflict, on a fresh copy of the state each time), so it must do its
+/// whole work on every call.
 pub type Body<'a> = dyn FnMut(&mut State, &mut Vec<Effect>) -> Result<(), StoreError> + 'a;
 
 /// The state and the journal, kept together.
@@ -96,11 +209,8 @@ pub trait Store {
 
     /// One event as one transaction.
     fn apply(&mut self, now: Now, event: Event) -> Result<Vec<Effect>, StoreError> {
-        let mut event = Some(event);
         self.transact(&mut |state, effects| {
-            if let Some(event) = event.take() {
-                state.step(now, event, effects);
-            }
+            state.step(now, event.clone(), effects);
             Ok(())
         })
     }
@@ -117,4 +227,13 @@ pub trait Store {
 
     /// The whole journal, oldest first (the simulator's checker reads it).
     fn journal_all(&mut self) -> Result<Vec<Record>, StoreError>;
+
+    /// Where the store is, as error messages name it.
+    fn describe(&self) -> &str;
+
+    /// The store's version: how many transactions have committed.
+    fn version(&mut self) -> Result<i64, StoreError>;
+
+    /// How this handle has kept its state up to date.
+    fn loads(&self) -> Loads;
 }

@@ -22,18 +22,15 @@
 //! default, because a commit the disk loses after its `Start` went out would let a run
 //! start twice.
 
-use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use duetime::{
-    Config, Effect, Entry, Globals, History, JobName, JobRecord, LedgerKind, Record, State,
-    Timestamp,
-};
+use duetime::{Config, Effect, Record, State, Timestamp};
 use rusqlite::{
     params, Connection, ErrorCode, OptionalExtension, Transaction, TransactionBehavior,
 };
 
-use super::{Body, Store, StoreError};
+use super::cache::{parse_line, seq_key, seq_of_key, Cache, Line, Loads, Rows};
+use super::{Body, Options, Store, StoreError};
 
 /// The schema this build writes; a store with a newer one is refused.
 pub const SCHEMA_VERSION: i64 = 1;
@@ -68,50 +65,10 @@ const MIGRATIONS: &[&str] = &[
      CREATE INDEX journal_by_job_at ON journal (job, at);",
 ];
 
-/// How to open a store.
-#[derive(Debug, Clone)]
-pub struct Options {
-    /// How long to wait for another process's transaction before `StoreError::Locked`.
-    pub busy_timeout: std::time::Duration,
-    /// The config a new store starts with (a store keeps its config for life).
-    pub config: Config,
-    /// `synchronous = FULL` (a commit survives power loss) rather than `NORMAL` (it
-    /// survives a crash of the process). Only tests and measurements turn it off.
-    pub durable: bool,
-}
-
-impl Default for Options {
-    fn default() -> Self {
-        Options {
-            busy_timeout: std::time::Duration::from_secs(5),
-            config: Config::default(),
-            durable: true,
-        }
-    }
-}
-
-/// What this process knows of the store.
-struct Memory {
-    path: PathBuf,
-    /// Tracks changes, so a transaction writes only the jobs it touched.
-    state: State,
-    /// The store version `state` reflects; `None`: load it whole before use.
-    seen: Option<i64>,
-    loads: Loads,
-}
-
-/// How this handle has brought its state up to date, for tests and for a daemon's status:
-/// `partial` loads read only what other processes changed; `whole` loads read every job
-/// (the first, and any after a failure or a change pieces cannot carry).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Loads {
-    pub whole: u64,
-    pub partial: u64,
-}
-
 pub struct SqliteStore {
     conn: Connection,
-    mem: Memory,
+    path: std::path::PathBuf,
+    cache: Cache,
 }
 
 impl SqliteStore {
@@ -121,9 +78,12 @@ impl SqliteStore {
     }
 
     pub fn open_with(path: &Path, options: Options) -> Result<SqliteStore, StoreError> {
-        let path = path.to_path_buf();
-        let err = |e: rusqlite::Error| map_err(&path, e);
-        let conn = Connection::open(&path).map_err(err)?;
+        let store = path.display().to_string();
+        if !options.create && !path.exists() {
+            return Err(StoreError::Missing { store });
+        }
+        let err = |e: rusqlite::Error| map_err(&store, e);
+        let conn = Connection::open(path).map_err(err)?;
         conn.busy_timeout(options.busy_timeout).map_err(err)?;
         // Switching a new file to WAL, and creating its schema, can meet another process
         // doing the same: SQLite answers "busy" at once there, without waiting, so the
@@ -137,7 +97,7 @@ impl SqliteStore {
                     .map_err(err)?;
                 let sync = if options.durable { "FULL" } else { "NORMAL" };
                 conn.pragma_update(None, "synchronous", sync).map_err(err)?;
-                migrate(&conn, &path, &options.config)
+                migrate(&conn, &store, &options.config)
             })();
             match opened {
                 Err(StoreError::Locked { .. }) if std::time::Instant::now() < deadline => {
@@ -146,32 +106,17 @@ impl SqliteStore {
                 other => break other?,
             }
         }
-        let mut state = State::new(options.config);
-        state.track_changes(true);
         let mut store = SqliteStore {
             conn,
-            mem: Memory {
-                path,
-                state,
-                seen: None,
-                loads: Loads::default(),
-            },
+            path: path.to_path_buf(),
+            cache: Cache::new(store, State::new(options.config)),
         };
         store.state()?;
         Ok(store)
     }
 
     pub fn path(&self) -> &Path {
-        &self.mem.path
-    }
-
-    pub fn loads(&self) -> Loads {
-        self.mem.loads
-    }
-
-    /// The store's version: how many transactions have committed.
-    pub fn version(&self) -> Result<i64, StoreError> {
-        read_version(&self.conn, &self.mem.path)
+        &self.path
     }
 
     fn read_journal(
@@ -179,8 +124,8 @@ impl SqliteStore {
         sql: &str,
         params: impl rusqlite::Params,
     ) -> Result<Vec<Record>, StoreError> {
-        let path = &self.mem.path;
-        let err = |e| map_err(path, e);
+        let store = &self.cache.store;
+        let err = |e| map_err(store, e);
         let mut stmt = self.conn.prepare_cached(sql).map_err(err)?;
         let rows = stmt
             .query_map(params, |r| {
@@ -195,17 +140,7 @@ impl SqliteStore {
         let mut out = Vec::new();
         for row in rows {
             let (id, at, job, json) = row.map_err(err)?;
-            let corrupt = |detail: String| StoreError::Corrupt {
-                path: path.clone(),
-                detail: format!("journal line {id}: {detail}"),
-            };
-            let job = JobName::new(&job).map_err(|e| corrupt(e.to_string()))?;
-            let entry: Entry = serde_json::from_str(&json).map_err(|e| corrupt(e.to_string()))?;
-            out.push(Record {
-                at: Timestamp::from_millis(at),
-                job,
-                entry,
-            });
+            out.push(parse_line(store, id, at, &job, &json)?);
         }
         Ok(out)
     }
@@ -213,27 +148,32 @@ impl SqliteStore {
 
 impl Store for SqliteStore {
     fn transact(&mut self, body: &mut Body<'_>) -> Result<Vec<Effect>, StoreError> {
-        let mem = &mut self.mem;
+        let cache = &mut self.cache;
         let tx = Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
-            .map_err(|e| map_err(&mem.path, e))?;
-        let version = read_version(&tx, &mem.path)?;
-        mem.sync(&tx, version, &BTreeSet::new(), false)?;
+            .map_err(|e| map_err(&cache.store, e))?;
+        let store = cache.store.clone();
+        let mut rows = SqlRows {
+            conn: &tx,
+            store: &store,
+        };
+        let version = rows.version()?;
+        cache.sync(&mut rows, version)?;
         let mut effects = Vec::new();
-        let result = body(&mut mem.state, &mut effects);
-        let touched = mem.state.take_touched();
+        let result = body(&mut cache.state, &mut effects);
+        let touched = cache.state.take_touched();
         let next = version + 1;
         let written = result
-            .and_then(|()| mem.write(&tx, next, &touched, &effects))
-            .and_then(|()| tx.commit().map_err(|e| map_err(&mem.path, e)));
+            .and_then(|()| cache.write(&mut rows, next, &touched, &effects))
+            .and_then(|()| tx.commit().map_err(|e| map_err(&store, e)));
         match written {
             Ok(()) => {
-                mem.seen = Some(next);
+                cache.committed(next);
                 Ok(effects)
             }
             Err(e) => {
                 // The transaction rolled back when it was dropped (or its commit failed):
-                // put back what the body changed, from the store.
-                mem.restore(&self.conn, &touched);
+                // what the body changed is read back before the state is used again.
+                cache.forget(&touched);
                 Err(e)
             }
         }
@@ -241,9 +181,10 @@ impl Store for SqliteStore {
 
     fn next_process_id(&mut self) -> Result<duetime::ProcessId, StoreError> {
         // In `meta`, outside the core's state: taking an id is not an event.
-        let path = &self.mem.path;
-        let tx = Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
-            .map_err(|e| map_err(path, e))?;
+        let store = &self.cache.store;
+        let err = |e| map_err(store, e);
+        let tx =
+            Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate).map_err(err)?;
         let last: Option<String> = tx
             .query_row(
                 "SELECT value FROM meta WHERE key = 'last_process'",
@@ -251,16 +192,16 @@ impl Store for SqliteStore {
                 |r| r.get(0),
             )
             .optional()
-            .map_err(|e| map_err(path, e))?;
+            .map_err(err)?;
         let last: u64 = match last {
             None => 0,
             Some(text) => text.parse().map_err(|_| StoreError::Corrupt {
-                path: path.clone(),
+                store: store.clone(),
                 detail: format!("meta last_process is {text:?}, not a number"),
             })?,
         };
         let next = last.checked_add(1).ok_or_else(|| StoreError::Corrupt {
-            path: path.clone(),
+            store: store.clone(),
             detail: "process ids are used up".into(),
         })?;
         tx.execute(
@@ -268,19 +209,24 @@ impl Store for SqliteStore {
              ON CONFLICT (key) DO UPDATE SET value = excluded.value",
             params![next.to_string()],
         )
-        .map_err(|e| map_err(path, e))?;
-        tx.commit().map_err(|e| map_err(path, e))?;
+        .map_err(err)?;
+        tx.commit().map_err(err)?;
         Ok(duetime::ProcessId(next))
     }
 
     fn state(&mut self) -> Result<&State, StoreError> {
-        let mem = &mut self.mem;
+        let cache = &mut self.cache;
         let tx = Transaction::new_unchecked(&self.conn, TransactionBehavior::Deferred)
-            .map_err(|e| map_err(&mem.path, e))?;
-        let version = read_version(&tx, &mem.path)?;
-        mem.sync(&tx, version, &BTreeSet::new(), false)?;
-        tx.commit().map_err(|e| map_err(&mem.path, e))?;
-        Ok(&mem.state)
+            .map_err(|e| map_err(&cache.store, e))?;
+        let store = cache.store.clone();
+        let mut rows = SqlRows {
+            conn: &tx,
+            store: &store,
+        };
+        let version = rows.version()?;
+        cache.sync(&mut rows, version)?;
+        tx.commit().map_err(|e| map_err(&store, e))?;
+        Ok(&cache.state)
     }
 
     fn journal_for(&mut self, job: &str, since: Timestamp) -> Result<Vec<Record>, StoreError> {
@@ -293,201 +239,145 @@ impl Store for SqliteStore {
     fn journal_all(&mut self) -> Result<Vec<Record>, StoreError> {
         self.read_journal("SELECT id, at, job, json FROM journal ORDER BY id", [])
     }
+
+    fn describe(&self) -> &str {
+        &self.cache.store
+    }
+
+    fn version(&mut self) -> Result<i64, StoreError> {
+        SqlRows {
+            conn: &self.conn,
+            store: &self.cache.store,
+        }
+        .version()
+    }
+
+    fn loads(&self) -> Loads {
+        self.cache.loads
+    }
 }
 
-impl Memory {
-    /// Brings the state to the store's `version` (read in the open transaction `tx`): whole
-    /// if it was never loaded or cannot be trusted, else the job rows written since the
-    /// version last seen plus the `extra` jobs, and the globals (also when `force`, even if
-    /// the version has not moved). Any failure leaves the state marked for a whole load.
-    fn sync(
+/// The tables, read and written through one connection (inside its open transaction).
+struct SqlRows<'a> {
+    conn: &'a Connection,
+    store: &'a str,
+}
+
+impl SqlRows<'_> {
+    fn err(&self) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
+        move |e| map_err(self.store, e)
+    }
+}
+
+impl Rows for SqlRows<'_> {
+    fn version(&mut self) -> Result<i64, StoreError> {
+        self.conn
+            .prepare_cached("SELECT version FROM globals WHERE id = 1")
+            .and_then(|mut s| s.query_row([], |r| r.get(0)).optional())
+            .map_err(self.err())?
+            .ok_or_else(|| StoreError::Corrupt {
+                store: self.store.to_string(),
+                detail: "the globals row is missing".to_string(),
+            })
+    }
+
+    fn globals(&mut self) -> Result<String, StoreError> {
+        self.conn
+            .prepare_cached("SELECT json FROM globals WHERE id = 1")
+            .and_then(|mut s| s.query_row([], |r| r.get(0)))
+            .map_err(self.err())
+    }
+
+    fn changed_since(&mut self, seen: i64) -> Result<Vec<(u64, Option<String>)>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT seq, json FROM jobs WHERE version > ?1 ORDER BY seq")
+            .map_err(self.err())?;
+        let rows = stmt
+            .query_map([seen], |r| {
+                Ok((seq_of_key(r.get(0)?), r.get::<_, Option<String>>(1)?))
+            })
+            .map_err(self.err())?;
+        rows.collect::<Result<_, _>>().map_err(self.err())
+    }
+
+    fn job(&mut self, seq: u64) -> Result<Option<String>, StoreError> {
+        let json: Option<Option<String>> = self
+            .conn
+            .prepare_cached("SELECT json FROM jobs WHERE seq = ?1")
+            .and_then(|mut s| s.query_row([seq_key(seq)], |r| r.get(0)).optional())
+            .map_err(self.err())?;
+        Ok(json.flatten())
+    }
+
+    fn all_jobs(&mut self) -> Result<Vec<(u64, String)>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT seq, json FROM jobs WHERE json IS NOT NULL")
+            .map_err(self.err())?;
+        let rows = stmt
+            .query_map([], |r| Ok((seq_of_key(r.get(0)?), r.get::<_, String>(1)?)))
+            .map_err(self.err())?;
+        rows.collect::<Result<_, _>>().map_err(self.err())
+    }
+
+    fn put_globals(&mut self, version: i64, json: &str) -> Result<(), StoreError> {
+        self.conn
+            .prepare_cached("UPDATE globals SET version = ?1, json = ?2 WHERE id = 1")
+            .and_then(|mut s| s.execute(params![version, json]))
+            .map(|_| ())
+            .map_err(self.err())
+    }
+
+    fn put_jobs(
         &mut self,
-        tx: &Connection,
         version: i64,
-        extra: &BTreeSet<u64>,
-        force: bool,
+        jobs: &[(u64, Option<(&str, String)>)],
     ) -> Result<(), StoreError> {
-        let Some(seen) = self.seen else {
-            return self.load_whole(tx, version);
-        };
-        if seen == version && extra.is_empty() && !force {
-            return Ok(());
-        }
-        self.seen = None;
-        let globals = read_globals(tx, &self.path)?;
-        let mut changed = read_changed(tx, &self.path, seen)?;
-        let missing: Vec<u64> = extra
-            .iter()
-            .copied()
-            .filter(|s| changed.binary_search_by_key(s, |(c, _)| *c).is_err())
-            .collect();
-        for seq in missing {
-            changed.push((seq, read_job(tx, &self.path, seq)?));
-        }
-        match self.state.put_parts(globals, changed) {
-            Ok(()) => {
-                self.seen = Some(version);
-                self.loads.partial += 1;
-                Ok(())
-            }
-            // Not taken in pieces (a changed config, a rename the pieces cannot show):
-            // load the whole state, which reports what is really wrong, if anything.
-            Err(_) => self.load_whole(tx, version),
-        }
-    }
-
-    fn load_whole(&mut self, tx: &Connection, version: i64) -> Result<(), StoreError> {
-        self.seen = None;
-        let globals = read_globals(tx, &self.path)?;
-        let jobs = read_all_jobs(tx, &self.path)?;
-        let mut state = State::from_parts(globals, jobs).map_err(|error| StoreError::Load {
-            path: self.path.clone(),
-            error,
-        })?;
-        state.track_changes(true);
-        self.state = state;
-        self.seen = Some(version);
-        self.loads.whole += 1;
-        Ok(())
-    }
-
-    /// After an aborted transaction: reads back the jobs the body touched and the globals,
-    /// so memory equals the store again. If even that fails, the next use loads it whole.
-    fn restore(&mut self, conn: &Connection, touched: &[u64]) {
-        let extra: BTreeSet<u64> = touched.iter().copied().collect();
-        let mut restore = || {
-            let tx = Transaction::new_unchecked(conn, TransactionBehavior::Deferred)
-                .map_err(|e| map_err(&self.path, e))?;
-            let version = read_version(&tx, &self.path)?;
-            self.sync(&tx, version, &extra, true)?;
-            tx.commit().map_err(|e| map_err(&self.path, e))
-        };
-        if restore().is_err() {
-            self.seen = None;
-        }
-    }
-
-    /// Writes the globals, the touched jobs and the journal lines at version `next`.
-    fn write(
-        &self,
-        tx: &Connection,
-        next: i64,
-        touched: &[u64],
-        effects: &[Effect],
-    ) -> Result<(), StoreError> {
-        let err = |e| map_err(&self.path, e);
-        let path = &self.path;
-        let globals = to_json(path, &self.state.globals())?;
-        tx.prepare_cached("UPDATE globals SET version = ?1, json = ?2 WHERE id = 1")
-            .and_then(|mut s| s.execute(params![next, globals]))
-            .map_err(err)?;
-        let mut put = tx
+        let mut put = self
+            .conn
             .prepare_cached(
                 "INSERT INTO jobs (seq, name, version, json) VALUES (?1, ?2, ?3, ?4)
                  ON CONFLICT (seq) DO UPDATE
                  SET name = excluded.name, version = excluded.version, json = excluded.json",
             )
-            .map_err(err)?;
-        for &seq in touched {
-            let (name, body) = match self.state.record(seq) {
-                Some(job) => (Some(job.def.name.as_str()), Some(to_json(path, job)?)),
-                None => (None, None),
-            };
-            put.execute(params![seq_key(seq), name, next, body])
-                .map_err(err)?;
+            .map_err(self.err())?;
+        for (seq, row) in jobs {
+            let (name, json) = row.as_ref().map(|(n, j)| (*n, j.as_str())).unzip();
+            put.execute(params![seq_key(*seq), name, version, json])
+                .map_err(self.err())?;
         }
-        let mut line = tx
+        Ok(())
+    }
+
+    fn append(&mut self, lines: &[Line<'_>]) -> Result<(), StoreError> {
+        let mut put = self
+            .conn
             .prepare_cached(
                 "INSERT INTO journal (at, job, kind, due_from, due_to, json)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             )
-            .map_err(err)?;
-        for e in effects {
-            let Effect::Record(r) = e else { continue };
-            let (from, to) = due_range(&r.entry).unzip();
-            line.execute(params![
-                r.at.as_millis(),
-                r.job.as_str(),
-                kind_of(&r.entry),
-                from.map(Timestamp::as_millis),
-                to.map(Timestamp::as_millis),
-                to_json(path, &r.entry)?,
-            ])
-            .map_err(err)?;
+            .map_err(self.err())?;
+        for l in lines {
+            put.execute(params![l.at, l.job, l.kind, l.due_from, l.due_to, l.json])
+                .map_err(self.err())?;
         }
         Ok(())
     }
 }
 
-fn to_json<T: serde::Serialize>(path: &Path, v: &T) -> Result<String, StoreError> {
-    serde_json::to_string(v).map_err(|e| StoreError::Database {
-        path: path.to_path_buf(),
-        detail: format!("cannot serialize: {e}"),
-    })
-}
-
-/// Sequence numbers are `u64`; SQLite integers are `i64`. The bits are kept as they are
-/// (the order of numbers past `i64::MAX` differs, which nothing here relies on).
-fn seq_key(seq: u64) -> i64 {
-    seq as i64
-}
-
-fn seq_of_key(key: i64) -> u64 {
-    key as u64
-}
-
-/// The journal's `kind` column: the entry's type and variant. A match, not the serde tag,
-/// so a new variant is a compile error here rather than an unnamed kind.
-fn kind_of(entry: &Entry) -> &'static str {
-    match entry {
-        Entry::Ledger(l) => match l.kind {
-            LedgerKind::Ran { .. } => "ledger.ran",
-            LedgerKind::Missed { .. } => "ledger.missed",
-            LedgerKind::FailedOut { .. } => "ledger.failed_out",
-            LedgerKind::Lost { .. } => "ledger.lost",
-        },
-        Entry::History(h) => match h {
-            History::Defined { .. } => "history.defined",
-            History::Removed { .. } => "history.removed",
-            History::Updated { .. } => "history.updated",
-            History::Started { .. } => "history.started",
-            History::Settled { .. } => "history.settled",
-            History::RetryAt { .. } => "history.retry_at",
-            History::Lost { .. } => "history.lost",
-            History::Adopted { .. } => "history.adopted",
-            History::StaleResult { .. } => "history.stale_result",
-            History::Paused { .. } => "history.paused",
-            History::Resumed { .. } => "history.resumed",
-            History::ManualQueued { .. } => "history.manual_queued",
-            History::ActorForgotten => "history.actor_forgotten",
-            History::CancelSent { .. } => "history.cancel_sent",
-        },
-    }
-}
-
-/// The due times a line is about: what a ledger entry settles, what a start covers.
-fn due_range(entry: &Entry) -> Option<(Timestamp, Timestamp)> {
-    match entry {
-        Entry::Ledger(l) => Some((l.from, l.to)),
-        Entry::History(History::Started {
-            covers: Some(c), ..
-        }) => Some((c.from, c.to)),
-        Entry::History(_) => None,
-    }
-}
-
 /// Creates the schema or brings it up to date; refuses a newer one.
-fn migrate(conn: &Connection, path: &Path, config: &Config) -> Result<(), StoreError> {
-    let err = |e| map_err(path, e);
-    if schema_version(conn, path)? == SCHEMA_VERSION {
+fn migrate(conn: &Connection, store: &str, config: &Config) -> Result<(), StoreError> {
+    let err = |e| map_err(store, e);
+    if schema_version(conn, store)? == SCHEMA_VERSION {
         return Ok(());
     }
     // Under the write lock, so two processes opening a new file do not both create it.
     let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate).map_err(err)?;
-    let found = schema_version(&tx, path)?;
+    let found = schema_version(&tx, store)?;
     if found > SCHEMA_VERSION {
         return Err(StoreError::NewerSchema {
-            path: path.to_path_buf(),
+            store: store.to_string(),
             found,
             supported: SCHEMA_VERSION,
         });
@@ -496,7 +386,10 @@ fn migrate(conn: &Connection, path: &Path, config: &Config) -> Result<(), StoreE
         tx.execute_batch(sql).map_err(err)?;
         if v == 0 {
             let globals = State::new(*config).globals();
-            let json = to_json(path, &globals)?;
+            let json = serde_json::to_string(&globals).map_err(|e| StoreError::Database {
+                store: store.to_string(),
+                detail: format!("cannot serialize: {e}"),
+            })?;
             tx.execute(
                 "INSERT INTO globals (id, version, json) VALUES (1, 0, ?1)",
                 params![json],
@@ -514,10 +407,10 @@ fn migrate(conn: &Connection, path: &Path, config: &Config) -> Result<(), StoreE
 }
 
 /// 0 for an empty file; refuses a database with tables but no `meta`.
-fn schema_version(conn: &Connection, path: &Path) -> Result<i64, StoreError> {
-    let err = |e| map_err(path, e);
+fn schema_version(conn: &Connection, store: &str) -> Result<i64, StoreError> {
+    let err = |e| map_err(store, e);
     let corrupt = |detail: String| StoreError::Corrupt {
-        path: path.to_path_buf(),
+        store: store.to_string(),
         detail,
     };
     let tables: i64 = conn
@@ -555,95 +448,17 @@ fn schema_version(conn: &Connection, path: &Path) -> Result<i64, StoreError> {
         .map_err(|_| corrupt(format!("schema version {value:?} is not a number")))
 }
 
-fn read_version(conn: &Connection, path: &Path) -> Result<i64, StoreError> {
-    conn.prepare_cached("SELECT version FROM globals WHERE id = 1")
-        .and_then(|mut s| s.query_row([], |r| r.get(0)).optional())
-        .map_err(|e| map_err(path, e))?
-        .ok_or_else(|| StoreError::Corrupt {
-            path: path.to_path_buf(),
-            detail: "the globals row is missing".to_string(),
-        })
-}
-
-fn read_globals(conn: &Connection, path: &Path) -> Result<Globals, StoreError> {
-    let json: String = conn
-        .prepare_cached("SELECT json FROM globals WHERE id = 1")
-        .and_then(|mut s| s.query_row([], |r| r.get(0)))
-        .map_err(|e| map_err(path, e))?;
-    serde_json::from_str(&json).map_err(|e| StoreError::Corrupt {
-        path: path.to_path_buf(),
-        detail: format!("globals: {e}"),
-    })
-}
-
-fn parse_job(path: &Path, seq: u64, json: &str) -> Result<JobRecord, StoreError> {
-    serde_json::from_str(json).map_err(|e| StoreError::Corrupt {
-        path: path.to_path_buf(),
-        detail: format!("job {seq}: {e}"),
-    })
-}
-
-/// Rows written after version `seen`: `None` for a tombstone.
-fn read_changed(
-    conn: &Connection,
-    path: &Path,
-    seen: i64,
-) -> Result<Vec<(u64, Option<JobRecord>)>, StoreError> {
-    let err = |e| map_err(path, e);
-    let mut stmt = conn
-        .prepare_cached("SELECT seq, json FROM jobs WHERE version > ?1 ORDER BY seq")
-        .map_err(err)?;
-    let rows = stmt
-        .query_map([seen], |r| {
-            Ok((r.get::<_, i64>(0)?, r.get::<_, Option<String>>(1)?))
-        })
-        .map_err(err)?;
-    let mut out = Vec::new();
-    for row in rows {
-        let (key, json) = row.map_err(err)?;
-        let seq = seq_of_key(key);
-        let job = json.map(|j| parse_job(path, seq, &j)).transpose()?;
-        out.push((seq, job));
-    }
-    Ok(out)
-}
-
-fn read_job(conn: &Connection, path: &Path, seq: u64) -> Result<Option<JobRecord>, StoreError> {
-    let json: Option<Option<String>> = conn
-        .prepare_cached("SELECT json FROM jobs WHERE seq = ?1")
-        .and_then(|mut s| s.query_row([seq_key(seq)], |r| r.get(0)).optional())
-        .map_err(|e| map_err(path, e))?;
-    json.flatten().map(|j| parse_job(path, seq, &j)).transpose()
-}
-
-fn read_all_jobs(conn: &Connection, path: &Path) -> Result<Vec<(u64, JobRecord)>, StoreError> {
-    let err = |e| map_err(path, e);
-    let mut stmt = conn
-        .prepare_cached("SELECT seq, json FROM jobs WHERE json IS NOT NULL")
-        .map_err(err)?;
-    let rows = stmt
-        .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))
-        .map_err(err)?;
-    let mut out = Vec::new();
-    for row in rows {
-        let (key, json) = row.map_err(err)?;
-        let seq = seq_of_key(key);
-        out.push((seq, parse_job(path, seq, &json)?));
-    }
-    Ok(out)
-}
-
 /// Sorts SQLite's errors into what a person can act on.
-fn map_err(path: &Path, e: rusqlite::Error) -> StoreError {
-    let path = path.to_path_buf();
+fn map_err(store: &str, e: rusqlite::Error) -> StoreError {
+    let store = store.to_string();
     match e.sqlite_error_code() {
-        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => StoreError::Locked { path },
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => StoreError::Locked { store },
         Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => StoreError::Corrupt {
-            path,
+            store,
             detail: e.to_string(),
         },
         _ => StoreError::Database {
-            path,
+            store,
             detail: e.to_string(),
         },
     }

@@ -1,0 +1,843 @@
+//! The store in a PostgreSQL database, for daemons on several machines.
+//!
+//! The same tables as the SQLite store (see `sqlite.rs`), in PostgreSQL's dialect, plus two
+//! a network needs:
+//!
+//! - `commits(handle, version)`: the last version each store handle committed. A commit
+//!   whose answer never arrived (the connection broke during `COMMIT`) is looked up here
+//!   after reconnecting: found, the transaction counts and its effects are carried out;
+//!   not found, it never happened and the event is tried again. Without it a host would
+//!   have to guess, and either guess can start a run twice or never.
+//! - sequences `handles` and `process_ids`: ids that never repeat, across machines.
+//!
+//! Transactions are kept apart by `Isolation`: by default each one first locks the
+//! globals row (`SELECT ... FOR UPDATE`), so they queue behind each other as SQLite's
+//! `BEGIN IMMEDIATE` does; `Serializable` runs them at that isolation level and runs the
+//! body again after a serialization failure. Both were measured (benches/README.md): every
+//! transaction writes the globals row (the store's version), so under `Serializable`
+//! concurrent transactions always collide and all but one are thrown away and redone,
+//! while the lock makes them wait instead, doing each once.
+//!
+//! A broken connection is reopened by the next transaction; a transaction that breaks
+//! before its commit is tried again once on a new connection, so a restarted server costs
+//! a daemon one retry, not an event.
+
+use duetime::{Effect, Record, State, Timestamp};
+use postgres::error::SqlState;
+use postgres::{Client, IsolationLevel, NoTls, Statement};
+
+use super::cache::{parse_line, seq_key, seq_of_key, Cache, Line, Loads, Rows};
+use super::{Body, Options, Store, StoreError, SCHEMA_VERSION};
+
+/// `MIGRATIONS[v]` takes a store from schema version `v` to `v + 1`, in step with SQLite's
+/// list (the same version numbers mean the same tables). Append only.
+const MIGRATIONS: &[&str] = &[
+    // 0 -> 1
+    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+     CREATE TABLE globals (
+         id INTEGER PRIMARY KEY CHECK (id = 1),
+         version BIGINT NOT NULL,
+         json TEXT NOT NULL
+     );
+     CREATE TABLE jobs (
+         seq BIGINT PRIMARY KEY,
+         name TEXT,
+         version BIGINT NOT NULL,
+         json TEXT
+     );
+     CREATE INDEX jobs_by_version ON jobs (version);
+     CREATE TABLE journal (
+         id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+         at BIGINT NOT NULL,
+         job TEXT NOT NULL,
+         kind TEXT NOT NULL,
+         due_from BIGINT,
+         due_to BIGINT,
+         json TEXT NOT NULL
+     );
+     CREATE INDEX journal_by_job_due ON journal (job, due_from);
+     CREATE INDEX journal_by_job_at ON journal (job, at);
+     CREATE TABLE commits (handle BIGINT PRIMARY KEY, version BIGINT NOT NULL);
+     CREATE SEQUENCE handles;
+     CREATE SEQUENCE process_ids;",
+];
+
+/// The tables a duetime store has; a schema holding some of them but no `meta` is not
+/// one this build made, and is refused rather than written into.
+const OURS: &[&str] = &["globals", "jobs", "journal", "commits"];
+
+/// Any number: the advisory lock two processes creating the schema at once queue on.
+const MIGRATION_LOCK: i64 = 0x0064_7565_7469_6d65;
+
+/// How many times a transaction is run again after a serialization failure or deadlock,
+/// waiting a little longer (and a varying amount, so racers part) each time.
+const CONFLICT_RETRIES: u32 = 50;
+
+/// How concurrent transactions on one PostgreSQL store are kept apart.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Isolation {
+    /// Read committed, and every transaction first locks the globals row: they queue.
+    #[default]
+    LockRow,
+    /// Serializable; a transaction that loses a conflict is run again.
+    Serializable,
+}
+
+/// The statements every transaction uses, prepared once per connection.
+struct Statements {
+    lock: Statement,
+    version: Statement,
+    globals: Statement,
+    changed: Statement,
+    job: Statement,
+    all_jobs: Statement,
+    put_globals: Statement,
+    put_jobs: Statement,
+    append: Statement,
+    token: Statement,
+}
+
+impl Statements {
+    fn prepare(client: &mut Client) -> Result<Statements, postgres::Error> {
+        Ok(Statements {
+            lock: client.prepare("SELECT version FROM globals WHERE id = 1 FOR UPDATE")?,
+            version: client.prepare("SELECT version FROM globals WHERE id = 1")?,
+            globals: client.prepare("SELECT json FROM globals WHERE id = 1")?,
+            changed: client
+                .prepare("SELECT seq, json FROM jobs WHERE version > $1 ORDER BY seq")?,
+            job: client.prepare("SELECT json FROM jobs WHERE seq = $1")?,
+            all_jobs: client.prepare("SELECT seq, json FROM jobs WHERE json IS NOT NULL")?,
+            put_globals: client
+                .prepare("UPDATE globals SET version = $1, json = $2 WHERE id = 1")?,
+            put_jobs: client.prepare(
+                "INSERT INTO jobs (seq, name, version, json)
+                 SELECT s, n, $1, j FROM UNNEST($2::bigint[], $3::text[], $4::text[]) AS t(s, n, j)
+                 ON CONFLICT (seq) DO UPDATE
+                 SET name = excluded.name, version = excluded.version, json = excluded.json",
+            )?,
+            // In the order given: the journal's ids are its order.
+            append: client.prepare(
+                "INSERT INTO journal (at, job, kind, due_from, due_to, json)
+                 SELECT a, j, k, f, t, x
+                 FROM UNNEST($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::bigint[],
+                             $6::text[]) WITH ORDINALITY AS l(a, j, k, f, t, x, n)
+                 ORDER BY n",
+            )?,
+            token: client.prepare(
+                "INSERT INTO commits (handle, version) VALUES ($1, $2)
+                 ON CONFLICT (handle) DO UPDATE SET version = excluded.version",
+            )?,
+        })
+    }
+}
+
+struct Connection {
+    client: Client,
+    statements: Statements,
+}
+
+pub struct PostgresStore {
+    config: postgres::Config,
+    options: Options,
+    conn: Option<Connection>,
+    /// This handle's row in `commits`.
+    handle: i64,
+    cache: Cache,
+}
+
+impl PostgresStore {
+    /// Opens (creating or migrating) the store at `url` with the default options.
+    pub fn open(url: &str) -> Result<PostgresStore, StoreError> {
+        PostgresStore::open_with(url, Options::default())
+    }
+
+    pub fn open_with(url: &str, options: Options) -> Result<PostgresStore, StoreError> {
+        let config: postgres::Config = url.parse().map_err(|e| StoreError::Database {
+            store: redact(url),
+            detail: format!(
+                "not a PostgreSQL URL ({e}); expected postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE"
+            ),
+        })?;
+        let label = label_of(&config);
+        let mut store = PostgresStore {
+            config,
+            options: options.clone(),
+            conn: None,
+            handle: 0,
+            cache: Cache::new(label, State::new(options.config)),
+        };
+        let label = store.cache.store.clone();
+        let conn = store.connection()?;
+        migrate(&mut conn.client, &label, &options)?;
+        store.handle = conn
+            .client
+            .query_one("SELECT nextval('handles')", &[])
+            .map_err(|e| map_err(&label, e))?
+            .get(0);
+        store.state()?;
+        Ok(store)
+    }
+
+    /// The open connection, or a new one (with its session settings and statements).
+    fn connection(&mut self) -> Result<&mut Connection, StoreError> {
+        if self.conn.as_ref().is_some_and(|c| c.client.is_closed()) {
+            self.conn = None;
+        }
+        if self.conn.is_none() {
+            let store = &self.cache.store;
+            let mut config = self.config.clone();
+            if config.get_connect_timeout().is_none() {
+                config.connect_timeout(std::time::Duration::from_secs(5));
+            }
+            config.keepalives(true);
+            let mut client = config.connect(NoTls).map_err(|e| unreachable(store, &e))?;
+            // A lock held past the busy timeout is `Locked`; a transaction left open by a
+            // host that hung (not one that died: the server sees that socket close) is
+            // ended by the server, releasing the globals row for everyone else.
+            let settings = format!(
+                "SET lock_timeout = {}; SET idle_in_transaction_session_timeout = 60000; \
+                 SET synchronous_commit = {}",
+                self.options.busy_timeout.as_millis().max(1),
+                if self.options.durable { "on" } else { "off" },
+            );
+            client
+                .batch_execute(&settings)
+                .map_err(|e| map_err(store, e))?;
+            // The statements need the tables: on a store not yet made, prepare them later.
+            let statements = match Statements::prepare(&mut client) {
+                Ok(s) => s,
+                Err(e) if e.code() == Some(&SqlState::UNDEFINED_TABLE) => {
+                    migrate(&mut client, store, &self.options)?;
+                    Statements::prepare(&mut client).map_err(|e| map_err(store, e))?
+                }
+                Err(e) => return Err(map_err(store, e)),
+            };
+            self.conn = Some(Connection { client, statements });
+        }
+        Ok(self.conn.as_mut().expect("just made"))
+    }
+
+    /// One attempt at a transaction.
+    fn attempt(&mut self, body: &mut Body<'_>) -> Result<Vec<Effect>, Failure> {
+        let isolation = self.options.isolation;
+        let handle = self.handle;
+        self.connection().map_err(Failure::Before)?;
+        let conn = self.conn.as_mut().expect("connected above");
+        let store = self.cache.store.clone();
+        let level = match isolation {
+            Isolation::LockRow => IsolationLevel::ReadCommitted,
+            Isolation::Serializable => IsolationLevel::Serializable,
+        };
+        let Connection { client, statements } = conn;
+        let mut tx = client
+            .build_transaction()
+            .isolation_level(level)
+            .start()
+            .map_err(|e| Failure::classify(&store, e))?;
+        let cache = &mut self.cache;
+        let mut rows = PgRows {
+            tx: &mut tx,
+            st: statements,
+            store: &store,
+            failure: None,
+        };
+        let read = match isolation {
+            Isolation::LockRow => rows.one_i64(|s| &s.lock, &[]),
+            Isolation::Serializable => rows.version(),
+        };
+        let version = match read.and_then(|v| cache.sync(&mut rows, v).map(|()| v)) {
+            Ok(v) => v,
+            Err(e) => return Err(rows.failed(e)),
+        };
+        let mut effects = Vec::new();
+        let result = body(&mut cache.state, &mut effects);
+        let touched = cache.state.take_touched();
+        let next = version + 1;
+        let written = result
+            .and_then(|()| cache.write(&mut rows, next, &touched, &effects))
+            .and_then(|()| rows.exec(|s| &s.token, &[&handle, &next]).map(|_| ()));
+        if let Err(e) = written {
+            let failure = rows.failed(e);
+            cache.forget(&touched);
+            return Err(failure);
+        }
+        match tx.commit() {
+            Ok(()) => {
+                cache.committed(next);
+                Ok(effects)
+            }
+            // The server answered, and not by going away: it did not commit (a
+            // serialization failure at commit).
+            Err(e) if !is_broken(&e) => {
+                cache.forget(&touched);
+                Err(Failure::classify(&store, e))
+            }
+            // No answer, or the server going down as it answered: it may or may not have
+            // committed.
+            Err(e) => Err(Failure::Unknown {
+                detail: e.to_string(),
+                next,
+                touched,
+                effects,
+            }),
+        }
+    }
+
+    /// After a commit with no answer: reconnects and asks `commits` whether it happened.
+    fn settle_unknown(
+        &mut self,
+        detail: String,
+        next: i64,
+        touched: Vec<u64>,
+        effects: Vec<Effect>,
+    ) -> Result<Vec<Effect>, StoreError> {
+        self.conn = None;
+        let deadline = std::time::Instant::now() + self.options.busy_timeout;
+        loop {
+            let handle = self.handle;
+            let asked = self.connection().and_then(|c| {
+                c.client
+                    .query_opt("SELECT version FROM commits WHERE handle = $1", &[&handle])
+                    .map_err(|e| map_err("", e))
+            });
+            match asked {
+                Ok(row) => {
+                    let committed = row.is_some_and(|r| r.get::<_, i64>(0) >= next);
+                    return if committed {
+                        self.cache.committed(next);
+                        Ok(effects)
+                    } else {
+                        self.cache.forget(&touched);
+                        Err(StoreError::Unreachable {
+                            store: self.cache.store.clone(),
+                            detail: format!("{detail} (the transaction did not commit)"),
+                        })
+                    };
+                }
+                Err(_) if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                }
+                Err(_) => {
+                    // Cannot tell: withhold the effects and trust nothing in memory. If it
+                    // did commit, its runs were recorded started by this process and never
+                    // started; the core accounts them lost when their leases lapse.
+                    self.conn = None;
+                    self.cache.distrust();
+                    return Err(StoreError::Unreachable {
+                        store: self.cache.store.clone(),
+                        detail: format!(
+                            "{detail} (whether the last transaction committed is unknown)"
+                        ),
+                    });
+                }
+            }
+        }
+    }
+
+    fn read_journal(
+        &mut self,
+        sql: &str,
+        params: &[&(dyn postgres::types::ToSql + Sync)],
+    ) -> Result<Vec<Record>, StoreError> {
+        let store = self.cache.store.clone();
+        let conn = self.connection()?;
+        let rows = conn
+            .client
+            .query(sql, params)
+            .map_err(|e| map_err(&store, e))?;
+        rows.iter()
+            .map(|r| parse_line(&store, r.get(0), r.get(1), r.get(2), r.get(3)))
+            .collect()
+    }
+}
+
+/// Why an attempt failed, and so what to do next.
+enum Failure {
+    /// Before anything was sent, or a plain error: return it.
+    Before(StoreError),
+    /// Lost to a concurrent transaction: run it again.
+    Conflict(StoreError),
+    /// The connection broke before `COMMIT`: nothing happened; run it again on a new one.
+    Broken(StoreError),
+    /// The connection broke during `COMMIT`.
+    Unknown {
+        detail: String,
+        next: i64,
+        touched: Vec<u64>,
+        effects: Vec<Effect>,
+    },
+}
+
+impl Failure {
+    fn classify(store: &str, e: postgres::Error) -> Failure {
+        match kind_of(&e) {
+            Kind::Conflict => Failure::Conflict(map_err(store, e)),
+            Kind::Broken => Failure::Broken(map_err(store, e)),
+            Kind::Other => Failure::Before(map_err(store, e)),
+        }
+    }
+}
+
+impl Store for PostgresStore {
+    fn transact(&mut self, body: &mut Body<'_>) -> Result<Vec<Effect>, StoreError> {
+        let mut conflicts = 0;
+        let mut broken = 0;
+        loop {
+            match self.attempt(body) {
+                Ok(effects) => return Ok(effects),
+                Err(Failure::Before(e)) => return Err(e),
+                Err(Failure::Conflict(e)) => {
+                    conflicts += 1;
+                    if conflicts > CONFLICT_RETRIES {
+                        return Err(e);
+                    }
+                    std::thread::sleep(backoff(conflicts));
+                }
+                Err(Failure::Broken(e)) => {
+                    self.conn = None;
+                    broken += 1;
+                    if broken > 1 {
+                        return Err(e);
+                    }
+                }
+                Err(Failure::Unknown {
+                    detail,
+                    next,
+                    touched,
+                    effects,
+                }) => return self.settle_unknown(detail, next, touched, effects),
+            }
+        }
+    }
+
+    fn next_process_id(&mut self) -> Result<duetime::ProcessId, StoreError> {
+        let store = self.cache.store.clone();
+        let conn = self.connection()?;
+        let id: i64 = conn
+            .client
+            .query_one("SELECT nextval('process_ids')", &[])
+            .map_err(|e| map_err(&store, e))?
+            .get(0);
+        Ok(duetime::ProcessId(id as u64))
+    }
+
+    fn state(&mut self) -> Result<&State, StoreError> {
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            let store = self.cache.store.clone();
+            self.connection()?;
+            let Connection { client, statements } = self.conn.as_mut().expect("connected above");
+            let cache = &mut self.cache;
+            // One snapshot: the version, the globals and the rows agree.
+            let read = (|| {
+                let mut tx = client
+                    .build_transaction()
+                    .isolation_level(IsolationLevel::RepeatableRead)
+                    .read_only(true)
+                    .start()
+                    .map_err(|e| map_err(&store, e))?;
+                let mut rows = PgRows {
+                    tx: &mut tx,
+                    st: statements,
+                    store: &store,
+                    failure: None,
+                };
+                let version = rows.version()?;
+                cache.sync(&mut rows, version)?;
+                tx.commit().map_err(|e| map_err(&store, e))
+            })();
+            match read {
+                Ok(()) => return Ok(&self.cache.state),
+                // A connection that broke while idle (a restarted server): once more.
+                Err(StoreError::Unreachable { .. }) if tries == 1 => self.conn = None,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    fn journal_for(&mut self, job: &str, since: Timestamp) -> Result<Vec<Record>, StoreError> {
+        self.read_journal(
+            "SELECT id, at, job, json FROM journal WHERE job = $1 AND at >= $2 ORDER BY id",
+            &[&job, &since.as_millis()],
+        )
+    }
+
+    fn journal_all(&mut self) -> Result<Vec<Record>, StoreError> {
+        self.read_journal("SELECT id, at, job, json FROM journal ORDER BY id", &[])
+    }
+
+    fn describe(&self) -> &str {
+        &self.cache.store
+    }
+
+    fn version(&mut self) -> Result<i64, StoreError> {
+        let store = self.cache.store.clone();
+        self.connection()?
+            .client
+            .query_one("SELECT version FROM globals WHERE id = 1", &[])
+            .map(|r| r.get(0))
+            .map_err(|e| map_err(&store, e))
+    }
+
+    fn loads(&self) -> Loads {
+        self.cache.loads
+    }
+}
+
+/// The tables, read and written inside one open transaction.
+struct PgRows<'a, 'c> {
+    tx: &'a mut postgres::Transaction<'c>,
+    st: &'a Statements,
+    store: &'a str,
+    /// What the first database error was: whether the transaction is worth running again
+    /// depends on it.
+    failure: Option<Kind>,
+}
+
+#[derive(Clone, Copy)]
+enum Kind {
+    Conflict,
+    Broken,
+    Other,
+}
+
+fn kind_of(e: &postgres::Error) -> Kind {
+    if is_conflict(e) {
+        Kind::Conflict
+    } else if is_broken(e) {
+        Kind::Broken
+    } else {
+        Kind::Other
+    }
+}
+
+/// The connection is gone (or going): no answer, a closed socket, or the server saying it
+/// is shutting down or restarting (class 57P: an administrator's or a crash's restart;
+/// class 08: connection exceptions).
+fn is_broken(e: &postgres::Error) -> bool {
+    e.is_closed()
+        || match e.as_db_error() {
+            None => true,
+            Some(db) => {
+                let code = db.code().code();
+                code.starts_with("57P") || code.starts_with("08")
+            }
+        }
+}
+
+type Params<'p> = [&'p (dyn postgres::types::ToSql + Sync)];
+
+impl PgRows<'_, '_> {
+    fn fail(&mut self, e: postgres::Error) -> StoreError {
+        self.failure.get_or_insert(kind_of(&e));
+        map_err(self.store, e)
+    }
+
+    /// The `Failure` an error inside the transaction amounts to.
+    fn failed(&mut self, e: StoreError) -> Failure {
+        match self.failure.take() {
+            Some(Kind::Conflict) => Failure::Conflict(e),
+            Some(Kind::Broken) => Failure::Broken(e),
+            Some(Kind::Other) | None => Failure::Before(e),
+        }
+    }
+
+    fn query(
+        &mut self,
+        which: fn(&Statements) -> &Statement,
+        params: &Params<'_>,
+    ) -> Result<Vec<postgres::Row>, StoreError> {
+        let st = which(self.st);
+        self.tx.query(st, params).map_err(|e| self.fail(e))
+    }
+
+    fn exec(
+        &mut self,
+        which: fn(&Statements) -> &Statement,
+        params: &Params<'_>,
+    ) -> Result<u64, StoreError> {
+        let st = which(self.st);
+        self.tx.execute(st, params).map_err(|e| self.fail(e))
+    }
+
+    fn one_i64(
+        &mut self,
+        which: fn(&Statements) -> &Statement,
+        params: &Params<'_>,
+    ) -> Result<i64, StoreError> {
+        let rows = self.query(which, params)?;
+        rows.first()
+            .map(|r| r.get(0))
+            .ok_or_else(|| StoreError::Corrupt {
+                store: self.store.to_string(),
+                detail: "the globals row is missing".to_string(),
+            })
+    }
+}
+
+impl Rows for PgRows<'_, '_> {
+    fn version(&mut self) -> Result<i64, StoreError> {
+        self.one_i64(|s| &s.version, &[])
+    }
+
+    fn globals(&mut self) -> Result<String, StoreError> {
+        let rows = self.query(|s| &s.globals, &[])?;
+        rows.first()
+            .map(|r| r.get(0))
+            .ok_or_else(|| StoreError::Corrupt {
+                store: self.store.to_string(),
+                detail: "the globals row is missing".to_string(),
+            })
+    }
+
+    fn changed_since(&mut self, seen: i64) -> Result<Vec<(u64, Option<String>)>, StoreError> {
+        let rows = self.query(|s| &s.changed, &[&seen])?;
+        Ok(rows
+            .iter()
+            .map(|r| (seq_of_key(r.get(0)), r.get(1)))
+            .collect())
+    }
+
+    fn job(&mut self, seq: u64) -> Result<Option<String>, StoreError> {
+        let rows = self.query(|s| &s.job, &[&seq_key(seq)])?;
+        Ok(rows.first().and_then(|r| r.get(0)))
+    }
+
+    fn all_jobs(&mut self) -> Result<Vec<(u64, String)>, StoreError> {
+        let rows = self.query(|s| &s.all_jobs, &[])?;
+        Ok(rows
+            .iter()
+            .map(|r| (seq_of_key(r.get(0)), r.get(1)))
+            .collect())
+    }
+
+    fn put_globals(&mut self, version: i64, json: &str) -> Result<(), StoreError> {
+        self.exec(|s| &s.put_globals, &[&version, &json])
+            .map(|_| ())
+    }
+
+    fn put_jobs(
+        &mut self,
+        version: i64,
+        jobs: &[(u64, Option<(&str, String)>)],
+    ) -> Result<(), StoreError> {
+        let seqs: Vec<i64> = jobs.iter().map(|(s, _)| seq_key(*s)).collect();
+        let names: Vec<Option<&str>> = jobs.iter().map(|(_, r)| r.as_ref().map(|r| r.0)).collect();
+        let bodies: Vec<Option<&str>> = jobs
+            .iter()
+            .map(|(_, r)| r.as_ref().map(|r| r.1.as_str()))
+            .collect();
+        self.exec(|s| &s.put_jobs, &[&version, &seqs, &names, &bodies])
+            .map(|_| ())
+    }
+
+    fn append(&mut self, lines: &[Line<'_>]) -> Result<(), StoreError> {
+        let at: Vec<i64> = lines.iter().map(|l| l.at).collect();
+        let job: Vec<&str> = lines.iter().map(|l| l.job).collect();
+        let kind: Vec<&str> = lines.iter().map(|l| l.kind).collect();
+        let from: Vec<Option<i64>> = lines.iter().map(|l| l.due_from).collect();
+        let to: Vec<Option<i64>> = lines.iter().map(|l| l.due_to).collect();
+        let json: Vec<&str> = lines.iter().map(|l| l.json.as_str()).collect();
+        self.exec(|s| &s.append, &[&at, &job, &kind, &from, &to, &json])
+            .map(|_| ())
+    }
+}
+
+/// Creates the schema or brings it up to date; refuses a newer one, and a schema that
+/// holds some of duetime's tables but no `meta`. With `create` off, a schema without a
+/// store is `Missing`.
+fn migrate(client: &mut Client, store: &str, options: &Options) -> Result<(), StoreError> {
+    let err = |e| map_err(store, e);
+    let mut tx = client.transaction().map_err(err)?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
+        .map_err(err)?;
+    let has_meta: bool = tx
+        .query_one("SELECT to_regclass('meta') IS NOT NULL", &[])
+        .map_err(err)?
+        .get(0);
+    let found: i64 = if has_meta {
+        let value: Option<String> = tx
+            .query_opt("SELECT value FROM meta WHERE key = 'schema'", &[])
+            .map_err(err)?
+            .map(|r| r.get(0));
+        let value = value.ok_or_else(|| StoreError::Corrupt {
+            store: store.to_string(),
+            detail: "no schema version in `meta`".to_string(),
+        })?;
+        value.parse().map_err(|_| StoreError::Corrupt {
+            store: store.to_string(),
+            detail: format!("schema version {value:?} is not a number"),
+        })?
+    } else {
+        for table in OURS {
+            let exists: bool = tx
+                .query_one("SELECT to_regclass($1) IS NOT NULL", &[table])
+                .map_err(err)?
+                .get(0);
+            if exists {
+                return Err(StoreError::Corrupt {
+                    store: store.to_string(),
+                    detail: format!(
+                        "a table `{table}` but no `meta`: not a duetime store; give duetime \
+                         its own database or schema"
+                    ),
+                });
+            }
+        }
+        0
+    };
+    if found == SCHEMA_VERSION {
+        return tx.commit().map_err(err);
+    }
+    if found > SCHEMA_VERSION {
+        return Err(StoreError::NewerSchema {
+            store: store.to_string(),
+            found,
+            supported: SCHEMA_VERSION,
+        });
+    }
+    if found == 0 && !options.create {
+        return Err(StoreError::Missing {
+            store: store.to_string(),
+        });
+    }
+    for (v, sql) in MIGRATIONS.iter().enumerate().skip(found as usize) {
+        tx.batch_execute(sql).map_err(err)?;
+        if v == 0 {
+            let globals = State::new(options.config).globals();
+            let json = serde_json::to_string(&globals).map_err(|e| StoreError::Database {
+                store: store.to_string(),
+                detail: format!("cannot serialize: {e}"),
+            })?;
+            tx.execute(
+                "INSERT INTO globals (id, version, json) VALUES (1, 0, $1)",
+                &[&json],
+            )
+            .map_err(err)?;
+        }
+    }
+    tx.execute(
+        "INSERT INTO meta (key, value) VALUES ('schema', $1)
+         ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        &[&SCHEMA_VERSION.to_string()],
+    )
+    .map_err(err)?;
+    tx.commit().map_err(err)
+}
+
+/// Up to 2^n hundred microseconds (capped at 50 ms), scattered by the clock's nanoseconds:
+/// the host may be random where the core may not.
+fn backoff(attempt: u32) -> std::time::Duration {
+    let cap = (100u64 << attempt.min(9)).min(50_000);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::from(d.subsec_nanos()));
+    std::time::Duration::from_micros(nanos % cap + 1)
+}
+
+fn is_conflict(e: &postgres::Error) -> bool {
+    matches!(
+        e.code(),
+        Some(&SqlState::T_R_SERIALIZATION_FAILURE | &SqlState::T_R_DEADLOCK_DETECTED)
+    )
+}
+
+fn unreachable(store: &str, e: &postgres::Error) -> StoreError {
+    StoreError::Unreachable {
+        store: store.to_string(),
+        detail: error_text(e),
+    }
+}
+
+/// The error's own message and its cause (the crate's `Display` alone can be as short as
+/// "db error" or "error connecting to server").
+fn error_text(e: &postgres::Error) -> String {
+    match (e.as_db_error(), std::error::Error::source(e)) {
+        (Some(db), _) => db.to_string(),
+        (None, Some(cause)) => format!("{e}: {cause}"),
+        (None, None) => e.to_string(),
+    }
+}
+
+/// Sorts PostgreSQL's errors into what a person can act on.
+fn map_err(store: &str, e: postgres::Error) -> StoreError {
+    let store = store.to_string();
+    if is_broken(&e) {
+        return StoreError::Unreachable {
+            store,
+            detail: error_text(&e),
+        };
+    }
+    if is_conflict(&e) {
+        // Only after the retries: as good as a lock held too long.
+        return StoreError::Locked { store };
+    }
+    match e.code() {
+        Some(&SqlState::LOCK_NOT_AVAILABLE | &SqlState::QUERY_CANCELED) => {
+            StoreError::Locked { store }
+        }
+        _ => StoreError::Database {
+            store,
+            detail: error_text(&e),
+        },
+    }
+}
+
+/// The URL as messages show it: user, hosts, ports and database, never the password.
+fn label_of(config: &postgres::Config) -> String {
+    let user = config
+        .get_user()
+        .map(|u| format!("{u}@"))
+        .unwrap_or_default();
+    let hosts: Vec<String> = config
+        .get_hosts()
+        .iter()
+        .enumerate()
+        .map(|(i, h)| {
+            let host = match h {
+                postgres::config::Host::Tcp(name) => name.clone(),
+                postgres::config::Host::Unix(path) => path.display().to_string(),
+            };
+            match config.get_ports().get(i).or(config.get_ports().first()) {
+                Some(port) => format!("{host}:{port}"),
+                None => host,
+            }
+        })
+        .collect();
+    let db = config.get_dbname().unwrap_or("");
+    format!("postgres://{user}{}/{db}", hosts.join(","))
+}
+
+/// A URL that did not parse, with anything between `:` and `@` after the scheme hidden.
+fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let auth = &url[scheme + 3..at];
+            match auth.find(':') {
+                Some(colon) => {
+                    format!("{}{}:***{}", &url[..scheme + 3], &auth[..colon], &url[at..])
+                }
+                None => url.to_string(),
+            }
+        }
+        _ => url.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_never_show_the_password() {
+        let config: postgres::Config = "postgres://ann:secret@db.example:5433/sched"
+            .parse()
+            .unwrap();
+        assert_eq!(label_of(&config), "postgres://ann@db.example:5433/sched");
+        assert_eq!(
+            redact("postgres://ann:secret@db.example:bad/sched"),
+            "postgres://ann:***@db.example:bad/sched"
+        );
+    }
+}

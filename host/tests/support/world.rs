@@ -1,0 +1,245 @@
+//! Worlds of real processes for the end-to-end tests: a jobs file whose commands write
+//! their run ids to files (the ground truth of what really ran), daemons of the real
+//! binary started and killed, and the simulator's checker over the store's journal.
+
+#![allow(dead_code)] // each test file uses what it needs
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::thread::sleep;
+use std::time::{Duration, Instant};
+
+use duetime::{Entry, History, JobName, Record, RunId, Schedule};
+use duetime_host::runner::ExitFile;
+use duetime_host::store::{self, Store};
+use duetime_sim::check::{self, Horizon, JobFacts, Reported};
+use duetime_sim::oracle::Spec;
+
+const BIN: &str = env!("CARGO_BIN_EXE_duetime");
+
+/// A directory with a jobs file, the files the commands write, the daemons' logs and their
+/// run directories; the store is an SQLite file in it or a PostgreSQL URL.
+pub struct World {
+    dir: tempfile::TempDir,
+    store: String,
+}
+
+impl World {
+    /// A world over an SQLite file in its directory.
+    pub fn new(jobs: &str) -> World {
+        let dir = tempfile::tempdir().unwrap();
+        let store = dir.path().join("duetime.db").display().to_string();
+        World::with_store(dir, jobs, store)
+    }
+
+    /// A world over the store at `store` (a PostgreSQL URL).
+    pub fn on(store: &str, jobs: &str) -> World {
+        World::with_store(tempfile::tempdir().unwrap(), jobs, store.to_string())
+    }
+
+    fn with_store(dir: tempfile::TempDir, jobs: &str, store: String) -> World {
+        let text = jobs.replace("{dir}", &dir.path().display().to_string());
+        fs::write(dir.path().join("jobs.toml"), text).unwrap();
+        World { dir, store }
+    }
+
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// A daemon with the default run directories (beside an SQLite store).
+    pub fn daemon(&self, log: &str) -> Child {
+        self.daemon_at(log, None)
+    }
+
+    /// A daemon as if on its own machine: its run directories in `runs` under the world.
+    pub fn daemon_at(&self, log: &str, runs: Option<&str>) -> Child {
+        let log = fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.path(log))
+            .unwrap();
+        let mut cmd = Command::new(BIN);
+        cmd.args(["run", "--tick", "1s", "--jobs"])
+            .arg(self.path("jobs.toml"))
+            .arg("--store")
+            .arg(&self.store);
+        if let Some(runs) = runs {
+            cmd.arg("--runs").arg(self.path(runs));
+        }
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .unwrap()
+    }
+
+    pub fn cli(&self, args: &[&str]) -> (i32, String, String) {
+        let out = Command::new(BIN)
+            .args(args)
+            .arg("--store")
+            .arg(&self.store)
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+
+    /// The run ids the commands wrote into `file`, one per line.
+    pub fn ran(&self, file: &str) -> Vec<u64> {
+        fs::read_to_string(self.path(file))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| l.trim().parse().ok())
+            .collect()
+    }
+
+    pub fn journal(&self) -> Vec<Record> {
+        let options = store::Options {
+            create: false,
+            ..Default::default()
+        };
+        let mut store = store::open(&self.store, options).unwrap();
+        store.journal_all().unwrap()
+    }
+
+    /// What the runs' supervisors saw, in every run directory of the world, as the
+    /// checker's ground truth of reported results.
+    pub fn reported(&self) -> Reported {
+        let mut r = Reported::new();
+        let mut entries = Vec::new();
+        for dir in fs::read_dir(self.dir.path()).unwrap().flatten() {
+            if dir.file_name().to_string_lossy().ends_with(".runs") {
+                entries.extend(fs::read_dir(dir.path()).unwrap().flatten());
+            }
+        }
+        for e in entries {
+            let Ok(run) = e.file_name().to_string_lossy().parse::<u64>() else {
+                continue;
+            };
+            let Ok(bytes) = fs::read(e.path().join("exit.json")) else {
+                continue;
+            };
+            let exit: ExitFile = serde_json::from_slice(&bytes).unwrap();
+            let outcomes = r.entry(RunId(run)).or_default();
+            outcomes.push(exit.outcome(false));
+            outcomes.push(exit.outcome(true));
+        }
+        r
+    }
+}
+
+pub fn signal(child: &Child, sig: i32) {
+    // SAFETY: kill(2) on a child we spawned.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, sig);
+    }
+}
+
+/// Waits for the child to exit, killing it after `limit`.
+pub fn wait(child: &mut Child, limit: Duration) -> Option<i32> {
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status.code();
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        sleep(Duration::from_millis(50));
+    }
+}
+
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64
+}
+
+pub fn every_spec(schedule: &Schedule) -> Spec {
+    match schedule {
+        Schedule::Every { period, offset } => Spec::Every {
+            period_ms: period.as_millis() as i64,
+            offset_ms: offset.as_millis() as i64,
+        },
+        other => panic!("these tests use `every` schedules, not {other}"),
+    }
+}
+
+/// The simulator's checker over the store's journal; `end` is when the last daemon was
+/// told to drain (due times well before it must be accounted).
+pub fn check_journal(w: &World, end: i64) -> Vec<String> {
+    let config = duetime::Config::with_tick(duetime::Duration::from_secs(1));
+    let jobs = duetime_host::jobs_file::load_with(&w.path("jobs.toml"), &config).unwrap();
+    let facts: BTreeMap<JobName, JobFacts> = jobs
+        .jobs
+        .iter()
+        .map(|j| {
+            let mut specs = BTreeMap::new();
+            specs.insert(j.def.schedule.to_string(), every_spec(&j.def.schedule));
+            let f = JobFacts {
+                safe_to_repeat: j.def.safe_to_repeat,
+                missed: j.def.missed,
+                pause_after_failures: j.def.pause_after_failures,
+                specs,
+            };
+            (j.def.name.clone(), f)
+        })
+        .collect();
+    let horizon = Horizon {
+        end,
+        settle_bound: 5_000,
+        run_bound: 15_000,
+        check_liveness: true,
+    };
+    let mut probes = BTreeMap::new();
+    check::check(&w.journal(), &facts, &w.reported(), horizon, &mut probes)
+        .iter()
+        .map(|v| v.to_string())
+        .collect()
+}
+
+/// Run ids of `job`'s starts and the due times each covered.
+pub fn starts(journal: &[Record], job: &str) -> BTreeMap<u64, (i64, i64)> {
+    journal
+        .iter()
+        .filter(|r| r.job.as_str() == job)
+        .filter_map(|r| match &r.entry {
+            Entry::History(History::Started {
+                run,
+                covers: Some(c),
+                ..
+            }) => Some((run.0, (c.from.as_millis(), c.to.as_millis()))),
+            _ => None,
+        })
+        .collect()
+}
+
+/// No due time of `job` was covered by two runs that really ran (wrote their line).
+pub fn assert_no_due_time_ran_twice(w: &World, job: &str, file: &str) {
+    let ran = w.ran(file);
+    let unique: BTreeSet<u64> = ran.iter().copied().collect();
+    assert_eq!(unique.len(), ran.len(), "{job}: a run wrote twice: {ran:?}");
+    let covers = starts(&w.journal(), job);
+    let mut seen: Vec<(i64, i64, u64)> = Vec::new();
+    for run in &ran {
+        let &(a, b) = covers
+            .get(run)
+            .unwrap_or_else(|| panic!("{job}: r{run} ran but the journal never started it"));
+        for &(x, y, other) in &seen {
+            assert!(
+                b < x || y < a,
+                "{job}: r{run} and r{other} both ran due times in {a}..{b} / {x}..{y}"
+            );
+        }
+        seen.push((a, b, *run));
+    }
+}
