@@ -37,14 +37,20 @@ pub trait Rows {
     fn job(&mut self, seq: u64) -> Result<Option<String>, StoreError>;
     /// Every live job row.
     fn all_jobs(&mut self) -> Result<Vec<(u64, String)>, StoreError>;
-    fn put_globals(&mut self, version: i64, json: &str) -> Result<(), StoreError>;
-    /// Upserts job rows at `version`: `(seq, Some((name, json)))`, or `None` for a tombstone.
-    fn put_jobs(
-        &mut self,
-        version: i64,
-        jobs: &[(u64, Option<(&str, String)>)],
-    ) -> Result<(), StoreError>;
-    fn append(&mut self, lines: &[Line<'_>]) -> Result<(), StoreError>;
+    /// Everything one transaction writes, at once (one round trip where the database
+    /// allows it).
+    fn write(&mut self, w: &Writes<'_>) -> Result<(), StoreError>;
+}
+
+/// What one transaction writes.
+pub struct Writes<'a> {
+    /// The version this transaction makes.
+    pub version: i64,
+    pub globals: String,
+    /// Job rows to upsert: `(seq, Some((name, json)))`, or `None` for a tombstone.
+    pub jobs: Vec<(u64, Option<(&'a str, String)>)>,
+    /// Journal lines, in order.
+    pub lines: Vec<Line<'a>>,
 }
 
 /// How a handle has brought its state up to date, for tests and for a daemon's status:
@@ -171,7 +177,7 @@ impl Cache {
         touched: &[u64],
         effects: &[Effect],
     ) -> Result<(), StoreError> {
-        rows.put_globals(next, &self.to_json(&self.state.globals())?)?;
+        let globals = self.to_json(&self.state.globals())?;
         let mut jobs = Vec::with_capacity(touched.len());
         for &seq in touched {
             let row = match self.state.record(seq) {
@@ -179,9 +185,6 @@ impl Cache {
                 None => None,
             };
             jobs.push((seq, row));
-        }
-        if !jobs.is_empty() {
-            rows.put_jobs(next, &jobs)?;
         }
         let mut lines = Vec::new();
         for e in effects {
@@ -196,10 +199,12 @@ impl Cache {
                 json: self.to_json(&r.entry)?,
             });
         }
-        if !lines.is_empty() {
-            rows.append(&lines)?;
-        }
-        Ok(())
+        rows.write(&Writes {
+            version: next,
+            globals,
+            jobs,
+            lines,
+        })
     }
 
     fn to_json<T: serde::Serialize>(&self, v: &T) -> Result<String, StoreError> {

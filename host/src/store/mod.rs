@@ -151,11 +151,9 @@ impl fmt::Display for StoreError {
                 f,
                 "no store at {store} (start `duetime run --jobs FILE` first, or pass --store)"
             ),
-            StoreError::Unreachable { store, detail } => write!(
-                f,
-                "the store {store} cannot be reached: {detail} (nothing is lost; duetime \
-                 tries again)"
-            ),
+            StoreError::Unreachable { store, detail } => {
+                write!(f, "the store {store} cannot be reached: {detail}")
+            }
             StoreError::Corrupt { store, detail } => write!(
                 f,
                 "the store {store} is corrupt or not a duetime store: {detail}"

@@ -26,7 +26,7 @@ use duetime::{Effect, Record, State, Timestamp};
 use postgres::error::SqlState;
 use postgres::{Client, IsolationLevel, NoTls, Statement};
 
-use super::cache::{parse_line, seq_key, seq_of_key, Cache, Line, Loads, Rows};
+use super::cache::{parse_line, seq_key, seq_of_key, Cache, Loads, Rows, Writes};
 use super::{Body, Options, Store, StoreError, SCHEMA_VERSION};
 
 /// `MIGRATIONS[v]` takes a store from schema version `v` to `v + 1`, in step with SQLite's
@@ -83,7 +83,11 @@ pub enum Isolation {
     Serializable,
 }
 
-/// The statements every transaction uses, prepared once per connection.
+/// The statements every transaction uses, prepared once per connection. A transaction
+/// is at most five round trips: `BEGIN`, the lock (which also reads the globals), the job
+/// rows changed since this handle last looked (only if the version moved), every write in
+/// one statement, `COMMIT`. Each is a round trip made while holding the lock, so there are
+/// as few as the statements allow.
 struct Statements {
     lock: Statement,
     version: Statement,
@@ -91,40 +95,41 @@ struct Statements {
     changed: Statement,
     job: Statement,
     all_jobs: Statement,
-    put_globals: Statement,
-    put_jobs: Statement,
-    append: Statement,
-    token: Statement,
+    write: Statement,
 }
 
 impl Statements {
     fn prepare(client: &mut Client) -> Result<Statements, postgres::Error> {
         Ok(Statements {
-            lock: client.prepare("SELECT version FROM globals WHERE id = 1 FOR UPDATE")?,
+            lock: client.prepare("SELECT version, json FROM globals WHERE id = 1 FOR UPDATE")?,
             version: client.prepare("SELECT version FROM globals WHERE id = 1")?,
             globals: client.prepare("SELECT json FROM globals WHERE id = 1")?,
             changed: client
                 .prepare("SELECT seq, json FROM jobs WHERE version > $1 ORDER BY seq")?,
             job: client.prepare("SELECT json FROM jobs WHERE seq = $1")?,
             all_jobs: client.prepare("SELECT seq, json FROM jobs WHERE json IS NOT NULL")?,
-            put_globals: client
-                .prepare("UPDATE globals SET version = $1, json = $2 WHERE id = 1")?,
-            put_jobs: client.prepare(
-                "INSERT INTO jobs (seq, name, version, json)
-                 SELECT s, n, $1, j FROM UNNEST($2::bigint[], $3::text[], $4::text[]) AS t(s, n, j)
-                 ON CONFLICT (seq) DO UPDATE
-                 SET name = excluded.name, version = excluded.version, json = excluded.json",
-            )?,
-            // In the order given: the journal's ids are its order.
-            append: client.prepare(
-                "INSERT INTO journal (at, job, kind, due_from, due_to, json)
-                 SELECT a, j, k, f, t, x
-                 FROM UNNEST($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::bigint[],
-                             $6::text[]) WITH ORDINALITY AS l(a, j, k, f, t, x, n)
-                 ORDER BY n",
-            )?,
-            token: client.prepare(
-                "INSERT INTO commits (handle, version) VALUES ($1, $2)
+            // The globals (with the version), the touched jobs, the journal lines in the
+            // order given (the journal's ids are its order) and this handle's commit
+            // token. The parts touch different tables, so running them from one snapshot
+            // changes nothing.
+            write: client.prepare(
+                "WITH g AS (
+                     UPDATE globals SET version = $1, json = $2 WHERE id = 1
+                 ), j AS (
+                     INSERT INTO jobs (seq, name, version, json)
+                     SELECT s, n, $1, x FROM UNNEST($3::bigint[], $4::text[], $5::text[])
+                         AS t(s, n, x)
+                     ON CONFLICT (seq) DO UPDATE
+                     SET name = excluded.name, version = excluded.version, json = excluded.json
+                 ), l AS (
+                     INSERT INTO journal (at, job, kind, due_from, due_to, json)
+                     SELECT a, jb, k, f, t, x
+                     FROM UNNEST($6::bigint[], $7::text[], $8::text[], $9::bigint[],
+                                 $10::bigint[], $11::text[])
+                         WITH ORDINALITY AS l(a, jb, k, f, t, x, n)
+                     ORDER BY n
+                 )
+                 INSERT INTO commits (handle, version) VALUES ($12, $1)
                  ON CONFLICT (handle) DO UPDATE SET version = excluded.version",
             )?,
         })
@@ -143,6 +148,8 @@ pub struct PostgresStore {
     /// This handle's row in `commits`.
     handle: i64,
     cache: Cache,
+    /// Transactions this handle ran again after losing a conflict.
+    conflicts: u64,
 }
 
 impl PostgresStore {
@@ -165,6 +172,7 @@ impl PostgresStore {
             conn: None,
             handle: 0,
             cache: Cache::new(label, State::new(options.config)),
+            conflicts: 0,
         };
         let label = store.cache.store.clone();
         let conn = store.connection()?;
@@ -176,6 +184,12 @@ impl PostgresStore {
             .get(0);
         store.state()?;
         Ok(store)
+    }
+
+    /// How many transactions this handle has run again after losing a serialization
+    /// conflict or a deadlock (under `Isolation::LockRow`, deadlocks only: none expected).
+    pub fn conflicts(&self) -> u64 {
+        self.conflicts
     }
 
     /// The open connection, or a new one (with its session settings and statements).
@@ -240,9 +254,11 @@ impl PostgresStore {
             st: statements,
             store: &store,
             failure: None,
+            globals: None,
+            handle,
         };
         let read = match isolation {
-            Isolation::LockRow => rows.one_i64(|s| &s.lock, &[]),
+            Isolation::LockRow => rows.lock(),
             Isolation::Serializable => rows.version(),
         };
         let version = match read.and_then(|v| cache.sync(&mut rows, v).map(|()| v)) {
@@ -253,9 +269,7 @@ impl PostgresStore {
         let result = body(&mut cache.state, &mut effects);
         let touched = cache.state.take_touched();
         let next = version + 1;
-        let written = result
-            .and_then(|()| cache.write(&mut rows, next, &touched, &effects))
-            .and_then(|()| rows.exec(|s| &s.token, &[&handle, &next]).map(|_| ()));
+        let written = result.and_then(|()| cache.write(&mut rows, next, &touched, &effects));
         if let Err(e) = written {
             let failure = rows.failed(e);
             cache.forget(&touched);
@@ -388,6 +402,7 @@ impl Store for PostgresStore {
                 Err(Failure::Before(e)) => return Err(e),
                 Err(Failure::Conflict(e)) => {
                     conflicts += 1;
+                    self.conflicts += 1;
                     if conflicts > CONFLICT_RETRIES {
                         return Err(e);
                     }
@@ -442,6 +457,8 @@ impl Store for PostgresStore {
                     st: statements,
                     store: &store,
                     failure: None,
+                    globals: None,
+                    handle: 0,
                 };
                 let version = rows.version()?;
                 cache.sync(&mut rows, version)?;
@@ -493,6 +510,10 @@ struct PgRows<'a, 'c> {
     /// What the first database error was: whether the transaction is worth running again
     /// depends on it.
     failure: Option<Kind>,
+    /// The globals as the lock read them, so the sync need not read them again.
+    globals: Option<String>,
+    /// This handle's row in `commits`.
+    handle: i64,
 }
 
 #[derive(Clone, Copy)]
@@ -561,6 +582,17 @@ impl PgRows<'_, '_> {
         self.tx.execute(st, params).map_err(|e| self.fail(e))
     }
 
+    /// Takes the globals row's lock; the version, and the globals kept for the sync.
+    fn lock(&mut self) -> Result<i64, StoreError> {
+        let rows = self.query(|s| &s.lock, &[])?;
+        let row = rows.first().ok_or_else(|| StoreError::Corrupt {
+            store: self.store.to_string(),
+            detail: "the globals row is missing".to_string(),
+        })?;
+        self.globals = Some(row.get(1));
+        Ok(row.get(0))
+    }
+
     fn one_i64(
         &mut self,
         which: fn(&Statements) -> &Statement,
@@ -582,6 +614,9 @@ impl Rows for PgRows<'_, '_> {
     }
 
     fn globals(&mut self) -> Result<String, StoreError> {
+        if let Some(json) = self.globals.take() {
+            return Ok(json);
+        }
         let rows = self.query(|s| &s.globals, &[])?;
         rows.first()
             .map(|r| r.get(0))
@@ -612,35 +647,33 @@ impl Rows for PgRows<'_, '_> {
             .collect())
     }
 
-    fn put_globals(&mut self, version: i64, json: &str) -> Result<(), StoreError> {
-        self.exec(|s| &s.put_globals, &[&version, &json])
-            .map(|_| ())
-    }
-
-    fn put_jobs(
-        &mut self,
-        version: i64,
-        jobs: &[(u64, Option<(&str, String)>)],
-    ) -> Result<(), StoreError> {
-        let seqs: Vec<i64> = jobs.iter().map(|(s, _)| seq_key(*s)).collect();
-        let names: Vec<Option<&str>> = jobs.iter().map(|(_, r)| r.as_ref().map(|r| r.0)).collect();
-        let bodies: Vec<Option<&str>> = jobs
+    fn write(&mut self, w: &Writes<'_>) -> Result<(), StoreError> {
+        let seqs: Vec<i64> = w.jobs.iter().map(|(s, _)| seq_key(*s)).collect();
+        let names: Vec<Option<&str>> = w
+            .jobs
+            .iter()
+            .map(|(_, r)| r.as_ref().map(|r| r.0))
+            .collect();
+        let bodies: Vec<Option<&str>> = w
+            .jobs
             .iter()
             .map(|(_, r)| r.as_ref().map(|r| r.1.as_str()))
             .collect();
-        self.exec(|s| &s.put_jobs, &[&version, &seqs, &names, &bodies])
-            .map(|_| ())
-    }
-
-    fn append(&mut self, lines: &[Line<'_>]) -> Result<(), StoreError> {
-        let at: Vec<i64> = lines.iter().map(|l| l.at).collect();
-        let job: Vec<&str> = lines.iter().map(|l| l.job).collect();
-        let kind: Vec<&str> = lines.iter().map(|l| l.kind).collect();
-        let from: Vec<Option<i64>> = lines.iter().map(|l| l.due_from).collect();
-        let to: Vec<Option<i64>> = lines.iter().map(|l| l.due_to).collect();
-        let json: Vec<&str> = lines.iter().map(|l| l.json.as_str()).collect();
-        self.exec(|s| &s.append, &[&at, &job, &kind, &from, &to, &json])
-            .map(|_| ())
+        let at: Vec<i64> = w.lines.iter().map(|l| l.at).collect();
+        let job: Vec<&str> = w.lines.iter().map(|l| l.job).collect();
+        let kind: Vec<&str> = w.lines.iter().map(|l| l.kind).collect();
+        let from: Vec<Option<i64>> = w.lines.iter().map(|l| l.due_from).collect();
+        let to: Vec<Option<i64>> = w.lines.iter().map(|l| l.due_to).collect();
+        let json: Vec<&str> = w.lines.iter().map(|l| l.json.as_str()).collect();
+        let handle = self.handle;
+        self.exec(
+            |s| &s.write,
+            &[
+                &w.version, &w.globals, &seqs, &names, &bodies, &at, &job, &kind, &from, &to,
+                &json, &handle,
+            ],
+        )
+        .map(|_| ())
     }
 }
 
@@ -806,7 +839,12 @@ fn label_of(config: &postgres::Config) -> String {
         })
         .collect();
     let db = config.get_dbname().unwrap_or("");
-    format!("postgres://{user}{}/{db}", hosts.join(","))
+    // A schema chosen by `options=-csearch_path=...` is part of where the store is.
+    let options = config
+        .get_options()
+        .map(|o| format!("?options={o}"))
+        .unwrap_or_default();
+    format!("postgres://{user}{}/{db}{options}", hosts.join(","))
 }
 
 /// A URL that did not parse, with anything between `:` and `@` after the scheme hidden.
@@ -835,6 +873,14 @@ mod tests {
             .parse()
             .unwrap();
         assert_eq!(label_of(&config), "postgres://ann@db.example:5433/sched");
+        let config: postgres::Config =
+            "postgres://ann:secret@db/sched?options=-csearch_path%3Dduetime"
+                .parse()
+                .unwrap();
+        assert_eq!(
+            label_of(&config),
+            "postgres://ann@db:5432/sched?options=-csearch_path=duetime"
+        );
         assert_eq!(
             redact("postgres://ann:secret@db.example:bad/sched"),
             "postgres://ann:***@db.example:bad/sched"

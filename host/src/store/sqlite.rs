@@ -29,7 +29,7 @@ use rusqlite::{
     params, Connection, ErrorCode, OptionalExtension, Transaction, TransactionBehavior,
 };
 
-use super::cache::{parse_line, seq_key, seq_of_key, Cache, Line, Loads, Rows};
+use super::cache::{parse_line, seq_key, seq_of_key, Cache, Loads, Rows, Writes};
 use super::{Body, Options, Store, StoreError};
 
 /// The schema this build writes; a store with a newer one is refused.
@@ -321,19 +321,11 @@ impl Rows for SqlRows<'_> {
         rows.collect::<Result<_, _>>().map_err(self.err())
     }
 
-    fn put_globals(&mut self, version: i64, json: &str) -> Result<(), StoreError> {
+    fn write(&mut self, w: &Writes<'_>) -> Result<(), StoreError> {
         self.conn
             .prepare_cached("UPDATE globals SET version = ?1, json = ?2 WHERE id = 1")
-            .and_then(|mut s| s.execute(params![version, json]))
-            .map(|_| ())
-            .map_err(self.err())
-    }
-
-    fn put_jobs(
-        &mut self,
-        version: i64,
-        jobs: &[(u64, Option<(&str, String)>)],
-    ) -> Result<(), StoreError> {
+            .and_then(|mut s| s.execute(params![w.version, w.globals]))
+            .map_err(self.err())?;
         let mut put = self
             .conn
             .prepare_cached(
@@ -342,15 +334,11 @@ impl Rows for SqlRows<'_> {
                  SET name = excluded.name, version = excluded.version, json = excluded.json",
             )
             .map_err(self.err())?;
-        for (seq, row) in jobs {
+        for (seq, row) in &w.jobs {
             let (name, json) = row.as_ref().map(|(n, j)| (*n, j.as_str())).unzip();
-            put.execute(params![seq_key(*seq), name, version, json])
+            put.execute(params![seq_key(*seq), name, w.version, json])
                 .map_err(self.err())?;
         }
-        Ok(())
-    }
-
-    fn append(&mut self, lines: &[Line<'_>]) -> Result<(), StoreError> {
         let mut put = self
             .conn
             .prepare_cached(
@@ -358,7 +346,7 @@ impl Rows for SqlRows<'_> {
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             )
             .map_err(self.err())?;
-        for l in lines {
+        for l in &w.lines {
             put.execute(params![l.at, l.job, l.kind, l.due_from, l.due_to, l.json])
                 .map_err(self.err())?;
         }
