@@ -8,11 +8,12 @@ use std::collections::{BTreeMap, BinaryHeap};
 
 use duetime::{
     Actor, CancelReason, Duration, Effect, Entry, Event, Fence, Held, JobName, Now, Outcome,
-    ProcessId, Record, RunId, State, Timestamp,
+    ProcessId, RunId, State, Timestamp,
 };
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
+use crate::check::Checker;
 use crate::gen::{SimJob, WorldConfig};
 
 /// A wall clock: true time, skewed, drifting and jumped; the monotonic clock only freezes
@@ -166,7 +167,11 @@ pub struct World {
     /// Reused for every step's effects.
     effects: Vec<Effect>,
     pub state: State,
-    pub journal: Vec<Record>,
+    /// The checker, fed each journal record and each reported result as they happen: no
+    /// journal is kept.
+    pub checker: Checker,
+    /// The run an `Adopt` just adopted, if it did.
+    adopted: Option<RunId>,
     hosts: Vec<Host>,
     next_process: u64,
     pub jobs: Vec<SimJob>,
@@ -180,8 +185,6 @@ pub struct World {
     pub events: u64,
     pub faults: Counts,
     pub probes: Counts,
-    /// Every result a process reported, by run (the checker's ground truth).
-    pub reported: crate::check::Reported,
     /// Every core input, for replay files.
     pub inputs: Option<Vec<(Now, Event)>>,
     pub trace_hash: u64,
@@ -214,7 +217,8 @@ impl World {
             queue: Queue::default(),
             effects: Vec::new(),
             state: State::new(config),
-            journal: Vec::new(),
+            checker: Checker::new(crate::facts_of(&jobs)),
+            adopted: None,
             hosts: Vec::new(),
             next_process: 1,
             jobs,
@@ -225,7 +229,6 @@ impl World {
             events: 0,
             faults: Counts::new(),
             probes: Counts::new(),
-            reported: crate::check::Reported::new(),
             inputs: record_inputs.then(Vec::new),
             trace_hash: 0xcbf2_9ce4_8422_2325,
             hash_trace,
@@ -563,7 +566,7 @@ impl World {
         let process = self.hosts[host].process;
         for (run, held) in orphans {
             let now = self.clock_now(host);
-            let before = self.journal.len();
+            self.adopted = None;
             self.transact(
                 Some(host),
                 now,
@@ -573,10 +576,7 @@ impl World {
                     fence: held.fence,
                 },
             );
-            let adopted = self.journal[before..].iter().any(|r| {
-                matches!(&r.entry, Entry::History(duetime::History::Adopted { run: r2, .. }) if *r2 == run)
-            });
-            if adopted {
+            if self.adopted == Some(run) {
                 self.hosts[host].held.insert(run, held);
             } else {
                 self.hosts[host].orphans.insert(run, held);
@@ -849,7 +849,8 @@ impl World {
             self.hosts[h].shown_at = self.t;
         }
         if let Event::RunFinished { run, outcome, .. } = &event {
-            self.reported.entry(*run).or_default().push(outcome.clone());
+            // The checker's ground truth: every result a process reported.
+            self.checker.reported(*run, outcome);
         }
         let mut effects = std::mem::take(&mut self.effects);
         let wake_before = self.state.next_wake();
@@ -884,7 +885,12 @@ impl World {
                 self.hash(&e);
             }
             match e {
-                Effect::Record(r) => self.journal.push(r),
+                Effect::Record(r) => {
+                    if let Entry::History(duetime::History::Adopted { run, .. }) = &r.entry {
+                        self.adopted = Some(*run);
+                    }
+                    self.checker.record(&r);
+                }
                 Effect::Start {
                     run,
                     job,
@@ -1023,17 +1029,4 @@ impl World {
             self.hosts[host].held.remove(&run);
         }
     }
-
-    /// Journal lines are also effects; expose them for the checker.
-    pub fn records(&self) -> &[Record] {
-        &self.journal
-    }
-}
-
-/// Ledger entries in the journal (for summaries).
-pub fn ledger_count(journal: &[Record]) -> usize {
-    journal
-        .iter()
-        .filter(|r| matches!(r.entry, Entry::Ledger(_)))
-        .count()
 }
