@@ -72,6 +72,11 @@ struct Host {
     shown_at: i64,
     /// True time of the one tick of this incarnation that counts (`epoch` names it).
     wake_at: i64,
+    /// That tick, waiting beside the queue rather than in it: `(time, order, epoch)`. A
+    /// process re-plans its wake often (every commit that brings the store's next wake
+    /// closer); a new plan replaces the old one here instead of leaving it in the queue to
+    /// be popped and ignored.
+    tick: Option<(i64, u64, u64)>,
 }
 
 #[derive(Debug, Clone)]
@@ -131,6 +136,17 @@ struct Queue {
 }
 
 impl Queue {
+    /// The next place in the order of things queued at one time.
+    fn order(&mut self) -> u64 {
+        self.seq += 1;
+        self.seq
+    }
+
+    /// The time and order of the first queued action.
+    fn peek(&self) -> Option<(i64, u64)> {
+        self.heap.peek().map(|Reverse((t, seq, _))| (*t, *seq))
+    }
+
     fn push(&mut self, t: i64, action: Action) {
         self.seq += 1;
         let slot = match self.free.pop() {
@@ -264,6 +280,7 @@ impl World {
                 registered: false,
                 shown_at: i64::MIN,
                 wake_at: i64::MAX,
+                tick: None,
             });
         }
         w
@@ -322,7 +339,29 @@ impl World {
         let heal_at = t0 + self.cfg.safety_ms;
         self.end = heal_at + self.cfg.liveness_ms;
         self.at(heal_at, Action::Heal);
-        while let Some((t, action)) = self.queue.pop() {
+        loop {
+            // The first of the queue and the processes' ticks, by time, then by the order
+            // they were planned in.
+            let tick = self
+                .hosts
+                .iter()
+                .enumerate()
+                .filter_map(|(i, h)| h.tick.map(|(t, seq, _)| (t, seq, i)))
+                .min();
+            let queued = self.queue.peek();
+            let host = match (tick, queued) {
+                (Some((t, seq, i)), Some(q)) if (t, seq) < q => Some(i),
+                (Some((_, _, i)), None) => Some(i),
+                (_, None) => break,
+                _ => None,
+            };
+            let (t, action) = match host {
+                Some(host) => {
+                    let (t, _, epoch) = self.hosts[host].tick.take().expect("found above");
+                    (t, Action::Tick { host, epoch })
+                }
+                None => self.queue.pop().expect("peeked"),
+            };
             if t > self.end {
                 break;
             }
@@ -720,7 +759,8 @@ impl World {
         h.epoch += 1;
         h.wake_at = t;
         let epoch = h.epoch;
-        self.at(t, Action::Tick { host, epoch });
+        let order = self.queue.order();
+        self.hosts[host].tick = Some((t, order, epoch));
     }
 
     /// After a commit: a process asleep past the store's (new) next wake, or past a
