@@ -505,7 +505,11 @@ impl Checker {
             // the neighbours just before `b` need looking at.
             let t = &self.tracks[idx];
             let safe = t.safe_to_repeat;
-            let hi = t.covers.partition_point(|c| c.from <= b);
+            let hi = match t.covers.last() {
+                // Most often the newest cover is the latest.
+                Some(c) if c.from <= b => t.covers.len(),
+                _ => t.covers.partition_point(|c| c.from <= b),
+            };
             let mut lo = hi;
             while lo > 0 && t.covers[lo - 1].to >= a {
                 lo -= 1;
@@ -751,11 +755,24 @@ impl Checker {
         // Accounted due-time ranges, disjoint, ascending by `from`: entries mostly come in
         // due-time order and are pushed.
         let mut accounted: Vec<(i64, i64)> = Vec::with_capacity(t.entries.len());
+        // Where the previous entry ended among the due times: entries mostly follow one
+        // another, and `at` ascends strictly, so a due time found where it is expected is
+        // found where the search would find it.
+        let mut next = 0;
         for &(from, to, count, kind) in &t.entries {
             // S1: the entry names due times the schedule yields, counts them exactly, and
             // accounts none twice.
-            let lo = at.partition_point(|&x| x < from);
-            let hi = at.partition_point(|&x| x <= to);
+            let lo = if at.get(next) == Some(&from) {
+                next
+            } else {
+                at.partition_point(|&x| x < from)
+            };
+            let expected_hi = usize::try_from(count).ok().and_then(|c| lo.checked_add(c));
+            let hi = match expected_hi {
+                Some(h) if h > lo && at.get(h - 1) == Some(&to) => h,
+                _ => at.partition_point(|&x| x <= to),
+            };
+            next = hi;
             let real = (hi - lo) as u64;
             if at.get(lo) != Some(&from) || hi == 0 || at[hi - 1] != to || real != count {
                 self.violation(
