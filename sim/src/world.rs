@@ -182,6 +182,8 @@ pub struct World {
     queue: Queue,
     /// Reused for every step's effects.
     effects: Vec<Effect>,
+    /// Reused for the state's serde round trips.
+    json: Vec<u8>,
     pub state: State,
     /// The checker, fed each journal record and each reported result as they happen: no
     /// journal is kept.
@@ -232,6 +234,7 @@ impl World {
             rng,
             queue: Queue::default(),
             effects: Vec::new(),
+            json: Vec::new(),
             state: State::new(config),
             checker: Checker::new(crate::facts_of(&jobs)),
             adopted: None,
@@ -897,8 +900,11 @@ impl World {
         self.state.step(now, event, &mut effects);
         self.events += 1;
         if self.rng.gen_ratio(1, 1024) {
-            let json = serde_json::to_string(&self.state).expect("state serializes");
-            let copy: State = serde_json::from_str(&json).expect("state deserializes");
+            let mut json = std::mem::take(&mut self.json);
+            json.clear();
+            serde_json::to_writer(&mut json, &self.state).expect("state serializes");
+            let copy: State = serde_json::from_slice(&json).expect("state deserializes");
+            self.json = json;
             assert!(
                 copy == self.state,
                 "S6: the state changed in a serde round trip"
