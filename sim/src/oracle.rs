@@ -97,16 +97,11 @@ impl CronSpec {
         local.and_utc().timestamp() - utc_s
     }
 
-    /// The local time at `utc_s`, asking chrono-tz once per UTC hour when the offset is the
-    /// same at both ends of it: zones change offset at most a few times a year, never twice
-    /// within an hour, so an hour that starts and ends on one offset has it throughout.
-    fn local_cached(
-        &self,
-        utc_s: i64,
-        hour: &mut Option<(i64, Option<i64>)>,
-    ) -> chrono::NaiveDateTime {
-        let h = utc_s.div_euclid(3600);
-        let uniform = match *hour {
+    /// The offset throughout UTC hour `h` if it has one, asking chrono-tz once per hour:
+    /// zones change offset at most a few times a year, never twice within an hour, so an
+    /// hour that starts and ends on one offset has it throughout.
+    fn uniform_offset(&self, h: i64, hour: &mut Option<(i64, Option<i64>)>) -> Option<i64> {
+        match *hour {
             Some((cached, uniform)) if cached == h => uniform,
             _ => {
                 let (a, b) = (self.offset(h * 3600), self.offset(h * 3600 + 3599));
@@ -114,8 +109,48 @@ impl CronSpec {
                 *hour = Some((h, uniform));
                 uniform
             }
-        };
-        match uniform {
+        }
+    }
+
+    /// The local time at `utc_s` (see `uniform_offset`); the date of the local day asked
+    /// about last is kept in `day`, as within a day only the time of day changes.
+    fn local_fast(
+        &self,
+        utc_s: i64,
+        hour: &mut Option<(i64, Option<i64>)>,
+        day: &mut Option<(i64, chrono::NaiveDate)>,
+    ) -> chrono::NaiveDateTime {
+        match self.uniform_offset(utc_s.div_euclid(3600), hour) {
+            Some(offset) => {
+                let s = utc_s + offset;
+                let (d, time_of_day) = (s.div_euclid(86_400), s.rem_euclid(86_400) as u32);
+                let date = match *day {
+                    Some((cached, date)) if cached == d => date,
+                    _ => {
+                        let date = chrono::DateTime::from_timestamp(d * 86_400, 0)
+                            .expect("in range")
+                            .date_naive();
+                        *day = Some((d, date));
+                        date
+                    }
+                };
+                date.and_time(
+                    chrono::NaiveTime::from_num_seconds_from_midnight_opt(time_of_day, 0)
+                        .expect("within a day"),
+                )
+            }
+            None => self.local(utc_s),
+        }
+    }
+
+    /// The local time at `utc_s` (see `uniform_offset`): the walk before it kept dates.
+    #[cfg(test)]
+    fn local_cached(
+        &self,
+        utc_s: i64,
+        hour: &mut Option<(i64, Option<i64>)>,
+    ) -> chrono::NaiveDateTime {
+        match self.uniform_offset(utc_s.div_euclid(3600), hour) {
             Some(offset) => chrono::DateTime::from_timestamp(utc_s + offset, 0)
                 .expect("in range")
                 .naive_utc(),
@@ -152,8 +187,9 @@ impl CronSpec {
         // The uniform hour last asked about folds, and the answer.
         let mut folds: Option<(i64, bool)> = None;
         let mut looked_ahead = i64::MIN;
+        let mut day = None;
         while u <= end {
-            let l = self.local_cached(u, &mut hour);
+            let l = self.local_fast(u, &mut hour, &mut day);
             let offset = l.and_utc().timestamp() - u;
             let h = u.div_euclid(3600);
             let uniform = matches!(hour, Some((c, Some(_))) if c == h);
