@@ -193,6 +193,9 @@ pub struct World {
     hosts: Vec<Host>,
     next_process: u64,
     pub jobs: Vec<SimJob>,
+    /// The name each job was last seen under in an effect (clones, so their addresses stay
+    /// theirs): effects carry the state's copy of a name, found here by address.
+    seen_names: Vec<JobName>,
     removed: Vec<bool>,
     healed: bool,
     /// The latest wall time any process has shown the core, and when the run ends: long
@@ -228,6 +231,7 @@ impl World {
     ) -> World {
         let config = duetime::Config::with_tick(Duration::from_millis(cfg.tick_ms as u64));
         let removed = vec![false; jobs.len()];
+        let seen_names = jobs.iter().map(|j| j.def.name.clone()).collect();
         let mut w = World {
             t: cfg.start_ms,
             cfg,
@@ -241,6 +245,7 @@ impl World {
             hosts: Vec::new(),
             next_process: 1,
             jobs,
+            seen_names,
             removed,
             healed: false,
             max_wall: i64::MIN,
@@ -378,6 +383,8 @@ impl World {
         self.t
     }
 
+    // Called from one place, the loop in `run`; kept inline there.
+    #[inline(always)]
     fn handle(&mut self, action: Action) {
         let fault = matches!(
             action,
@@ -780,6 +787,7 @@ impl World {
     }
 
     /// Whether, by the store's next wake, a tick from this process now has anything to do.
+    #[inline]
     fn work_for(&self, host: usize) -> bool {
         let h = &self.hosts[host];
         !h.draining
@@ -991,9 +999,10 @@ impl World {
         let Some(host) = host.filter(|&h| self.hosts[h].process == process) else {
             return;
         };
-        let Some(sim) = self.jobs.iter().find(|j| j.def.name == job) else {
+        let Some(i) = self.job_index(&job) else {
             return;
         };
+        let sim = &self.jobs[i];
         let b = sim.behaviour.clone();
         let timeout = deadline.as_millis() - self.clock_now(host).wall.as_millis();
         let roll: f64 = self.rng.gen_range(0.0..1.0);
@@ -1043,6 +1052,21 @@ impl World {
                 outcome,
             },
         );
+    }
+
+    /// The world's job named `name`: by address among the names seen last, else by text
+    /// (a deserialized state holds new copies of the names).
+    fn job_index(&mut self, name: &JobName) -> Option<usize> {
+        let by_address = self
+            .seen_names
+            .iter()
+            .position(|n| std::ptr::eq(n.as_str(), name.as_str()));
+        if by_address.is_some() {
+            return by_address;
+        }
+        let i = self.jobs.iter().position(|j| j.def.name == *name)?;
+        self.seen_names[i] = name.clone();
+        Some(i)
     }
 
     fn cancel(&mut self, process: ProcessId, run: RunId, reason: CancelReason) {
