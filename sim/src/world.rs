@@ -485,7 +485,7 @@ impl World {
                     now,
                     Event::RunFinished {
                         process,
-                        job: job.to_string(),
+                        job: job.as_str().to_owned(),
                         run,
                         fence,
                         outcome,
@@ -845,7 +845,7 @@ impl World {
             now,
             Event::RunFinished {
                 process,
-                job: job.to_string(),
+                job: job.as_str().to_owned(),
                 run,
                 fence,
                 outcome,
