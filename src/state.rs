@@ -875,9 +875,10 @@ mod activity_tests {
     #[test]
     fn empty_is_the_default() {
         let mut cases = vec![Activity::default()];
-        let mut a = Activity::default();
-        a.manual = Some(Actor::new("ana"));
-        cases.push(a);
+        cases.push(Activity {
+            manual: Some(Actor::new("ana")),
+            ..Activity::default()
+        });
         let mut a = Activity::default();
         a.manual_recent.push_back(Timestamp::from_millis(1));
         cases.push(a);
