@@ -426,8 +426,8 @@ mod tests {
         }
     }
 
-    /// The oracle's walk, which passes over hours that cannot match and asks about folds
-    /// once per hour, against the plain minute-by-minute walk: the same due times with the
+    /// The oracle's walk, which passes over hours and minutes that cannot match and asks
+    /// about folds once per hour, against the plain minute-by-minute walk: the same due times with the
     /// same daylight-saving marks, from instants that are not whole minutes too.
     #[test]
     fn the_hour_skipping_walk_matches_the_minute_walk() {

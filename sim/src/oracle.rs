@@ -175,8 +175,9 @@ impl CronSpec {
 
     /// Due times in `(after, until]` (milliseconds), by walking UTC minutes. Within a UTC
     /// hour on one offset, the minutes after the first are passed over when neither local
-    /// hour they fall in (its month, day and hour) can match: none of them could, and the
-    /// offset does not change among them, so no daylight-saving gap ends there either.
+    /// hour they fall in (its month, day and hour) can match, and otherwise up to the next
+    /// one whose local minute is in the set: none of those passed over could match, and
+    /// the offset does not change among them, so no daylight-saving gap ends there either.
     fn due_in(&self, after: i64, until: i64, out: &mut Vec<Due>) {
         let fixed = self.fixed_time();
         let m = self.masks();
@@ -257,6 +258,16 @@ impl CronSpec {
                 if !m.hour_matches(&local(u)) && !m.hour_matches(&local(h * 3600 + 3540)) {
                     u = (h + 1) * 3600;
                 }
+            }
+            if uniform && u < (h + 1) * 3600 {
+                // Within the hour, on to the next minute whose local minute is in the
+                // set: those before it cannot match, and no gap ends among them.
+                let minute = (u + offset).div_euclid(60).rem_euclid(60) as u32;
+                let wait = match m.minutes >> minute {
+                    0 => 60 - minute + m.minutes.trailing_zeros(),
+                    ahead => ahead.trailing_zeros(),
+                };
+                u = (u + i64::from(wait) * 60).min((h + 1) * 3600);
             }
         }
     }
