@@ -50,12 +50,66 @@ struct HeldRun {
     fence: Fence,
 }
 
+/// The runs a process holds, ascending by run id (as a `BTreeMap` would keep them): a few
+/// at a time, so a sorted vector, looked up by binary search.
+#[derive(Default)]
+struct HeldRuns(Vec<(RunId, HeldRun)>);
+
+impl HeldRuns {
+    fn find(&self, run: &RunId) -> Result<usize, usize> {
+        self.0.binary_search_by_key(run, |(r, _)| *r)
+    }
+
+    fn contains_key(&self, run: &RunId) -> bool {
+        self.find(run).is_ok()
+    }
+
+    fn get(&self, run: &RunId) -> Option<&HeldRun> {
+        self.find(run).ok().map(|i| &self.0[i].1)
+    }
+
+    fn insert(&mut self, run: RunId, held: HeldRun) -> Option<HeldRun> {
+        match self.find(&run) {
+            Ok(i) => Some(std::mem::replace(&mut self.0[i].1, held)),
+            Err(i) => {
+                self.0.insert(i, (run, held));
+                None
+            }
+        }
+    }
+
+    fn remove(&mut self, run: &RunId) -> Option<HeldRun> {
+        self.find(run).ok().map(|i| self.0.remove(i).1)
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (&RunId, &HeldRun)> {
+        self.0.iter().map(|(r, h)| (r, h))
+    }
+
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    fn clear(&mut self) {
+        self.0.clear();
+    }
+}
+
+impl IntoIterator for HeldRuns {
+    type Item = (RunId, HeldRun);
+    type IntoIter = std::vec::IntoIter<(RunId, HeldRun)>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.into_iter()
+    }
+}
+
 struct Host {
     state: HostState,
     process: ProcessId,
     draining: bool,
     clock: Clock,
-    held: BTreeMap<RunId, HeldRun>,
+    held: HeldRuns,
     /// Runs of crashed incarnations whose children still run: the next incarnation may
     /// adopt them.
     orphans: BTreeMap<RunId, HeldRun>,
@@ -280,7 +334,7 @@ impl World {
                 process: ProcessId(0),
                 draining: false,
                 clock,
-                held: BTreeMap::new(),
+                held: HeldRuns::default(),
                 orphans: BTreeMap::new(),
                 queued: Vec::new(),
                 epoch: 0,
