@@ -175,6 +175,30 @@ pub struct Activity {
     pub missed_recent: VecDeque<(Timestamp, u64)>,
 }
 
+impl Activity {
+    /// Whether it equals `Activity::default()` (every field empty), without building one
+    /// to compare with: `tidy` asks after every visit and every settlement.
+    pub fn is_empty(&self) -> bool {
+        // Named field by field, so a new field cannot be left out.
+        let Activity {
+            pending,
+            run,
+            retry,
+            manual,
+            manual_recent,
+            paused,
+            missed_recent,
+        } = self;
+        pending.is_empty()
+            && run.is_none()
+            && retry.is_none()
+            && manual.is_none()
+            && manual_recent.is_empty()
+            && paused.is_none()
+            && missed_recent.is_empty()
+    }
+}
+
 fn is_zero(n: &u32) -> bool {
     *n == 0
 }
@@ -249,11 +273,7 @@ impl JobRecord {
 
     /// Drops an empty activity box so idle jobs stay small.
     pub fn tidy(&mut self) {
-        if self
-            .activity
-            .as_deref()
-            .is_some_and(|a| *a == Activity::default())
-        {
+        if self.activity.as_deref().is_some_and(Activity::is_empty) {
             self.activity = None;
         }
     }
@@ -843,4 +863,31 @@ pub(crate) fn wake_of(job: &JobRecord, config: &Config) -> Option<Timestamp> {
         consider(job.next_due);
     }
     wake
+}
+
+#[cfg(test)]
+mod activity_tests {
+    use super::Activity;
+    use crate::event::Actor;
+    use crate::time::Timestamp;
+
+    /// `is_empty` answers what comparing with `Activity::default()` answered.
+    #[test]
+    fn empty_is_the_default() {
+        let mut cases = vec![Activity::default()];
+        cases.push(Activity {
+            manual: Some(Actor::new("ana")),
+            ..Activity::default()
+        });
+        let mut a = Activity::default();
+        a.manual_recent.push_back(Timestamp::from_millis(1));
+        cases.push(a);
+        let mut a = Activity::default();
+        a.missed_recent.push_back((Timestamp::from_millis(0), 1));
+        cases.push(a);
+        for a in &cases {
+            assert_eq!(a.is_empty(), *a == Activity::default(), "{a:?}");
+        }
+        assert!(cases[0].is_empty());
+    }
 }

@@ -60,20 +60,20 @@ pub struct Horizon {
     pub check_liveness: bool,
 }
 
-#[derive(Default)]
-struct JobTrack {
-    /// Epochs: schedule text, the instant it applies after, and the removal that ended it.
-    epochs: Vec<(String, i64, Option<i64>)>,
+/// One registration of a job (a job removed and defined again is a new one).
+struct Track {
+    name: JobName,
+    registration: u32,
+    /// From the job's facts, looked up once.
+    safe_to_repeat: bool,
+    pause_after_failures: Option<u32>,
+    /// Epochs: schedule text and the instant it applies after.
+    epochs: Vec<(String, i64)>,
     removed_at: Option<i64>,
     paused: bool,
-    /// Accounted due-time ranges, by `from`.
-    accounted: BTreeMap<i64, (i64, u64)>,
-    /// Started runs: covers and how they ended.
-    starts: Vec<StartTrack>,
-    /// The latest start of each due time covered so far, as disjoint ranges by their first
-    /// due time (an index into `starts`).
-    by_from: BTreeMap<i64, usize>,
-    by_run: RunMap<usize>,
+    /// The latest start of each due time covered so far: disjoint covers, ascending (so
+    /// ascending in `to` too). Starts mostly come in due-time order: a new one is pushed.
+    covers: Vec<Cover>,
     /// The process of the job's latest start.
     last_process: Option<duetime::ProcessId>,
     /// Failed runs since the last success, and whether a pause is owed for them.
@@ -82,11 +82,77 @@ struct JobTrack {
     entries: Vec<(i64, i64, u64, LedgerKind)>,
 }
 
-struct StartTrack {
+impl Track {
+    fn new(name: JobName, registration: u32, facts: &BTreeMap<JobName, JobFacts>) -> Track {
+        let f = facts.get(&name);
+        Track {
+            safe_to_repeat: f.is_some_and(|f| f.safe_to_repeat),
+            pause_after_failures: f.and_then(|f| f.pause_after_failures),
+            name,
+            registration,
+            epochs: Vec::new(),
+            removed_at: None,
+            paused: false,
+            covers: Vec::new(),
+            last_process: None,
+            failures_in_a_row: 0,
+            pause_owed: false,
+            entries: Vec::new(),
+        }
+    }
+
+    /// Marks the end of `run` on the cover it still holds, if any.
+    fn end_cover(&mut self, from: Option<i64>, run: RunId, end: RunEnd) {
+        let Some(from) = from else { return };
+        // Most often the run settling holds the latest cover.
+        let i = match self.covers.last() {
+            Some(c) if c.from == from => self.covers.len() - 1,
+            _ => self.covers.partition_point(|c| c.from < from),
+        };
+        if let Some(c) = self.covers.get_mut(i) {
+            if c.from == from && c.run == run {
+                c.end = Some(end);
+            }
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+struct Cover {
+    from: i64,
+    to: i64,
     run: RunId,
-    covers: Option<(i64, i64)>,
-    at: i64,
     end: Option<RunEnd>,
+}
+
+/// A started run not yet settled (L3 judges those left at the end).
+#[derive(Clone, Copy)]
+struct Start {
+    track: usize,
+    /// Journal order of the start, so L3 reads in a stable order.
+    seq: u64,
+    run: RunId,
+    at: i64,
+    /// Its cover's first due time (the cover's key while it is the latest start there).
+    from: Option<i64>,
+    end: Option<RunEnd>,
+}
+
+/// What the checker holds of a run until it settles: its start and the results reported
+/// for it (each distinct outcome once).
+#[derive(Default)]
+struct OpenRun {
+    start: Option<Start>,
+    /// The first result reported, then any others that differ from it (most runs have
+    /// one, sent once or more).
+    reported: Option<Outcome>,
+    more: Vec<Outcome>,
+}
+
+impl OpenRun {
+    fn reported(&self) -> impl Iterator<Item = &Outcome> {
+        self.reported.iter().chain(&self.more)
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -117,6 +183,41 @@ impl std::hash::Hasher for RunHasher {
 
 type RunMap<V> = std::collections::HashMap<RunId, V, std::hash::BuildHasherDefault<RunHasher>>;
 
+/// A set of run ids: a bit each for the counters a state hands out (dense from 1), a hash
+/// set for any beyond.
+#[derive(Default)]
+struct RunSet {
+    bits: Vec<u64>,
+    far: RunMap<()>,
+}
+
+const DENSE_RUNS: u64 = 1 << 24;
+
+impl RunSet {
+    /// Adds `run`; whether it was there already.
+    fn insert(&mut self, run: RunId) -> bool {
+        if run.0 >= DENSE_RUNS {
+            return self.far.insert(run, ()).is_some();
+        }
+        let (w, b) = ((run.0 / 64) as usize, run.0 % 64);
+        if w >= self.bits.len() {
+            self.bits.resize(w + 1, 0);
+        }
+        let was = self.bits[w] >> b & 1 == 1;
+        self.bits[w] |= 1 << b;
+        was
+    }
+
+    fn contains(&self, run: RunId) -> bool {
+        if run.0 >= DENSE_RUNS {
+            return self.far.contains_key(&run);
+        }
+        self.bits
+            .get((run.0 / 64) as usize)
+            .is_some_and(|w| w >> (run.0 % 64) & 1 == 1)
+    }
+}
+
 /// Counts of rare situations the journal shows; the simulator adds its own.
 pub type Probes = BTreeMap<&'static str, u64>;
 
@@ -135,6 +236,7 @@ pub fn reported_in<'a>(events: impl IntoIterator<Item = &'a duetime::Event>) -> 
     r
 }
 
+/// Checks a whole journal at once: every reported result is known from the start.
 pub fn check(
     journal: &[Record],
     facts: &BTreeMap<JobName, JobFacts>,
@@ -142,290 +244,488 @@ pub fn check(
     horizon: Horizon,
     probes: &mut Probes,
 ) -> Vec<Violation> {
-    let mut v = Vec::new();
-    // A job removed and defined again is a new registration: its due times start afresh.
-    // Tracks by (name, registration), found through the name's current registration; the
-    // journal names the same few jobs over and over, so the last one found is tried first.
-    let mut tracks: Vec<((JobName, u32), JobTrack)> = Vec::new();
-    let mut current: BTreeMap<JobName, usize> = BTreeMap::new();
-    let mut last_hit: Option<(JobName, usize)> = None;
-    let mut settled: RunMap<()> = RunMap::default();
-    let mut lost: RunMap<()> = RunMap::default();
-    let mut probe = |name: &'static str| *probes.entry(name).or_default() += 1;
-    let violation = |v: &mut Vec<Violation>, inv: &'static str, job: &JobName, detail: String| {
-        v.push(Violation {
+    let mut c = Checker::new(facts.clone());
+    for (run, outcomes) in reported {
+        for o in outcomes {
+            c.reported(*run, o);
+        }
+    }
+    for rec in journal {
+        c.record(rec);
+    }
+    c.finish(horizon, probes)
+}
+
+/// The checker as the journal streams: `reported` for each result a process sends (before
+/// the step that reads it), `record` for each journal line, `finish` at the end. It keeps
+/// no journal: per job, its epochs, the ledger entries (S1 and L1 judge them against the
+/// oracle at the end) and the latest start of each covered due time (S2); per run, only
+/// while it is open, its start and its reported results (S3, L3); a bit per run settled
+/// and per run lost (S3, S5).
+pub struct Checker {
+    facts: BTreeMap<JobName, JobFacts>,
+    tracks: Vec<Track>,
+    /// Each name's current registration (an index into `tracks`), in first-seen order.
+    current: Vec<usize>,
+    last_hit: Option<usize>,
+    open: RunMap<OpenRun>,
+    /// Starts that can no longer end (their run was started again, or settled under another
+    /// job's name): only L3 looks at them.
+    stranded: Vec<Start>,
+    starts: u64,
+    settled: RunSet,
+    lost: RunSet,
+    /// The latest wall time any record was written at.
+    latest: Option<i64>,
+    violations: Vec<Violation>,
+    probes: Vec<(&'static str, u64)>,
+}
+
+impl Checker {
+    pub fn new(facts: BTreeMap<JobName, JobFacts>) -> Checker {
+        Checker {
+            facts,
+            tracks: Vec::new(),
+            current: Vec::new(),
+            last_hit: None,
+            open: RunMap::default(),
+            stranded: Vec::new(),
+            starts: 0,
+            settled: RunSet::default(),
+            lost: RunSet::default(),
+            latest: None,
+            violations: Vec::new(),
+            probes: Vec::new(),
+        }
+    }
+
+    /// What the checker knows of the jobs besides the journal.
+    pub fn facts(&self) -> &BTreeMap<JobName, JobFacts> {
+        &self.facts
+    }
+
+    /// A result a process sent for `run` (its settlement must be one of them). Results
+    /// for a run already settled are not kept: a second settlement is an S5 violation
+    /// whatever it says.
+    pub fn reported(&mut self, run: RunId, outcome: &Outcome) {
+        if self.settled.contains(run) {
+            return;
+        }
+        let o = self.open.entry(run).or_default();
+        if o.reported.is_none() {
+            o.reported = Some(outcome.clone());
+        } else if !o.reported().any(|r| r == outcome) {
+            o.more.push(outcome.clone());
+        }
+    }
+
+    fn probe(&mut self, name: &'static str) {
+        self.probe_n(name, 1);
+    }
+
+    /// A probe counted in a short list, found by its name's address first.
+    fn probe_n(&mut self, name: &'static str, n: u64) {
+        if n == 0 {
+            return;
+        }
+        let found = self
+            .probes
+            .iter()
+            .position(|(p, _)| std::ptr::eq(*p, name))
+            .or_else(|| self.probes.iter().position(|(p, _)| *p == name));
+        match found {
+            Some(i) => self.probes[i].1 += n,
+            None => self.probes.push((name, n)),
+        }
+    }
+
+    fn violation(&mut self, inv: &'static str, job: &JobName, detail: String) {
+        self.violations.push(Violation {
             invariant: inv,
             job: job.to_string(),
             detail,
         });
-    };
+    }
 
-    for rec in journal {
-        let mut idx = match &last_hit {
-            Some((name, i)) if same_name(name, &rec.job) => *i,
-            _ => *current.entry(rec.job.clone()).or_insert_with(|| {
-                tracks.push(((rec.job.clone(), 0), JobTrack::default()));
-                tracks.len() - 1
-            }),
+    /// The current registration of `job`, made on first sight. The core hands out clones
+    /// of one name, so names are compared by address first; a name found by its text (the
+    /// state was deserialized since) is kept as the one to compare with next time.
+    fn track_of(&mut self, job: &JobName) -> usize {
+        let same = |t: &Track| std::ptr::eq(t.name.as_str(), job.as_str());
+        if let Some(i) = self.last_hit {
+            if same(&self.tracks[i]) {
+                return i;
+            }
+        }
+        let tracks = &self.tracks;
+        let found = match self.current.iter().find(|&&i| same(&tracks[i])) {
+            Some(&i) => Some(i),
+            None => {
+                let by_text = self
+                    .current
+                    .iter()
+                    .find(|&&i| tracks[i].name.as_str() == job.as_str())
+                    .copied();
+                if let Some(i) = by_text {
+                    self.tracks[i].name = job.clone();
+                }
+                by_text
+            }
         };
+        let i = match found {
+            Some(i) => i,
+            None => {
+                self.tracks.push(Track::new(job.clone(), 0, &self.facts));
+                let i = self.tracks.len() - 1;
+                self.current.push(i);
+                i
+            }
+        };
+        self.last_hit = Some(i);
+        i
+    }
+
+    /// One journal record, in journal order.
+    pub fn record(&mut self, rec: &Record) {
+        let at = rec.at.as_millis();
+        self.latest = Some(self.latest.map_or(at, |l| l.max(at)));
+        let mut idx = self.track_of(&rec.job);
         if matches!(rec.entry, Entry::History(History::Defined { .. }))
-            && tracks[idx].1.removed_at.is_some()
+            && self.tracks[idx].removed_at.is_some()
         {
             // Defined again after removal: a new registration.
-            let reg = tracks[idx].0 .1 + 1;
-            tracks.push(((rec.job.clone(), reg), JobTrack::default()));
-            idx = tracks.len() - 1;
-            current.insert(rec.job.clone(), idx);
+            let reg = self.tracks[idx].registration + 1;
+            self.tracks
+                .push(Track::new(rec.job.clone(), reg, &self.facts));
+            let new = self.tracks.len() - 1;
+            if let Some(c) = self.current.iter_mut().find(|c| **c == idx) {
+                *c = new;
+            }
+            idx = new;
+            self.last_hit = Some(idx);
         }
-        if last_hit.as_ref().is_none_or(|(_, i)| *i != idx) {
-            last_hit = Some((rec.job.clone(), idx));
-        }
-        let t = &mut tracks[idx].1;
         match &rec.entry {
-            Entry::History(h) => {
-                match h {
-                    History::Defined { schedule, from, .. } => {
-                        t.epochs
-                            .push((schedule.to_string(), from.as_millis(), None));
-                        if t.epochs.len() > 1 {
-                            probe("rescheduled");
-                        }
-                    }
-                    History::Removed { .. } => {
-                        t.removed_at = Some(rec.at.as_millis());
-                        if let Some(last) = t.epochs.last_mut() {
-                            last.2 = Some(rec.at.as_millis());
-                        }
-                    }
-                    History::Paused { by, .. } => {
-                        t.paused = true;
-                        t.pause_owed = false;
-                        if let duetime::PausedBy::System { reason } = by {
-                            probe("paused by the system");
-                            if reason.contains("failed runs in a row") {
-                                probe("paused after failures in a row");
-                            }
-                        }
-                    }
-                    History::Resumed { .. } => t.paused = false,
-                    History::Started {
-                        run,
-                        covers,
-                        trigger,
-                        process,
-                        ..
-                    } => {
-                        if *trigger == duetime::Trigger::Retry
-                            && t.last_process.is_some_and(|p| p != *process)
-                        {
-                            probe("retry crossing a restart");
-                        }
-                        t.last_process = Some(*process);
-                        if t.pause_owed && *trigger != duetime::Trigger::Manual {
-                            violation(
-                                &mut v,
-                                "P1",
-                                &rec.job,
-                                format!(
-                                    "{run} started after {} failed runs in a row, with no pause",
-                                    t.failures_in_a_row
-                                ),
-                            );
-                            t.pause_owed = false;
-                        }
-                        let covers = covers.map(|c| (c.from.as_millis(), c.to.as_millis()));
-                        match trigger {
-                            duetime::Trigger::Repeat => probe("lost run of a safe job repeated"),
-                            duetime::Trigger::Retry => probe("retry started"),
-                            duetime::Trigger::Manual => probe("manual run"),
-                            duetime::Trigger::Buffered => probe("buffered overlap run"),
-                            duetime::Trigger::CatchUp => probe("catch-up run"),
-                            duetime::Trigger::Schedule => {}
-                        }
-                        if let Some((a, b)) = covers {
-                            // S2: every earlier start covering any of these due times must have
-                            // ended known-failed (or lost, for a job safe to repeat).
-                            let safe = facts.get(&rec.job).is_some_and(|f| f.safe_to_repeat);
-                            // Covers kept disjoint: the newest start of any due time replaces
-                            // the older ones it overlaps, so only neighbours need looking at.
-                            let mut overlapping = Vec::new();
-                            for (&from, &i) in t.by_from.range(..=b).rev() {
-                                let Some((_, to)) = t.starts[i].covers else {
-                                    continue;
-                                };
-                                if to < a {
-                                    break;
-                                }
-                                overlapping.push((from, i));
-                            }
-                            let earlier = overlapping.iter().map(|(f, i)| (f, i));
-                            for (_, &i) in earlier {
-                                let s = &t.starts[i];
-                                let Some((sa, sb)) = s.covers else { continue };
-                                if sa > b || sb < a {
-                                    continue;
-                                }
-                                let ok = match s.end {
-                                    Some(RunEnd::Failed) => true,
-                                    Some(RunEnd::Lost) => safe,
-                                    _ => false,
-                                };
-                                if !ok {
-                                    violation(
-                                    &mut v,
-                                    "S2",
-                                    &rec.job,
-                                    format!(
-                                        "{run} started at {} covering {}..{} while {} (covering {}..{}) had not failed{}",
-                                        rec.at,
-                                        ts(a),
-                                        ts(b),
-                                        s.run,
-                                        ts(sa),
-                                        ts(sb),
-                                        if s.end == Some(RunEnd::Lost) { " (it was lost; the job is not safe to repeat)" } else { "" }
-                                    ),
-                                );
-                                }
-                            }
-                            for (from, _) in &overlapping {
-                                t.by_from.remove(from);
-                            }
-                            t.by_from.insert(a, t.starts.len());
-                        }
-                        t.by_run.insert(*run, t.starts.len());
-                        t.starts.push(StartTrack {
-                            run: *run,
-                            covers,
-                            at: rec.at.as_millis(),
-                            end: None,
-                        });
-                    }
-                    History::Settled { run, outcome, .. } => {
-                        // S3: a run is settled only by a result reported for that very run (or
-                        // by the core's own timeout), never by someone else's stale result.
-                        let sent = reported
-                            .get(run)
-                            .is_some_and(|o| o.iter().any(|o| outcome_matches(o, outcome)));
-                        if !sent && *outcome != Outcome::TimedOut {
-                            violation(&mut v, "S3", &rec.job, format!("{run} settled {outcome} though no such result was reported for it"));
-                        }
-                        if settled.insert(*run, ()).is_some() {
-                            violation(&mut v, "S5", &rec.job, format!("{run} settled twice"));
-                        }
-                        if lost.contains_key(run) {
-                            violation(
-                                &mut v,
-                                "S3",
-                                &rec.job,
-                                format!("{run} settled after it was recorded lost"),
-                            );
-                        }
-                        let end = if matches!(outcome, Outcome::Ok | Outcome::Skipped) {
-                            RunEnd::Done
-                        } else {
-                            RunEnd::Failed
-                        };
-                        if matches!(outcome, Outcome::TimedOut) {
-                            probe("run timed out");
-                        }
-                        if let Some(&i) = t.by_run.get(run) {
-                            t.starts[i].end = Some(end);
-                        }
-                        // P1: `pause_after_failures` failed runs in a row pause the job
-                        // (unless it is paused already).
-                        if end == RunEnd::Done {
-                            t.failures_in_a_row = 0;
-                        } else {
-                            t.failures_in_a_row += 1;
-                            let limit = facts.get(&rec.job).and_then(|f| f.pause_after_failures);
-                            if limit.is_some_and(|n| t.failures_in_a_row >= n) && !t.paused {
-                                t.pause_owed = true;
-                            }
-                        }
-                    }
-                    History::Lost { run } => {
-                        probe("lease expired while running");
-                        lost.insert(*run, ());
-                        if settled.contains_key(run) {
-                            violation(
-                                &mut v,
-                                "S3",
-                                &rec.job,
-                                format!("{run} recorded lost after it was settled"),
-                            );
-                        }
-                        if let Some(&i) = t.by_run.get(run) {
-                            t.starts[i].end = Some(RunEnd::Lost);
-                        }
-                    }
-                    History::StaleResult { .. } => probe("stale result refused"),
-                    History::Adopted { .. } => probe("run adopted by a later incarnation"),
-                    History::CancelSent { .. } => probe("timeout cancel sent"),
-                    _ => {}
+            Entry::History(h) => self.history(idx, rec, h),
+            Entry::Ledger(e) => self.ledger(idx, rec, e),
+        }
+    }
+
+    fn history(&mut self, idx: usize, rec: &Record, h: &History) {
+        let at = rec.at.as_millis();
+        match h {
+            History::Defined { schedule, from, .. } => {
+                let t = &mut self.tracks[idx];
+                t.epochs.push((schedule.to_string(), from.as_millis()));
+                if t.epochs.len() > 1 {
+                    self.probe("rescheduled");
                 }
             }
-            Entry::Ledger(e) => {
-                let (from, to) = (e.from.as_millis(), e.to.as_millis());
-                match e.kind {
-                    LedgerKind::Missed { cause, action } => {
-                        probe(match (cause, action) {
-                            (MissCause::Overlap, _) => "overlap recorded",
-                            (MissCause::ClockJump, MissAction::CaughtUp { .. }) => {
-                                "catch-up after a clock jump"
-                            }
-                            (MissCause::ClockJump, _) => "clock jump skipped due times",
-                            (MissCause::Down, MissAction::CaughtUp { .. }) => {
-                                "catch-up after downtime"
-                            }
-                            (MissCause::Down, _) => "downtime skipped due times",
-                            (MissCause::Paused, _) => "paused due times",
-                            (MissCause::TooLate, _) => "too late for the catch-up window",
-                            (MissCause::Removed, _) => "removed with due times",
-                            (MissCause::Rescheduled, _) => "rescheduled due times",
-                            _ => "other missed",
-                        });
-                        if e.count >= 1000 {
-                            probe("required batch of 1000");
-                        }
+            History::Removed { .. } => self.tracks[idx].removed_at = Some(at),
+            History::Paused { by, .. } => {
+                let t = &mut self.tracks[idx];
+                t.paused = true;
+                t.pause_owed = false;
+                if let duetime::PausedBy::System { reason } = by {
+                    self.probe("paused by the system");
+                    if reason.contains("failed runs in a row") {
+                        self.probe("paused after failures in a row");
                     }
-                    LedgerKind::FailedOut { .. } => probe("failed out"),
-                    LedgerKind::Lost { .. } => probe("lost run of a job not safe to repeat"),
-                    LedgerKind::Ran { .. } => {}
                 }
-                if let LedgerKind::Ran { run, .. }
-                | LedgerKind::FailedOut { run }
-                | LedgerKind::Missed {
-                    action: MissAction::CaughtUp { run },
-                    ..
-                } = e.kind
+            }
+            History::Resumed { .. } => self.tracks[idx].paused = false,
+            History::Started {
+                run,
+                covers,
+                trigger,
+                process,
+                ..
+            } => self.started(idx, rec, *run, covers.as_ref(), *trigger, *process),
+            History::Settled { run, outcome, .. } => self.settled(idx, rec, *run, outcome),
+            History::Lost { run } => {
+                let run = *run;
+                self.probe("lease expired while running");
+                self.lost.insert(run);
+                if self.settled.contains(run) {
+                    self.violation(
+                        "S3",
+                        &rec.job,
+                        format!("{run} recorded lost after it was settled"),
+                    );
+                }
+                if let Some(s) = self
+                    .open
+                    .get_mut(&run)
+                    .and_then(|o| o.start.as_mut())
+                    .filter(|s| s.track == idx)
                 {
-                    if lost.contains_key(&run) {
-                        violation(
-                            &mut v,
-                            "S3",
-                            &rec.job,
-                            format!("ledger names {run} after it was recorded lost"),
-                        );
-                    }
+                    s.end = Some(RunEnd::Lost);
+                    let from = s.from;
+                    self.tracks[idx].end_cover(from, run, RunEnd::Lost);
                 }
-                t.entries.push((from, to, e.count, e.kind));
+            }
+            History::StaleResult { .. } => self.probe("stale result refused"),
+            History::Adopted { .. } => self.probe("run adopted by a later incarnation"),
+            History::CancelSent { .. } => self.probe("timeout cancel sent"),
+            _ => {}
+        }
+    }
+
+    fn started(
+        &mut self,
+        idx: usize,
+        rec: &Record,
+        run: RunId,
+        covers: Option<&duetime::Covers>,
+        trigger: duetime::Trigger,
+        process: duetime::ProcessId,
+    ) {
+        let t = &mut self.tracks[idx];
+        let crossing =
+            trigger == duetime::Trigger::Retry && t.last_process.is_some_and(|p| p != process);
+        t.last_process = Some(process);
+        let owed = t.pause_owed && trigger != duetime::Trigger::Manual;
+        if owed {
+            t.pause_owed = false;
+        }
+        let in_a_row = t.failures_in_a_row;
+        if crossing {
+            self.probe("retry crossing a restart");
+        }
+        if owed {
+            // P1: after `pause_after_failures` failed runs in a row the job must be paused
+            // before anything but a manual run starts.
+            self.violation(
+                "P1",
+                &rec.job,
+                format!("{run} started after {in_a_row} failed runs in a row, with no pause"),
+            );
+        }
+        let covers = covers.map(|c| (c.from.as_millis(), c.to.as_millis()));
+        match trigger {
+            duetime::Trigger::Repeat => self.probe("lost run of a safe job repeated"),
+            duetime::Trigger::Retry => self.probe("retry started"),
+            duetime::Trigger::Manual => self.probe("manual run"),
+            duetime::Trigger::Buffered => self.probe("buffered overlap run"),
+            duetime::Trigger::CatchUp => self.probe("catch-up run"),
+            duetime::Trigger::Schedule => {}
+        }
+        if let Some((a, b)) = covers {
+            // S2: every earlier start covering any of these due times must have ended
+            // known-failed (or lost, for a job safe to repeat). Covers are kept disjoint:
+            // the newest start of any due time replaces the older ones it overlaps, so only
+            // the neighbours just before `b` need looking at.
+            let t = &self.tracks[idx];
+            let safe = t.safe_to_repeat;
+            let hi = match t.covers.last() {
+                // Most often the newest cover is the latest.
+                Some(c) if c.from <= b => t.covers.len(),
+                _ => t.covers.partition_point(|c| c.from <= b),
+            };
+            let mut lo = hi;
+            while lo > 0 && t.covers[lo - 1].to >= a {
+                lo -= 1;
+            }
+            let mut broken = Vec::new();
+            for s in t.covers[lo..hi].iter().rev() {
+                let ok = match s.end {
+                    Some(RunEnd::Failed) => true,
+                    Some(RunEnd::Lost) => safe,
+                    _ => false,
+                };
+                if !ok {
+                    broken.push(format!(
+                        "{run} started at {} covering {}..{} while {} (covering {}..{}) had not failed{}",
+                        rec.at,
+                        ts(a),
+                        ts(b),
+                        s.run,
+                        ts(s.from),
+                        ts(s.to),
+                        if s.end == Some(RunEnd::Lost) { " (it was lost; the job is not safe to repeat)" } else { "" }
+                    ));
+                }
+            }
+            for detail in broken {
+                self.violation("S2", &rec.job, detail);
+            }
+            let cover = Cover {
+                from: a,
+                to: b,
+                run,
+                end: None,
+            };
+            let t = &mut self.tracks[idx];
+            if lo == t.covers.len() {
+                t.covers.push(cover);
+            } else {
+                t.covers.splice(lo..hi, [cover]);
+            }
+        }
+        let start = Start {
+            track: idx,
+            seq: self.starts,
+            run,
+            at: rec.at.as_millis(),
+            from: covers.map(|c| c.0),
+            end: None,
+        };
+        self.starts += 1;
+        let o = self.open.entry(run).or_default();
+        if let Some(old) = o.start.replace(start) {
+            // The same run started again: the older start can no longer end.
+            if old.end.is_none() {
+                self.stranded.push(old);
             }
         }
     }
 
-    // Processes whose clocks ran ahead account due times beyond the true end; no entry can
-    // lie beyond the latest wall time any record was written at.
-    let latest = journal
-        .iter()
-        .map(|r| r.at.as_millis())
-        .max()
-        .unwrap_or(horizon.end)
-        .max(horizon.end);
-    // Judged in (name, registration) order, so violations read in a stable order.
-    tracks.sort_by(|a, b| a.0.cmp(&b.0));
-    for ((name, _), t) in &tracks {
-        let Some(f) = facts.get(name) else { continue };
+    fn settled(&mut self, idx: usize, rec: &Record, run: RunId, outcome: &Outcome) {
+        if self.settled.insert(run) {
+            self.violation("S5", &rec.job, format!("{run} settled twice"));
+        } else {
+            // S3: a run is settled only by a result reported for that very run (or by the
+            // core's own timeout), never by someone else's stale result.
+            let sent = self
+                .open
+                .get(&run)
+                .is_some_and(|o| o.reported().any(|o| outcome_matches(o, outcome)));
+            if !sent && *outcome != Outcome::TimedOut {
+                self.violation(
+                    "S3",
+                    &rec.job,
+                    format!("{run} settled {outcome} though no such result was reported for it"),
+                );
+            }
+        }
+        if self.lost.contains(run) {
+            self.violation(
+                "S3",
+                &rec.job,
+                format!("{run} settled after it was recorded lost"),
+            );
+        }
+        let end = if matches!(outcome, Outcome::Ok | Outcome::Skipped) {
+            RunEnd::Done
+        } else {
+            RunEnd::Failed
+        };
+        if matches!(outcome, Outcome::TimedOut) {
+            self.probe("run timed out");
+        }
+        // The run is closed: what the checker held of it goes (a start under another
+        // registration or name stays open for L3, as it never ended).
+        if let Some(o) = self.open.remove(&run) {
+            if let Some(s) = o.start {
+                if s.track == idx {
+                    self.tracks[idx].end_cover(s.from, run, end);
+                } else if s.end.is_none() {
+                    self.stranded.push(s);
+                }
+            }
+        }
+        // P1: `pause_after_failures` failed runs in a row pause the job (unless it is
+        // paused already).
+        let t = &mut self.tracks[idx];
+        if end == RunEnd::Done {
+            t.failures_in_a_row = 0;
+        } else {
+            t.failures_in_a_row += 1;
+            if t.pause_after_failures
+                .is_some_and(|n| t.failures_in_a_row >= n)
+                && !t.paused
+            {
+                t.pause_owed = true;
+            }
+        }
+    }
+
+    fn ledger(&mut self, idx: usize, rec: &Record, e: &duetime::LedgerEntry) {
+        let (from, to) = (e.from.as_millis(), e.to.as_millis());
+        match e.kind {
+            LedgerKind::Missed { cause, action } => {
+                self.probe(match (cause, action) {
+                    (MissCause::Overlap, _) => "overlap recorded",
+                    (MissCause::ClockJump, MissAction::CaughtUp { .. }) => {
+                        "catch-up after a clock jump"
+                    }
+                    (MissCause::ClockJump, _) => "clock jump skipped due times",
+                    (MissCause::Down, MissAction::CaughtUp { .. }) => "catch-up after downtime",
+                    (MissCause::Down, _) => "downtime skipped due times",
+                    (MissCause::Paused, _) => "paused due times",
+                    (MissCause::TooLate, _) => "too late for the catch-up window",
+                    (MissCause::Removed, _) => "removed with due times",
+                    (MissCause::Rescheduled, _) => "rescheduled due times",
+                    _ => "other missed",
+                });
+                if e.count >= 1000 {
+                    self.probe("required batch of 1000");
+                }
+            }
+            LedgerKind::FailedOut { .. } => self.probe("failed out"),
+            LedgerKind::Lost { .. } => self.probe("lost run of a job not safe to repeat"),
+            LedgerKind::Ran { .. } => {}
+        }
+        if let LedgerKind::Ran { run, .. }
+        | LedgerKind::FailedOut { run }
+        | LedgerKind::Missed {
+            action: MissAction::CaughtUp { run },
+            ..
+        } = e.kind
+        {
+            if self.lost.contains(run) {
+                self.violation(
+                    "S3",
+                    &rec.job,
+                    format!("ledger names {run} after it was recorded lost"),
+                );
+            }
+        }
+        self.tracks[idx].entries.push((from, to, e.count, e.kind));
+    }
+
+    /// The judgements that need the whole run: S1 against the oracle, L1-L3 at the
+    /// horizon. Adds this run's probe counts to `probes`.
+    pub fn finish(mut self, horizon: Horizon, probes: &mut Probes) -> Vec<Violation> {
+        // Processes whose clocks ran ahead account due times beyond the true end; no entry
+        // can lie beyond the latest wall time any record was written at.
+        let latest = self.latest.unwrap_or(horizon.end).max(horizon.end);
+        // Starts never closed, by registration, in journal order (L3).
+        let mut open: Vec<Start> = self
+            .open
+            .values()
+            .filter_map(|o| o.start)
+            .chain(self.stranded.iter().copied())
+            .filter(|s| s.end.is_none())
+            .collect();
+        open.sort_by_key(|s| (s.track, s.seq));
+        let mut order: Vec<usize> = (0..self.tracks.len()).collect();
+        // Judged in (name, registration) order, so violations read in a stable order.
+        order.sort_by(|&a, &b| {
+            let (a, b) = (&self.tracks[a], &self.tracks[b]);
+            (&a.name, a.registration).cmp(&(&b.name, b.registration))
+        });
+        let tracks = std::mem::take(&mut self.tracks);
+        let facts = std::mem::take(&mut self.facts);
+        for i in order {
+            let Some(f) = facts.get(&tracks[i].name) else {
+                continue;
+            };
+            let t = &tracks[i];
+            let starts = {
+                let lo = open.partition_point(|s| s.track < i);
+                let hi = open.partition_point(|s| s.track <= i);
+                &open[lo..hi]
+            };
+            self.judge(t, f, starts, latest, horizon);
+        }
+        for (name, n) in self.probes.drain(..) {
+            *probes.entry(name).or_default() += n;
+        }
+        self.violations
+    }
+
+    fn judge(&mut self, t: &Track, f: &JobFacts, open: &[Start], latest: i64, horizon: Horizon) {
+        let name = &t.name;
         // The oracle's due times for every epoch of the job's life.
         let mut due: Vec<Due> = Vec::new();
         // Owed due times carry no record of when they were found, so an entry may name a
@@ -437,70 +737,86 @@ pub fn check(
             .max()
             .unwrap_or(latest)
             .max(latest);
-        for (i, (text, from, removed)) in t.epochs.iter().enumerate() {
-            let next = t.epochs.get(i + 1).map(|e| e.1);
-            // A removal ends the obligations, not the accounting: a frontier pushed ahead by
-            // a fast clock may have accounted due times past the removal's wall time.
-            let _ = removed;
-            let until = next.unwrap_or(furthest);
+        let mut unknown = Vec::new();
+        for (i, (text, from)) in t.epochs.iter().enumerate() {
+            // A removal ends the obligations, not the accounting: a frontier pushed ahead
+            // by a fast clock may have accounted due times past the removal's wall time.
+            let until = t.epochs.get(i + 1).map_or(furthest, |e| e.1);
             match f.specs.get(text) {
                 Some(spec) => due.extend(spec.due_in(*from, until)),
-                None => violation(
-                    &mut v,
-                    "S1",
-                    name,
-                    format!("defined with a schedule the world never gave: {text}"),
-                ),
+                None => unknown.push(format!(
+                    "defined with a schedule the world never gave: {text}"
+                )),
             }
+        }
+        for detail in unknown {
+            self.violation("S1", name, detail);
         }
         due.sort_by_key(|d| d.at);
         due.dedup_by_key(|d| d.at);
+        let (mut gaps, mut folds) = (0, 0);
         for d in &due {
-            if d.gap {
-                probe("DST gap due time");
-            }
-            if d.fold {
-                probe("DST fold due time");
-            }
+            gaps += u64::from(d.gap);
+            folds += u64::from(d.fold);
         }
+        self.probe_n("DST gap due time", gaps);
+        self.probe_n("DST fold due time", folds);
         let at: Vec<i64> = due.iter().map(|d| d.at).collect();
-        let mut accounted = t.accounted.clone();
+        let required = f.missed == MissedRule::Required;
+        // Accounted due-time ranges, disjoint, ascending by `from`: entries mostly come in
+        // due-time order and are pushed.
+        let mut accounted: Vec<(i64, i64)> = Vec::with_capacity(t.entries.len());
+        // Where the previous entry ended among the due times: entries mostly follow one
+        // another, and `at` ascends strictly, so a due time found where it is expected is
+        // found where the search would find it.
+        let mut next = 0;
         for &(from, to, count, kind) in &t.entries {
             // S1: the entry names due times the schedule yields, counts them exactly, and
             // accounts none twice.
-            let lo = at.partition_point(|&x| x < from);
-            let hi = at.partition_point(|&x| x <= to);
+            let lo = if at.get(next) == Some(&from) {
+                next
+            } else {
+                at.partition_point(|&x| x < from)
+            };
+            let expected_hi = usize::try_from(count).ok().and_then(|c| lo.checked_add(c));
+            let hi = match expected_hi {
+                Some(h) if h > lo && at.get(h - 1) == Some(&to) => h,
+                _ => at.partition_point(|&x| x <= to),
+            };
+            next = hi;
             let real = (hi - lo) as u64;
             if at.get(lo) != Some(&from) || hi == 0 || at[hi - 1] != to || real != count {
-                violation(
-                    &mut v,
+                self.violation(
                     "S1",
                     name,
                     format!("entry {}..{} ×{count} ({kind:?}) but the oracle has {real} due times there", ts(from), ts(to)),
                 );
                 continue;
             }
-            let overlap_before = accounted
-                .range(..=to)
-                .next_back()
-                .filter(|(_, (end, _))| *end >= from);
-            if let Some((&a, &(b, _))) = overlap_before {
-                violation(
-                    &mut v,
-                    "S1",
-                    name,
-                    format!(
-                        "entry {}..{} ({kind:?}) accounts due times already accounted by {}..{}",
-                        ts(from),
-                        ts(to),
-                        ts(a),
-                        ts(b)
-                    ),
-                );
-                continue;
+            // The last range starting at or before `to`.
+            let pos = if accounted.last().is_none_or(|&(a, _)| a <= to) {
+                accounted.len()
+            } else {
+                accounted.partition_point(|&(a, _)| a <= to)
+            };
+            if let Some(&(a, b)) = pos.checked_sub(1).map(|p| &accounted[p]) {
+                if b >= from {
+                    self.violation(
+                        "S1",
+                        name,
+                        format!(
+                            "entry {}..{} ({kind:?}) accounts due times already accounted by {}..{}",
+                            ts(from),
+                            ts(to),
+                            ts(a),
+                            ts(b)
+                        ),
+                    );
+                    continue;
+                }
             }
-            accounted.insert(from, (to, count));
-            if horizon.check_liveness && f.missed == MissedRule::Required {
+            accounted.insert(pos, (from, to));
+            if horizon.check_liveness && required {
                 if let LedgerKind::Missed {
                     cause,
                     action: MissAction::Skipped,
@@ -513,8 +829,7 @@ pub fn check(
                             | MissCause::Rescheduled
                             | MissCause::Paused
                     ) {
-                        violation(
-                            &mut v,
+                        self.violation(
                             "L2",
                             name,
                             format!(
@@ -528,41 +843,37 @@ pub fn check(
             }
         }
         if !horizon.check_liveness || t.paused || t.removed_at.is_some() {
-            continue;
+            return;
         }
         // L1: everything due long enough ago is accounted.
         let deadline = horizon.end - horizon.settle_bound;
-        let mut missing = Vec::new();
-        let mut ranges = accounted
-            .iter()
-            .map(|(&from, &(to, _))| (from, to))
-            .peekable();
+        let mut missing = 0usize;
+        let mut first_missing = None;
+        let mut ranges = accounted.iter().copied().peekable();
         for &d in at.iter().take_while(|&&d| d <= deadline) {
             while ranges.peek().is_some_and(|&(_, to)| to < d) {
                 ranges.next();
             }
             if ranges.peek().is_none_or(|&(from, _)| from > d) {
-                missing.push(d);
+                missing += 1;
+                first_missing.get_or_insert(d);
             }
         }
-        if let Some(first) = missing.first() {
-            violation(
-                &mut v,
+        if let Some(first) = first_missing {
+            self.violation(
                 "L1",
                 name,
                 format!(
-                    "{} due time(s) from {} on still unaccounted at the end {}",
-                    missing.len(),
-                    ts(*first),
+                    "{missing} due time(s) from {} on still unaccounted at the end {}",
+                    ts(first),
                     ts(horizon.end)
                 ),
             );
         }
         // L3: no run is left open long after it started.
-        for s in &t.starts {
-            if s.end.is_none() && s.at < horizon.end - horizon.run_bound {
-                violation(
-                    &mut v,
+        for s in open {
+            if s.at < horizon.end - horizon.run_bound {
+                self.violation(
                     "L3",
                     name,
                     format!(
@@ -574,13 +885,6 @@ pub fn check(
             }
         }
     }
-    v
-}
-
-/// The same job name, by pointer first: the core hands out clones of one name.
-fn same_name(a: &JobName, b: &JobName) -> bool {
-    let (a, b) = (a.as_str(), b.as_str());
-    std::ptr::eq(a, b) || a == b
 }
 
 fn ts(ms: i64) -> duetime::Timestamp {

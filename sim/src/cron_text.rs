@@ -426,6 +426,45 @@ mod tests {
         }
     }
 
+    /// The oracle's walk, which passes over hours and minutes that cannot match and asks
+    /// about folds once per hour, against the plain minute-by-minute walk: the same due times with the
+    /// same daylight-saving marks, from instants that are not whole minutes too.
+    #[test]
+    fn the_hour_skipping_walk_matches_the_minute_walk() {
+        let zones = [
+            "UTC",
+            "America/New_York",
+            "Europe/London",
+            "Australia/Lord_Howe",
+            "America/Santiago",
+            "Asia/Kolkata",
+            "Asia/Kathmandu",
+        ];
+        let starts = [
+            "2025-03-08T18:00:00Z",
+            "2025-11-01T18:00:00.500Z",
+            "2025-03-29T18:00:00Z",
+            "2025-10-25T17:59:59.999Z",
+            "2025-04-05T06:00:30Z",
+            "2025-09-06T00:00:00Z",
+        ];
+        for zone in zones {
+            for from in starts {
+                for expr in EXPRS {
+                    let schedule = Schedule::cron(expr, Some(zone)).expect("the core accepts it");
+                    let Ok(crate::oracle::Spec::Cron(spec)) = spec_of(&schedule) else {
+                        panic!("{expr} expands to a cron spec");
+                    };
+                    let start = from.parse::<Timestamp>().expect("instant").as_millis();
+                    let end = start + 2 * 86_400_000 + 7_777;
+                    let fast = crate::oracle::Spec::Cron(spec.clone()).due_in(start, end);
+                    let plain = spec.due_in_every_minute(start, end);
+                    assert_eq!(fast, plain, "{expr} in {zone} from {from}");
+                }
+            }
+        }
+    }
+
     #[test]
     fn monthly_and_yearly_macros_over_a_year() {
         for zone in ["UTC", "America/Santiago", "Europe/London"] {

@@ -120,9 +120,6 @@ pub fn run_seed(seed: u64, opts: &Options) -> SeedReport {
     let job_count = jobs.len();
     let tick_ms = cfg.tick_ms as u64;
     let mut world = world::World::new(cfg, rng, jobs, opts.record_inputs, opts.hash_trace);
-    // The journal of the previous seed on this thread lends its (cleared) memory: fresh
-    // megabytes every seed cost more in page faults than the simulation itself.
-    world.journal = JOURNAL.with(|j| std::mem::take(&mut *j.borrow_mut()));
     if opts.readable_trace {
         world.trace = Some(Vec::new());
     }
@@ -147,7 +144,7 @@ pub fn run_seed(seed: u64, opts: &Options) -> SeedReport {
         inputs: world.inputs.take(),
         trace: world.trace.take(),
         tick_ms,
-        facts: facts_of(&world),
+        facts: world.checker.facts().clone(),
         horizon: Some(Horizon {
             end: world.now_ms(),
             settle_bound: SETTLE_BOUND_MS,
@@ -165,13 +162,9 @@ pub fn run_seed(seed: u64, opts: &Options) -> SeedReport {
         return report;
     }
     let horizon = report.horizon.expect("set above");
-    let violations = check::check(
-        &world.journal,
-        &report.facts,
-        &world.reported,
-        horizon,
-        &mut report.probes,
-    );
+    // The checker has followed the journal as it was written; what is left needs the end.
+    let checker = std::mem::replace(&mut world.checker, check::Checker::new(BTreeMap::new()));
+    let violations = checker.finish(horizon, &mut report.probes);
     report.verdict = if violations.iter().any(|v| !v.is_liveness()) {
         Verdict::Safety
     } else if !violations.is_empty() {
@@ -180,22 +173,13 @@ pub fn run_seed(seed: u64, opts: &Options) -> SeedReport {
         Verdict::Held
     };
     report.violations = violations;
-    let mut journal = std::mem::take(&mut world.journal);
-    journal.clear();
-    JOURNAL.with(|j| *j.borrow_mut() = journal);
     report
-}
-
-thread_local! {
-    static JOURNAL: std::cell::RefCell<Vec<duetime::Record>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// What the checker may know besides the journal: each job's oracle specs (every schedule
 /// the world ever gave it) and its rules.
-fn facts_of(world: &world::World) -> BTreeMap<JobName, JobFacts> {
-    world
-        .jobs
-        .iter()
+pub(crate) fn facts_of(jobs: &[gen::SimJob]) -> BTreeMap<JobName, JobFacts> {
+    jobs.iter()
         .map(|j| {
             let mut specs = BTreeMap::new();
             specs.insert(j.def.schedule.to_string(), j.spec.clone());

@@ -53,14 +53,16 @@ struct Masks {
 
 impl Masks {
     fn matches(&self, l: &chrono::NaiveDateTime) -> bool {
+        self.minutes >> l.minute() & 1 == 1 && self.hour_matches(l)
+    }
+
+    /// Whether the local hour of `l` (its month, day and hour) can hold a match.
+    fn hour_matches(&self, l: &chrono::NaiveDateTime) -> bool {
         let has = |mask: u64, v: u32| mask >> v & 1 == 1;
         let dom = has(self.days, l.day());
         let dow = has(self.weekdays, l.weekday().num_days_from_sunday());
         let day_ok = if self.or_days { dom || dow } else { dom && dow };
-        has(self.minutes, l.minute())
-            && has(self.hours, l.hour())
-            && has(self.months, l.month())
-            && day_ok
+        has(self.hours, l.hour()) && has(self.months, l.month()) && day_ok
     }
 }
 
@@ -95,16 +97,11 @@ impl CronSpec {
         local.and_utc().timestamp() - utc_s
     }
 
-    /// The local time at `utc_s`, asking chrono-tz once per UTC hour when the offset is the
-    /// same at both ends of it: zones change offset at most a few times a year, never twice
-    /// within an hour, so an hour that starts and ends on one offset has it throughout.
-    fn local_cached(
-        &self,
-        utc_s: i64,
-        hour: &mut Option<(i64, Option<i64>)>,
-    ) -> chrono::NaiveDateTime {
-        let h = utc_s.div_euclid(3600);
-        let uniform = match *hour {
+    /// The offset throughout UTC hour `h` if it has one, asking chrono-tz once per hour:
+    /// zones change offset at most a few times a year, never twice within an hour, so an
+    /// hour that starts and ends on one offset has it throughout.
+    fn uniform_offset(&self, h: i64, hour: &mut Option<(i64, Option<i64>)>) -> Option<i64> {
+        match *hour {
             Some((cached, uniform)) if cached == h => uniform,
             _ => {
                 let (a, b) = (self.offset(h * 3600), self.offset(h * 3600 + 3599));
@@ -112,8 +109,48 @@ impl CronSpec {
                 *hour = Some((h, uniform));
                 uniform
             }
-        };
-        match uniform {
+        }
+    }
+
+    /// The local time at `utc_s` (see `uniform_offset`); the date of the local day asked
+    /// about last is kept in `day`, as within a day only the time of day changes.
+    fn local_fast(
+        &self,
+        utc_s: i64,
+        hour: &mut Option<(i64, Option<i64>)>,
+        day: &mut Option<(i64, chrono::NaiveDate)>,
+    ) -> chrono::NaiveDateTime {
+        match self.uniform_offset(utc_s.div_euclid(3600), hour) {
+            Some(offset) => {
+                let s = utc_s + offset;
+                let (d, time_of_day) = (s.div_euclid(86_400), s.rem_euclid(86_400) as u32);
+                let date = match *day {
+                    Some((cached, date)) if cached == d => date,
+                    _ => {
+                        let date = chrono::DateTime::from_timestamp(d * 86_400, 0)
+                            .expect("in range")
+                            .date_naive();
+                        *day = Some((d, date));
+                        date
+                    }
+                };
+                date.and_time(
+                    chrono::NaiveTime::from_num_seconds_from_midnight_opt(time_of_day, 0)
+                        .expect("within a day"),
+                )
+            }
+            None => self.local(utc_s),
+        }
+    }
+
+    /// The local time at `utc_s` (see `uniform_offset`): the walk before it kept dates.
+    #[cfg(test)]
+    fn local_cached(
+        &self,
+        utc_s: i64,
+        hour: &mut Option<(i64, Option<i64>)>,
+    ) -> chrono::NaiveDateTime {
+        match self.uniform_offset(utc_s.div_euclid(3600), hour) {
             Some(offset) => chrono::DateTime::from_timestamp(utc_s + offset, 0)
                 .expect("in range")
                 .naive_utc(),
@@ -121,8 +158,125 @@ impl CronSpec {
         }
     }
 
-    /// Due times in `(after, until]` (milliseconds), by walking UTC minutes.
+    /// Whether no local time of the uniform UTC hour `h` (offset `offset`) occurs twice.
+    /// A repeated stretch of local time follows a change back; an hour on one offset that
+    /// holds part of one holds its last minute (the change comes after it) or its first
+    /// (the change came before), so asking chrono-tz about those two minutes answers for
+    /// the hour.
+    fn fold_free(&self, h: i64, offset: i64) -> bool {
+        let single = |utc_s: i64| {
+            let l = chrono::DateTime::from_timestamp(utc_s + offset, 0)
+                .expect("in range")
+                .naive_utc();
+            matches!(self.tz.from_local_datetime(&l), LocalResult::Single(_))
+        };
+        single(h * 3600) && single(h * 3600 + 3540)
+    }
+
+    /// Due times in `(after, until]` (milliseconds), by walking UTC minutes. Within a UTC
+    /// hour on one offset, the minutes after the first are passed over when neither local
+    /// hour they fall in (its month, day and hour) can match, and otherwise up to the next
+    /// one whose local minute is in the set: none of those passed over could match, and
+    /// the offset does not change among them, so no daylight-saving gap ends there either.
     fn due_in(&self, after: i64, until: i64, out: &mut Vec<Due>) {
+        let fixed = self.fixed_time();
+        let m = self.masks();
+        let mut u = after.div_euclid(60_000) * 60 + 60; // first whole minute strictly after
+        let end = until.div_euclid(1000);
+        let mut prev_offset = self.offset(u - 60);
+        let mut hour = None;
+        // The uniform hour last asked about folds, and the answer.
+        let mut folds: Option<(i64, bool)> = None;
+        let mut looked_ahead = i64::MIN;
+        let mut day = None;
+        while u <= end {
+            let l = self.local_fast(u, &mut hour, &mut day);
+            let offset = l.and_utc().timestamp() - u;
+            let h = u.div_euclid(3600);
+            let uniform = matches!(hour, Some((c, Some(_))) if c == h);
+            let mut due = None;
+            if m.matches(&l) {
+                let fold_free = uniform
+                    && match folds {
+                        Some((c, free)) if c == h => free,
+                        _ => {
+                            let free = self.fold_free(h, offset);
+                            folds = Some((h, free));
+                            free
+                        }
+                    };
+                let (pass_ok, fold) = if fold_free {
+                    (true, false)
+                } else {
+                    match self.tz.from_local_datetime(&l) {
+                        LocalResult::Ambiguous(first, _) => {
+                            (!fixed || first.timestamp() == u, true)
+                        }
+                        _ => (true, false),
+                    }
+                };
+                if pass_ok {
+                    due = Some(Due {
+                        at: u * 1000,
+                        gap: false,
+                        fold,
+                    });
+                }
+            }
+            if due.is_none() && fixed {
+                // A spring-forward gap just ended at `u` if the offset grew since the
+                // minute before: matching local times inside it all fire now, once.
+                if offset > prev_offset {
+                    let mut gl = self.local(u - 60) + chrono::Duration::minutes(1);
+                    while gl < l {
+                        if m.matches(&gl) {
+                            due = Some(Due {
+                                at: u * 1000,
+                                gap: true,
+                                fold: false,
+                            });
+                            break;
+                        }
+                        gl += chrono::Duration::minutes(1);
+                    }
+                }
+            }
+            if let Some(d) = due {
+                out.push(d);
+            }
+            prev_offset = offset;
+            u += 60;
+            if uniform && looked_ahead != h && u < (h + 1) * 3600 {
+                // The rest of this hour: from `u` to its last minute, under an hour of
+                // local time, so within at most two local hours.
+                looked_ahead = h;
+                let local = |utc_s: i64| {
+                    chrono::DateTime::from_timestamp(utc_s + offset, 0)
+                        .expect("in range")
+                        .naive_utc()
+                };
+                if !m.hour_matches(&local(u)) && !m.hour_matches(&local(h * 3600 + 3540)) {
+                    u = (h + 1) * 3600;
+                }
+            }
+            if uniform && u < (h + 1) * 3600 {
+                // Within the hour, on to the next minute whose local minute is in the
+                // set: those before it cannot match, and no gap ends among them.
+                let minute = (u + offset).div_euclid(60).rem_euclid(60) as u32;
+                let wait = match m.minutes >> minute {
+                    0 => 60 - minute + m.minutes.trailing_zeros(),
+                    ahead => ahead.trailing_zeros(),
+                };
+                u = (u + i64::from(wait) * 60).min((h + 1) * 3600);
+            }
+        }
+    }
+
+    /// The walk before it passed over hours (every minute, a zone lookup for every match),
+    /// kept to check the faster walk against.
+    #[cfg(test)]
+    pub(crate) fn due_in_every_minute(&self, after: i64, until: i64) -> Vec<Due> {
+        let mut out = Vec::new();
         let fixed = self.fixed_time();
         let m = self.masks();
         let mut u = after.div_euclid(60_000) * 60 + 60; // first whole minute strictly after
@@ -175,6 +329,7 @@ impl CronSpec {
             prev_offset = offset;
             u += 60;
         }
+        out
     }
 }
 

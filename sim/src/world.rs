@@ -8,11 +8,12 @@ use std::collections::{BTreeMap, BinaryHeap};
 
 use duetime::{
     Actor, CancelReason, Duration, Effect, Entry, Event, Fence, Held, JobName, Now, Outcome,
-    ProcessId, Record, RunId, State, Timestamp,
+    ProcessId, RunId, State, Timestamp,
 };
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
+use crate::check::Checker;
 use crate::gen::{SimJob, WorldConfig};
 
 /// A wall clock: true time, skewed, drifting and jumped; the monotonic clock only freezes
@@ -49,12 +50,66 @@ struct HeldRun {
     fence: Fence,
 }
 
+/// The runs a process holds, ascending by run id (as a `BTreeMap` would keep them): a few
+/// at a time, so a sorted vector, looked up by binary search.
+#[derive(Default)]
+struct HeldRuns(Vec<(RunId, HeldRun)>);
+
+impl HeldRuns {
+    fn find(&self, run: &RunId) -> Result<usize, usize> {
+        self.0.binary_search_by_key(run, |(r, _)| *r)
+    }
+
+    fn contains_key(&self, run: &RunId) -> bool {
+        self.find(run).is_ok()
+    }
+
+    fn get(&self, run: &RunId) -> Option<&HeldRun> {
+        self.find(run).ok().map(|i| &self.0[i].1)
+    }
+
+    fn insert(&mut self, run: RunId, held: HeldRun) -> Option<HeldRun> {
+        match self.find(&run) {
+            Ok(i) => Some(std::mem::replace(&mut self.0[i].1, held)),
+            Err(i) => {
+                self.0.insert(i, (run, held));
+                None
+            }
+        }
+    }
+
+    fn remove(&mut self, run: &RunId) -> Option<HeldRun> {
+        self.find(run).ok().map(|i| self.0.remove(i).1)
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (&RunId, &HeldRun)> {
+        self.0.iter().map(|(r, h)| (r, h))
+    }
+
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    fn clear(&mut self) {
+        self.0.clear();
+    }
+}
+
+impl IntoIterator for HeldRuns {
+    type Item = (RunId, HeldRun);
+    type IntoIter = std::vec::IntoIter<(RunId, HeldRun)>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.into_iter()
+    }
+}
+
 struct Host {
     state: HostState,
     process: ProcessId,
     draining: bool,
     clock: Clock,
-    held: BTreeMap<RunId, HeldRun>,
+    held: HeldRuns,
     /// Runs of crashed incarnations whose children still run: the next incarnation may
     /// adopt them.
     orphans: BTreeMap<RunId, HeldRun>,
@@ -71,6 +126,11 @@ struct Host {
     shown_at: i64,
     /// True time of the one tick of this incarnation that counts (`epoch` names it).
     wake_at: i64,
+    /// That tick, waiting beside the queue rather than in it: `(time, order, epoch)`. A
+    /// process re-plans its wake often (every commit that brings the store's next wake
+    /// closer); a new plan replaces the old one here instead of leaving it in the queue to
+    /// be popped and ignored.
+    tick: Option<(i64, u64, u64)>,
 }
 
 #[derive(Debug, Clone)]
@@ -130,6 +190,17 @@ struct Queue {
 }
 
 impl Queue {
+    /// The next place in the order of things queued at one time.
+    fn order(&mut self) -> u64 {
+        self.seq += 1;
+        self.seq
+    }
+
+    /// The time and order of the first queued action.
+    fn peek(&self) -> Option<(i64, u64)> {
+        self.heap.peek().map(|Reverse((t, seq, _))| (*t, *seq))
+    }
+
     fn push(&mut self, t: i64, action: Action) {
         self.seq += 1;
         let slot = match self.free.pop() {
@@ -165,11 +236,20 @@ pub struct World {
     queue: Queue,
     /// Reused for every step's effects.
     effects: Vec<Effect>,
+    /// Reused for the state's serde round trips.
+    json: Vec<u8>,
     pub state: State,
-    pub journal: Vec<Record>,
+    /// The checker, fed each journal record and each reported result as they happen: no
+    /// journal is kept.
+    pub checker: Checker,
+    /// The run an `Adopt` just adopted, if it did.
+    adopted: Option<RunId>,
     hosts: Vec<Host>,
     next_process: u64,
     pub jobs: Vec<SimJob>,
+    /// The name each job was last seen under in an effect (clones, so their addresses stay
+    /// theirs): effects carry the state's copy of a name, found here by address.
+    seen_names: Vec<JobName>,
     removed: Vec<bool>,
     healed: bool,
     /// The latest wall time any process has shown the core, and when the run ends: long
@@ -180,8 +260,6 @@ pub struct World {
     pub events: u64,
     pub faults: Counts,
     pub probes: Counts,
-    /// Every result a process reported, by run (the checker's ground truth).
-    pub reported: crate::check::Reported,
     /// Every core input, for replay files.
     pub inputs: Option<Vec<(Now, Event)>>,
     pub trace_hash: u64,
@@ -207,17 +285,21 @@ impl World {
     ) -> World {
         let config = duetime::Config::with_tick(Duration::from_millis(cfg.tick_ms as u64));
         let removed = vec![false; jobs.len()];
+        let seen_names = jobs.iter().map(|j| j.def.name.clone()).collect();
         let mut w = World {
             t: cfg.start_ms,
             cfg,
             rng,
             queue: Queue::default(),
             effects: Vec::new(),
+            json: Vec::new(),
             state: State::new(config),
-            journal: Vec::new(),
+            checker: Checker::new(crate::facts_of(&jobs)),
+            adopted: None,
             hosts: Vec::new(),
             next_process: 1,
             jobs,
+            seen_names,
             removed,
             healed: false,
             max_wall: i64::MIN,
@@ -225,7 +307,6 @@ impl World {
             events: 0,
             faults: Counts::new(),
             probes: Counts::new(),
-            reported: crate::check::Reported::new(),
             inputs: record_inputs.then(Vec::new),
             trace_hash: 0xcbf2_9ce4_8422_2325,
             hash_trace,
@@ -253,7 +334,7 @@ impl World {
                 process: ProcessId(0),
                 draining: false,
                 clock,
-                held: BTreeMap::new(),
+                held: HeldRuns::default(),
                 orphans: BTreeMap::new(),
                 queued: Vec::new(),
                 epoch: 0,
@@ -261,6 +342,7 @@ impl World {
                 registered: false,
                 shown_at: i64::MIN,
                 wake_at: i64::MAX,
+                tick: None,
             });
         }
         w
@@ -319,7 +401,29 @@ impl World {
         let heal_at = t0 + self.cfg.safety_ms;
         self.end = heal_at + self.cfg.liveness_ms;
         self.at(heal_at, Action::Heal);
-        while let Some((t, action)) = self.queue.pop() {
+        loop {
+            // The first of the queue and the processes' ticks, by time, then by the order
+            // they were planned in.
+            let tick = self
+                .hosts
+                .iter()
+                .enumerate()
+                .filter_map(|(i, h)| h.tick.map(|(t, seq, _)| (t, seq, i)))
+                .min();
+            let queued = self.queue.peek();
+            let host = match (tick, queued) {
+                (Some((t, seq, i)), Some(q)) if (t, seq) < q => Some(i),
+                (Some((_, _, i)), None) => Some(i),
+                (_, None) => break,
+                _ => None,
+            };
+            let (t, action) = match host {
+                Some(host) => {
+                    let (t, _, epoch) = self.hosts[host].tick.take().expect("found above");
+                    (t, Action::Tick { host, epoch })
+                }
+                None => self.queue.pop().expect("peeked"),
+            };
             if t > self.end {
                 break;
             }
@@ -333,6 +437,8 @@ impl World {
         self.t
     }
 
+    // Called from one place, the loop in `run`; kept inline there.
+    #[inline(always)]
     fn handle(&mut self, action: Action) {
         let fault = matches!(
             action,
@@ -433,7 +539,7 @@ impl World {
                     now,
                     Event::RunFinished {
                         process,
-                        job: job.to_string(),
+                        job: job.as_str().to_owned(),
                         run,
                         fence,
                         outcome,
@@ -563,7 +669,7 @@ impl World {
         let process = self.hosts[host].process;
         for (run, held) in orphans {
             let now = self.clock_now(host);
-            let before = self.journal.len();
+            self.adopted = None;
             self.transact(
                 Some(host),
                 now,
@@ -573,10 +679,7 @@ impl World {
                     fence: held.fence,
                 },
             );
-            let adopted = self.journal[before..].iter().any(|r| {
-                matches!(&r.entry, Entry::History(duetime::History::Adopted { run: r2, .. }) if *r2 == run)
-            });
-            if adopted {
+            if self.adopted == Some(run) {
                 self.hosts[host].held.insert(run, held);
             } else {
                 self.hosts[host].orphans.insert(run, held);
@@ -720,7 +823,8 @@ impl World {
         h.epoch += 1;
         h.wake_at = t;
         let epoch = h.epoch;
-        self.at(t, Action::Tick { host, epoch });
+        let order = self.queue.order();
+        self.hosts[host].tick = Some((t, order, epoch));
     }
 
     /// After a commit: a process asleep past the store's (new) next wake, or past a
@@ -737,6 +841,7 @@ impl World {
     }
 
     /// Whether, by the store's next wake, a tick from this process now has anything to do.
+    #[inline]
     fn work_for(&self, host: usize) -> bool {
         let h = &self.hosts[host];
         !h.draining
@@ -794,7 +899,7 @@ impl World {
             now,
             Event::RunFinished {
                 process,
-                job: job.to_string(),
+                job: job.as_str().to_owned(),
                 run,
                 fence,
                 outcome,
@@ -849,15 +954,19 @@ impl World {
             self.hosts[h].shown_at = self.t;
         }
         if let Event::RunFinished { run, outcome, .. } = &event {
-            self.reported.entry(*run).or_default().push(outcome.clone());
+            // The checker's ground truth: every result a process reported.
+            self.checker.reported(*run, outcome);
         }
         let mut effects = std::mem::take(&mut self.effects);
         let wake_before = self.state.next_wake();
         self.state.step(now, event, &mut effects);
         self.events += 1;
         if self.rng.gen_ratio(1, 1024) {
-            let json = serde_json::to_string(&self.state).expect("state serializes");
-            let copy: State = serde_json::from_str(&json).expect("state deserializes");
+            let mut json = std::mem::take(&mut self.json);
+            json.clear();
+            serde_json::to_writer(&mut json, &self.state).expect("state serializes");
+            let copy: State = serde_json::from_slice(&json).expect("state deserializes");
+            self.json = json;
             assert!(
                 copy == self.state,
                 "S6: the state changed in a serde round trip"
@@ -884,7 +993,12 @@ impl World {
                 self.hash(&e);
             }
             match e {
-                Effect::Record(r) => self.journal.push(r),
+                Effect::Record(r) => {
+                    if let Entry::History(duetime::History::Adopted { run, .. }) = &r.entry {
+                        self.adopted = Some(*run);
+                    }
+                    self.checker.record(&r);
+                }
                 Effect::Start {
                     run,
                     job,
@@ -939,9 +1053,10 @@ impl World {
         let Some(host) = host.filter(|&h| self.hosts[h].process == process) else {
             return;
         };
-        let Some(sim) = self.jobs.iter().find(|j| j.def.name == job) else {
+        let Some(i) = self.job_index(&job) else {
             return;
         };
+        let sim = &self.jobs[i];
         let b = sim.behaviour.clone();
         let timeout = deadline.as_millis() - self.clock_now(host).wall.as_millis();
         let roll: f64 = self.rng.gen_range(0.0..1.0);
@@ -993,6 +1108,21 @@ impl World {
         );
     }
 
+    /// The world's job named `name`: by address among the names seen last, else by text
+    /// (a deserialized state holds new copies of the names).
+    fn job_index(&mut self, name: &JobName) -> Option<usize> {
+        let by_address = self
+            .seen_names
+            .iter()
+            .position(|n| std::ptr::eq(n.as_str(), name.as_str()));
+        if by_address.is_some() {
+            return by_address;
+        }
+        let i = self.jobs.iter().position(|j| j.def.name == *name)?;
+        self.seen_names[i] = name.clone();
+        Some(i)
+    }
+
     fn cancel(&mut self, process: ProcessId, run: RunId, reason: CancelReason) {
         let Some(host) = self
             .hosts
@@ -1023,17 +1153,4 @@ impl World {
             self.hosts[host].held.remove(&run);
         }
     }
-
-    /// Journal lines are also effects; expose them for the checker.
-    pub fn records(&self) -> &[Record] {
-        &self.journal
-    }
-}
-
-/// Ledger entries in the journal (for summaries).
-pub fn ledger_count(journal: &[Record]) -> usize {
-    journal
-        .iter()
-        .filter(|r| matches!(r.entry, Entry::Ledger(_)))
-        .count()
 }
