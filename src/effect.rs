@@ -483,6 +483,19 @@ impl fmt::Display for History {
     }
 }
 
+impl AlertKind {
+    /// What makes two alerts one incident: their kind. A job tells an incident once; it is
+    /// told again only after a success or a person's resume ends it (`JobRecord::incidents`).
+    pub fn incident(&self) -> &'static str {
+        match self {
+            AlertKind::FailedOut { .. } => "failed_out",
+            AlertKind::PausedBySystem { .. } => "paused_by_system",
+            AlertKind::RunLost { .. } => "run_lost",
+            AlertKind::Stalled { .. } => "stalled",
+        }
+    }
+}
+
 impl fmt::Display for AlertKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

@@ -21,7 +21,9 @@ use crate::time::{Duration, Timestamp};
 /// - 1: the first released form (`tests/fixtures/state-v1.json`, still loaded).
 /// - 2: job records may carry `failures_in_a_row` (absent means 0, so a format-1 state
 ///   loads unchanged).
-pub const FORMAT_VERSION: u32 = 2;
+/// - 3: job records may carry `incidents`, the alert kinds told and not yet ended (absent
+///   means none, so format-2 states load unchanged).
+pub const FORMAT_VERSION: u32 = 3;
 
 /// Timing the whole scheduler shares. Defaults: a 30 s tick; leases, lateness grace and the
 /// wait after a timeout's `Cancel` of two ticks each; 20 manual runs per job per hour.
@@ -223,6 +225,11 @@ pub struct JobRecord {
     /// Failed runs since the last success (for `pause_after_failures`).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub failures_in_a_row: u32,
+    /// The incidents this job has alerted (`AlertKind::incident`, in the order told) and
+    /// not yet seen end: an alert of one of these kinds is held back until a success or a
+    /// person's resume clears them, so a job lost or stalled again and again tells it once.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub incidents: Vec<String>,
     /// `def.schedule.next_after(frontier)`, cached.
     #[serde(skip)]
     pub next_due: Option<Timestamp>,
@@ -240,6 +247,7 @@ impl JobRecord {
             activity: None,
             last: None,
             failures_in_a_row: 0,
+            incidents: Vec::new(),
             next_due,
             wake: None,
         }
@@ -744,6 +752,9 @@ impl State {
     }
 }
 
+/// Every `AlertKind::incident` (a test holds this list to the kinds).
+pub const INCIDENTS: [&str; 4] = ["failed_out", "paused_by_system", "run_lost", "stalled"];
+
 /// What one job's record must satisfy on its own and against the counters and config,
 /// whatever the indexes say: part of `check_invariants`, and what `put_parts` checks of a
 /// record before taking it in.
@@ -754,6 +765,14 @@ fn check_record(
     next_fence: u64,
 ) -> Result<(), String> {
     let name = &job.def.name;
+    for (i, incident) in job.incidents.iter().enumerate() {
+        if !INCIDENTS.contains(&incident.as_str()) || job.incidents[..i].contains(incident) {
+            return Err(format!(
+                "{name}: incident {incident:?} is unknown or repeated (known: {})",
+                INCIDENTS.join(", ")
+            ));
+        }
+    }
     let Some(a) = job.act() else { return Ok(()) };
     if a.pending.len() > MAX_OWED_SEGMENTS {
         return Err(format!("{name}: {} owed segments", a.pending.len()));

@@ -261,3 +261,47 @@ fn removing_a_job_closes_its_ledger_and_cancels_its_run() {
     );
     insta::assert_snapshot!(s.trace());
 }
+
+#[test]
+fn a_job_lost_again_and_again_alerts_once_until_a_success_or_a_resume() {
+    let mut s = Story::new();
+    let mut def = job("ping", every("1h"));
+    def.safe_to_repeat = true;
+    s.define("08:59", def);
+    s.start("08:59:30", 1);
+    s.tick("09:00:10", 1);
+    s.crash("09:00:20", 1);
+    s.note("r1's lease lapses: lost, alerted; r2 starts over the same due time");
+    s.start("09:02", 2);
+    s.crash("09:02:10", 2);
+    s.note("r2 lost too: the same incident, not told again");
+    s.start("09:04", 3);
+    s.finish("09:05", 3, Outcome::Ok);
+    s.note("a success ended the incident: the next loss is told");
+    s.tick("10:00:10", 3);
+    s.crash("10:00:20", 3);
+    s.start("10:02", 4);
+    s.command(
+        "10:02:30",
+        "pause",
+        Event::Pause {
+            job: "ping".into(),
+            actor: Actor::new("ana"),
+            note: "looking".into(),
+        },
+    );
+    s.command(
+        "10:03",
+        "resume",
+        Event::Resume {
+            job: "ping".into(),
+            actor: Actor::new("ana"),
+        },
+    );
+    s.crash("10:03:10", 4);
+    s.note("a person's resume also ends it: the next loss is told");
+    s.start("10:05", 5);
+    let trace = s.trace();
+    assert_eq!(trace.matches("ALERT").count(), 3, "{trace}");
+    insta::assert_snapshot!(trace);
+}

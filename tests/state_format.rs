@@ -13,6 +13,7 @@ use serde_json::Value;
 
 const FIXTURE: &str = "tests/fixtures/state-v1.json";
 const FIXTURE_V2: &str = "tests/fixtures/state-v2.json";
+const FIXTURE_V3: &str = "tests/fixtures/state-v3.json";
 /// 2025-01-01T00:00:00Z
 const T0: i64 = 1_735_689_600_000;
 
@@ -388,6 +389,84 @@ fn state_from_format_2_loads_and_keeps_its_failure_counts() {
     assert_eq!(sync["failures_in_a_row"], 1);
 }
 
+/// Writes the format-3 fixture. Run once, when format 3 was current; never again:
+/// `cargo test --test state_format -- --ignored write_v3_fixture`.
+#[test]
+#[ignore]
+fn write_v3_fixture() {
+    assert_eq!(
+        FORMAT_VERSION, 3,
+        "the v3 fixture is written by a v3 build only"
+    );
+    let json = serde_json::to_string_pretty(&rich_state()).unwrap();
+    std::fs::write(FIXTURE_V3, json + "\n").unwrap();
+}
+
+fn fixture_v3() -> Value {
+    let text = std::fs::read_to_string(FIXTURE_V3).expect("the v3 fixture is committed");
+    serde_json::from_str(&text).expect("the v3 fixture is JSON")
+}
+
+/// While format 3 is current, its fixture is exactly what this build writes for the same
+/// events: a change to the stored form must move `FORMAT_VERSION` (and keep the fixtures).
+#[test]
+fn fixture_is_what_this_build_writes_while_format_3_is_current() {
+    if FORMAT_VERSION != 3 {
+        return;
+    }
+    let written = serde_json::to_value(rich_state()).unwrap();
+    assert_eq!(
+        written,
+        fixture_v3(),
+        "the stored form changed: bump FORMAT_VERSION and keep tests/fixtures/state-v*.json \
+         loading (do not regenerate them)"
+    );
+}
+
+#[test]
+fn state_from_format_3_loads_and_keeps_its_incidents() {
+    let v = fixture_v3();
+    assert_eq!(v["format"], 3);
+    let state: State = serde_json::from_value(v).expect("a v3 state loads");
+    state.check_invariants().unwrap();
+    let json = serde_json::to_value(&state).unwrap();
+    let told: Vec<&Value> = json["jobs"]
+        .as_object()
+        .unwrap()
+        .values()
+        .filter(|j| j.get("incidents").is_some())
+        .collect();
+    assert!(!told.is_empty(), "the failed-out job keeps its incident");
+    assert!(
+        told.iter().any(|j| j["incidents"][0] == "failed_out"),
+        "{told:?}"
+    );
+}
+
+#[test]
+fn an_unknown_or_repeated_incident_is_refused() {
+    let mut v = fixture_v3();
+    let job = v["jobs"]
+        .as_object_mut()
+        .unwrap()
+        .values_mut()
+        .find(|j| j.get("incidents").is_some())
+        .unwrap();
+    job["incidents"] = serde_json::json!(["meteor"]);
+    match load_value(v.clone()) {
+        Err(LoadError::Inconsistent { what }) => assert!(what.contains("meteor"), "{what}"),
+        other => panic!("{other:?}"),
+    }
+    let job = v["jobs"]
+        .as_object_mut()
+        .unwrap()
+        .values_mut()
+        .find(|j| j.get("incidents").is_some())
+        .unwrap();
+    job["incidents"] = serde_json::json!(["stalled", "stalled"]);
+    assert!(matches!(load_value(v), Err(LoadError::Inconsistent { .. })));
+}
+
 #[test]
 fn newer_format_is_refused() {
     for format in [FORMAT_VERSION + 1, u32::MAX] {
@@ -529,4 +608,31 @@ fn load_error_texts_name_the_problem() {
         matches!(&err, LoadError::Inconsistent { what } if what.contains("beyond the counter")),
         "{err:?}"
     );
+}
+
+/// A stored state is checked against `INCIDENTS`: every kind of alert must be in it, or a
+/// state holding that incident would be refused on load.
+#[test]
+fn every_alert_kind_is_a_known_incident() {
+    use duetime::state::INCIDENTS;
+    use duetime::AlertKind;
+    let kinds = [
+        AlertKind::FailedOut {
+            run: RunId(1),
+            attempts: 1,
+        },
+        AlertKind::PausedBySystem {
+            reason: "r".into(),
+        },
+        AlertKind::RunLost {
+            run: RunId(1),
+            paused: false,
+        },
+        AlertKind::Stalled {
+            run: RunId(1),
+            running_for: Duration::from_secs(1),
+        },
+    ];
+    let named: Vec<&str> = kinds.iter().map(|k| k.incident()).collect();
+    assert_eq!(named, INCIDENTS);
 }

@@ -1,12 +1,14 @@
 //! The checker: reads only the journal (ledger and history records, including each run's
 //! start) and the oracle's due times, never the core's state, and holds the safety
-//! invariants S1-S5 and the liveness promises L1-L3 of DESIGN.md.
+//! invariants S1-S5 and the liveness promises L1-L3 of DESIGN.md; fed the alerts too, A1
+//! (an incident told once).
 
 use std::collections::BTreeMap;
 use std::fmt;
 
 use duetime::{
-    Entry, History, JobName, LedgerKind, MissAction, MissCause, MissedRule, Outcome, Record, RunId,
+    Alert, AlertKind, Entry, History, JobName, LedgerKind, MissAction, MissCause, MissedRule,
+    Outcome, Record, RunId,
 };
 
 use crate::oracle::{Due, Spec};
@@ -80,6 +82,8 @@ struct Track {
     failures_in_a_row: u32,
     pause_owed: bool,
     entries: Vec<(i64, i64, u64, LedgerKind)>,
+    /// The alert kinds told since the job's last success or resume (A1: each once).
+    told: Vec<&'static str>,
 }
 
 impl Track {
@@ -98,6 +102,7 @@ impl Track {
             failures_in_a_row: 0,
             pause_owed: false,
             entries: Vec::new(),
+            told: Vec::new(),
         }
     }
 
@@ -385,6 +390,30 @@ impl Checker {
         i
     }
 
+    /// An alert the core told (A1: a job tells each kind of incident once until a success
+    /// or a person's resume ends it). The kinds are named here, not by the core.
+    pub fn alert(&mut self, alert: &Alert) {
+        let kind = match alert.kind {
+            AlertKind::FailedOut { .. } => "failed out",
+            AlertKind::PausedBySystem { .. } => "paused by the system",
+            AlertKind::RunLost { .. } => "run lost",
+            AlertKind::Stalled { .. } => "stalled",
+        };
+        let idx = self.track_of(&alert.job);
+        if self.tracks[idx].told.contains(&kind) {
+            self.violation(
+                "A1",
+                &alert.job,
+                format!(
+                    "\"{kind}\" told again at {} with no success or resume since",
+                    alert.at
+                ),
+            );
+        } else {
+            self.tracks[idx].told.push(kind);
+        }
+    }
+
     /// One journal record, in journal order.
     pub fn record(&mut self, rec: &Record) {
         let at = rec.at.as_millis();
@@ -432,7 +461,11 @@ impl Checker {
                     }
                 }
             }
-            History::Resumed { .. } => self.tracks[idx].paused = false,
+            History::Resumed { .. } => {
+                let t = &mut self.tracks[idx];
+                t.paused = false;
+                t.told.clear();
+            }
             History::Started {
                 run,
                 covers,
@@ -444,6 +477,9 @@ impl Checker {
             History::Lost { run } => {
                 let run = *run;
                 self.probe("lease expired while running");
+                if self.tracks[idx].told.contains(&"run lost") {
+                    self.probe("repeated loss held as one incident");
+                }
                 self.lost.insert(run);
                 if self.settled.contains(run) {
                     self.violation(
@@ -603,6 +639,9 @@ impl Checker {
                 &rec.job,
                 format!("{run} settled after it was recorded lost"),
             );
+        }
+        if matches!(outcome, Outcome::Ok | Outcome::Skipped) {
+            self.tracks[idx].told.clear();
         }
         let end = if matches!(outcome, Outcome::Ok | Outcome::Skipped) {
             RunEnd::Done

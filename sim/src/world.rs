@@ -999,6 +999,8 @@ impl World {
                     }
                     self.checker.record(&r);
                 }
+                // Told by the core even when the commit's answer is lost on the way.
+                Effect::Alert(a) => self.checker.alert(&a),
                 Effect::Start {
                     run,
                     job,

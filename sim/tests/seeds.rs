@@ -33,6 +33,7 @@ const PROBES: &[&str] = &[
     "manual run",
     "state round trip",
     "paused after failures in a row",
+    "repeated loss held as one incident",
 ];
 
 #[test]

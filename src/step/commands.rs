@@ -290,6 +290,8 @@ impl State {
             return;
         };
         act.paused = None;
+        // A person looked: what fails from here on is a new incident, told again.
+        record.incidents.clear();
         out.history(&name, History::Resumed { actor });
         self.pass_due_times(seq, out.now, MissCause::Paused, out);
         if let Some(job) = self.jobs.get_mut(&seq) {

@@ -8,7 +8,9 @@ mod due;
 mod runs;
 mod settle;
 
-use crate::effect::{Effect, Entry, History, LedgerEntry, LedgerKind, MissCause, Record};
+use crate::effect::{
+    Alert, AlertKind, Effect, Entry, History, LedgerEntry, LedgerKind, MissCause, Record,
+};
 use crate::event::{Event, Now, ProcessId};
 use crate::job::JobName;
 use crate::state::{ProcessRec, State};
@@ -35,6 +37,23 @@ impl Out<'_> {
             at: self.now,
             job: job.clone(),
             entry: Entry::History(h),
+        }));
+    }
+
+    /// Tells an alert unless the job has told the same incident since its last success or
+    /// a person's resume; every alert goes through here.
+    /// `told` is the job's `JobRecord::incidents` (a field apart, so a transition holding
+    /// the job's run can still alert).
+    pub fn alert(&mut self, told: &mut Vec<String>, job: &JobName, kind: AlertKind) {
+        let incident = kind.incident();
+        if told.iter().any(|t| t == incident) {
+            return;
+        }
+        told.push(incident.to_string());
+        self.effects.push(Effect::Alert(Alert {
+            at: self.now,
+            job: job.clone(),
+            kind,
         }));
     }
 

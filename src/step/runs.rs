@@ -103,14 +103,11 @@ impl State {
         }
         if !run.stall_alerted && now >= run.started.saturating_add(stall_after) {
             run.stall_alerted = true;
-            out.effects.push(Effect::Alert(crate::effect::Alert {
-                at: now,
-                job: name.clone(),
-                kind: AlertKind::Stalled {
-                    run: run.id,
-                    running_for: now.saturating_since(run.started),
-                },
-            }));
+            let kind = AlertKind::Stalled {
+                run: run.id,
+                running_for: now.saturating_since(run.started),
+            };
+            out.alert(&mut job.incidents, &name, kind);
         }
         match run.cancel_sent {
             None if now >= run.deadline => {
@@ -152,14 +149,11 @@ impl State {
         let name = job.def.name.clone();
         out.history(&name, History::Lost { run: run.id });
         let safe = job.def.safe_to_repeat;
-        out.effects.push(Effect::Alert(crate::effect::Alert {
-            at: now,
-            job: name.clone(),
-            kind: AlertKind::RunLost {
-                run: run.id,
-                paused: !safe && run.cover.is_some(),
-            },
-        }));
+        let kind = AlertKind::RunLost {
+            run: run.id,
+            paused: !safe && run.cover.is_some(),
+        };
+        out.alert(&mut job.incidents, &name, kind);
         job.last = Some(LastRun {
             run: run.id,
             at: now,
@@ -224,13 +218,10 @@ impl State {
         if !alert {
             return;
         }
-        out.effects.push(Effect::Alert(crate::effect::Alert {
-            at: out.now,
-            job: name,
-            kind: AlertKind::PausedBySystem {
-                reason: reason.to_string(),
-            },
-        }));
+        let kind = AlertKind::PausedBySystem {
+            reason: reason.to_string(),
+        };
+        out.alert(&mut job.incidents, &name, kind);
     }
 
     /// Starts what waits in line, in order: a retry whose time has come, owed due times

@@ -2,7 +2,7 @@
 //! ledger for what the run covered, failure retries the ORIGINAL due times after a backoff,
 //! and the last allowed failure records them failed out and pauses the job.
 
-use crate::effect::{Alert, AlertKind, History, LedgerKind, MissAction};
+use crate::effect::{AlertKind, History, LedgerKind, MissAction};
 use crate::event::{Fence, Outcome, ProcessId, RunId};
 use crate::state::{LastOutcome, LastRun, RetryWait, State};
 use crate::time::Duration;
@@ -101,6 +101,8 @@ impl State {
         });
         let streak_ended = if outcome.is_success() {
             job.failures_in_a_row = 0;
+            // A success ends the incident: the next failure is told again.
+            job.incidents.clear();
             false
         } else {
             job.failures_in_a_row = job.failures_in_a_row.saturating_add(1);
@@ -169,14 +171,11 @@ impl State {
             outcome: LastOutcome::FailedOut,
         });
         out.ledger(&name, c.from, c.to, c.count, LedgerKind::FailedOut { run });
-        out.effects.push(crate::effect::Effect::Alert(Alert {
-            at: now,
-            job: name,
-            kind: AlertKind::FailedOut {
-                run,
-                attempts: open.attempt,
-            },
-        }));
+        let kind = AlertKind::FailedOut {
+            run,
+            attempts: open.attempt,
+        };
+        out.alert(&mut job.incidents, &name, kind);
         // One incident, one alert: the failed-out alert says the job is paused.
         self.pause_by_system(seq, "retries exhausted", false, out);
     }
