@@ -621,9 +621,7 @@ fn every_alert_kind_is_a_known_incident() {
             run: RunId(1),
             attempts: 1,
         },
-        AlertKind::PausedBySystem {
-            reason: "r".into(),
-        },
+        AlertKind::PausedBySystem { reason: "r".into() },
         AlertKind::RunLost {
             run: RunId(1),
             paused: false,
