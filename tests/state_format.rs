@@ -263,8 +263,39 @@ fn load_value(v: Value) -> Result<State, LoadError> {
 }
 
 fn fixture() -> Value {
-    let text = std::fs::read_to_string(FIXTURE).expect("the v1 fixture is committed");
-    serde_json::from_str(&text).expect("the v1 fixture is JSON")
+    read_fixture(FIXTURE)
+}
+
+/// A committed fixture, as JSON.
+fn read_fixture(path: &str) -> Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path} is committed: {e}"));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path} is JSON: {e}"))
+}
+
+/// Writes the fixture of `format` from `rich_state()`; only a build of that format may.
+fn write_fixture(format: u32, path: &str) {
+    assert_eq!(
+        FORMAT_VERSION, format,
+        "the v{format} fixture is written by a v{format} build only"
+    );
+    let json = serde_json::to_string_pretty(&rich_state()).unwrap();
+    std::fs::create_dir_all("tests/fixtures").unwrap();
+    std::fs::write(path, json + "\n").unwrap();
+}
+
+/// While `format` is current, its fixture is exactly what this build writes for the same
+/// events: a change to the stored form must move `FORMAT_VERSION` (and keep the fixtures).
+fn assert_fixture_is_written_while_current(format: u32, path: &str) {
+    if FORMAT_VERSION != format {
+        return;
+    }
+    let written = serde_json::to_value(rich_state()).unwrap();
+    assert_eq!(
+        written,
+        read_fixture(path),
+        "the stored form changed: bump FORMAT_VERSION and keep tests/fixtures/state-v*.json \
+         loading (do not regenerate them)"
+    );
 }
 
 /// Writes the fixture. Run once, when format 1 was current; never again (the file is what a
@@ -273,13 +304,7 @@ fn fixture() -> Value {
 #[test]
 #[ignore]
 fn write_v1_fixture() {
-    assert_eq!(
-        FORMAT_VERSION, 1,
-        "the v1 fixture is written by a v1 build only"
-    );
-    let json = serde_json::to_string_pretty(&rich_state()).unwrap();
-    std::fs::create_dir_all("tests/fixtures").unwrap();
-    std::fs::write(FIXTURE, json + "\n").unwrap();
+    write_fixture(1, FIXTURE);
 }
 
 #[test]
@@ -344,38 +369,17 @@ fn state_from_format_1_loads() {
 #[test]
 #[ignore]
 fn write_v2_fixture() {
-    assert_eq!(
-        FORMAT_VERSION, 2,
-        "the v2 fixture is written by a v2 build only"
-    );
-    let json = serde_json::to_string_pretty(&rich_state()).unwrap();
-    std::fs::write(FIXTURE_V2, json + "\n").unwrap();
+    write_fixture(2, FIXTURE_V2);
 }
 
-fn fixture_v2() -> Value {
-    let text = std::fs::read_to_string(FIXTURE_V2).expect("the v2 fixture is committed");
-    serde_json::from_str(&text).expect("the v2 fixture is JSON")
-}
-
-/// While format 2 is current, its fixture is exactly what this build writes for the same
-/// events: a change to the stored form must move `FORMAT_VERSION` (and keep the fixtures).
 #[test]
 fn fixture_is_what_this_build_writes_while_format_2_is_current() {
-    if FORMAT_VERSION != 2 {
-        return;
-    }
-    let written = serde_json::to_value(rich_state()).unwrap();
-    assert_eq!(
-        written,
-        fixture_v2(),
-        "the stored form changed: bump FORMAT_VERSION and keep tests/fixtures/state-v*.json \
-         loading (do not regenerate them)"
-    );
+    assert_fixture_is_written_while_current(2, FIXTURE_V2);
 }
 
 #[test]
 fn state_from_format_2_loads_and_keeps_its_failure_counts() {
-    let v = fixture_v2();
+    let v = read_fixture(FIXTURE_V2);
     assert_eq!(v["format"], 2);
     let state: State = serde_json::from_value(v).expect("a v2 state loads");
     state.check_invariants().unwrap();
@@ -394,38 +398,17 @@ fn state_from_format_2_loads_and_keeps_its_failure_counts() {
 #[test]
 #[ignore]
 fn write_v3_fixture() {
-    assert_eq!(
-        FORMAT_VERSION, 3,
-        "the v3 fixture is written by a v3 build only"
-    );
-    let json = serde_json::to_string_pretty(&rich_state()).unwrap();
-    std::fs::write(FIXTURE_V3, json + "\n").unwrap();
+    write_fixture(3, FIXTURE_V3);
 }
 
-fn fixture_v3() -> Value {
-    let text = std::fs::read_to_string(FIXTURE_V3).expect("the v3 fixture is committed");
-    serde_json::from_str(&text).expect("the v3 fixture is JSON")
-}
-
-/// While format 3 is current, its fixture is exactly what this build writes for the same
-/// events: a change to the stored form must move `FORMAT_VERSION` (and keep the fixtures).
 #[test]
 fn fixture_is_what_this_build_writes_while_format_3_is_current() {
-    if FORMAT_VERSION != 3 {
-        return;
-    }
-    let written = serde_json::to_value(rich_state()).unwrap();
-    assert_eq!(
-        written,
-        fixture_v3(),
-        "the stored form changed: bump FORMAT_VERSION and keep tests/fixtures/state-v*.json \
-         loading (do not regenerate them)"
-    );
+    assert_fixture_is_written_while_current(3, FIXTURE_V3);
 }
 
 #[test]
 fn state_from_format_3_loads_and_keeps_its_incidents() {
-    let v = fixture_v3();
+    let v = read_fixture(FIXTURE_V3);
     assert_eq!(v["format"], 3);
     let state: State = serde_json::from_value(v).expect("a v3 state loads");
     state.check_invariants().unwrap();
@@ -445,26 +428,27 @@ fn state_from_format_3_loads_and_keeps_its_incidents() {
 
 #[test]
 fn an_unknown_or_repeated_incident_is_refused() {
-    let mut v = fixture_v3();
-    let job = v["jobs"]
-        .as_object_mut()
-        .unwrap()
-        .values_mut()
-        .find(|j| j.get("incidents").is_some())
-        .unwrap();
-    job["incidents"] = serde_json::json!(["meteor"]);
-    match load_value(v.clone()) {
+    // The v3 fixture with the failed-out job's incidents replaced.
+    let with_incidents = |incidents: Value| {
+        let mut v = read_fixture(FIXTURE_V3);
+        let job = v["jobs"]
+            .as_object_mut()
+            .unwrap()
+            .values_mut()
+            .find(|j| j.get("incidents").is_some())
+            .unwrap();
+        job["incidents"] = incidents;
+        v
+    };
+    match load_value(with_incidents(serde_json::json!(["meteor"]))) {
         Err(LoadError::Inconsistent { what }) => assert!(what.contains("meteor"), "{what}"),
         other => panic!("{other:?}"),
     }
-    let job = v["jobs"]
-        .as_object_mut()
-        .unwrap()
-        .values_mut()
-        .find(|j| j.get("incidents").is_some())
-        .unwrap();
-    job["incidents"] = serde_json::json!(["stalled", "stalled"]);
-    assert!(matches!(load_value(v), Err(LoadError::Inconsistent { .. })));
+    let repeated = with_incidents(serde_json::json!(["stalled", "stalled"]));
+    assert!(matches!(
+        load_value(repeated),
+        Err(LoadError::Inconsistent { .. })
+    ));
 }
 
 #[test]
