@@ -46,9 +46,12 @@ pub enum MissCause {
     Paused,
     /// The previous run was still going.
     Overlap,
-    /// A process's wall clock jumped forward past them.
-    ClockJump,
-    /// The process slept (its monotonic clock stood still while the wall clock moved).
+    /// A process's wall clock was set forward past them (`clock_jump` in states and
+    /// journals written before format 4).
+    #[serde(alias = "clock_jump")]
+    ClockForward,
+    /// The process's machine slept past them (its monotonic clock stood still while the
+    /// wall clock and the clock that counts sleep moved on).
     Asleep,
     /// The definition changed and the new schedule starts from then.
     Rescheduled,
@@ -56,6 +59,18 @@ pub enum MissCause {
     TooLate,
     /// The job was removed.
     Removed,
+}
+
+/// What comparing a process's clocks between two of its events found (see `Now`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClockGapKind {
+    /// The wall clock ran ahead because the machine slept.
+    Asleep,
+    /// The wall clock was set forward.
+    ClockForward,
+    /// The wall clock was set back.
+    ClockBackward,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -303,6 +318,16 @@ pub enum Effect {
     },
     /// Append to the journal, in the same transaction as the state.
     Record(Record),
+    /// A process's wall clock moved `by` more (forward) or less (backward) than its
+    /// monotonic clock between two of its events, beyond `config.clock_jump`. Not a journal
+    /// line (the journal is per job): hosts log it. The due times a forward gap passed are
+    /// recorded in the journal with the gap's cause (`asleep`, `clock_forward`).
+    ClockGap {
+        at: Timestamp,
+        process: ProcessId,
+        kind: ClockGapKind,
+        by: Duration,
+    },
     Alert(Alert),
     /// The answer to a command: the job's new view (none for commands about no one job).
     Reply {
@@ -351,11 +376,21 @@ impl Snake for MissCause {
             MissCause::Down => "down",
             MissCause::Paused => "paused",
             MissCause::Overlap => "overlap",
-            MissCause::ClockJump => "clock_jump",
+            MissCause::ClockForward => "clock_forward",
             MissCause::Asleep => "asleep",
             MissCause::Rescheduled => "rescheduled",
             MissCause::TooLate => "too_late",
             MissCause::Removed => "removed",
+        }
+    }
+}
+
+impl Snake for ClockGapKind {
+    fn snake(&self) -> &'static str {
+        match self {
+            ClockGapKind::Asleep => "asleep",
+            ClockGapKind::ClockForward => "clock_forward",
+            ClockGapKind::ClockBackward => "clock_backward",
         }
     }
 }
@@ -574,6 +609,9 @@ impl fmt::Display for Effect {
                 ..
             }) => write!(f, "history {job}: {h}"),
             Effect::Alert(a) => write!(f, "ALERT {}: {}", a.job, a.kind),
+            Effect::ClockGap {
+                process, kind, by, ..
+            } => write!(f, "CLOCK {process}: {} by {by}", snake(kind)),
             Effect::Reply { job, result } => {
                 let job = job.as_ref().map_or("-", |j| j.as_str());
                 match result {

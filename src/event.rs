@@ -9,22 +9,43 @@ use crate::job::JobDef;
 use crate::time::{Duration, Timestamp};
 
 /// What the sending process read from its clocks. `wall` may be wrong or jump; `mono` is
-/// that process's monotonic reading (milliseconds from any origin), which never jumps, so
-/// comparing the two between events of one process reveals a jumped wall clock.
+/// that process's monotonic reading (milliseconds from any origin), which never jumps and
+/// stands still while the machine sleeps (Linux `CLOCK_MONOTONIC`). `boot`, when the host
+/// can read one, is a monotonic clock that keeps counting through sleep (`CLOCK_BOOTTIME`).
+///
+/// Why three: between two events of one process, a wall clock that ran ahead of `mono` by
+/// an hour looks the same whether the wall clock was set forward or the machine slept for
+/// an hour (in both, `mono` moved by about a tick). Only a clock that counts sleep tells the
+/// two apart: after a sleep it moved with the wall clock, after a step it did not.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Now {
     pub wall: Timestamp,
     pub mono: Timestamp,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub boot: Option<Timestamp>,
 }
 
 impl Now {
     pub fn new(wall: Timestamp, mono: Timestamp) -> Now {
-        Now { wall, mono }
+        Now {
+            wall,
+            mono,
+            boot: None,
+        }
+    }
+
+    /// A reading with a clock that counts sleep as well (see the type's doc).
+    pub fn with_boot(wall: Timestamp, mono: Timestamp, boot: Timestamp) -> Now {
+        Now {
+            wall,
+            mono,
+            boot: Some(boot),
+        }
     }
 
     /// A reading whose monotonic clock follows the wall clock (tests, one-shot commands).
     pub fn at(wall: Timestamp) -> Now {
-        Now { wall, mono: wall }
+        Now::new(wall, wall)
     }
 }
 

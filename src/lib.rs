@@ -15,8 +15,8 @@ pub mod time;
 pub mod view;
 
 pub use effect::{
-    Alert, AlertKind, CancelReason, Covers, Effect, Entry, History, LedgerEntry, LedgerKind,
-    MissAction, MissCause, PausedBy, Record, Refusal, Trigger,
+    Alert, AlertKind, CancelReason, ClockGapKind, Covers, Effect, Entry, History, LedgerEntry,
+    LedgerKind, MissAction, MissCause, PausedBy, Record, Refusal, Trigger,
 };
 pub use event::{Actor, Event, Fence, Held, Now, Outcome, ProcessId, RunId};
 pub use job::{Backoff, DefError, JobDef, JobName, MissedRule, Overlap};

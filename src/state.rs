@@ -293,6 +293,21 @@ pub struct ProcessRec {
     pub last_mono: Timestamp,
     #[serde(default)]
     pub draining: bool,
+    /// The clock that counts sleep, when the host reads one (`Now::boot`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_boot: Option<Timestamp>,
+}
+
+impl ProcessRec {
+    /// A process first heard from at `now`.
+    pub fn new(now: crate::event::Now) -> ProcessRec {
+        ProcessRec {
+            last_wall: now.wall,
+            last_mono: now.mono,
+            draining: false,
+            last_boot: now.boot,
+        }
+    }
 }
 
 /// The serialized form: what a host stores. `Globals` and the jobs are the same data cut

@@ -49,7 +49,7 @@ fn dur(text: &str) -> Duration {
 }
 
 #[test]
-fn a_wall_clock_jumping_forward_records_what_it_passed_as_clock_jump() {
+fn a_wall_clock_set_forward_records_what_it_passed_as_clock_forward() {
     let mut s = Story::new();
     let mut def = job("digest", every("1h"));
     def.missed = MissedRule::CatchUpOnce;
@@ -58,16 +58,60 @@ fn a_wall_clock_jumping_forward_records_what_it_passed_as_clock_jump() {
     s.tick("09:00:10", 1);
     s.finish("09:01", 1, Outcome::Ok);
     s.tick("09:30", 1);
-    s.note("p1's wall clock jumps 3h ahead; its monotonic clock moves 30s");
-    s.send_now(
-        Now::new(at("12:30:30"), at("09:30:30")),
-        "12:30:30",
-        "p1 ticks (wall 12:30:30, mono 09:30:30)",
-        tick_holding(1, &[]),
-    );
+    s.wall_set(1, "3h", false);
+    s.tick("12:30:30", 1);
     s.finish("12:31", 2, Outcome::Ok);
-    s.note("the same lateness seen with both clocks moving together is `down`");
-    s.tick("15:30:30", 1);
+    s.note("the same lateness found by a process that was down is `down`");
+    s.crash("12:32", 1);
+    s.start("15:30:30", 2);
+    insta::assert_snapshot!(s.trace());
+}
+
+#[test]
+fn a_machine_asleep_is_told_from_a_clock_set_forward_by_the_clock_that_counts_sleep() {
+    let mut s = Story::new();
+    let mut def = job("digest", every("1h"));
+    def.missed = MissedRule::CatchUpOnce;
+    s.define("08:59", def);
+    s.reads_boot(1);
+    s.start("08:59:30", 1);
+    s.tick("09:00:10", 1);
+    s.finish("09:01", 1, Outcome::Ok);
+    s.sleeps(1, "3h29m");
+    s.tick("12:30:30", 1);
+    s.finish("12:31", 2, Outcome::Ok);
+    s.wall_set(1, "2h", false);
+    s.tick("14:32", 1);
+    s.finish("14:33", 3, Outcome::Ok);
+    s.wall_set(1, "2h", true);
+    s.note("told; nothing already accounted runs again");
+    s.tick("12:34", 1);
+    s.tick("13:05", 1);
+    s.tick("15:00:10", 1);
+    insta::assert_snapshot!(s.trace());
+}
+
+#[test]
+fn a_wall_clock_set_back_never_makes_a_lease_younger_or_a_run_start_twice() {
+    let mut s = Story::new();
+    s.define("08:59", job("digest", every("1h")));
+    s.start("08:59:30", 1);
+    s.tick("09:00:10", 1);
+    let lease = |s: &Story| {
+        let (_, job) = s.state.records().next().expect("one job");
+        job.run().map(|r| r.lease_until)
+    };
+    let before = lease(&s);
+    s.wall_set(1, "1h", true);
+    s.tick("08:00:40", 1);
+    assert_eq!(
+        lease(&s),
+        before,
+        "a tick at an earlier wall time kept the lease"
+    );
+    s.note("the 09:00 due time is not started again when the wall clock passes it");
+    s.tick("09:00:20", 1);
+    s.finish("09:01", 1, Outcome::Ok);
     insta::assert_snapshot!(s.trace());
 }
 

@@ -618,3 +618,10 @@ fn every_alert_kind_is_a_known_incident() {
     let named: Vec<&str> = kinds.iter().map(|k| k.incident()).collect();
     assert_eq!(named, INCIDENTS);
 }
+
+#[test]
+fn a_due_time_owed_for_a_clock_jump_before_format_4_loads_as_clock_forward() {
+    let cause: duetime::MissCause = serde_json::from_str("\"clock_jump\"").unwrap();
+    assert_eq!(cause, duetime::MissCause::ClockForward);
+    assert_eq!(serde_json::to_string(&cause).unwrap(), "\"clock_forward\"");
+}

@@ -474,6 +474,9 @@ pub struct StepGen {
     pub process: u8,
     pub wall: DeltaGen,
     pub mono: MonoGen,
+    /// Whether the process also reads a clock that counts sleep (`Now::boot`); it moves by
+    /// the larger of what the wall and the monotonic clocks moved.
+    pub boot: bool,
     pub event: EventGen,
 }
 
@@ -749,7 +752,17 @@ pub fn drive(input: &StepInput, observe: &mut dyn FnMut(Now, &Event)) {
             }
             MonoGen::Own(d) => d.apply(clock.mono),
         };
-        *clock = Now::new(wall, mono);
+        let ms = |t: Timestamp| i128::from(t.as_millis());
+        let boot = step.boot.then(|| {
+            let prev = ms(clock.boot.unwrap_or(clock.mono));
+            let moved = (ms(wall) - ms(clock.wall))
+                .max(ms(mono) - ms(clock.mono))
+                .max(0);
+            Timestamp::from_millis(
+                (prev + moved).clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64,
+            )
+        });
+        *clock = Now { wall, mono, boot };
         let now = *clock;
         let Some(event) = world.event(input, process, &step.event) else {
             continue;

@@ -50,11 +50,33 @@ impl Clock {
             Ok(d) => i64::try_from(d.as_millis()).unwrap_or(i64::MAX),
             Err(before) => -i64::try_from(before.duration().as_millis()).unwrap_or(i64::MAX),
         };
-        // CLOCK_MONOTONIC: it stands still while the machine sleeps, which is how the core
-        // tells a machine that slept from a clock that was set forward.
+        // CLOCK_MONOTONIC (what `Instant` reads on Linux): it stands still while the machine
+        // sleeps; CLOCK_BOOTTIME counts the sleep. Together they tell the core a machine that
+        // slept from a wall clock that was set forward (see `duetime::Now`).
         let mono = i64::try_from(self.start.elapsed().as_millis()).unwrap_or(i64::MAX);
-        Now::new(Timestamp::from_millis(wall), Timestamp::from_millis(mono))
+        let (wall, mono) = (Timestamp::from_millis(wall), Timestamp::from_millis(mono));
+        match boot_millis() {
+            Some(boot) => Now::with_boot(wall, mono, Timestamp::from_millis(boot)),
+            None => Now::new(wall, mono),
+        }
     }
+}
+
+/// CLOCK_BOOTTIME in milliseconds, where the system has it.
+#[cfg(target_os = "linux")]
+fn boot_millis() -> Option<i64> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec for the duration of the call.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_BOOTTIME, &mut ts) };
+    (rc == 0).then(|| ts.tv_sec * 1000 + ts.tv_nsec / 1_000_000)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn boot_millis() -> Option<i64> {
+    None
 }
 
 /// Signals received, counted by the handler (the only thing it does).
@@ -307,6 +329,7 @@ impl<S: Store> Daemon<S> {
                     info!(job = %r.job, "{e}");
                 }
                 Effect::Alert(a) => warn!(job = %a.job, "{e}"),
+                Effect::ClockGap { process, .. } if *process == self.process => warn!("{e}"),
                 _ => {}
             }
         }

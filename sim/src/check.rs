@@ -684,17 +684,18 @@ impl Checker {
             LedgerKind::Missed { cause, action } => {
                 self.probe(match (cause, action) {
                     (MissCause::Overlap, _) => "overlap recorded",
-                    (MissCause::ClockJump, MissAction::CaughtUp { .. }) => {
-                        "catch-up after a clock jump"
+                    (MissCause::ClockForward, MissAction::CaughtUp { .. }) => {
+                        "catch-up after the clock was set forward"
                     }
-                    (MissCause::ClockJump, _) => "clock jump skipped due times",
+                    (MissCause::ClockForward, _) => "clock set forward skipped due times",
+                    (MissCause::Asleep, MissAction::CaughtUp { .. }) => "catch-up after sleep",
+                    (MissCause::Asleep, _) => "sleep skipped due times",
                     (MissCause::Down, MissAction::CaughtUp { .. }) => "catch-up after downtime",
                     (MissCause::Down, _) => "downtime skipped due times",
                     (MissCause::Paused, _) => "paused due times",
                     (MissCause::TooLate, _) => "too late for the catch-up window",
                     (MissCause::Removed, _) => "removed with due times",
                     (MissCause::Rescheduled, _) => "rescheduled due times",
-                    _ => "other missed",
                 });
                 if e.count >= 1000 {
                     self.probe("required batch of 1000");

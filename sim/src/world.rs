@@ -7,8 +7,8 @@ use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 
 use duetime::{
-    Actor, CancelReason, Duration, Effect, Entry, Event, Fence, Held, JobName, Now, Outcome,
-    ProcessId, RunId, State, Timestamp,
+    Actor, CancelReason, ClockGapKind, Duration, Effect, Entry, Event, Fence, Held, JobName, Now,
+    Outcome, ProcessId, RunId, State, Timestamp,
 };
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
@@ -30,9 +30,11 @@ impl Clock {
     fn now(&self, t: i64, t0: i64) -> Now {
         // Worlds last days and drift is at most a few hundred ppm: no overflow in i64.
         let drift = (t - t0).saturating_mul(self.drift_ppm) / 1_000_000;
-        Now::new(
+        // The boot clock counts true time, sleep included (no world jumps or skews it).
+        Now::with_boot(
             Timestamp::from_millis(t + self.skew + drift + self.jumped),
             Timestamp::from_millis(t - self.slept),
+            Timestamp::from_millis(t),
         )
     }
 }
@@ -1001,6 +1003,14 @@ impl World {
                 }
                 // Told by the core even when the commit's answer is lost on the way.
                 Effect::Alert(a) => self.checker.alert(&a),
+                Effect::ClockGap { kind, .. } => {
+                    let probe = match kind {
+                        ClockGapKind::Asleep => "clock gap: asleep",
+                        ClockGapKind::ClockForward => "clock gap: set forward",
+                        ClockGapKind::ClockBackward => "clock gap: set back",
+                    };
+                    *self.probes.entry(probe).or_default() += 1;
+                }
                 Effect::Start {
                     run,
                     job,

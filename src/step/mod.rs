@@ -9,7 +9,8 @@ mod runs;
 mod settle;
 
 use crate::effect::{
-    Alert, AlertKind, Effect, Entry, History, LedgerEntry, LedgerKind, MissCause, Record,
+    Alert, AlertKind, ClockGapKind, Effect, Entry, History, LedgerEntry, LedgerKind, MissCause,
+    Record,
 };
 use crate::event::{Event, Now, ProcessId};
 use crate::job::JobName;
@@ -92,22 +93,15 @@ impl State {
             Event::Remove { job, actor } => self.remove(&job, actor, &mut out),
             Event::ProcessStarted { process } => {
                 self.prune_processes(now.wall);
-                self.processes.insert(
-                    process,
-                    ProcessRec {
-                        last_wall: now.wall,
-                        last_mono: now.mono,
-                        draining: false,
-                    },
-                );
+                self.processes.insert(process, ProcessRec::new(now));
                 self.tick(now, process, &[], MissCause::Down, &mut out);
             }
             Event::Tick { process, held } => {
-                let cause = self.observe_clock(process, now);
+                let cause = self.observe_clock(process, now, &mut out);
                 self.tick(now, process, &held, cause, &mut out);
             }
             Event::ProcessDraining { process } => {
-                self.observe_clock(process, now);
+                self.observe_clock(process, now, &mut out);
                 if let Some(p) = self.processes.get_mut(&process) {
                     p.draining = true;
                 }
@@ -117,7 +111,7 @@ impl State {
                 run,
                 fence,
             } => {
-                self.observe_clock(process, now);
+                self.observe_clock(process, now, &mut out);
                 self.adopt(now.wall, process, run, fence, &mut out);
             }
             Event::RunFinished {
@@ -127,7 +121,7 @@ impl State {
                 fence,
                 outcome,
             } => {
-                self.observe_clock(process, now);
+                self.observe_clock(process, now, &mut out);
                 self.finish(process, &job, run, fence, outcome, &mut out);
             }
             Event::Pause { job, actor, note } => self.pause(&job, actor, note, &mut out),
@@ -144,24 +138,51 @@ impl State {
         }
     }
 
-    /// Notes a process's clocks and says which cause late due times found now get: a wall
-    /// clock that ran ahead of the monotonic one by more than the threshold jumped.
-    fn observe_clock(&mut self, process: ProcessId, now: Now) -> MissCause {
-        let threshold = self.config.clock_jump;
-        let rec = self.processes.entry(process).or_insert(ProcessRec {
-            last_wall: now.wall,
-            last_mono: now.mono,
-            draining: false,
-        });
-        let wall = i128::from(now.wall.as_millis()) - i128::from(rec.last_wall.as_millis());
-        let mono = i128::from(now.mono.as_millis()) - i128::from(rec.last_mono.as_millis());
+    /// Notes a process's clocks and says which cause late due times found now get. Between
+    /// two events of one process, a wall clock that moved more than the monotonic clock by
+    /// over `config.clock_jump` ran ahead: `asleep` if the clock that counts sleep moved
+    /// with it (see `Now`), else `clock_forward` (also when the host reads no such clock:
+    /// then a sleep cannot be told from a step). A wall clock that moved less, by as much,
+    /// was set back: `clock_backward`, announced only; nothing is re-run and no lease looks
+    /// younger for it (the frontier and leases only move forward). Each gap is told to the
+    /// host as an `Effect::ClockGap`.
+    fn observe_clock(&mut self, process: ProcessId, now: Now, out: &mut Out) -> MissCause {
+        let threshold = i128::from(self.config.clock_jump.as_millis());
+        let rec = self
+            .processes
+            .entry(process)
+            .or_insert_with(|| ProcessRec::new(now));
+        let ms = |t: Timestamp| i128::from(t.as_millis());
+        let wall = ms(now.wall) - ms(rec.last_wall);
+        let mono = ms(now.mono) - ms(rec.last_mono);
+        let slept = match (now.boot, rec.last_boot) {
+            (Some(b), Some(last)) => Some((ms(b) - ms(last) - mono).max(0)),
+            _ => None,
+        };
         rec.last_wall = now.wall;
         rec.last_mono = now.mono;
-        if wall - mono > i128::from(threshold.as_millis()) {
-            MissCause::ClockJump
+        rec.last_boot = now.boot;
+        let lead = wall - mono;
+        let (kind, cause) = if lead > threshold {
+            // Asleep when the sleep explains the lead (up to the threshold).
+            if slept.is_some_and(|s| s + threshold >= lead) {
+                (ClockGapKind::Asleep, MissCause::Asleep)
+            } else {
+                (ClockGapKind::ClockForward, MissCause::ClockForward)
+            }
+        } else if lead < -threshold {
+            (ClockGapKind::ClockBackward, MissCause::Down)
         } else {
-            MissCause::Down
-        }
+            return MissCause::Down;
+        };
+        let by = Duration::from_millis(u64::try_from(lead.unsigned_abs()).unwrap_or(u64::MAX));
+        out.effects.push(Effect::ClockGap {
+            at: now.wall,
+            process,
+            kind,
+            by,
+        });
+        cause
     }
 
     /// Forgets processes silent for a day that hold no run, so incarnations do not pile up.

@@ -50,6 +50,10 @@ pub struct Story {
     /// Show `history` lines in the trace (the journal's non-ledger lines).
     pub show_history: bool,
     pub last: Vec<Effect>,
+    /// How far each process's monotonic and boot clocks lag behind its wall clock, in ms.
+    /// A process not listed reads a monotonic clock that follows its wall clock, and no
+    /// boot clock.
+    clocks: BTreeMap<ProcessId, (i64, Option<i64>)>,
 }
 
 impl Story {
@@ -66,7 +70,47 @@ impl Story {
             jobs: BTreeMap::new(),
             show_history: false,
             last: Vec::new(),
+            clocks: BTreeMap::new(),
         }
+    }
+
+    /// What process `p` reads when its wall clock says `time`.
+    pub fn now_of(&self, p: ProcessId, time: &str) -> Now {
+        let wall = at(time);
+        let behind = |lag: i64| Timestamp::from_millis(wall.as_millis() - lag);
+        match self.clocks.get(&p) {
+            None => Now::at(wall),
+            Some(&(mono, None)) => Now::new(wall, behind(mono)),
+            Some(&(mono, Some(boot))) => Now::with_boot(wall, behind(mono), behind(boot)),
+        }
+    }
+
+    /// From now on process `p` also reads a clock that counts sleep (`Now::boot`).
+    pub fn reads_boot(&mut self, p: u64) {
+        self.clocks.entry(ProcessId(p)).or_insert((0, None)).1 = Some(0);
+    }
+
+    /// Process `p`'s wall clock is set forward (or back, for a negative `by`); its other
+    /// clocks go on as they were.
+    pub fn wall_set(&mut self, p: u64, by: &str, back: bool) {
+        let d = by.parse::<Duration>().unwrap().as_millis() as i64;
+        let d = if back { -d } else { d };
+        let c = self.clocks.entry(ProcessId(p)).or_insert((0, None));
+        c.0 += d;
+        if let Some(b) = &mut c.1 {
+            *b += d;
+        }
+        let dir = if back { "back" } else { "forward" };
+        self.note(&format!("p{p}'s wall clock is set {dir} {by}"));
+    }
+
+    /// Process `p`'s machine sleeps for `d`: its monotonic clock stands still meanwhile.
+    pub fn sleeps(&mut self, p: u64, d: &str) {
+        let ms = d.parse::<Duration>().unwrap().as_millis() as i64;
+        self.clocks.entry(ProcessId(p)).or_insert((0, None)).0 += ms;
+        self.note(&format!(
+            "p{p}'s machine sleeps {d}: its monotonic clock stands still"
+        ));
     }
 
     /// Sends one event at `time` (monotonic clock following the wall clock).
@@ -152,7 +196,8 @@ impl Story {
 
     pub fn start(&mut self, time: &str, p: u64) {
         self.held.insert(ProcessId(p), BTreeMap::new());
-        self.send(
+        self.send_now(
+            self.now_of(ProcessId(p), time),
             time,
             &format!("p{p} starts"),
             Event::ProcessStarted {
@@ -164,7 +209,13 @@ impl Story {
     pub fn tick(&mut self, time: &str, p: u64) {
         let process = ProcessId(p);
         let held = self.held_by(process);
-        self.send(time, &format!("p{p} ticks"), Event::Tick { process, held });
+        let now = self.now_of(process, time);
+        self.send_now(
+            now,
+            time,
+            &format!("p{p} ticks"),
+            Event::Tick { process, held },
+        );
     }
 
     /// Ticks every `step` from `from` through `to` (inclusive) on process `p`.
@@ -212,7 +263,8 @@ impl Story {
         }
         let label = format!("p{p} reports {run} {fence}: {outcome}");
         let job = self.jobs.get(&run).cloned().unwrap_or_default();
-        self.send(
+        self.send_now(
+            self.now_of(process, time),
             time,
             &label,
             Event::RunFinished {
@@ -228,7 +280,8 @@ impl Story {
     /// Process `p` adopts `run` under `fence` (a run an earlier incarnation left running).
     pub fn adopt(&mut self, time: &str, p: u64, run: u64, fence: u64) {
         let (process, run, fence) = (ProcessId(p), RunId(run), Fence(fence));
-        self.send(
+        self.send_now(
+            self.now_of(process, time),
             time,
             &format!("p{p} adopts {run} {fence}"),
             Event::Adopt {

@@ -963,7 +963,7 @@ fn cause_name(c: MissCause) -> &'static str {
         MissCause::Down => "down",
         MissCause::Paused => "paused",
         MissCause::Overlap => "overlap",
-        MissCause::ClockJump => "clock_jump",
+        MissCause::ClockForward => "clock_forward",
         MissCause::Asleep => "asleep",
         MissCause::Rescheduled => "rescheduled",
         MissCause::TooLate => "too_late",
