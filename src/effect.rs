@@ -59,6 +59,9 @@ pub enum MissCause {
     TooLate,
     /// The job was removed.
     Removed,
+    /// A failed run asked the job to wait longer than its wait budget (a quota or rate
+    /// limit), and the job was held until then.
+    QuotaHold,
 }
 
 /// What comparing a process's clocks between two of its events found (see `Now`).
@@ -157,6 +160,18 @@ pub enum History {
     RetryAt {
         run: RunId,
         at: Timestamp,
+    },
+    /// `run` failed asking to wait `asked`, beyond the job's wait budget: nothing of the
+    /// job starts before `until`.
+    QuotaHold {
+        run: RunId,
+        asked: Duration,
+        until: Timestamp,
+    },
+    /// The hold ending at `until` was lifted (at or after it, by the lifting process's
+    /// wall clock).
+    QuotaHoldEnded {
+        until: Timestamp,
     },
     /// The run's lease lapsed with no result.
     Lost {
@@ -370,6 +385,13 @@ impl Snake for Trigger {
     }
 }
 
+impl MissCause {
+    /// The cause as journals and states spell it (`clock_forward`, `quota_hold`).
+    pub fn name(self) -> &'static str {
+        self.snake()
+    }
+}
+
 impl Snake for MissCause {
     fn snake(&self) -> &'static str {
         match self {
@@ -381,6 +403,7 @@ impl Snake for MissCause {
             MissCause::Rescheduled => "rescheduled",
             MissCause::TooLate => "too_late",
             MissCause::Removed => "removed",
+            MissCause::QuotaHold => "quota_hold",
         }
     }
 }
@@ -489,6 +512,10 @@ impl fmt::Display for History {
                 write!(f, "settled {run} attempt {attempt}: {outcome}")
             }
             History::RetryAt { run, at } => write!(f, "retry of {run} at {at}"),
+            History::QuotaHold { run, asked, until } => {
+                write!(f, "held until {until}: {run} asked to wait {asked}")
+            }
+            History::QuotaHoldEnded { until } => write!(f, "hold until {until} lifted"),
             History::Lost { run } => write!(f, "{run} lost (lease lapsed)"),
             History::Adopted { run, from, process } => {
                 write!(f, "{run} adopted by {process} from {from}")

@@ -161,6 +161,12 @@ pub struct JobDef {
     /// before its retries and catch-ups pile up failures.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pause_after_failures: Option<u32>,
+    /// The longest a failed run's `retry_after` may ask the job to wait and still be an
+    /// ordinary retry (unset: the backoff's maximum). A longer ask is a quota hold: nothing
+    /// of the job starts until it passes, and the due times it passes meet the missed rule
+    /// (cause `quota_hold`) instead of piling up as overlaps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait_budget: Option<Duration>,
 }
 
 fn default_retries() -> u32 {
@@ -255,7 +261,13 @@ impl JobDef {
             stall_after: default_stall_after(),
             concurrency_key: None,
             pause_after_failures: None,
+            wait_budget: None,
         }
+    }
+
+    /// The wait budget in force (see `wait_budget`).
+    pub fn wait_budget(&self) -> Duration {
+        self.wait_budget.unwrap_or(self.backoff.max)
     }
 
     /// The overlap policy in force.

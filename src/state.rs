@@ -175,6 +175,10 @@ pub struct Activity {
     /// Missed due times per hour over the last day: `(hour start, count)`.
     #[serde(default, skip_serializing_if = "VecDeque::is_empty")]
     pub missed_recent: VecDeque<(Timestamp, u64)>,
+    /// Until when a quota hold keeps the job from starting anything (see
+    /// `JobDef::wait_budget`); cleared by the first visit at or after it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quota_hold: Option<Timestamp>,
 }
 
 impl Activity {
@@ -190,6 +194,7 @@ impl Activity {
             manual_recent,
             paused,
             missed_recent,
+            quota_hold,
         } = self;
         pending.is_empty()
             && run.is_none()
@@ -198,6 +203,7 @@ impl Activity {
             && manual_recent.is_empty()
             && paused.is_none()
             && missed_recent.is_empty()
+            && quota_hold.is_none()
     }
 }
 
@@ -884,14 +890,18 @@ pub(crate) fn wake_of(job: &JobRecord, config: &Config) -> Option<Timestamp> {
         } else if !paused {
             consider(a.retry.map(|r| r.at));
             if a.retry.is_none() && !a.pending.is_empty() {
-                consider(Some(Timestamp::MIN));
+                // Owed due times start on the next tick, or when a quota hold ends.
+                consider(Some(a.quota_hold.unwrap_or(Timestamp::MIN)));
             }
         }
-        // A manual run starts on the next tick, unless a waiting retry goes first (it
-        // starts only while paused then): that retry's time is already considered.
+        // A manual run starts on the next tick (or when a quota hold ends), unless a waiting
+        // retry goes first (it starts only while paused then): that retry's time is already
+        // considered.
         if a.run.is_none() && a.manual.is_some() && (paused || a.retry.is_none()) {
-            consider(Some(Timestamp::MIN));
+            consider(Some(a.quota_hold.unwrap_or(Timestamp::MIN)));
         }
+        // The visit at the hold's end clears it.
+        consider(a.quota_hold);
     }
     if !paused {
         consider(job.next_due);

@@ -54,6 +54,9 @@ pub struct JobView {
     pub owed: u64,
     pub paused: Option<Pause>,
     pub running: Option<RunId>,
+    /// A quota hold in force: nothing of the job starts before this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held_until: Option<Timestamp>,
 }
 
 /// Which jobs a listing shows.
@@ -146,6 +149,7 @@ impl State {
             owed: act.map_or(0, |a| a.pending.iter().map(|o| o.count).sum()),
             paused: act.and_then(|a| a.paused.clone()),
             running: job.run().map(|r| r.id),
+            held_until: act.and_then(|a| a.quota_hold).filter(|&until| until > now),
         })
     }
 

@@ -86,6 +86,7 @@ pub const JOB_FIELDS: &[&str] = &[
     "legal_duty",
     "concurrency_key",
     "pause_after_failures",
+    "wait_budget",
 ];
 /// The keys accepted at the top of the file.
 pub const TOP_FIELDS: &[&str] = &["job"];
@@ -874,6 +875,7 @@ impl<'a> JobReader<'a> {
             "a string of 1-128 printable characters",
         );
         let pause_after_failures = self.failure_streak(t);
+        let wait_budget = self.duration(t, "wait_budget");
 
         if !self.errors.is_empty() {
             return None;
@@ -910,6 +912,7 @@ impl<'a> JobReader<'a> {
         }
         def.concurrency_key = concurrency_key;
         def.pause_after_failures = pause_after_failures;
+        def.wait_budget = wait_budget;
 
         if let Err(e) = def.validate(config) {
             let problem = match e {

@@ -84,6 +84,10 @@ struct Track {
     entries: Vec<(i64, i64, u64, LedgerKind)>,
     /// The alert kinds told since the job's last success or resume (A1: each once).
     told: Vec<&'static str>,
+    /// A quota hold's end while it holds (Q1: nothing of the job starts until it is
+    /// lifted), and whether one was lifted since the job's last start (for a probe).
+    held_until: Option<i64>,
+    lifted: bool,
 }
 
 impl Track {
@@ -103,6 +107,8 @@ impl Track {
             pause_owed: false,
             entries: Vec::new(),
             told: Vec::new(),
+            held_until: None,
+            lifted: false,
         }
     }
 
@@ -500,6 +506,24 @@ impl Checker {
                 }
             }
             History::StaleResult { .. } => self.probe("stale result refused"),
+            History::QuotaHold { until, .. } => {
+                self.probe("quota hold");
+                let t = &mut self.tracks[idx];
+                t.held_until = Some(t.held_until.unwrap_or(i64::MIN).max(until.as_millis()));
+            }
+            History::QuotaHoldEnded { until } => {
+                // Q1: a hold is lifted only at or after its end, by the lifting process's
+                // clock (a process whose clock runs ahead lifts it early in true time).
+                if at < until.as_millis() {
+                    self.violation(
+                        "Q1",
+                        &rec.job,
+                        format!("hold until {until} lifted at {}", rec.at),
+                    );
+                }
+                self.tracks[idx].held_until = None;
+                self.tracks[idx].lifted = true;
+            }
             History::Adopted { .. } => self.probe("run adopted by a later incarnation"),
             History::CancelSent { .. } => self.probe("timeout cancel sent"),
             _ => {}
@@ -524,6 +548,22 @@ impl Checker {
             t.pause_owed = false;
         }
         let in_a_row = t.failures_in_a_row;
+        if let Some(until) = t.held_until {
+            // Q1: a quota hold keeps every run of the job from starting until it is lifted.
+            self.violation(
+                "Q1",
+                &rec.job,
+                format!(
+                    "{run} started at {} inside a quota hold until {until}",
+                    rec.at
+                ),
+            );
+        } else if std::mem::take(&mut self.tracks[idx].lifted) {
+            self.probe(match trigger {
+                duetime::Trigger::Retry => "retry after a quota hold",
+                _ => "started after a quota hold",
+            });
+        }
         if crossing {
             self.probe("retry crossing a restart");
         }
@@ -696,6 +736,10 @@ impl Checker {
                     (MissCause::TooLate, _) => "too late for the catch-up window",
                     (MissCause::Removed, _) => "removed with due times",
                     (MissCause::Rescheduled, _) => "rescheduled due times",
+                    (MissCause::QuotaHold, MissAction::CaughtUp { .. }) => {
+                        "catch-up after a quota hold"
+                    }
+                    (MissCause::QuotaHold, _) => "quota hold skipped due times",
                 });
                 if e.count >= 1000 {
                     self.probe("required batch of 1000");

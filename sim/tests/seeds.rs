@@ -8,7 +8,7 @@ use duetime_sim::replay::{Finding, Regression};
 use duetime_sim::{run_seed, Options, Verdict};
 
 /// Seeds run by `cargo test` (a debug build checks the core's invariants after every step).
-const SEEDS: std::ops::Range<u64> = 0..12;
+const SEEDS: std::ops::Range<u64> = 0..20;
 
 /// Rare situations the generator must reach within `SEEDS`; a weaker generator shows here.
 const PROBES: &[&str] = &[

@@ -98,6 +98,7 @@ impl State {
     ) {
         self.watch_run(seq, now, out);
         let can_claim = self.can_claim(process);
+        self.hold_for_quota(seq, now, out);
         self.account_late(seq, now, late_cause, out);
         if can_claim {
             self.try_start(seq, now, process, out);
@@ -107,6 +108,30 @@ impl State {
             job.tidy();
         }
         self.reindex(seq);
+    }
+
+    /// A quota hold in force hands every due time up to now to the missed rule as
+    /// `quota_hold` (none of them could start before it ends); a hold that has ended (by
+    /// this process's clock) is lifted, with a journal line, so a reader can tell which
+    /// clock lifted it. A paused job's due times wait for the resume, as always.
+    fn hold_for_quota(&mut self, seq: u64, now: Timestamp, out: &mut Out) {
+        let Some(job) = self.jobs.get_mut(&seq) else {
+            return;
+        };
+        let Some(act) = job.activity.as_deref_mut() else {
+            return;
+        };
+        match act.quota_hold {
+            Some(until) if until <= now => {
+                act.quota_hold = None;
+                let name = job.def.name.clone();
+                out.history(&name, crate::effect::History::QuotaHoldEnded { until });
+            }
+            Some(_) if act.paused.is_none() => {
+                self.pass_due_times(seq, now, MissCause::QuotaHold, out);
+            }
+            _ => {}
+        }
     }
 
     /// Due times that passed more than the grace ago: the missed rule decides.

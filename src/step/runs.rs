@@ -242,7 +242,8 @@ impl State {
         let Some(act) = activity.as_deref_mut() else {
             return;
         };
-        if act.run.is_some() {
+        // A quota hold keeps everything back, a retry and a person's manual run included.
+        if act.run.is_some() || act.quota_hold.is_some_and(|until| until > now) {
             return;
         }
         let paused = act.paused.is_some();

@@ -110,9 +110,19 @@ impl State {
                 .pause_after_failures
                 .is_some_and(|n| job.failures_in_a_row >= n)
         };
+        let asked = match &outcome {
+            Outcome::Failed {
+                retry_after: Some(d),
+                ..
+            } => *d,
+            _ => Duration::ZERO,
+        };
+        let quota_hold = asked > job.def.wait_budget();
         let Some(cover) = open.cover else {
             if streak_ended {
                 self.pause_for_streak(seq, out);
+            } else if quota_hold {
+                self.hold(seq, run, asked, out);
             }
             return;
         };
@@ -147,13 +157,6 @@ impl State {
                 self.unretry(seq, c, out);
                 return;
             }
-            let asked = match &outcome {
-                Outcome::Failed {
-                    retry_after: Some(d),
-                    ..
-                } => *d,
-                _ => Duration::ZERO,
-            };
             let wait = backoff.delay(open.attempt).max(asked);
             let at = now.saturating_add(wait);
             act.retry = Some(RetryWait {
@@ -163,6 +166,9 @@ impl State {
                 cover,
             });
             out.history(&name, History::RetryAt { run, at });
+            if quota_hold {
+                self.hold(seq, run, asked, out);
+            }
             return;
         }
         job.last = Some(LastRun {
@@ -178,6 +184,19 @@ impl State {
         out.alert(&mut job.incidents, &name, kind);
         // One incident, one alert: the failed-out alert says the job is paused.
         self.pause_by_system(seq, "retries exhausted", false, out);
+    }
+
+    /// Holds the job for a quota: nothing of it starts for `asked` (its retry, if any, waits
+    /// as long); the due times the hold passes meet the missed rule as `quota_hold`.
+    fn hold(&mut self, seq: u64, run: RunId, asked: Duration, out: &mut Out) {
+        let Some(job) = self.jobs.get_mut(&seq) else {
+            return;
+        };
+        let until = out.now.saturating_add(asked);
+        let act = job.act_mut();
+        act.quota_hold = Some(act.quota_hold.map_or(until, |h| h.max(until)));
+        let name = job.def.name.clone();
+        out.history(&name, History::QuotaHold { run, asked, until });
     }
 
     /// `pause_after_failures` reached: paused by the system, with an alert (unless a person

@@ -959,16 +959,7 @@ impl Fate {
 }
 
 fn cause_name(c: MissCause) -> &'static str {
-    match c {
-        MissCause::Down => "down",
-        MissCause::Paused => "paused",
-        MissCause::Overlap => "overlap",
-        MissCause::ClockForward => "clock_forward",
-        MissCause::Asleep => "asleep",
-        MissCause::Rescheduled => "rescheduled",
-        MissCause::TooLate => "too_late",
-        MissCause::Removed => "removed",
-    }
+    c.name()
 }
 
 /// Consecutive ledger entries (by due time) of one fate.

@@ -277,6 +277,8 @@ fn kind_of(entry: &Entry) -> &'static str {
             History::Started { .. } => "history.started",
             History::Settled { .. } => "history.settled",
             History::RetryAt { .. } => "history.retry_at",
+            History::QuotaHold { .. } => "history.quota_hold",
+            History::QuotaHoldEnded { .. } => "history.quota_hold_ended",
             History::Lost { .. } => "history.lost",
             History::Adopted { .. } => "history.adopted",
             History::StaleResult { .. } => "history.stale_result",
