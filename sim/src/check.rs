@@ -1,14 +1,15 @@
 //! The checker: reads only the journal (ledger and history records, including each run's
 //! start) and the oracle's due times, never the core's state, and holds the safety
 //! invariants S1-S5 and the liveness promises L1-L3 of DESIGN.md; fed the alerts too, A1
-//! (an incident told once).
+//! (an incident told once); fed the owner lease's changes under `single_owner`, O1 (one
+//! owner dispatches at a time).
 
 use std::collections::BTreeMap;
 use std::fmt;
 
 use duetime::{
-    Alert, AlertKind, Entry, History, JobName, LedgerKind, MissAction, MissCause, MissedRule,
-    Outcome, Record, RunId,
+    Alert, AlertKind, Effect, Entry, Fence, History, JobName, LedgerKind, MissAction, MissCause,
+    MissedRule, Outcome, ProcessId, Record, RunId,
 };
 
 use crate::oracle::{Due, Spec};
@@ -261,6 +262,31 @@ pub fn check(
     c.finish(horizon, probes)
 }
 
+/// `check` for a store under `single_owner` coordination: `effects` are the journal records
+/// and the owner effects in the store's order (other effects are ignored), and O1 is held.
+pub fn check_single_owner(
+    effects: &[Effect],
+    facts: &BTreeMap<JobName, JobFacts>,
+    reported: &Reported,
+    horizon: Horizon,
+    probes: &mut Probes,
+) -> Vec<Violation> {
+    let mut c = Checker::new(facts.clone());
+    c.hold_single_owner();
+    for (run, outcomes) in reported {
+        for o in outcomes {
+            c.reported(*run, o);
+        }
+    }
+    for e in effects {
+        match e {
+            Effect::Record(rec) => c.record(rec),
+            other => c.owner(other),
+        }
+    }
+    c.finish(horizon, probes)
+}
+
 /// The checker as the journal streams: `reported` for each result a process sends (before
 /// the step that reads it), `record` for each journal line, `finish` at the end. It keeps
 /// no journal: per job, its epochs, the ledger entries (S1 and L1 judge them against the
@@ -284,6 +310,14 @@ pub struct Checker {
     latest: Option<i64>,
     violations: Vec<Violation>,
     probes: Vec<(&'static str, u64)>,
+    /// The store runs `single_owner` coordination: O1 is held.
+    single_owner: bool,
+    /// The owner lease as the core's `Owner` and `OwnerReleased` effects told it, in the
+    /// store's order: its holder (`None` once released) and the highest owner fence told.
+    owner: Option<ProcessId>,
+    owner_fence: Option<Fence>,
+    /// The lease was last released by a drain (and not taken since).
+    released: bool,
 }
 
 impl Checker {
@@ -301,6 +335,54 @@ impl Checker {
             latest: None,
             violations: Vec::new(),
             probes: Vec::new(),
+            single_owner: false,
+            owner: None,
+            owner_fence: None,
+            released: false,
+        }
+    }
+
+    /// Holds O1 from now on: the store runs `single_owner` coordination, and the caller
+    /// feeds `owner` every owner effect in the store's order.
+    pub fn hold_single_owner(&mut self) {
+        self.single_owner = true;
+    }
+
+    /// An effect that changes the owner lease (others are ignored). O1: owner fences only
+    /// grow. The starts that follow are held to the holder told here.
+    pub fn owner(&mut self, effect: &Effect) {
+        match effect {
+            Effect::Owner {
+                process,
+                fence,
+                from,
+                ..
+            } => {
+                if self.owner_fence.is_some_and(|f| *fence <= f) {
+                    self.violations.push(Violation {
+                        invariant: "O1",
+                        job: "(owner lease)".to_string(),
+                        detail: format!(
+                            "{process} took the owner lease with {fence}, not above the {} told before",
+                            self.owner_fence.expect("checked above")
+                        ),
+                    });
+                }
+                match from {
+                    Some(p) if p == process => self.probe("owner lease taken back after it lapsed"),
+                    Some(_) => self.probe("owner lease taken over after it lapsed"),
+                    None if self.released => self.probe("drain handed the lease over"),
+                    None => {}
+                }
+                self.owner = Some(*process);
+                self.owner_fence = Some(*fence);
+                self.released = false;
+            }
+            Effect::OwnerReleased { process, .. } if self.owner == Some(*process) => {
+                self.owner = None;
+                self.released = true;
+            }
+            _ => {}
         }
     }
 
@@ -534,6 +616,15 @@ impl Checker {
                 "P1",
                 &rec.job,
                 format!("{run} started after {in_a_row} failed runs in a row, with no pause"),
+            );
+        }
+        if self.single_owner && self.owner != Some(process) {
+            // O1: by the store's order, every start is made by the owner lease's holder.
+            let owner = self.owner.map_or("nobody".to_string(), |p| p.to_string());
+            self.violation(
+                "O1",
+                &rec.job,
+                format!("{run} started by {process} while the owner lease was {owner}'s"),
             );
         }
         let covers = covers.map(|c| (c.from.as_millis(), c.to.as_millis()));
