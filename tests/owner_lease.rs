@@ -406,3 +406,41 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_store_that_keeps_jobs_apart_carries_the_owner_lease_in_its_globals() {
+    let mut s = State::new(single_owner());
+    let mut effects = Vec::new();
+    s.step(
+        Now::at(at("09:00")),
+        Event::ProcessStarted {
+            process: ProcessId(1),
+        },
+        &mut effects,
+    );
+    let globals = s.globals();
+    assert_eq!(globals.owner.map(|o| o.holder), Some(ProcessId(1)));
+    let rebuilt = State::from_parts(globals.clone(), Vec::new()).unwrap();
+    assert_eq!(rebuilt, s);
+    // Another process took the lease in the store: putting its globals moves it here.
+    let mut other = rebuilt.clone();
+    other.step(
+        Now::at(at("09:05")),
+        Event::ProcessStarted {
+            process: ProcessId(2),
+        },
+        &mut effects,
+    );
+    let mut here = s.clone();
+    here.put_parts(other.globals(), Vec::new()).unwrap();
+    assert_eq!(here.owner_lease().map(|o| o.holder), Some(ProcessId(2)));
+    // A lease whose fence the counter never handed out is refused, the state left whole.
+    let mut bad = other.globals();
+    if let Some(o) = bad.owner.as_mut() {
+        o.fence = Fence(bad.next_fence);
+    }
+    let before = here.clone();
+    let err = here.put_parts(bad, Vec::new()).unwrap_err().to_string();
+    assert!(err.contains("ahead of the counter"), "{err}");
+    assert_eq!(here, before);
+}
