@@ -262,17 +262,21 @@ pub fn check(
     c.finish(horizon, probes)
 }
 
-/// `check` for a store under `single_owner` coordination: `effects` are the journal records
-/// and the owner effects in the store's order (other effects are ignored), and O1 is held.
-pub fn check_single_owner(
+/// `check` over effects: `effects` are the journal records and the effects about processes
+/// (owner lease, drains) in the store's order (others are ignored); O1 is held when the
+/// store ran `single_owner`.
+pub fn check_effects(
     effects: &[Effect],
     facts: &BTreeMap<JobName, JobFacts>,
     reported: &Reported,
     horizon: Horizon,
     probes: &mut Probes,
+    single_owner: bool,
 ) -> Vec<Violation> {
     let mut c = Checker::new(facts.clone());
-    c.hold_single_owner();
+    if single_owner {
+        c.hold_single_owner();
+    }
     for (run, outcomes) in reported {
         for o in outcomes {
             c.reported(*run, o);
@@ -281,7 +285,7 @@ pub fn check_single_owner(
     for e in effects {
         match e {
             Effect::Record(rec) => c.record(rec),
-            other => c.owner(other),
+            other => c.coordination(other),
         }
     }
     c.finish(horizon, probes)
@@ -318,6 +322,10 @@ pub struct Checker {
     owner_fence: Option<Fence>,
     /// The lease was last released by a drain (and not taken since).
     released: bool,
+    /// The open runs by the journal: run, holder (moved by adoption), track (D1).
+    holders: Vec<(RunId, ProcessId, usize)>,
+    /// The processes told `Drained` (D1: once each).
+    drained: Vec<ProcessId>,
 }
 
 impl Checker {
@@ -339,6 +347,8 @@ impl Checker {
             owner: None,
             owner_fence: None,
             released: false,
+            holders: Vec::new(),
+            drained: Vec::new(),
         }
     }
 
@@ -348,10 +358,30 @@ impl Checker {
         self.single_owner = true;
     }
 
-    /// An effect that changes the owner lease (others are ignored). O1: owner fences only
-    /// grow. The starts that follow are held to the holder told here.
-    pub fn owner(&mut self, effect: &Effect) {
+    /// An effect about processes rather than jobs (others are ignored): the owner lease's
+    /// changes (O1: owner fences only grow; the starts that follow are held to the holder
+    /// told here) and drains (D1: a process is told `Drained` once, and only when the
+    /// journal shows it holding no open run).
+    pub fn coordination(&mut self, effect: &Effect) {
         match effect {
+            Effect::Drained { process } => {
+                if self.drained.contains(process) {
+                    self.violations.push(Violation {
+                        invariant: "D1",
+                        job: "(drain)".to_string(),
+                        detail: format!("{process} told drained twice"),
+                    });
+                }
+                self.drained.push(*process);
+                if let Some(&(run, _, idx)) = self.holders.iter().find(|(_, p, _)| p == process) {
+                    let job = self.tracks[idx].name.clone();
+                    self.violation(
+                        "D1",
+                        &job,
+                        format!("{process} told drained while it holds the open {run}"),
+                    );
+                }
+            }
             Effect::Owner {
                 process,
                 fence,
@@ -531,7 +561,11 @@ impl Checker {
                     self.probe("rescheduled");
                 }
             }
-            History::Removed { .. } => self.tracks[idx].removed_at = Some(at),
+            History::Removed { .. } => {
+                self.tracks[idx].removed_at = Some(at);
+                // A removed job's open run ends with it.
+                self.holders.retain(|(_, _, i)| *i != idx);
+            }
             History::Paused { by, .. } => {
                 let t = &mut self.tracks[idx];
                 t.paused = true;
@@ -554,10 +588,17 @@ impl Checker {
                 trigger,
                 process,
                 ..
-            } => self.started(idx, rec, *run, covers.as_ref(), *trigger, *process),
-            History::Settled { run, outcome, .. } => self.settled(idx, rec, *run, outcome),
+            } => {
+                self.holders.push((*run, *process, idx));
+                self.started(idx, rec, *run, covers.as_ref(), *trigger, *process)
+            }
+            History::Settled { run, outcome, .. } => {
+                self.holders.retain(|(r, _, _)| r != run);
+                self.settled(idx, rec, *run, outcome)
+            }
             History::Lost { run } => {
                 let run = *run;
+                self.holders.retain(|(r, _, _)| *r != run);
                 self.probe("lease expired while running");
                 if self.tracks[idx].told.contains(&"run lost") {
                     self.probe("repeated loss held as one incident");
@@ -582,7 +623,12 @@ impl Checker {
                 }
             }
             History::StaleResult { .. } => self.probe("stale result refused"),
-            History::Adopted { .. } => self.probe("run adopted by a later incarnation"),
+            History::Adopted { run, process, .. } => {
+                if let Some(h) = self.holders.iter_mut().find(|(r, _, _)| r == run) {
+                    h.1 = *process;
+                }
+                self.probe("run adopted by a later incarnation")
+            }
             History::CancelSent { .. } => self.probe("timeout cancel sent"),
             _ => {}
         }

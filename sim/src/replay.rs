@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use duetime::{Config, Coordination, Duration, Effect, Event, JobName, Now, Record, State};
+use duetime::{Config, Coordination, Duration, Effect, Event, JobName, Now, State};
 use serde::{Deserialize, Serialize};
 
 use crate::check::{self, Horizon, JobFacts, Violation};
@@ -86,7 +86,10 @@ pub fn replay(
             journal.extend(effects.drain(..).filter(|e| {
                 matches!(
                     e,
-                    Effect::Record(_) | Effect::Owner { .. } | Effect::OwnerReleased { .. }
+                    Effect::Record(_)
+                        | Effect::Owner { .. }
+                        | Effect::OwnerReleased { .. }
+                        | Effect::Drained { .. }
                 )
             }));
         }
@@ -103,18 +106,14 @@ pub fn replay(
         Ok(journal) => {
             let mut probes = check::Probes::new();
             let reported = check::reported_in(inputs.iter().map(|(_, e)| e));
-            let v = if single_owner {
-                check::check_single_owner(&journal, facts, &reported, horizon, &mut probes)
-            } else {
-                let records: Vec<Record> = journal
-                    .into_iter()
-                    .filter_map(|e| match e {
-                        Effect::Record(r) => Some(r),
-                        _ => None,
-                    })
-                    .collect();
-                check::check(&records, facts, &reported, horizon, &mut probes)
-            };
+            let v = check::check_effects(
+                &journal,
+                facts,
+                &reported,
+                horizon,
+                &mut probes,
+                single_owner,
+            );
             if v.is_empty() {
                 Finding::Held
             } else {

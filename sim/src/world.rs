@@ -1022,7 +1022,9 @@ impl World {
                     self.checker.record(&r);
                 }
                 // Written with the state even when the commit's answer is lost.
-                Effect::Owner { .. } | Effect::OwnerReleased { .. } => self.checker.owner(&e),
+                Effect::Owner { .. } | Effect::OwnerReleased { .. } | Effect::Drained { .. } => {
+                    self.checker.coordination(&e)
+                }
                 // Told by the core even when the commit's answer is lost on the way.
                 Effect::Alert(a) => self.checker.alert(&a),
                 Effect::Start {
