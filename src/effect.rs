@@ -349,6 +349,26 @@ pub enum Effect {
         job: Option<JobName>,
         result: Result<Option<Box<JobView>>, Refusal>,
     },
+    /// `single_owner`: `process` took the owner lease with `fence`, a fence higher than any
+    /// owner's before; from now on only it claims. `from` is the earlier holder whose lease
+    /// lapsed (`None`: the lease was free). Renewals are not told.
+    Owner {
+        process: ProcessId,
+        fence: Fence,
+        until: Timestamp,
+        from: Option<ProcessId>,
+    },
+    /// `single_owner`: the draining `process` gave up the owner lease, so a standby takes
+    /// it at its next tick instead of waiting for it to lapse.
+    OwnerReleased {
+        process: ProcessId,
+        fence: Fence,
+    },
+    /// The draining `process` holds no open run any more: its drain is complete and it may
+    /// exit. Told once per process.
+    Drained {
+        process: ProcessId,
+    },
 }
 
 // One-line renderings for traces and logs: stable, greppable, and what insta snapshots show.
@@ -647,6 +667,22 @@ impl fmt::Display for Effect {
                     Err(r) => write!(f, "reply {job}: refused: {r}"),
                 }
             }
+            Effect::Owner {
+                process,
+                fence,
+                until,
+                from,
+            } => {
+                write!(f, "OWNER {process} {fence} until {until}")?;
+                match from {
+                    Some(p) => write!(f, " (the lease of {p} lapsed)"),
+                    None => f.write_str(" (the lease was free)"),
+                }
+            }
+            Effect::OwnerReleased { process, fence } => {
+                write!(f, "OWNER released by {process} {fence} (draining)")
+            }
+            Effect::Drained { process } => write!(f, "DRAINED {process}: no run left"),
         }
     }
 }

@@ -21,7 +21,9 @@ pub use effect::{
 pub use event::{Actor, Event, Fence, Held, Now, Outcome, ProcessId, RunId};
 pub use job::{Backoff, DefError, JobDef, JobName, MissedRule, Overlap};
 pub use schedule::{CronError, CronSchedule, DstPolicy, Fold, Gap, Schedule, ScheduleError, Zone};
-pub use state::{Config, Globals, JobRecord, LoadError, State, FORMAT_VERSION};
+pub use state::{
+    Config, Coordination, Globals, JobRecord, LoadError, OwnerLease, State, FORMAT_VERSION,
+};
 pub use step::step;
 pub use time::{Duration, Timestamp};
 pub use view::{Filter, JobView, Page, Status};

@@ -40,6 +40,42 @@ pub struct Config {
     /// A wall clock that moves this much more than the monotonic clock between two events
     /// of one process has jumped.
     pub clock_jump: Duration,
+    /// Who may claim: any live process (`shared`), or only the holder of the owner lease
+    /// (`single_owner`). Absent from the stored form when shared, so states written before
+    /// it existed load and re-serialize unchanged.
+    #[serde(default, skip_serializing_if = "Coordination::is_shared")]
+    pub coordination: Coordination,
+}
+
+/// How the processes sharing a store divide the work.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Coordination {
+    /// Every live process that is not draining claims what is due.
+    #[default]
+    Shared,
+    /// One process at a time holds the owner lease (`OwnerLease`) and alone visits jobs and
+    /// claims; the others stand by, renewing only the runs they hold, and take the lease
+    /// over when it lapses. For hosts whose runs must not interleave across machines, or
+    /// that want one place to read the schedule's decisions from.
+    SingleOwner,
+}
+
+impl Coordination {
+    pub fn is_shared(&self) -> bool {
+        *self == Coordination::Shared
+    }
+}
+
+/// The owner lease of `single_owner` coordination. Each taking draws a fence from the
+/// state's fence counter, so a later owner always holds a higher fence than any earlier
+/// one; renewing keeps the fence and only ever moves `until` later.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OwnerLease {
+    pub holder: ProcessId,
+    pub fence: Fence,
+    /// The lease lapses for events whose wall time is past this.
+    pub until: Timestamp,
 }
 
 impl Default for Config {
@@ -77,6 +113,7 @@ impl Config {
             cancel_grace: two,
             manual_per_hour: 20,
             clock_jump: Duration::from_secs(60),
+            coordination: Coordination::Shared,
         }
     }
 }
@@ -328,6 +365,8 @@ struct StateData {
     next_fence: u64,
     jobs: Jobs,
     processes: BTreeMap<ProcessId, ProcessRec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    owner: Option<OwnerLease>,
 }
 
 /// Everything in the state but the jobs: the format version, the config, the counters and
@@ -343,6 +382,9 @@ pub struct Globals {
     pub next_run: u64,
     pub next_fence: u64,
     pub processes: BTreeMap<ProcessId, ProcessRec>,
+    /// The owner lease (`single_owner` coordination only); absent when none is held.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<OwnerLease>,
 }
 
 /// Why a stored state could not be loaded.
@@ -376,6 +418,7 @@ pub struct State {
     pub(crate) next_fence: u64,
     pub(crate) jobs: Jobs,
     pub(crate) processes: BTreeMap<ProcessId, ProcessRec>,
+    pub(crate) owner: Option<OwnerLease>,
     // Derived, rebuilt on load.
     pub(crate) by_name: BTreeMap<JobName, u64>,
     pub(crate) wake: BTreeSet<(Timestamp, u64)>,
@@ -390,6 +433,7 @@ impl PartialEq for State {
             && self.next_fence == other.next_fence
             && self.jobs == other.jobs
             && self.processes == other.processes
+            && self.owner == other.owner
     }
 }
 
@@ -419,6 +463,7 @@ impl From<State> for StateData {
             next_fence: s.next_fence,
             jobs: s.jobs,
             processes: s.processes,
+            owner: s.owner,
         }
     }
 }
@@ -433,6 +478,7 @@ impl TryFrom<StateData> for State {
             next_run: d.next_run,
             next_fence: d.next_fence,
             processes: d.processes,
+            owner: d.owner,
         };
         State::assemble(globals, d.jobs)
     }
@@ -448,7 +494,43 @@ fn check_globals(g: &Globals) -> Result<(), LoadError> {
     }
     g.config
         .check()
+        .and_then(|()| check_owner(&g.config, g.owner, &g.processes, g.next_fence))
         .map_err(|what| LoadError::Inconsistent { what })
+}
+
+/// The owner lease must belong to the coordination that has one, be held by a known
+/// process that is not draining (a drain gives it up), and carry a fence the counter has
+/// handed out.
+fn check_owner(
+    config: &Config,
+    owner: Option<OwnerLease>,
+    processes: &BTreeMap<ProcessId, ProcessRec>,
+    next_fence: u64,
+) -> Result<(), String> {
+    let Some(o) = owner else { return Ok(()) };
+    if config.coordination != Coordination::SingleOwner {
+        return Err(format!(
+            "an owner lease ({} {}) under shared coordination; only single_owner has one",
+            o.holder, o.fence
+        ));
+    }
+    if o.fence.0 >= next_fence {
+        return Err(format!(
+            "the owner lease's fence {} is ahead of the counter",
+            o.fence
+        ));
+    }
+    match processes.get(&o.holder) {
+        None => Err(format!(
+            "the owner lease is held by {}, an unknown process",
+            o.holder
+        )),
+        Some(p) if p.draining => Err(format!(
+            "the owner lease is held by {}, which is draining",
+            o.holder
+        )),
+        Some(_) => Ok(()),
+    }
 }
 
 fn inconsistent(what: String) -> LoadError {
@@ -464,6 +546,7 @@ impl State {
             next_fence: 1,
             jobs: Jobs::default(),
             processes: BTreeMap::new(),
+            owner: None,
             by_name: BTreeMap::new(),
             wake: BTreeSet::new(),
             runs: BTreeMap::new(),
@@ -505,6 +588,7 @@ impl State {
             next_fence: globals.next_fence,
             jobs,
             processes: globals.processes,
+            owner: globals.owner,
             by_name: BTreeMap::new(),
             wake: BTreeSet::new(),
             runs: BTreeMap::new(),
@@ -525,6 +609,7 @@ impl State {
             next_run: self.next_run,
             next_fence: self.next_fence,
             processes: self.processes.clone(),
+            owner: self.owner,
         }
     }
 
@@ -645,6 +730,7 @@ impl State {
         self.next_run = globals.next_run;
         self.next_fence = globals.next_fence;
         self.processes = globals.processes;
+        self.owner = globals.owner;
         for &seq in changes.keys() {
             if let Some(old) = self.jobs.remove(&seq) {
                 self.by_name.remove(&old.def.name);
@@ -726,6 +812,30 @@ impl State {
         self.wake.first().map(|(t, _)| *t)
     }
 
+    /// The earliest instant a `Tick` from `process` can change anything, by that process's
+    /// wall clock; `None` when it has nothing to wait for (it is draining: it claims
+    /// nothing, and only its heartbeats for the runs it holds matter). Under shared
+    /// coordination that is `next_wake`. Under `single_owner` the owner wakes for the jobs
+    /// and to renew its lease halfway through it; a standby only when the lease can lapse
+    /// (a tick before then does nothing but renew its runs), and at once when none is held.
+    pub fn next_wake_for(&self, process: ProcessId) -> Option<Timestamp> {
+        if self.processes.get(&process).is_some_and(|p| p.draining) {
+            return None;
+        }
+        if self.config.coordination == Coordination::Shared {
+            return self.next_wake();
+        }
+        match self.owner {
+            None => Some(Timestamp::MIN),
+            Some(o) if o.holder == process => {
+                let half = Duration::from_millis(self.config.lease_ttl.as_millis() / 2);
+                let renew = o.until.saturating_sub(half);
+                Some(self.next_wake().map_or(renew, |w| w.min(renew)))
+            }
+            Some(o) => Some(o.until.saturating_add(Duration::from_millis(1))),
+        }
+    }
+
     /// On load, beyond `check_invariants` (too costly for every step): an owed segment that
     /// will be started in pieces (a `required` catch-up over `REQUIRED_BATCH`, buffered
     /// overlaps one by one) starts and ends on a due time of its schedule and counts exactly
@@ -769,7 +879,7 @@ impl State {
         if self.by_name.len() != self.jobs.len() || self.wake.len() > self.jobs.len() {
             return Err("index sizes disagree with the jobs".to_string());
         }
-        Ok(())
+        check_owner(&self.config, self.owner, &self.processes, self.next_fence)
     }
 }
 

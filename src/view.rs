@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::event::RunId;
 use crate::job::JobName;
-use crate::state::{JobRecord, LastOutcome, LastRun, Pause, State};
+use crate::state::{JobRecord, LastOutcome, LastRun, OwnerLease, Pause, State};
 use crate::time::{Duration, Timestamp};
 
 /// A job's condition, in the order a person should look at them.
@@ -113,6 +113,20 @@ fn status_of(job: &JobRecord, now: Timestamp, missed_24h: u64) -> Status {
 }
 
 impl State {
+    /// Who owns the scheduler under `single_owner` coordination, as of `now`: the lease
+    /// while it has not lapsed (`None` also under shared coordination, where nobody owns).
+    /// A lapsed lease still in the state is not an owner: the next tick of any process
+    /// takes it.
+    pub fn owner(&self, now: Timestamp) -> Option<OwnerLease> {
+        self.owner.filter(|o| now <= o.until)
+    }
+
+    /// The owner lease as the state holds it, lapsed or not (for hosts that log it and
+    /// for checks).
+    pub fn owner_lease(&self) -> Option<OwnerLease> {
+        self.owner
+    }
+
     /// The view of one job.
     pub fn job(&self, name: &str, now: Timestamp) -> Option<JobView> {
         self.view_seq(self.seq_of(name)?, now)

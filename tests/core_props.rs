@@ -834,8 +834,11 @@ fn journal_of(host: &Host, job: &str) -> Vec<serde_json::Value> {
             Effect::Record(r) => r.job.as_str() == job,
             Effect::Alert(a) => a.job.as_str() == job,
             Effect::Reply { job: j, .. } => j.as_ref().is_some_and(|j| j.as_str() == job),
-            // About a process, not a job.
-            Effect::ClockGap { .. } => false,
+            // About processes, not jobs.
+            Effect::ClockGap { .. }
+            | Effect::Owner { .. }
+            | Effect::OwnerReleased { .. }
+            | Effect::Drained { .. } => false,
         };
         if about {
             let mut v = serde_json::to_value(e).unwrap();

@@ -41,6 +41,7 @@ pub enum ConfigGen {
         cancel_grace: DurGen,
         manual_per_hour: u8,
         clock_jump: DurGen,
+        single_owner: bool,
     },
 }
 
@@ -63,6 +64,7 @@ impl ConfigGen {
                 cancel_grace,
                 manual_per_hour,
                 clock_jump,
+                single_owner,
             } => Config {
                 tick: tick(t),
                 lease_ttl: lease_ttl.get(),
@@ -70,6 +72,11 @@ impl ConfigGen {
                 cancel_grace: cancel_grace.get(),
                 manual_per_hour: u32::from(*manual_per_hour % 24),
                 clock_jump: clock_jump.get(),
+                coordination: if *single_owner {
+                    duetime::Coordination::SingleOwner
+                } else {
+                    duetime::Coordination::Shared
+                },
             },
         }
     }

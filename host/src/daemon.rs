@@ -330,6 +330,12 @@ impl<S: Store> Daemon<S> {
                 }
                 Effect::Alert(a) => warn!(job = %a.job, "{e}"),
                 Effect::ClockGap { process, .. } if *process == self.process => warn!("{e}"),
+                // Who owns the store (single_owner) and drains: a line each, so a log shows
+                // which incarnation was deciding when.
+                Effect::Owner { .. } | Effect::OwnerReleased { .. } => info!("{e}"),
+                // The daemon exits when its own runs have ended (`run`), which it knows first
+                // hand; the core's word is logged beside it.
+                Effect::Drained { process } if *process == self.process => info!("{e}"),
                 _ => {}
             }
         }
@@ -455,7 +461,7 @@ impl<S: Store> Daemon<S> {
             }
         }
         let now = self.clock.now();
-        let wake = self.store.state()?.next_wake();
+        let wake = self.store.state()?.next_wake_for(self.process);
         let tick_due = self.last_tick.is_none_or(|t| t.elapsed() >= self.tick);
         let wake_due = !self.draining && wake.is_some_and(|w| w <= now.wall);
         if tick_due || wake_due {
@@ -476,7 +482,7 @@ impl<S: Store> Daemon<S> {
         let until_tick = self
             .tick
             .saturating_sub(self.last_tick.map_or(self.tick, |t| t.elapsed()));
-        let until_wake = match self.store.state()?.next_wake() {
+        let until_wake = match self.store.state()?.next_wake_for(self.process) {
             Some(w) if !self.draining => {
                 let ms = w
                     .as_millis()

@@ -1,14 +1,15 @@
 //! The checker: reads only the journal (ledger and history records, including each run's
 //! start) and the oracle's due times, never the core's state, and holds the safety
 //! invariants S1-S5 and the liveness promises L1-L3 of DESIGN.md; fed the alerts too, A1
-//! (an incident told once).
+//! (an incident told once); fed the owner lease's changes under `single_owner`, O1 (one
+//! owner dispatches at a time).
 
 use std::collections::BTreeMap;
 use std::fmt;
 
 use duetime::{
-    Alert, AlertKind, Entry, History, JobName, LedgerKind, MissAction, MissCause, MissedRule,
-    Outcome, Record, RunId,
+    Alert, AlertKind, Effect, Entry, Fence, History, JobName, LedgerKind, MissAction, MissCause,
+    MissedRule, Outcome, ProcessId, Record, RunId,
 };
 
 use crate::oracle::{Due, Spec};
@@ -267,6 +268,35 @@ pub fn check(
     c.finish(horizon, probes)
 }
 
+/// `check` over effects: `effects` are the journal records and the effects about processes
+/// (owner lease, drains) in the store's order (others are ignored); O1 is held when the
+/// store ran `single_owner`.
+pub fn check_effects(
+    effects: &[Effect],
+    facts: &BTreeMap<JobName, JobFacts>,
+    reported: &Reported,
+    horizon: Horizon,
+    probes: &mut Probes,
+    single_owner: bool,
+) -> Vec<Violation> {
+    let mut c = Checker::new(facts.clone());
+    if single_owner {
+        c.hold_single_owner();
+    }
+    for (run, outcomes) in reported {
+        for o in outcomes {
+            c.reported(*run, o);
+        }
+    }
+    for e in effects {
+        match e {
+            Effect::Record(rec) => c.record(rec),
+            other => c.coordination(other),
+        }
+    }
+    c.finish(horizon, probes)
+}
+
 /// The checker as the journal streams: `reported` for each result a process sends (before
 /// the step that reads it), `record` for each journal line, `finish` at the end. It keeps
 /// no journal: per job, its epochs, the ledger entries (S1 and L1 judge them against the
@@ -290,6 +320,18 @@ pub struct Checker {
     latest: Option<i64>,
     violations: Vec<Violation>,
     probes: Vec<(&'static str, u64)>,
+    /// The store runs `single_owner` coordination: O1 is held.
+    single_owner: bool,
+    /// The owner lease as the core's `Owner` and `OwnerReleased` effects told it, in the
+    /// store's order: its holder (`None` once released) and the highest owner fence told.
+    owner: Option<ProcessId>,
+    owner_fence: Option<Fence>,
+    /// The lease was last released by a drain (and not taken since).
+    released: bool,
+    /// The open runs by the journal: run, holder (moved by adoption), track (D1).
+    holders: Vec<(RunId, ProcessId, usize)>,
+    /// The processes told `Drained` (D1: once each).
+    drained: Vec<ProcessId>,
 }
 
 impl Checker {
@@ -307,6 +349,76 @@ impl Checker {
             latest: None,
             violations: Vec::new(),
             probes: Vec::new(),
+            single_owner: false,
+            owner: None,
+            owner_fence: None,
+            released: false,
+            holders: Vec::new(),
+            drained: Vec::new(),
+        }
+    }
+
+    /// Holds O1 from now on: the store runs `single_owner` coordination, and the caller
+    /// feeds `owner` every owner effect in the store's order.
+    pub fn hold_single_owner(&mut self) {
+        self.single_owner = true;
+    }
+
+    /// An effect about processes rather than jobs (others are ignored): the owner lease's
+    /// changes (O1: owner fences only grow; the starts that follow are held to the holder
+    /// told here) and drains (D1: a process is told `Drained` once, and only when the
+    /// journal shows it holding no open run).
+    pub fn coordination(&mut self, effect: &Effect) {
+        match effect {
+            Effect::Drained { process } => {
+                if self.drained.contains(process) {
+                    self.violations.push(Violation {
+                        invariant: "D1",
+                        job: "(drain)".to_string(),
+                        detail: format!("{process} told drained twice"),
+                    });
+                }
+                self.drained.push(*process);
+                if let Some(&(run, _, idx)) = self.holders.iter().find(|(_, p, _)| p == process) {
+                    let job = self.tracks[idx].name.clone();
+                    self.violation(
+                        "D1",
+                        &job,
+                        format!("{process} told drained while it holds the open {run}"),
+                    );
+                }
+            }
+            Effect::Owner {
+                process,
+                fence,
+                from,
+                ..
+            } => {
+                if self.owner_fence.is_some_and(|f| *fence <= f) {
+                    self.violations.push(Violation {
+                        invariant: "O1",
+                        job: "(owner lease)".to_string(),
+                        detail: format!(
+                            "{process} took the owner lease with {fence}, not above the {} told before",
+                            self.owner_fence.expect("checked above")
+                        ),
+                    });
+                }
+                match from {
+                    Some(p) if p == process => self.probe("owner lease taken back after it lapsed"),
+                    Some(_) => self.probe("owner lease taken over after it lapsed"),
+                    None if self.released => self.probe("drain handed the lease over"),
+                    None => {}
+                }
+                self.owner = Some(*process);
+                self.owner_fence = Some(*fence);
+                self.released = false;
+            }
+            Effect::OwnerReleased { process, .. } if self.owner == Some(*process) => {
+                self.owner = None;
+                self.released = true;
+            }
+            _ => {}
         }
     }
 
@@ -455,7 +567,11 @@ impl Checker {
                     self.probe("rescheduled");
                 }
             }
-            History::Removed { .. } => self.tracks[idx].removed_at = Some(at),
+            History::Removed { .. } => {
+                self.tracks[idx].removed_at = Some(at);
+                // A removed job's open run ends with it.
+                self.holders.retain(|(_, _, i)| *i != idx);
+            }
             History::Paused { by, .. } => {
                 let t = &mut self.tracks[idx];
                 t.paused = true;
@@ -478,10 +594,17 @@ impl Checker {
                 trigger,
                 process,
                 ..
-            } => self.started(idx, rec, *run, covers.as_ref(), *trigger, *process),
-            History::Settled { run, outcome, .. } => self.settled(idx, rec, *run, outcome),
+            } => {
+                self.holders.push((*run, *process, idx));
+                self.started(idx, rec, *run, covers.as_ref(), *trigger, *process)
+            }
+            History::Settled { run, outcome, .. } => {
+                self.holders.retain(|(r, _, _)| r != run);
+                self.settled(idx, rec, *run, outcome)
+            }
             History::Lost { run } => {
                 let run = *run;
+                self.holders.retain(|(r, _, _)| *r != run);
                 self.probe("lease expired while running");
                 if self.tracks[idx].told.contains(&"run lost") {
                     self.probe("repeated loss held as one incident");
@@ -524,7 +647,12 @@ impl Checker {
                 self.tracks[idx].held_until = None;
                 self.tracks[idx].lifted = true;
             }
-            History::Adopted { .. } => self.probe("run adopted by a later incarnation"),
+            History::Adopted { run, process, .. } => {
+                if let Some(h) = self.holders.iter_mut().find(|(r, _, _)| r == run) {
+                    h.1 = *process;
+                }
+                self.probe("run adopted by a later incarnation")
+            }
             History::CancelSent { .. } => self.probe("timeout cancel sent"),
             _ => {}
         }
@@ -574,6 +702,15 @@ impl Checker {
                 "P1",
                 &rec.job,
                 format!("{run} started after {in_a_row} failed runs in a row, with no pause"),
+            );
+        }
+        if self.single_owner && self.owner != Some(process) {
+            // O1: by the store's order, every start is made by the owner lease's holder.
+            let owner = self.owner.map_or("nobody".to_string(), |p| p.to_string());
+            self.violation(
+                "O1",
+                &rec.job,
+                format!("{run} started by {process} while the owner lease was {owner}'s"),
             );
         }
         let covers = covers.map(|c| (c.from.as_millis(), c.to.as_millis()));

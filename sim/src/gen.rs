@@ -76,6 +76,17 @@ pub struct WorldConfig {
     /// The zone whose daylight-saving change the period starts near: half the cron jobs
     /// are drawn in it, so gaps and folds are met often, not by luck.
     pub dst_zone: &'static str,
+    /// The store runs `single_owner` coordination (one process claims at a time) rather
+    /// than shared.
+    pub single_owner: bool,
+}
+
+/// Whether a seed's world runs `single_owner` coordination: half of them. Drawn from a
+/// stream of its own, so adding it changed no other draw of any seed's world.
+fn draw_single_owner(seed: u64) -> bool {
+    use rand::SeedableRng;
+    let mut own = ChaCha8Rng::seed_from_u64(seed ^ 0x6f77_6e65_725f_6c65);
+    own.gen_bool(0.5)
 }
 
 impl fmt::Display for WorldConfig {
@@ -86,7 +97,7 @@ impl fmt::Display for WorldConfig {
             f,
             "seed {} | {} processes, tick {}s, from {start}, safety {:.1}h + liveness {:.1}h | \
              per hour: crash {:.2} stall {:.2} jump {:.2} drain {:.2} command {:.2} | \
-             abort {:.3} lost-answer {:.3} late {:.3} dup {:.3} orphan {:.2} adopt {} | skew ±{}s drift ±{}ppm",
+             abort {:.3} lost-answer {:.3} late {:.3} dup {:.3} orphan {:.2} adopt {} | skew ±{}s drift ±{}ppm | {}",
             self.seed,
             self.processes,
             self.tick_ms / 1000,
@@ -104,7 +115,12 @@ impl fmt::Display for WorldConfig {
             fa.orphan_delivers,
             fa.adopt,
             fa.max_skew_ms / 1000,
-            fa.max_drift_ppm
+            fa.max_drift_ppm,
+            if self.single_owner {
+                "single_owner"
+            } else {
+                "shared"
+            }
         )
     }
 }
@@ -203,6 +219,7 @@ pub fn draw_world(seed: u64, rng: &mut ChaCha8Rng, o: &Overrides) -> WorldConfig
         tick_ms: 30_000,
         faults,
         dst_zone,
+        single_owner: draw_single_owner(seed),
     }
 }
 

@@ -60,6 +60,8 @@ pub struct SeedReport {
     pub inputs: Option<Vec<(Now, Event)>>,
     pub trace: Option<Vec<String>>,
     pub tick_ms: u64,
+    /// The store ran `single_owner` coordination.
+    pub single_owner: bool,
     pub facts: BTreeMap<JobName, JobFacts>,
     pub horizon: Option<Horizon>,
 }
@@ -80,6 +82,7 @@ impl SeedReport {
             invariant,
             job,
             tick_ms: self.tick_ms,
+            single_owner: self.single_owner,
             horizon: self.horizon?,
             facts: self.facts.clone(),
             inputs: self.inputs.clone()?,
@@ -119,6 +122,7 @@ pub fn run_seed(seed: u64, opts: &Options) -> SeedReport {
     let start_ms = cfg.start_ms;
     let job_count = jobs.len();
     let tick_ms = cfg.tick_ms as u64;
+    let single_owner = cfg.single_owner;
     let mut world = world::World::new(cfg, rng, jobs, opts.record_inputs, opts.hash_trace);
     if opts.readable_trace {
         world.trace = Some(Vec::new());
@@ -144,6 +148,7 @@ pub fn run_seed(seed: u64, opts: &Options) -> SeedReport {
         inputs: world.inputs.take(),
         trace: world.trace.take(),
         tick_ms,
+        single_owner,
         facts: world.checker.facts().clone(),
         horizon: Some(Horizon {
             end: world.now_ms(),

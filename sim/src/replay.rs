@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use duetime::{Config, Duration, Effect, Event, JobName, Now, Record, State};
+use duetime::{Config, Coordination, Duration, Effect, Event, JobName, Now, State};
 use serde::{Deserialize, Serialize};
 
 use crate::check::{self, Horizon, JobFacts, Violation};
@@ -21,6 +21,9 @@ pub struct Regression {
     pub invariant: String,
     pub job: String,
     pub tick_ms: u64,
+    /// The store ran `single_owner` coordination (absent: shared).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub single_owner: bool,
     pub horizon: Horizon,
     pub facts: BTreeMap<JobName, JobFacts>,
     pub inputs: Vec<(Now, Event)>,
@@ -53,25 +56,41 @@ impl Finding {
     }
 }
 
-/// Feeds `inputs` to a fresh state and checks the journal.
+/// The config a world of this tick and coordination runs its store with.
+pub fn config(tick_ms: u64, single_owner: bool) -> Config {
+    let mut config = Config::with_tick(Duration::from_millis(tick_ms));
+    if single_owner {
+        config.coordination = Coordination::SingleOwner;
+    }
+    config
+}
+
+/// Feeds `inputs` to a fresh state with `config` and checks the journal (and, under
+/// `single_owner`, the owner lease's changes: O1).
 pub fn replay(
-    tick_ms: u64,
+    config: Config,
     inputs: &[(Now, Event)],
     facts: &BTreeMap<JobName, JobFacts>,
     horizon: Horizon,
 ) -> Finding {
+    let single_owner = config.coordination == Coordination::SingleOwner;
     let run = catch_unwind(AssertUnwindSafe(|| {
-        let mut state = State::new(Config::with_tick(Duration::from_millis(tick_ms)));
-        let mut journal: Vec<Record> = Vec::new();
+        let mut state = State::new(config);
+        let mut journal: Vec<Effect> = Vec::new();
         let mut effects = Vec::new();
         for (now, event) in inputs {
             state.step(*now, event.clone(), &mut effects);
             // As the world does now and then: the state must survive its own serde.
             let json = serde_json::to_string(&state).expect("state serializes");
             state = serde_json::from_str(&json).expect("state deserializes");
-            journal.extend(effects.drain(..).filter_map(|e| match e {
-                Effect::Record(r) => Some(r),
-                _ => None,
+            journal.extend(effects.drain(..).filter(|e| {
+                matches!(
+                    e,
+                    Effect::Record(_)
+                        | Effect::Owner { .. }
+                        | Effect::OwnerReleased { .. }
+                        | Effect::Drained { .. }
+                )
             }));
         }
         journal
@@ -87,7 +106,14 @@ pub fn replay(
         Ok(journal) => {
             let mut probes = check::Probes::new();
             let reported = check::reported_in(inputs.iter().map(|(_, e)| e));
-            let v = check::check(&journal, facts, &reported, horizon, &mut probes);
+            let v = check::check_effects(
+                &journal,
+                facts,
+                &reported,
+                horizon,
+                &mut probes,
+                single_owner,
+            );
             if v.is_empty() {
                 Finding::Held
             } else {
@@ -98,8 +124,12 @@ pub fn replay(
 }
 
 impl Regression {
+    pub fn config(&self) -> Config {
+        config(self.tick_ms, self.single_owner)
+    }
+
     pub fn replay(&self) -> Finding {
-        replay(self.tick_ms, &self.inputs, &self.facts, self.horizon)
+        replay(self.config(), &self.inputs, &self.facts, self.horizon)
     }
 
     /// Delta debugging over the inputs: drop chunks, halving the chunk size, while the same
@@ -116,7 +146,7 @@ impl Regression {
                 let mut candidate = self.inputs.clone();
                 candidate.drain(i..end);
                 tries += 1;
-                if replay(self.tick_ms, &candidate, &self.facts, self.horizon).shows(&inv, &job) {
+                if replay(self.config(), &candidate, &self.facts, self.horizon).shows(&inv, &job) {
                     self.inputs = candidate;
                     shrunk = true;
                 } else {
@@ -131,9 +161,9 @@ impl Regression {
 }
 
 /// The inputs and the effects they produced, one line each, for people.
-pub fn readable(tick_ms: u64, inputs: &[(Now, Event)]) -> Vec<String> {
+pub fn readable(config: Config, inputs: &[(Now, Event)]) -> Vec<String> {
     let mut lines = Vec::new();
-    let mut state = State::new(Config::with_tick(Duration::from_millis(tick_ms)));
+    let mut state = State::new(config);
     let mut effects = Vec::new();
     for (now, event) in inputs {
         lines.push(format!("{} {}", now.wall, event));

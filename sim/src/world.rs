@@ -270,6 +270,11 @@ pub struct World {
     pub trace: Option<Vec<String>>,
     /// Runs keep their durations when the world heals (see `heal`).
     pub keep_durations: bool,
+    /// Manual runs queued while a process drained under `single_owner`: the job, and the
+    /// draining processes then (the probe wants the run started by another).
+    manual_in_drain: Vec<(String, Vec<ProcessId>)>,
+    /// Owners whose lease another process took over after it lapsed.
+    deposed: Vec<ProcessId>,
 }
 
 const HOUR: f64 = 3_600_000.0;
@@ -285,7 +290,14 @@ impl World {
         record_inputs: bool,
         hash_trace: bool,
     ) -> World {
-        let config = duetime::Config::with_tick(Duration::from_millis(cfg.tick_ms as u64));
+        let mut config = duetime::Config::with_tick(Duration::from_millis(cfg.tick_ms as u64));
+        if cfg.single_owner {
+            config.coordination = duetime::Coordination::SingleOwner;
+        }
+        let mut checker = Checker::new(crate::facts_of(&jobs));
+        if cfg.single_owner {
+            checker.hold_single_owner();
+        }
         let removed = vec![false; jobs.len()];
         let seen_names = jobs.iter().map(|j| j.def.name.clone()).collect();
         let mut w = World {
@@ -296,7 +308,7 @@ impl World {
             effects: Vec::new(),
             json: Vec::new(),
             state: State::new(config),
-            checker: Checker::new(crate::facts_of(&jobs)),
+            checker,
             adopted: None,
             hosts: Vec::new(),
             next_process: 1,
@@ -314,6 +326,8 @@ impl World {
             hash_trace,
             trace: None,
             keep_durations: false,
+            manual_in_drain: Vec::new(),
+            deposed: Vec::new(),
         };
         let skew = w.cfg.faults.max_skew_ms;
         let drift = w.cfg.faults.max_drift_ppm;
@@ -803,13 +817,14 @@ impl World {
         }
     }
 
-    /// When this process wakes next: its heartbeat or the store's next wake by its own
-    /// wall clock, whichever comes first, at least a second away. A draining process claims
-    /// nothing, so only its heartbeat matters.
+    /// When this process wakes next: its heartbeat or the store's next wake for it by its
+    /// own wall clock, whichever comes first, at least a second away. A draining process
+    /// claims nothing, so only its heartbeat matters; under `single_owner` a standby waits
+    /// for the owner lease to lapse, and the owner also wakes to renew it.
     fn wake_time(&self, host: usize) -> i64 {
         let mut t = self.heartbeat(host);
         if !self.hosts[host].draining {
-            if let Some(w) = self.state.next_wake() {
+            if let Some(w) = self.state.next_wake_for(self.hosts[host].process) {
                 let wall = self.clock_now(host).wall.as_millis();
                 let soon = w.as_millis().saturating_sub(wall).max(1_000);
                 t = t.min(self.t.saturating_add(soon));
@@ -849,7 +864,7 @@ impl World {
         !h.draining
             && self
                 .state
-                .next_wake()
+                .next_wake_for(h.process)
                 .is_some_and(|w| w <= self.clock_now(host).wall)
     }
 
@@ -961,6 +976,12 @@ impl World {
         }
         let mut effects = std::mem::take(&mut self.effects);
         let wake_before = self.state.next_wake();
+        let owner_before = self.state.owner_lease().map(|o| (o.holder, o.fence));
+        let ticked = match &event {
+            Event::Tick { process, .. } => Some(*process),
+            _ => None,
+        };
+        let draining = matches!(event, Event::ProcessDraining { .. });
         self.state.step(now, event, &mut effects);
         self.events += 1;
         if self.rng.gen_ratio(1, 1024) {
@@ -994,12 +1015,17 @@ impl World {
             if self.hash_trace {
                 self.hash(&e);
             }
+            self.coordination_probes(&e, draining);
             match e {
                 Effect::Record(r) => {
                     if let Entry::History(duetime::History::Adopted { run, .. }) = &r.entry {
                         self.adopted = Some(*run);
                     }
                     self.checker.record(&r);
+                }
+                // Written with the state even when the commit's answer is lost.
+                Effect::Owner { .. } | Effect::OwnerReleased { .. } | Effect::Drained { .. } => {
+                    self.checker.coordination(&e)
                 }
                 // Told by the core even when the commit's answer is lost on the way.
                 Effect::Alert(a) => self.checker.alert(&a),
@@ -1031,18 +1057,86 @@ impl World {
             }
         }
         self.effects = effects;
+        let owner_after = self.state.owner_lease().map(|o| (o.holder, o.fence));
+        if let (Some(p), Some((holder, _))) = (ticked, owner_after) {
+            if holder != p {
+                // O1 holds it to starting nothing.
+                *self
+                    .probes
+                    .entry("standby ticked while the owner lived")
+                    .or_default() += 1;
+            }
+        }
         // Sleepers chose their wake from the store's next wake; only one that came closer
         // can make any of them wake sooner (a run started for a process re-plans that
-        // process in `start`).
+        // process in `start`). Under `single_owner` a new or released owner lease changes
+        // every process's wake.
         let closer = match (self.state.next_wake(), wake_before) {
             (Some(after), Some(before)) => after < before,
             (Some(_), None) => true,
             (None, _) => false,
         };
-        if closer {
+        if closer || owner_after != owner_before {
             self.rouse();
         }
         true
+    }
+
+    /// Counts the coordination situations an effect shows (`draining`: the step was a
+    /// `ProcessDraining`).
+    fn coordination_probes(&mut self, e: &Effect, draining: bool) {
+        let probe = match e {
+            Effect::Drained { .. } if draining => "drain completed at once",
+            Effect::Drained { .. } => "drain completed after its last run",
+            Effect::Owner {
+                process,
+                from: Some(from),
+                ..
+            } if from != process => {
+                self.deposed.push(*from);
+                return;
+            }
+            Effect::Cancel {
+                process,
+                reason: CancelReason::LeaseLost,
+                ..
+            } if self.deposed.contains(process) => "deposed owner told to cancel a run",
+            Effect::Record(r) => match &r.entry {
+                Entry::History(duetime::History::ManualQueued { .. }) if self.cfg.single_owner => {
+                    let drainers: Vec<ProcessId> = self
+                        .hosts
+                        .iter()
+                        .filter(|h| h.state != HostState::Down && h.draining)
+                        .map(|h| h.process)
+                        .collect();
+                    if !drainers.is_empty() {
+                        self.manual_in_drain.push((r.job.to_string(), drainers));
+                    }
+                    return;
+                }
+                Entry::History(duetime::History::Started {
+                    trigger: duetime::Trigger::Manual,
+                    process,
+                    ..
+                }) => {
+                    let Some(i) = self
+                        .manual_in_drain
+                        .iter()
+                        .position(|(job, _)| job == r.job.as_str())
+                    else {
+                        return;
+                    };
+                    let (_, drainers) = self.manual_in_drain.swap_remove(i);
+                    if drainers.contains(process) {
+                        return;
+                    }
+                    "manual run asked during a drain started by the next owner"
+                }
+                _ => return,
+            },
+            _ => return,
+        };
+        *self.probes.entry(probe).or_default() += 1;
     }
 
     fn hash(&mut self, e: &Effect) {

@@ -35,6 +35,13 @@ const PROBES: &[&str] = &[
     "state round trip",
     "paused after failures in a row",
     "repeated loss held as one incident",
+    "standby ticked while the owner lived",
+    "owner lease taken over after it lapsed",
+    "owner lease taken back after it lapsed",
+    "deposed owner told to cancel a run",
+    "drain handed the lease over",
+    "drain completed at once",
+    "drain completed after its last run",
 ];
 
 #[test]

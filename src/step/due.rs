@@ -76,6 +76,9 @@ impl State {
         out: &mut Out,
     ) {
         self.renew(now.wall, process, held, out);
+        if !self.lead(now.wall, process, out) {
+            return;
+        }
         let due: Vec<u64> = self
             .wake
             .range(..=(now.wall, u64::MAX))
@@ -97,7 +100,7 @@ impl State {
         out: &mut Out,
     ) {
         self.watch_run(seq, now, out);
-        let can_claim = self.can_claim(process);
+        let can_claim = self.can_claim(process, now);
         self.hold_for_quota(seq, now, out);
         self.account_late(seq, now, late_cause, out);
         if can_claim {
@@ -373,7 +376,8 @@ impl State {
                 .is_some_and(|a| a.run.is_some() || a.retry.is_some() || !a.pending.is_empty());
             if !busy && !can_claim {
                 // A draining process starts nothing; another process (or a later one, by
-                // the missed rule) will take this due time.
+                // the missed rule) will take this due time. (Under `single_owner` only the
+                // owner visits, and it may claim.)
                 return;
             }
             let job = self.jobs.get_mut(&seq).expect("checked above");

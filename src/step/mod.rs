@@ -5,6 +5,7 @@
 
 mod commands;
 mod due;
+mod owner;
 mod runs;
 mod settle;
 
@@ -88,6 +89,17 @@ impl State {
             now: now.wall,
             effects,
         };
+        // Only process life, results and removals can end a process's last run (a tick
+        // may find it lost or timed out): people's other commands leave drains as they are.
+        let may_end_runs = !matches!(
+            event,
+            Event::Upsert { .. }
+                | Event::Pause { .. }
+                | Event::Resume { .. }
+                | Event::RunNow { .. }
+                | Event::ForgetActor { .. }
+        );
+        let drains = may_end_runs.then(|| self.drains_before(&event)).flatten();
         match event {
             Event::Upsert { def, actor } => self.upsert(*def, actor, &mut out),
             Event::Remove { job, actor } => self.remove(&job, actor, &mut out),
@@ -102,9 +114,7 @@ impl State {
             }
             Event::ProcessDraining { process } => {
                 self.observe_clock(process, now, &mut out);
-                if let Some(p) = self.processes.get_mut(&process) {
-                    p.draining = true;
-                }
+                self.drain(process, &mut out);
             }
             Event::Adopt {
                 process,
@@ -128,6 +138,9 @@ impl State {
             Event::Resume { job, actor } => self.resume(&job, actor, &mut out),
             Event::RunNow { job, actor } => self.run_now(&job, actor, &mut out),
             Event::ForgetActor { actor } => self.forget_actor(&actor, &mut out),
+        }
+        if let Some(before) = drains {
+            self.note_drained(before, &mut out);
         }
         #[cfg(debug_assertions)]
         if let Err(broken) = self
@@ -185,20 +198,18 @@ impl State {
         cause
     }
 
-    /// Forgets processes silent for a day that hold no run, so incarnations do not pile up.
+    /// Forgets processes silent for a day that hold no run and not the owner lease, so
+    /// incarnations do not pile up.
     fn prune_processes(&mut self, now: Timestamp) {
         let cutoff = now.saturating_sub(Duration::from_days(1));
         let holders: std::collections::BTreeSet<ProcessId> = self
             .runs
             .values()
             .filter_map(|seq| self.jobs.get(seq).and_then(|j| j.run()).map(|r| r.holder))
+            .chain(self.owner.map(|o| o.holder))
             .collect();
         self.processes
             .retain(|p, rec| rec.last_wall >= cutoff || holders.contains(p));
-    }
-
-    pub(crate) fn can_claim(&self, process: ProcessId) -> bool {
-        self.processes.get(&process).is_some_and(|p| !p.draining)
     }
 
     pub(crate) fn seq_of(&self, name: &str) -> Option<u64> {

@@ -45,9 +45,10 @@ impl State {
             other => other,
         };
         self.settle(seq, run, fence, outcome, out);
-        if self.can_claim(process) {
+        if self.can_claim(process, out.now) {
             // The settling process may take the next in line right away (the next batch
-            // of a `required` catch-up, a buffered due time).
+            // of a `required` catch-up, a buffered due time); under `single_owner` only
+            // if it is the owner, as at a tick.
             self.try_start(seq, out.now, process, out);
         }
         if let Some(job) = self.jobs.get_mut(&seq) {
