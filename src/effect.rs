@@ -200,6 +200,10 @@ pub enum History {
         actor: Actor,
     },
     ActorForgotten,
+    /// An alert held back by the job's `alert_throttle`: told here instead of to a person.
+    AlertHeld {
+        alert: AlertKind,
+    },
     CancelSent {
         run: RunId,
         reason: CancelReason,
@@ -558,6 +562,7 @@ impl fmt::Display for History {
             History::Resumed { actor } => write!(f, "resumed by {actor}"),
             History::ManualQueued { actor } => write!(f, "manual run queued by {actor}"),
             History::ActorForgotten => f.write_str("actor forgotten"),
+            History::AlertHeld { alert } => write!(f, "alert held by the throttle: {alert}"),
             History::CancelSent { run, reason } => {
                 write!(f, "cancel sent to {run} ({})", snake(reason))
             }

@@ -167,6 +167,11 @@ pub struct JobDef {
     /// (cause `quota_hold`) instead of piling up as overlaps.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wait_budget: Option<Duration>,
+    /// At most one alert per this much time for the job: a noisy job's further alerts
+    /// (new incidents; one incident is told once anyway) go to the journal instead of a
+    /// person's pager until it has passed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alert_throttle: Option<Duration>,
 }
 
 fn default_retries() -> u32 {
@@ -262,6 +267,7 @@ impl JobDef {
             concurrency_key: None,
             pause_after_failures: None,
             wait_budget: None,
+            alert_throttle: None,
         }
     }
 

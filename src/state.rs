@@ -273,6 +273,9 @@ pub struct JobRecord {
     /// person's resume clears them, so a job lost or stalled again and again tells it once.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub incidents: Vec<String>,
+    /// When the job last alerted, kept only for a job with an `alert_throttle`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_alert: Option<Timestamp>,
     /// `def.schedule.next_after(frontier)`, cached.
     #[serde(skip)]
     pub next_due: Option<Timestamp>,
@@ -291,6 +294,7 @@ impl JobRecord {
             last: None,
             failures_in_a_row: 0,
             incidents: Vec::new(),
+            last_alert: None,
             next_due,
             wake: None,
         }

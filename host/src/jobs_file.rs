@@ -87,6 +87,7 @@ pub const JOB_FIELDS: &[&str] = &[
     "concurrency_key",
     "pause_after_failures",
     "wait_budget",
+    "alert_throttle",
 ];
 /// The keys accepted at the top of the file.
 pub const TOP_FIELDS: &[&str] = &["job"];
@@ -876,6 +877,7 @@ impl<'a> JobReader<'a> {
         );
         let pause_after_failures = self.failure_streak(t);
         let wait_budget = self.duration(t, "wait_budget");
+        let alert_throttle = self.duration(t, "alert_throttle");
 
         if !self.errors.is_empty() {
             return None;
@@ -913,6 +915,7 @@ impl<'a> JobReader<'a> {
         def.concurrency_key = concurrency_key;
         def.pause_after_failures = pause_after_failures;
         def.wait_budget = wait_budget;
+        def.alert_throttle = alert_throttle;
 
         if let Err(e) = def.validate(config) {
             let problem = match e {

@@ -47,6 +47,9 @@ pub struct JobFacts {
     /// paused before anything but a manual run starts again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pause_after_failures: Option<u32>,
+    /// The job's `alert_throttle` in ms: two alerts it tells are at least this far apart.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alert_throttle: Option<i64>,
     /// Oracle specs by the schedule text the core recorded in `defined`.
     pub specs: BTreeMap<String, Spec>,
 }
@@ -70,6 +73,9 @@ struct Track {
     /// From the job's facts, looked up once.
     safe_to_repeat: bool,
     pause_after_failures: Option<u32>,
+    alert_throttle: Option<i64>,
+    /// When the job last told an alert (T1).
+    last_alert: Option<i64>,
     /// Epochs: schedule text and the instant it applies after.
     epochs: Vec<(String, i64)>,
     removed_at: Option<i64>,
@@ -97,6 +103,8 @@ impl Track {
         Track {
             safe_to_repeat: f.is_some_and(|f| f.safe_to_repeat),
             pause_after_failures: f.and_then(|f| f.pause_after_failures),
+            alert_throttle: f.and_then(|f| f.alert_throttle),
+            last_alert: None,
             name,
             registration,
             epochs: Vec::new(),
@@ -518,6 +526,22 @@ impl Checker {
             AlertKind::Stalled { .. } => "stalled",
         };
         let idx = self.track_of(&alert.job);
+        let at = alert.at.as_millis();
+        let t = &mut self.tracks[idx];
+        if let (Some(throttle), Some(last)) = (t.alert_throttle, t.last_alert) {
+            if at < last.saturating_add(throttle) {
+                // T1: a job with a throttle tells at most one alert per throttle.
+                self.violation(
+                    "T1",
+                    &alert.job,
+                    format!(
+                        "\"{kind}\" told at {} within the throttle of the alert at {last}",
+                        alert.at
+                    ),
+                );
+            }
+        }
+        self.tracks[idx].last_alert = Some(at);
         if self.tracks[idx].told.contains(&kind) {
             self.violation(
                 "A1",
@@ -629,6 +653,7 @@ impl Checker {
                 }
             }
             History::StaleResult { .. } => self.probe("stale result refused"),
+            History::AlertHeld { .. } => self.probe("alert held by the throttle"),
             History::QuotaHold { until, .. } => {
                 self.probe("quota hold");
                 let t = &mut self.tracks[idx];

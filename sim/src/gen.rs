@@ -370,6 +370,9 @@ pub fn draw_jobs(rng: &mut ChaCha8Rng, cfg: &WorldConfig, count: Option<usize>) 
             if rng.gen_bool(0.3) {
                 def.wait_budget = Some(Duration::from_mins(rng.gen_range(1..=60)));
             }
+            if rng.gen_bool(0.3) {
+                def.alert_throttle = Some(Duration::from_mins(rng.gen_range(1..=240)));
+            }
             def.safe_to_repeat = rng.gen_bool(0.4);
             def.timeout = Duration::from_millis(rng.gen_range(60_000..=600_000));
             // People may switch the job to one of these; its runs fit the tightest of them.

@@ -195,6 +195,7 @@ pub(crate) fn facts_of(jobs: &[gen::SimJob]) -> BTreeMap<JobName, JobFacts> {
                 safe_to_repeat: j.def.safe_to_repeat,
                 missed: j.def.missed,
                 pause_after_failures: j.def.pause_after_failures,
+                alert_throttle: j.def.alert_throttle.map(|d| d.as_millis() as i64),
                 specs,
             };
             (j.def.name.clone(), facts)

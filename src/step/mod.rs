@@ -100,6 +100,7 @@ impl State {
                 | Event::ForgetActor { .. }
         );
         let drains = may_end_runs.then(|| self.drains_before(&event)).flatten();
+        let first_effect = out.effects.len();
         match event {
             Event::Upsert { def, actor } => self.upsert(*def, actor, &mut out),
             Event::Remove { job, actor } => self.remove(&job, actor, &mut out),
@@ -142,6 +143,7 @@ impl State {
         if let Some(before) = drains {
             self.note_drained(before, &mut out);
         }
+        self.throttle_alerts(first_effect, &mut out);
         #[cfg(debug_assertions)]
         if let Err(broken) = self
             .check_invariants()
@@ -196,6 +198,44 @@ impl State {
             by,
         });
         cause
+    }
+
+    /// Applies each job's `alert_throttle` to the alerts this step told (from `first` on):
+    /// one within the throttle of the job's last alert becomes a journal line instead, and
+    /// its incident is not counted as told, so it is told when it happens again after the
+    /// throttle. Done once here, after the step, so no transition needs to know of it.
+    fn throttle_alerts(&mut self, first: usize, out: &mut Out) {
+        for i in first..out.effects.len() {
+            let Effect::Alert(alert) = &out.effects[i] else {
+                continue;
+            };
+            let Some(job) = self
+                .seq_of(alert.job.as_str())
+                .and_then(|s| self.jobs.get_mut(&s))
+            else {
+                continue;
+            };
+            let Some(throttle) = job.def.alert_throttle else {
+                continue;
+            };
+            let held = job
+                .last_alert
+                .is_some_and(|last| alert.at < last.saturating_add(throttle));
+            if !held {
+                job.last_alert = Some(alert.at);
+                continue;
+            }
+            let incident = alert.kind.incident();
+            job.incidents.retain(|told| told != incident);
+            let held = Effect::Record(Record {
+                at: alert.at,
+                job: alert.job.clone(),
+                entry: Entry::History(History::AlertHeld {
+                    alert: alert.kind.clone(),
+                }),
+            });
+            out.effects[i] = held;
+        }
     }
 
     /// Forgets processes silent for a day that hold no run and not the owner lease, so

@@ -286,6 +286,7 @@ fn kind_of(entry: &Entry) -> &'static str {
             History::Resumed { .. } => "history.resumed",
             History::ManualQueued { .. } => "history.manual_queued",
             History::ActorForgotten => "history.actor_forgotten",
+            History::AlertHeld { .. } => "history.alert_held",
             History::CancelSent { .. } => "history.cancel_sent",
         },
     }

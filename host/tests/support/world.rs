@@ -189,6 +189,7 @@ pub fn check_journal(w: &World, end: i64) -> Vec<String> {
                 safe_to_repeat: j.def.safe_to_repeat,
                 missed: j.def.missed,
                 pause_after_failures: j.def.pause_after_failures,
+                alert_throttle: j.def.alert_throttle.map(|d| d.as_millis() as i64),
                 specs,
             };
             (j.def.name.clone(), f)
