@@ -398,6 +398,7 @@ impl Checker {
             AlertKind::PausedBySystem { .. } => "paused by the system",
             AlertKind::RunLost { .. } => "run lost",
             AlertKind::Stalled { .. } => "stalled",
+            AlertKind::PendingConfirmation { .. } => "pending confirmation",
         };
         let idx = self.track_of(&alert.job);
         if self.tracks[idx].told.contains(&kind) {

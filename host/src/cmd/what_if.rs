@@ -968,6 +968,8 @@ fn cause_name(c: MissCause) -> &'static str {
         MissCause::Rescheduled => "rescheduled",
         MissCause::TooLate => "too_late",
         MissCause::Removed => "removed",
+        MissCause::ConcurrencyCap => "concurrency_cap",
+        MissCause::LaneBusy => "lane_busy",
     }
 }
 

@@ -285,6 +285,9 @@ fn kind_of(entry: &Entry) -> &'static str {
             History::ManualQueued { .. } => "history.manual_queued",
             History::ActorForgotten => "history.actor_forgotten",
             History::CancelSent { .. } => "history.cancel_sent",
+            History::Waiting { .. } => "history.waiting",
+            History::PendingConfirmation { .. } => "history.pending_confirmation",
+            History::Confirmed { .. } => "history.confirmed",
         },
     }
 }
