@@ -783,6 +783,9 @@ impl State {
             if self.by_name.get(name) != Some(&seq) {
                 return Err(format!("{name}: name index is stale"));
             }
+            if job.next_due != job.def.schedule.next_after(job.frontier) {
+                return Err(format!("{name}: next due time is stale"));
+            }
             if wake_of(job, &self.config) != job.wake {
                 return Err(format!("{name}: wake time is stale"));
             }

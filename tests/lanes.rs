@@ -85,8 +85,10 @@ fn a_lane_of_two_lets_two_run_and_the_third_waits_oldest_first() {
 
 #[test]
 fn the_process_cap_holds_a_due_run_until_a_process_has_room() {
-    let mut config = Config::default();
-    config.max_runs_per_process = Some(1);
+    let config = Config {
+        max_runs_per_process: Some(1),
+        ..Config::default()
+    };
     let mut s = Story::with_config(config);
     s.show_history = true;
     s.define("08:59", job("alpha", every("1h")));
@@ -201,8 +203,10 @@ proptest! {
         widths in proptest::collection::vec(1u32..=3, 6),
         steps in proptest::collection::vec(step_strategy(), 1..120),
     ) {
-        let mut config = Config::default();
-        config.max_runs_per_process = cap;
+        let config = Config {
+            max_runs_per_process: cap,
+            ..Config::default()
+        };
         let mut s = Story::with_config(config);
         let keys = ["a", "a", "a", "b", "b", "-"];
         for (i, key) in keys.iter().enumerate() {

@@ -60,6 +60,7 @@ pub struct SeedReport {
     pub inputs: Option<Vec<(Now, Event)>>,
     pub trace: Option<Vec<String>>,
     pub tick_ms: u64,
+    pub max_runs_per_process: Option<u32>,
     pub facts: BTreeMap<JobName, JobFacts>,
     pub horizon: Option<Horizon>,
 }
@@ -80,6 +81,7 @@ impl SeedReport {
             invariant,
             job,
             tick_ms: self.tick_ms,
+            max_runs_per_process: self.max_runs_per_process,
             horizon: self.horizon?,
             facts: self.facts.clone(),
             inputs: self.inputs.clone()?,
@@ -119,6 +121,7 @@ pub fn run_seed(seed: u64, opts: &Options) -> SeedReport {
     let start_ms = cfg.start_ms;
     let job_count = jobs.len();
     let tick_ms = cfg.tick_ms as u64;
+    let max_runs_per_process = cfg.max_runs_per_process;
     let mut world = world::World::new(cfg, rng, jobs, opts.record_inputs, opts.hash_trace);
     if opts.readable_trace {
         world.trace = Some(Vec::new());
@@ -144,6 +147,7 @@ pub fn run_seed(seed: u64, opts: &Options) -> SeedReport {
         inputs: world.inputs.take(),
         trace: world.trace.take(),
         tick_ms,
+        max_runs_per_process,
         facts: world.checker.facts().clone(),
         horizon: Some(Horizon {
             end: world.now_ms(),
@@ -191,6 +195,9 @@ pub(crate) fn facts_of(jobs: &[gen::SimJob]) -> BTreeMap<JobName, JobFacts> {
                 missed: j.def.missed,
                 pause_after_failures: j.def.pause_after_failures,
                 specs,
+                concurrency_key: j.def.concurrency_key.clone(),
+                concurrency_limit: j.def.concurrency_limit,
+                jitter_ms: j.def.jitter.map(|d| d.as_millis()),
             };
             (j.def.name.clone(), facts)
         })

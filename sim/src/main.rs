@@ -144,7 +144,7 @@ fn replay_file(path: &str) -> ExitCode {
             return ExitCode::from(64);
         }
     };
-    for line in duetime_sim::replay::readable(reg.tick_ms, &reg.inputs) {
+    for line in duetime_sim::replay::readable(reg.tick_ms, reg.max_runs_per_process, &reg.inputs) {
         println!("{line}");
     }
     match reg.replay() {

@@ -21,6 +21,9 @@ pub struct Regression {
     pub invariant: String,
     pub job: String,
     pub tick_ms: u64,
+    /// The world's `max_runs_per_process`, when it had one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_runs_per_process: Option<u32>,
     pub horizon: Horizon,
     pub facts: BTreeMap<JobName, JobFacts>,
     pub inputs: Vec<(Now, Event)>,
@@ -56,12 +59,13 @@ impl Finding {
 /// Feeds `inputs` to a fresh state and checks the journal.
 pub fn replay(
     tick_ms: u64,
+    cap: Option<u32>,
     inputs: &[(Now, Event)],
     facts: &BTreeMap<JobName, JobFacts>,
     horizon: Horizon,
 ) -> Finding {
     let run = catch_unwind(AssertUnwindSafe(|| {
-        let mut state = State::new(Config::with_tick(Duration::from_millis(tick_ms)));
+        let mut state = State::new(config_of(tick_ms, cap));
         let mut journal: Vec<Record> = Vec::new();
         let mut effects = Vec::new();
         for (now, event) in inputs {
@@ -87,7 +91,7 @@ pub fn replay(
         Ok(journal) => {
             let mut probes = check::Probes::new();
             let reported = check::reported_in(inputs.iter().map(|(_, e)| e));
-            let v = check::check(&journal, facts, &reported, horizon, &mut probes);
+            let v = check::check_capped(&journal, facts, &reported, horizon, cap, &mut probes);
             if v.is_empty() {
                 Finding::Held
             } else {
@@ -99,7 +103,13 @@ pub fn replay(
 
 impl Regression {
     pub fn replay(&self) -> Finding {
-        replay(self.tick_ms, &self.inputs, &self.facts, self.horizon)
+        replay(
+            self.tick_ms,
+            self.max_runs_per_process,
+            &self.inputs,
+            &self.facts,
+            self.horizon,
+        )
     }
 
     /// Delta debugging over the inputs: drop chunks, halving the chunk size, while the same
@@ -116,7 +126,15 @@ impl Regression {
                 let mut candidate = self.inputs.clone();
                 candidate.drain(i..end);
                 tries += 1;
-                if replay(self.tick_ms, &candidate, &self.facts, self.horizon).shows(&inv, &job) {
+                if replay(
+                    self.tick_ms,
+                    self.max_runs_per_process,
+                    &candidate,
+                    &self.facts,
+                    self.horizon,
+                )
+                .shows(&inv, &job)
+                {
                     self.inputs = candidate;
                     shrunk = true;
                 } else {
@@ -131,9 +149,16 @@ impl Regression {
 }
 
 /// The inputs and the effects they produced, one line each, for people.
-pub fn readable(tick_ms: u64, inputs: &[(Now, Event)]) -> Vec<String> {
+/// The core's config of a world: its tick and its cap.
+pub fn config_of(tick_ms: u64, cap: Option<u32>) -> Config {
+    let mut config = Config::with_tick(Duration::from_millis(tick_ms));
+    config.max_runs_per_process = cap;
+    config
+}
+
+pub fn readable(tick_ms: u64, cap: Option<u32>, inputs: &[(Now, Event)]) -> Vec<String> {
     let mut lines = Vec::new();
-    let mut state = State::new(Config::with_tick(Duration::from_millis(tick_ms)));
+    let mut state = State::new(config_of(tick_ms, cap));
     let mut effects = Vec::new();
     for (now, event) in inputs {
         lines.push(format!("{} {}", now.wall, event));

@@ -246,7 +246,11 @@ pub fn write_shrink(out: &mut dyn Write, s: &Shrink) -> io::Result<()> {
                 regression.invariant,
                 regression.job
             )?;
-            for line in replay::readable(regression.tick_ms, &regression.inputs) {
+            for line in replay::readable(
+                regression.tick_ms,
+                regression.max_runs_per_process,
+                &regression.inputs,
+            ) {
                 writeln!(out, "  {line}")?;
             }
             Ok(())
@@ -308,7 +312,7 @@ pub fn to_json(
                         "events": regression.inputs.len(),
                         "invariant": regression.invariant,
                         "job": regression.job,
-                        "trace": replay::readable(regression.tick_ms, &regression.inputs),
+                        "trace": replay::readable(regression.tick_ms, regression.max_runs_per_process, &regression.inputs),
                     }),
                     _ => serde_json::Value::Null,
                 }

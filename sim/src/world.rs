@@ -251,6 +251,8 @@ pub struct World {
     /// theirs): effects carry the state's copy of a name, found here by address.
     seen_names: Vec<JobName>,
     removed: Vec<bool>,
+    /// Per job, the digest of the definition before its latest change (a stale confirm).
+    prev_digests: Vec<Option<String>>,
     healed: bool,
     /// The latest wall time any process has shown the core, and when the run ends: long
     /// enough after healing that even decisions made under a clock running days ahead
@@ -283,7 +285,10 @@ impl World {
         record_inputs: bool,
         hash_trace: bool,
     ) -> World {
-        let config = duetime::Config::with_tick(Duration::from_millis(cfg.tick_ms as u64));
+        let mut config = duetime::Config::with_tick(Duration::from_millis(cfg.tick_ms as u64));
+        config.max_runs_per_process = cfg.max_runs_per_process;
+        let cap = cfg.max_runs_per_process;
+        let prev_digests = vec![None; jobs.len()];
         let removed = vec![false; jobs.len()];
         let seen_names = jobs.iter().map(|j| j.def.name.clone()).collect();
         let mut w = World {
@@ -294,7 +299,12 @@ impl World {
             effects: Vec::new(),
             json: Vec::new(),
             state: State::new(config),
-            checker: Checker::new(crate::facts_of(&jobs)),
+            checker: {
+                let mut c = Checker::new(crate::facts_of(&jobs));
+                c.set_cap(cap);
+                c
+            },
+            prev_digests,
             adopted: None,
             hosts: Vec::new(),
             next_process: 1,
@@ -693,7 +703,7 @@ impl World {
         let name = self.jobs[i].def.name.to_string();
         let actor = Actor::new(["ana", "bo", "cy"][self.rng.gen_range(0..3)]);
         let now = Now::at(Timestamp::from_millis(self.t));
-        let kind = self.rng.gen_range(0..12);
+        let kind = self.rng.gen_range(0..14);
         let event = match kind {
             0..=2 => Event::Pause {
                 job: name,
@@ -706,6 +716,7 @@ impl World {
                 // A schedule change to one of the job's alternatives.
                 let alt = self.rng.gen_range(0..self.jobs[i].alternatives.len());
                 let (schedule, spec) = self.jobs[i].alternatives[alt].clone();
+                self.prev_digests[i] = Some(self.jobs[i].def.digest());
                 let old = (self.jobs[i].def.schedule.clone(), self.jobs[i].spec.clone());
                 self.jobs[i].alternatives[alt] = old;
                 self.jobs[i].def.schedule = schedule;
@@ -720,6 +731,20 @@ impl World {
                 self.removed[i] = true;
                 *self.faults.entry("job removed").or_default() += 1;
                 Event::Remove { job: name, actor }
+            }
+            12 | 13 if self.jobs[i].def.requires_confirmation => {
+                // A person confirms what they were shown: mostly the latest definition,
+                // sometimes one they read before it was changed again (stale).
+                let stale = self.prev_digests[i]
+                    .clone()
+                    .filter(|_| self.rng.gen_bool(0.3));
+                let digest = stale.unwrap_or_else(|| self.jobs[i].def.digest());
+                *self.faults.entry("confirm").or_default() += 1;
+                Event::Confirm {
+                    job: name,
+                    digest,
+                    actor,
+                }
             }
             _ => Event::ForgetActor { actor },
         };
@@ -763,6 +788,19 @@ impl World {
             }
         }
         for i in 0..self.jobs.len() {
+            if !self.removed[i] && self.jobs[i].def.requires_confirmation {
+                // What is held is confirmed, so every job runs its latest definition.
+                let now = Now::at(Timestamp::from_millis(self.t));
+                self.transact(
+                    None,
+                    now,
+                    Event::Confirm {
+                        job: self.jobs[i].def.name.to_string(),
+                        digest: self.jobs[i].def.digest(),
+                        actor: Actor::new("healer"),
+                    },
+                );
+            }
             if !self.removed[i] {
                 let job = self.jobs[i].def.name.to_string();
                 let now = Now::at(Timestamp::from_millis(self.t));
@@ -1001,6 +1039,12 @@ impl World {
                 }
                 // Told by the core even when the commit's answer is lost on the way.
                 Effect::Alert(a) => self.checker.alert(&a),
+                Effect::Reply {
+                    result: Err(duetime::Refusal::WrongDigest { .. }),
+                    ..
+                } => {
+                    *self.probes.entry("stale confirm refused").or_default() += 1;
+                }
                 Effect::Start {
                     run,
                     job,

@@ -34,6 +34,12 @@ const PROBES: &[&str] = &[
     "state round trip",
     "paused after failures in a row",
     "repeated loss held as one incident",
+    "lane busy, due run waited",
+    "process cap reached",
+    "waited then started",
+    "jittered start",
+    "definition held for confirmation",
+    "confirmed",
 ];
 
 #[test]

@@ -99,6 +99,7 @@ impl State {
         if job.is_unconfirmed() {
             // Never confirmed: the new definition replaces the held one, still held.
             let record = self.jobs.get_mut(&seq).expect("found above");
+            record.next_due = def.schedule.next_after(record.frontier);
             record.def = def.clone();
             record.act_mut().held = Some(Box::new(def));
             self.tell_held(seq, out);
