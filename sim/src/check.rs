@@ -884,6 +884,8 @@ impl Checker {
                     (MissCause::TooLate, _) => "too late for the catch-up window",
                     (MissCause::Removed, _) => "removed with due times",
                     (MissCause::Rescheduled, _) => "rescheduled due times",
+                    (MissCause::LaneBusy, _) => "due time waited for its lane",
+                    (MissCause::ConcurrencyCap, _) => "due time waited for the process cap",
                     _ => "other missed",
                 });
                 if e.count >= 1000 {
