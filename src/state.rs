@@ -993,6 +993,17 @@ mod activity_tests {
         let mut a = Activity::default();
         a.missed_recent.push_back((Timestamp::from_millis(0), 1));
         cases.push(a);
+        cases.push(Activity {
+            waiting: Some(super::Waiting {
+                since: Timestamp::from_millis(1),
+                reason: crate::effect::WaitReason::LaneBusy,
+            }),
+            ..Activity::default()
+        });
+        cases.push(Activity {
+            unconfirmed: true,
+            ..Activity::default()
+        });
         for a in &cases {
             assert_eq!(a.is_empty(), *a == Activity::default(), "{a:?}");
         }
