@@ -62,6 +62,12 @@ pub enum MissCause {
     /// A failed run asked the job to wait longer than its wait budget (a quota or rate
     /// limit), and the job was held until then.
     QuotaHold,
+    /// Due on time, but the process had `max_runs_per_process` runs open: it waited, and
+    /// started as a catch-up.
+    ConcurrencyCap,
+    /// Due on time, but its concurrency key's lane was full: it waited, and started as a
+    /// catch-up when the lane let it in.
+    LaneBusy,
 }
 
 /// What comparing a process's clocks between two of its events found (see `Now`).
@@ -74,6 +80,27 @@ pub enum ClockGapKind {
     ClockForward,
     /// The wall clock was set back.
     ClockBackward,
+}
+
+/// Why a job that could start is waiting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WaitReason {
+    /// The claiming process holds `max_runs_per_process` open runs.
+    ConcurrencyCap,
+    /// The job's concurrency key has as many open runs as its lane is wide (or older
+    /// waiters of the key are first in line).
+    LaneBusy,
+}
+
+impl WaitReason {
+    /// The cause an on-time due time that had to wait is owed with.
+    pub fn cause(self) -> MissCause {
+        match self {
+            WaitReason::ConcurrencyCap => MissCause::ConcurrencyCap,
+            WaitReason::LaneBusy => MissCause::LaneBusy,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -151,6 +178,23 @@ pub enum History {
         trigger: Trigger,
         covers: Option<Covers>,
         process: ProcessId,
+        /// How long the job waited for a lane or the cap before this start.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        waited: Option<Duration>,
+    },
+    /// The job could start but must wait (written once, when the wait begins).
+    Waiting {
+        reason: WaitReason,
+    },
+    /// A definition with this digest is held until a person confirms it; the one before it
+    /// (if any) keeps running.
+    PendingConfirmation {
+        digest: String,
+    },
+    /// A person confirmed the held definition; it applies from now.
+    Confirmed {
+        digest: String,
+        actor: Actor,
     },
     Settled {
         run: RunId,
@@ -253,6 +297,10 @@ pub enum AlertKind {
         run: RunId,
         running_for: Duration,
     },
+    /// A definition change waits for a person's `Confirm` with this digest.
+    PendingConfirmation {
+        digest: String,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -289,6 +337,15 @@ pub enum Refusal {
     },
     /// No job can be added: the state's job numbers are used up.
     Full,
+    /// `Confirm` named another digest than the held definition's.
+    WrongDigest {
+        given: String,
+        expected: String,
+    },
+    /// `Confirm`, but no definition of the job is held; `current` is the digest in force.
+    NothingToConfirm {
+        current: String,
+    },
 }
 
 impl std::fmt::Display for Refusal {
@@ -308,6 +365,14 @@ impl std::fmt::Display for Refusal {
                 write!(f, "the note has {len} characters; at most {max} are accepted")
             }
             Refusal::Full => f.write_str("no job can be added: the job numbers are used up"),
+            Refusal::WrongDigest { given, expected } => write!(
+                f,
+                "digest {given} is not the held definition's; expected {expected}"
+            ),
+            Refusal::NothingToConfirm { current } => write!(
+                f,
+                "no definition is held for confirmation; the one in force has digest {current}"
+            ),
         }
     }
 }
@@ -428,6 +493,8 @@ impl Snake for MissCause {
             MissCause::TooLate => "too_late",
             MissCause::Removed => "removed",
             MissCause::QuotaHold => "quota_hold",
+            MissCause::ConcurrencyCap => "concurrency_cap",
+            MissCause::LaneBusy => "lane_busy",
         }
     }
 }
@@ -438,6 +505,15 @@ impl Snake for ClockGapKind {
             ClockGapKind::Asleep => "asleep",
             ClockGapKind::ClockForward => "clock_forward",
             ClockGapKind::ClockBackward => "clock_backward",
+        }
+    }
+}
+
+impl Snake for WaitReason {
+    fn snake(&self) -> &'static str {
+        match self {
+            WaitReason::ConcurrencyCap => "concurrency_cap",
+            WaitReason::LaneBusy => "lane_busy",
         }
     }
 }
@@ -517,6 +593,7 @@ impl fmt::Display for History {
                 trigger,
                 covers,
                 process,
+                waited,
             } => {
                 write!(
                     f,
@@ -526,7 +603,17 @@ impl fmt::Display for History {
                 if let Some(c) = covers {
                     write!(f, " covering {c}")?;
                 }
+                if let Some(w) = waited {
+                    write!(f, " after waiting {w}")?;
+                }
                 Ok(())
+            }
+            History::Waiting { reason } => write!(f, "waiting ({})", snake(reason)),
+            History::PendingConfirmation { digest } => {
+                write!(f, "definition {digest} held for confirmation")
+            }
+            History::Confirmed { digest, actor } => {
+                write!(f, "definition {digest} confirmed by {actor}")
             }
             History::Settled {
                 run,
@@ -579,6 +666,7 @@ impl AlertKind {
             AlertKind::PausedBySystem { .. } => "paused_by_system",
             AlertKind::RunLost { .. } => "run_lost",
             AlertKind::Stalled { .. } => "stalled",
+            AlertKind::PendingConfirmation { .. } => "pending_confirmation",
         }
     }
 }
@@ -602,6 +690,9 @@ impl fmt::Display for AlertKind {
             }
             AlertKind::Stalled { run, running_for } => {
                 write!(f, "{run} stalled, running for {running_for}")
+            }
+            AlertKind::PendingConfirmation { digest } => {
+                write!(f, "definition {digest} waits for confirmation")
             }
         }
     }

@@ -217,6 +217,12 @@ pub enum Event {
     ForgetActor {
         actor: Actor,
     },
+    /// Applies the job's held definition, if `digest` is its digest (`JobDef::digest`).
+    Confirm {
+        job: String,
+        digest: String,
+        actor: Actor,
+    },
 }
 
 /// One line per event for traces and logs, in the words of the README.
@@ -255,6 +261,9 @@ impl fmt::Display for Event {
             Event::Resume { job, actor } => write!(f, "resume {job} by {actor}"),
             Event::RunNow { job, actor } => write!(f, "run-now {job} by {actor}"),
             Event::ForgetActor { actor } => write!(f, "forget {actor}"),
+            Event::Confirm { job, digest, actor } => {
+                write!(f, "confirm {job} {digest} by {actor}")
+            }
         }
     }
 }

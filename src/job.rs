@@ -9,7 +9,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::schedule::Schedule;
 use crate::state::Config;
-use crate::time::Duration;
+use crate::time::{Duration, Timestamp};
 
 /// A job's name: a lower-case letter, then at most 63 of `a-z0-9_`. Shared, because every
 /// effect names its job and a clone must not allocate.
@@ -172,7 +172,31 @@ pub struct JobDef {
     /// person's pager until it has passed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub alert_throttle: Option<Duration>,
+    /// How many runs of this job's `concurrency_key` may be open at once (unset: 1). Jobs
+    /// sharing a key that disagree get the smallest of their widths, so no job can widen a
+    /// lane another job relies on being narrow.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub concurrency_limit: Option<u32>,
+    /// The most a start may be delayed after its due time, so jobs due together do not all
+    /// start in the same second. The delay is a pure function of (job, due time)
+    /// (`jitter_delay`); the due time keeps its identity in the ledger.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jitter: Option<Duration>,
+    /// A changed definition is held, and the old one keeps running, until a person confirms
+    /// its `digest()`; a new job is held with no schedule running until then.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub requires_confirmation: bool,
 }
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// Longest jitter a job may ask for: a start delayed longer than this is a different
+/// schedule, not a spread.
+pub const MAX_JITTER: Duration = Duration::from_hours(1);
+/// Widest lane a job may ask for.
+pub const MAX_CONCURRENCY_LIMIT: u32 = 1_000;
 
 fn default_retries() -> u32 {
     5
@@ -188,18 +212,39 @@ fn default_stall_after() -> Duration {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "error", rename_all = "snake_case")]
 pub enum DefError {
-    BadName { name: String },
-    DuplicateName { name: String },
-    TitleTooLong { len: usize },
+    BadName {
+        name: String,
+    },
+    DuplicateName {
+        name: String,
+    },
+    TitleTooLong {
+        len: usize,
+    },
     LegalDutyNeedsRequired,
     LegalDutyHasWindow,
     RequiredCannotSkipOverlap,
-    EveryShorterThanTick { period: Duration, tick: Duration },
+    EveryShorterThanTick {
+        period: Duration,
+        tick: Duration,
+    },
     ZeroTimeout,
-    TooManyRetries { retries: u32 },
+    TooManyRetries {
+        retries: u32,
+    },
     BadBackoff,
-    BadConcurrencyKey { key: String },
+    BadConcurrencyKey {
+        key: String,
+    },
     ZeroFailureStreak,
+    BadConcurrencyLimit {
+        limit: u32,
+    },
+    /// The jitter is longer than `MAX_JITTER` or than an `every` schedule's period.
+    JitterTooLong {
+        jitter: Duration,
+        max: Duration,
+    },
 }
 
 impl fmt::Display for DefError {
@@ -241,6 +286,14 @@ impl fmt::Display for DefError {
             DefError::ZeroFailureStreak => f.write_str(
                 "pause_after_failures: 0; accepted: at least 1 (or leave it unset to never pause)",
             ),
+            DefError::BadConcurrencyLimit { limit } => write!(
+                f,
+                "concurrency_limit: {limit}; accepted: 1-{MAX_CONCURRENCY_LIMIT} (or leave it unset for 1)"
+            ),
+            DefError::JitterTooLong { jitter, max } => write!(
+                f,
+                "jitter: {jitter}; accepted: at most {max} (an hour, and no more than an `every` schedule's period)"
+            ),
         }
     }
 }
@@ -268,12 +321,115 @@ impl JobDef {
             pause_after_failures: None,
             wait_budget: None,
             alert_throttle: None,
+            concurrency_limit: None,
+            jitter: None,
+            requires_confirmation: false,
         }
     }
 
     /// The wait budget in force (see `wait_budget`).
     pub fn wait_budget(&self) -> Duration {
         self.wait_budget.unwrap_or(self.backoff.max)
+    }
+
+    /// The lane width this job asks for (`concurrency_limit`, default 1).
+    pub fn lane_width(&self) -> u32 {
+        self.concurrency_limit.unwrap_or(1)
+    }
+
+    /// How long after `due` this job's run for it starts: in `[0, jitter]`, a pure function
+    /// of the job's name and the due time (so every replay and every process agrees, and a
+    /// retry of the same due time is not re-drawn).
+    pub fn jitter_delay(&self, due: Timestamp) -> Duration {
+        let Some(max) = self.jitter.filter(|j| !j.is_zero()) else {
+            return Duration::ZERO;
+        };
+        let mut h = Fnv::new();
+        h.bytes(self.name.as_str().as_bytes());
+        h.bytes(&due.as_millis().to_le_bytes());
+        let x = splitmix64(h.0);
+        Duration::from_millis(x % (max.as_millis().saturating_add(1)).max(1))
+    }
+
+    /// The definition's digest, 16 lower-case hex digits: FNV-1a (64 bits) over the
+    /// canonical fields below, each written as a tag byte, then the value (integers little
+    /// endian; text as its length then its bytes; an absent option as tag only). Stable
+    /// across builds and platforms, so a person can confirm what they read elsewhere; any
+    /// change to a field changes it. A new field is appended with a new tag, written only
+    /// when set, so existing digests stay what they were.
+    pub fn digest(&self) -> String {
+        let mut h = Fnv::new();
+        h.text(1, self.name.as_str());
+        h.text(2, &self.title);
+        match &self.schedule {
+            Schedule::Cron(c) => {
+                h.text(3, "cron");
+                h.text(4, c.expr());
+                h.text(5, c.zone().name());
+                if let Some(p) = c.explicit_policy() {
+                    let gap = match p.gap {
+                        crate::schedule::dst::Gap::RunAtGapEnd => 1,
+                        crate::schedule::dst::Gap::Skip => 2,
+                    };
+                    let fold = match p.fold {
+                        crate::schedule::dst::Fold::First => 1,
+                        crate::schedule::dst::Fold::Last => 2,
+                        crate::schedule::dst::Fold::Both => 3,
+                    };
+                    h.int(6, gap);
+                    h.int(7, fold);
+                }
+            }
+            Schedule::Every { period, offset } => {
+                h.text(3, "every");
+                h.int(8, period.as_millis());
+                h.int(9, offset.as_millis());
+            }
+            Schedule::At { instant } => {
+                h.text(3, "at");
+                h.int(10, instant.as_millis() as u64);
+            }
+        }
+        h.int(
+            11,
+            match self.missed {
+                MissedRule::Skip => 1,
+                MissedRule::CatchUpOnce => 2,
+                MissedRule::Required => 3,
+            },
+        );
+        h.opt(12, self.catch_up_window.map(|d| d.as_millis()));
+        h.opt(
+            13,
+            self.overlap.map(|o| match o {
+                Overlap::Skip => 1,
+                Overlap::BufferOne => 2,
+                Overlap::BufferAll => 3,
+            }),
+        );
+        h.int(14, u64::from(self.retries));
+        h.int(15, self.backoff.initial.as_millis());
+        h.int(16, self.backoff.max.as_millis());
+        h.int(17, self.timeout.as_millis());
+        h.int(18, u64::from(self.safe_to_repeat));
+        h.int(19, u64::from(self.legal_duty));
+        h.int(20, self.stall_after.as_millis());
+        match &self.concurrency_key {
+            Some(k) => h.text(21, k),
+            None => h.tag(21),
+        }
+        h.opt(22, self.pause_after_failures.map(u64::from));
+        // Fields added after the digest was defined: written only when set.
+        if let Some(l) = self.concurrency_limit {
+            h.int(23, u64::from(l));
+        }
+        if let Some(j) = self.jitter {
+            h.int(24, j.as_millis());
+        }
+        if self.requires_confirmation {
+            h.tag(25);
+        }
+        format!("{:016x}", h.0)
     }
 
     /// The overlap policy in force.
@@ -321,6 +477,21 @@ impl JobDef {
         if self.pause_after_failures == Some(0) {
             return Err(DefError::ZeroFailureStreak);
         }
+        if let Some(limit) = self
+            .concurrency_limit
+            .filter(|l| *l == 0 || *l > MAX_CONCURRENCY_LIMIT)
+        {
+            return Err(DefError::BadConcurrencyLimit { limit });
+        }
+        if let Some(jitter) = self.jitter {
+            let max = match self.schedule {
+                Schedule::Every { period, .. } => period.min(MAX_JITTER),
+                _ => MAX_JITTER,
+            };
+            if jitter > max {
+                return Err(DefError::JitterTooLong { jitter, max });
+            }
+        }
         if let Some(key) = &self.concurrency_key {
             if key.is_empty() || key.chars().count() > 128 || key.chars().any(char::is_control) {
                 return Err(DefError::BadConcurrencyKey {
@@ -347,4 +518,50 @@ impl JobDef {
         }
         Ok(())
     }
+}
+
+/// FNV-1a, 64 bits: a fixed, documented hash (never std's seeded hasher), for digests and
+/// jitter that every build and platform computes alike.
+struct Fnv(u64);
+
+impl Fnv {
+    fn new() -> Fnv {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+
+    fn bytes(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 ^= u64::from(b);
+            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+
+    fn tag(&mut self, tag: u8) {
+        self.bytes(&[tag]);
+    }
+
+    fn int(&mut self, tag: u8, n: u64) {
+        self.tag(tag);
+        self.bytes(&n.to_le_bytes());
+    }
+
+    fn opt(&mut self, tag: u8, n: Option<u64>) {
+        match n {
+            Some(n) => self.int(tag, n),
+            None => self.tag(tag),
+        }
+    }
+
+    fn text(&mut self, tag: u8, s: &str) {
+        self.int(tag, s.len() as u64);
+        self.bytes(s.as_bytes());
+    }
+}
+
+/// splitmix64's finalizer: spreads FNV's weak low bits before taking a remainder.
+fn splitmix64(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
 }

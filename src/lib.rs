@@ -8,6 +8,7 @@ pub mod effect;
 pub mod event;
 pub mod job;
 mod jobs;
+pub mod lanes;
 pub mod schedule;
 pub mod state;
 pub mod step;
@@ -16,7 +17,7 @@ pub mod view;
 
 pub use effect::{
     Alert, AlertKind, CancelReason, ClockGapKind, Covers, Effect, Entry, History, LedgerEntry,
-    LedgerKind, MissAction, MissCause, PausedBy, Record, Refusal, Trigger,
+    LedgerKind, MissAction, MissCause, PausedBy, Record, Refusal, Trigger, WaitReason,
 };
 pub use event::{Actor, Event, Fence, Held, Now, Outcome, ProcessId, RunId};
 pub use job::{Backoff, DefError, JobDef, JobName, MissedRule, Overlap};

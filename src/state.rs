@@ -9,10 +9,11 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::effect::{Covers, MissCause, PausedBy, Trigger};
+use crate::effect::{Covers, MissCause, PausedBy, Trigger, WaitReason};
 use crate::event::{Actor, Fence, ProcessId, RunId};
 use crate::job::{JobDef, JobName, REQUIRED_BATCH};
 use crate::jobs::Jobs;
+use crate::lanes::{LaneEntry, Lanes};
 use crate::schedule::Schedule;
 use crate::time::{Duration, Timestamp};
 
@@ -40,6 +41,10 @@ pub struct Config {
     /// A wall clock that moves this much more than the monotonic clock between two events
     /// of one process has jumped.
     pub clock_jump: Duration,
+    /// Most runs one process may have open at once (unset: no cap). A due run that would
+    /// go over waits (`concurrency_cap`) until a run of that process ends.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_runs_per_process: Option<u32>,
     /// Who may claim: any live process (`shared`), or only the holder of the owner lease
     /// (`single_owner`). Absent from the stored form when shared, so states written before
     /// it existed load and re-serialize unchanged.
@@ -101,6 +106,12 @@ impl Config {
         if self.grace > MAX_GRACE {
             return Err(format!("config: grace {} is over {MAX_GRACE}", self.grace));
         }
+        if self.max_runs_per_process == Some(0) {
+            return Err(
+                "config: max_runs_per_process 0 would start nothing; accepted: at least 1, or unset"
+                    .to_string(),
+            );
+        }
         Ok(())
     }
 
@@ -114,6 +125,7 @@ impl Config {
             manual_per_hour: 20,
             clock_jump: Duration::from_secs(60),
             coordination: Coordination::Shared,
+            max_runs_per_process: None,
         }
     }
 }
@@ -216,6 +228,29 @@ pub struct Activity {
     /// `JobDef::wait_budget`); cleared by the first visit at or after it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quota_hold: Option<Timestamp>,
+    /// Set while the job could start but a lane or the cap holds it back; `since` orders
+    /// the waiters and gives the wait's length when it starts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiting: Option<Waiting>,
+    /// A changed definition waiting for a person's `Confirm` of its digest; `def` keeps
+    /// running meanwhile.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held: Option<Box<JobDef>>,
+    /// A new job whose definition was never confirmed: no schedule runs, nothing is
+    /// accounted, until `Confirm` (the definition is `held` too).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub unconfirmed: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// A job waiting for room (see `Activity::waiting`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Waiting {
+    pub since: Timestamp,
+    pub reason: WaitReason,
 }
 
 impl Activity {
@@ -232,6 +267,9 @@ impl Activity {
             paused,
             missed_recent,
             quota_hold,
+            waiting,
+            held,
+            unconfirmed,
         } = self;
         pending.is_empty()
             && run.is_none()
@@ -241,6 +279,9 @@ impl Activity {
             && paused.is_none()
             && missed_recent.is_empty()
             && quota_hold.is_none()
+            && waiting.is_none()
+            && held.is_none()
+            && !*unconfirmed
     }
 }
 
@@ -282,6 +323,9 @@ pub struct JobRecord {
     /// This job's key in the wake index.
     #[serde(skip)]
     pub wake: Option<Timestamp>,
+    /// What this job adds to the concurrency indexes (`lanes.rs`).
+    #[serde(skip)]
+    pub lane: Option<Box<LaneEntry>>,
 }
 
 impl JobRecord {
@@ -297,7 +341,13 @@ impl JobRecord {
             last_alert: None,
             next_due,
             wake: None,
+            lane: None,
         }
+    }
+
+    /// A new job held for confirmation: nothing runs or is accounted until `Confirm`.
+    pub fn is_unconfirmed(&self) -> bool {
+        self.act().is_some_and(|a| a.unconfirmed)
     }
 
     pub fn act(&self) -> Option<&Activity> {
@@ -427,6 +477,7 @@ pub struct State {
     pub(crate) by_name: BTreeMap<JobName, u64>,
     pub(crate) wake: BTreeSet<(Timestamp, u64)>,
     pub(crate) runs: BTreeMap<RunId, u64>,
+    pub(crate) lanes: Lanes,
 }
 
 impl PartialEq for State {
@@ -554,6 +605,7 @@ impl State {
             by_name: BTreeMap::new(),
             wake: BTreeSet::new(),
             runs: BTreeMap::new(),
+            lanes: Lanes::default(),
         }
     }
 
@@ -596,6 +648,7 @@ impl State {
             by_name: BTreeMap::new(),
             wake: BTreeSet::new(),
             runs: BTreeMap::new(),
+            lanes: Lanes::default(),
         };
         s.rebuild_indexes()?;
         s.check_invariants()
@@ -744,12 +797,14 @@ impl State {
                 if let Some(run) = old.run() {
                     self.runs.remove(&run.id);
                 }
+                self.unlane(seq, &old);
             }
         }
         for (seq, job) in changes {
             let Some(mut job) = job else { continue };
             job.next_due = job.def.schedule.next_after(job.frontier);
             job.wake = None;
+            job.lane = None;
             self.by_name.insert(job.def.name.clone(), seq);
             if let Some(run) = job.run() {
                 self.runs.insert(run.id, seq);
@@ -768,6 +823,7 @@ impl State {
             // Parts may come from a live state's records, whose wake times would make
             // `reindex` skip them; the index is built from nothing here.
             job.wake = None;
+            job.lane = None;
             if seq >= self.next_seq {
                 return Err(LoadError::Inconsistent {
                     what: format!("job {} has sequence {seq} beyond the counter", job.def.name),
@@ -794,8 +850,9 @@ impl State {
         Ok(())
     }
 
-    /// Recomputes a job's wake time and moves its index entry.
+    /// Recomputes a job's wake time and moves its index entries (wake, concurrency).
     pub(crate) fn reindex(&mut self, seq: u64) {
+        self.relane(seq);
         let Some(job) = self.jobs.get_mut(&seq) else {
             return;
         };
@@ -861,6 +918,9 @@ impl State {
             if self.by_name.get(name) != Some(&seq) {
                 return Err(format!("{name}: name index is stale"));
             }
+            if job.next_due != job.def.schedule.next_after(job.frontier) {
+                return Err(format!("{name}: next due time is stale"));
+            }
             if wake_of(job, &self.config) != job.wake {
                 return Err(format!("{name}: wake time is stale"));
             }
@@ -883,12 +943,19 @@ impl State {
         if self.by_name.len() != self.jobs.len() || self.wake.len() > self.jobs.len() {
             return Err("index sizes disagree with the jobs".to_string());
         }
-        check_owner(&self.config, self.owner, &self.processes, self.next_fence)
+        check_owner(&self.config, self.owner, &self.processes, self.next_fence)?;
+        self.check_lanes()
     }
 }
 
 /// Every `AlertKind::incident` (a test holds this list to the kinds).
-pub const INCIDENTS: [&str; 4] = ["failed_out", "paused_by_system", "run_lost", "stalled"];
+pub const INCIDENTS: [&str; 5] = [
+    "failed_out",
+    "paused_by_system",
+    "run_lost",
+    "stalled",
+    "pending_confirmation",
+];
 
 /// What one job's record must satisfy on its own and against the counters and config,
 /// whatever the indexes say: part of `check_invariants`, and what `put_parts` checks of a
@@ -930,6 +997,19 @@ fn check_record(
     }
     if a.run.is_some() && a.retry.is_some() {
         return Err(format!("{name}: a run and a retry at once"));
+    }
+    if a.waiting.is_some() && (a.run.is_some() || a.unconfirmed) {
+        return Err(format!("{name}: waits while running or unconfirmed"));
+    }
+    if a.unconfirmed && (a.held.is_none() || a.run.is_some() || !a.pending.is_empty()) {
+        return Err(format!(
+            "{name}: an unconfirmed job holds its definition and has run nothing"
+        ));
+    }
+    if let Some(held) = &a.held {
+        if held.name != *name {
+            return Err(format!("{name}: holds a definition of {}", held.name));
+        }
     }
     // What a run or a retry covers is settled as one ledger entry, which needs at
     // least one due time in order.
@@ -980,7 +1060,13 @@ fn check_owed_counts_of(job: &JobRecord) -> Result<(), String> {
 /// When a tick next has something to do for this job.
 pub(crate) fn wake_of(job: &JobRecord, config: &Config) -> Option<Timestamp> {
     let a = job.act();
+    if a.is_some_and(|a| a.unconfirmed) {
+        return None;
+    }
     let paused = a.is_some_and(|a| a.paused.is_some());
+    // A waiter is let in by `admit` when room opens, not by the wake index: waking it on
+    // every tick would make a tick scan all the waiters.
+    let waiting = a.is_some_and(|a| a.waiting.is_some());
     let mut wake = None::<Timestamp>;
     let mut consider = |t: Option<Timestamp>| {
         if let Some(t) = t {
@@ -1001,7 +1087,7 @@ pub(crate) fn wake_of(job: &JobRecord, config: &Config) -> Option<Timestamp> {
                 None => consider(Some(run.deadline)),
                 Some(sent) => consider(Some(sent.saturating_add(config.cancel_grace))),
             }
-        } else if !paused {
+        } else if !paused && !waiting {
             consider(a.retry.map(|r| r.at));
             if a.retry.is_none() && !a.pending.is_empty() {
                 // Owed due times start on the next tick, or when a quota hold ends.
@@ -1011,14 +1097,18 @@ pub(crate) fn wake_of(job: &JobRecord, config: &Config) -> Option<Timestamp> {
         // A manual run starts on the next tick (or when a quota hold ends), unless a waiting
         // retry goes first (it starts only while paused then): that retry's time is already
         // considered.
-        if a.run.is_none() && a.manual.is_some() && (paused || a.retry.is_none()) {
+        if a.run.is_none() && !waiting && a.manual.is_some() && (paused || a.retry.is_none()) {
             consider(Some(a.quota_hold.unwrap_or(Timestamp::MIN)));
         }
         // The visit at the hold's end clears it.
         consider(a.quota_hold);
     }
     if !paused {
-        consider(job.next_due);
+        // A jittered due time is looked at when its start comes.
+        consider(
+            job.next_due
+                .map(|d| d.saturating_add(job.def.jitter_delay(d))),
+        );
     }
     wake
 }
@@ -1043,6 +1133,17 @@ mod activity_tests {
         let mut a = Activity::default();
         a.missed_recent.push_back((Timestamp::from_millis(0), 1));
         cases.push(a);
+        cases.push(Activity {
+            waiting: Some(super::Waiting {
+                since: Timestamp::from_millis(1),
+                reason: crate::effect::WaitReason::LaneBusy,
+            }),
+            ..Activity::default()
+        });
+        cases.push(Activity {
+            unconfirmed: true,
+            ..Activity::default()
+        });
         for a in &cases {
             assert_eq!(a.is_empty(), *a == Activity::default(), "{a:?}");
         }

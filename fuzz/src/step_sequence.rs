@@ -42,6 +42,7 @@ pub enum ConfigGen {
         manual_per_hour: u8,
         clock_jump: DurGen,
         single_owner: bool,
+        max_runs_per_process: Option<u8>,
     },
 }
 
@@ -65,6 +66,7 @@ impl ConfigGen {
                 manual_per_hour,
                 clock_jump,
                 single_owner,
+                max_runs_per_process,
             } => Config {
                 tick: tick(t),
                 lease_ttl: lease_ttl.get(),
@@ -77,6 +79,7 @@ impl ConfigGen {
                 } else {
                     duetime::Coordination::Shared
                 },
+                max_runs_per_process: max_runs_per_process.map(|n| u32::from(n).max(1)),
             },
         }
     }
@@ -272,6 +275,9 @@ pub struct DefGen {
     pub stall_after: Option<DurGen>,
     pub concurrency_key: Option<TextGen>,
     pub pause_after_failures: Option<u8>,
+    pub concurrency_limit: Option<u8>,
+    pub jitter: Option<DurGen>,
+    pub requires_confirmation: bool,
 }
 
 impl DefGen {
@@ -313,6 +319,9 @@ impl DefGen {
         }
         def.concurrency_key = self.concurrency_key.as_ref().map(TextGen::get);
         def.pause_after_failures = self.pause_after_failures.map(u32::from);
+        def.concurrency_limit = self.concurrency_limit.map(u32::from);
+        def.jitter = self.jitter.map(DurGen::get);
+        def.requires_confirmation = self.requires_confirmation;
         Some(def)
     }
 }
@@ -474,6 +483,9 @@ pub enum EventGen {
     ForgetActor(ActorGen),
     /// The step's process takes over a run (any run, under its fence or another's).
     Adopt(RunRef),
+    /// Confirms a job's definition: the digest of the i-th definition of the input (the
+    /// held one, an older one, another job's), or any text.
+    Confirm(JobRef, ActorGen, Result<u8, TextGen>),
 }
 
 #[derive(Arbitrary, Debug, Clone)]
@@ -642,6 +654,22 @@ impl World {
                 actor: actor.get(),
             },
             EventGen::ForgetActor(actor) => Event::ForgetActor { actor: actor.get() },
+            EventGen::Confirm(job, actor, digest) => {
+                let gens = &input.jobs[..input.jobs.len().min(MAX_JOBS)];
+                let digest = match digest {
+                    Ok(i) if !gens.is_empty() => gens[usize::from(*i) % gens.len()]
+                        .build()
+                        .map(|d| d.digest())
+                        .unwrap_or_default(),
+                    Ok(_) => String::new(),
+                    Err(text) => text.get(),
+                };
+                Event::Confirm {
+                    job: self.job(job),
+                    digest,
+                    actor: actor.get(),
+                }
+            }
             EventGen::Adopt(run) => {
                 let (run, fence, _) = self.run(*run)?;
                 Event::Adopt {

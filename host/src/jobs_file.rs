@@ -423,6 +423,8 @@ fn def_error_field(e: &DefError) -> &'static str {
         DefError::BadBackoff => "backoff",
         DefError::BadConcurrencyKey { .. } => "concurrency_key",
         DefError::ZeroFailureStreak => "pause_after_failures",
+        DefError::BadConcurrencyLimit { .. } => "concurrency_limit",
+        DefError::JitterTooLong { .. } => "jitter",
     }
 }
 

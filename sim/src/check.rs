@@ -52,6 +52,16 @@ pub struct JobFacts {
     pub alert_throttle: Option<i64>,
     /// Oracle specs by the schedule text the core recorded in `defined`.
     pub specs: BTreeMap<String, Spec>,
+    /// The job's concurrency key and its `concurrency_limit` (C1: a lane's width is the
+    /// smallest its jobs ask for).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub concurrency_key: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub concurrency_limit: Option<u32>,
+    /// The job's jitter (only for the "jittered start" probe: due times are the oracle's
+    /// whatever the jitter).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jitter_ms: Option<u64>,
 }
 
 /// The moments the liveness checks are judged at.
@@ -95,6 +105,9 @@ struct Track {
     /// lifted), and whether one was lifted since the job's last start (for a probe).
     held_until: Option<i64>,
     lifted: bool,
+    /// The digest of the definition held for confirmation, if any (H1).
+    held: Option<String>,
+    jitter_ms: Option<u64>,
 }
 
 impl Track {
@@ -118,6 +131,8 @@ impl Track {
             told: Vec::new(),
             held_until: None,
             lifted: false,
+            held: None,
+            jitter_ms: f.and_then(|f| f.jitter_ms),
         }
     }
 
@@ -143,6 +158,35 @@ struct Cover {
     to: i64,
     run: RunId,
     end: Option<RunEnd>,
+}
+
+/// C1 and C2: the runs open in the core's accounting (started, not yet settled, lost or
+/// removed with their job), by the store's order, per concurrency key and per process.
+#[derive(Default)]
+struct Concurrency {
+    cap: Option<u32>,
+    /// Each key's width: the smallest `concurrency_limit` of its jobs (1 when unset).
+    widths: BTreeMap<String, u32>,
+    /// Open runs: their key, process and track.
+    open: BTreeMap<RunId, (Option<String>, duetime::ProcessId, usize)>,
+    per_key: BTreeMap<String, u32>,
+    per_process: BTreeMap<duetime::ProcessId, u32>,
+}
+
+impl Concurrency {
+    fn close(&mut self, run: RunId) {
+        let Some((key, process, _)) = self.open.remove(&run) else {
+            return;
+        };
+        if let Some(k) = key {
+            if let Some(n) = self.per_key.get_mut(&k) {
+                *n = n.saturating_sub(1);
+            }
+        }
+        if let Some(n) = self.per_process.get_mut(&process) {
+            *n = n.saturating_sub(1);
+        }
+    }
 }
 
 /// A started run not yet settled (L3 judges those left at the end).
@@ -264,7 +308,20 @@ pub fn check(
     horizon: Horizon,
     probes: &mut Probes,
 ) -> Vec<Violation> {
+    check_capped(journal, facts, reported, horizon, None, probes)
+}
+
+/// `check` for a state with `max_runs_per_process` (C2).
+pub fn check_capped(
+    journal: &[Record],
+    facts: &BTreeMap<JobName, JobFacts>,
+    reported: &Reported,
+    horizon: Horizon,
+    cap: Option<u32>,
+    probes: &mut Probes,
+) -> Vec<Violation> {
     let mut c = Checker::new(facts.clone());
+    c.set_cap(cap);
     for (run, outcomes) in reported {
         for o in outcomes {
             c.reported(*run, o);
@@ -278,7 +335,7 @@ pub fn check(
 
 /// `check` over effects: `effects` are the journal records and the effects about processes
 /// (owner lease, drains) in the store's order (others are ignored); O1 is held when the
-/// store ran `single_owner`.
+/// store ran `single_owner`, C2 against `cap`.
 pub fn check_effects(
     effects: &[Effect],
     facts: &BTreeMap<JobName, JobFacts>,
@@ -286,11 +343,13 @@ pub fn check_effects(
     horizon: Horizon,
     probes: &mut Probes,
     single_owner: bool,
+    cap: Option<u32>,
 ) -> Vec<Violation> {
     let mut c = Checker::new(facts.clone());
     if single_owner {
         c.hold_single_owner();
     }
+    c.set_cap(cap);
     for (run, outcomes) in reported {
         for o in outcomes {
             c.reported(*run, o);
@@ -340,11 +399,24 @@ pub struct Checker {
     holders: Vec<(RunId, ProcessId, usize)>,
     /// The processes told `Drained` (D1: once each).
     drained: Vec<ProcessId>,
+    lanes: Concurrency,
 }
 
 impl Checker {
     pub fn new(facts: BTreeMap<JobName, JobFacts>) -> Checker {
+        let mut widths: BTreeMap<String, u32> = BTreeMap::new();
+        for f in facts.values() {
+            if let Some(k) = &f.concurrency_key {
+                let w = f.concurrency_limit.unwrap_or(1);
+                let e = widths.entry(k.clone()).or_insert(w);
+                *e = (*e).min(w);
+            }
+        }
         Checker {
+            lanes: Concurrency {
+                widths,
+                ..Concurrency::default()
+            },
             facts,
             tracks: Vec::new(),
             current: Vec::new(),
@@ -428,6 +500,11 @@ impl Checker {
             }
             _ => {}
         }
+    }
+
+    /// The state's `max_runs_per_process` (C2).
+    pub fn set_cap(&mut self, cap: Option<u32>) {
+        self.lanes.cap = cap;
     }
 
     /// What the checker knows of the jobs besides the journal.
@@ -524,6 +601,7 @@ impl Checker {
             AlertKind::PausedBySystem { .. } => "paused by the system",
             AlertKind::RunLost { .. } => "run lost",
             AlertKind::Stalled { .. } => "stalled",
+            AlertKind::PendingConfirmation { .. } => "pending confirmation",
         };
         let idx = self.track_of(&alert.job);
         let at = alert.at.as_millis();
@@ -561,10 +639,13 @@ impl Checker {
         let at = rec.at.as_millis();
         self.latest = Some(self.latest.map_or(at, |l| l.max(at)));
         let mut idx = self.track_of(&rec.job);
-        if matches!(rec.entry, Entry::History(History::Defined { .. }))
-            && self.tracks[idx].removed_at.is_some()
+        if matches!(
+            rec.entry,
+            Entry::History(History::Defined { .. } | History::PendingConfirmation { .. })
+        ) && self.tracks[idx].removed_at.is_some()
         {
-            // Defined again after removal: a new registration.
+            // Defined again after removal (or held for confirmation, before its first
+            // definition): a new registration.
             let reg = self.tracks[idx].registration + 1;
             self.tracks
                 .push(Track::new(rec.job.clone(), reg, &self.facts));
@@ -585,6 +666,13 @@ impl Checker {
         let at = rec.at.as_millis();
         match h {
             History::Defined { schedule, from, .. } => {
+                if let Some(digest) = self.tracks[idx].held.clone() {
+                    self.violation(
+                        "H1",
+                        &rec.job,
+                        format!("a definition was applied at {} while {digest} was held for confirmation", rec.at),
+                    );
+                }
                 let t = &mut self.tracks[idx];
                 t.epochs.push((schedule.to_string(), from.as_millis()));
                 if t.epochs.len() > 1 {
@@ -595,7 +683,44 @@ impl Checker {
                 self.tracks[idx].removed_at = Some(at);
                 // A removed job's open run ends with it.
                 self.holders.retain(|(_, _, i)| *i != idx);
+                // Its run leaves the core's accounting with it (the core cancels it).
+                let runs: Vec<RunId> = self
+                    .lanes
+                    .open
+                    .iter()
+                    .filter(|(_, v)| v.2 == idx)
+                    .map(|(r, _)| *r)
+                    .collect();
+                for r in runs {
+                    self.lanes.close(r);
+                }
             }
+            History::Updated { .. } => {
+                // A change applied without a new schedule: after a confirmation, or the
+                // definition in force asked for again, which withdraws a held change.
+                self.tracks[idx].held = None;
+            }
+            History::PendingConfirmation { digest } => {
+                self.probe("definition held for confirmation");
+                self.tracks[idx].held = Some(digest.clone());
+            }
+            History::Confirmed { digest, .. } => {
+                let t = &mut self.tracks[idx];
+                let held = t.held.take();
+                t.told.retain(|k| *k != "pending confirmation");
+                if held.as_deref() != Some(digest.as_str()) {
+                    self.violation(
+                        "H1",
+                        &rec.job,
+                        format!("{digest} confirmed while {held:?} was held"),
+                    );
+                }
+                self.probe("confirmed");
+            }
+            History::Waiting { reason } => self.probe(match reason {
+                duetime::WaitReason::LaneBusy => "lane busy, due run waited",
+                duetime::WaitReason::ConcurrencyCap => "process cap reached",
+            }),
             History::Paused { by, .. } => {
                 let t = &mut self.tracks[idx];
                 t.paused = true;
@@ -617,9 +742,14 @@ impl Checker {
                 covers,
                 trigger,
                 process,
+                waited,
                 ..
             } => {
+                if waited.is_some() {
+                    self.probe("waited then started");
+                }
                 self.holders.push((*run, *process, idx));
+                self.concurrency(idx, rec, *run, *process);
                 self.started(idx, rec, *run, covers.as_ref(), *trigger, *process)
             }
             History::Settled { run, outcome, .. } => {
@@ -629,6 +759,7 @@ impl Checker {
             History::Lost { run } => {
                 let run = *run;
                 self.holders.retain(|(r, _, _)| *r != run);
+                self.lanes.close(run);
                 self.probe("lease expired while running");
                 if self.tracks[idx].told.contains(&"run lost") {
                     self.probe("repeated loss held as one incident");
@@ -676,11 +807,60 @@ impl Checker {
                 if let Some(h) = self.holders.iter_mut().find(|(r, _, _)| r == run) {
                     h.1 = *process;
                 }
-                self.probe("run adopted by a later incarnation")
+                self.probe("run adopted by a later incarnation");
+                if let Some(open) = self.lanes.open.get_mut(run) {
+                    let from = std::mem::replace(&mut open.1, *process);
+                    if let Some(n) = self.lanes.per_process.get_mut(&from) {
+                        *n = n.saturating_sub(1);
+                    }
+                    *self.lanes.per_process.entry(*process).or_insert(0) += 1;
+                }
             }
             History::CancelSent { .. } => self.probe("timeout cancel sent"),
             _ => {}
         }
+    }
+
+    /// C1: a run starts only while its key has fewer runs open than the lane is wide; C2:
+    /// only while its process holds fewer than the cap. H1: a job never confirmed starts
+    /// nothing.
+    fn concurrency(&mut self, idx: usize, rec: &Record, run: RunId, process: duetime::ProcessId) {
+        if self.tracks[idx].epochs.is_empty() && self.tracks[idx].held.is_some() {
+            self.violation(
+                "H1",
+                &rec.job,
+                format!("{run} started before the job's definition was confirmed"),
+            );
+        }
+        let key = self
+            .facts
+            .get(&rec.job)
+            .and_then(|f| f.concurrency_key.clone());
+        if let Some(k) = &key {
+            let open = self.lanes.per_key.get(k).copied().unwrap_or(0);
+            let width = self.lanes.widths.get(k).copied().unwrap_or(1);
+            if open >= width {
+                self.violation(
+                    "C1",
+                    &rec.job,
+                    format!("{run} started at {} while {open} runs of key {k} were open (width {width})", rec.at),
+                );
+            }
+            *self.lanes.per_key.entry(k.clone()).or_insert(0) += 1;
+        }
+        let held = self.lanes.per_process.get(&process).copied().unwrap_or(0);
+        if let Some(cap) = self.lanes.cap.filter(|cap| held >= *cap) {
+            self.violation(
+                "C2",
+                &rec.job,
+                format!(
+                    "{run} started at {} on {process}, which held {held} runs (cap {cap})",
+                    rec.at
+                ),
+            );
+        }
+        *self.lanes.per_process.entry(process).or_insert(0) += 1;
+        self.lanes.open.insert(run, (key, process, idx));
     }
 
     fn started(
@@ -745,7 +925,12 @@ impl Checker {
             duetime::Trigger::Manual => self.probe("manual run"),
             duetime::Trigger::Buffered => self.probe("buffered overlap run"),
             duetime::Trigger::CatchUp => self.probe("catch-up run"),
-            duetime::Trigger::Schedule => {}
+            duetime::Trigger::Schedule => {
+                let jitter = self.tracks[idx].jitter_ms.unwrap_or(0);
+                if covers.is_some_and(|(a, _)| jitter > 0 && rec.at.as_millis() - a > 1_000) {
+                    self.probe("jittered start");
+                }
+            }
         }
         if let Some((a, b)) = covers {
             // S2: every earlier start covering any of these due times must have ended
@@ -818,6 +1003,7 @@ impl Checker {
     }
 
     fn settled(&mut self, idx: usize, rec: &Record, run: RunId, outcome: &Outcome) {
+        self.lanes.close(run);
         if self.settled.insert(run) {
             self.violation("S5", &rec.job, format!("{run} settled twice"));
         } else {
@@ -902,6 +1088,8 @@ impl Checker {
                         "catch-up after a quota hold"
                     }
                     (MissCause::QuotaHold, _) => "quota hold skipped due times",
+                    (MissCause::LaneBusy, _) => "due time waited for its lane",
+                    (MissCause::ConcurrencyCap, _) => "due time waited for the process cap",
                 });
                 if e.count >= 1000 {
                     self.probe("required batch of 1000");

@@ -79,6 +79,8 @@ pub struct WorldConfig {
     /// The store runs `single_owner` coordination (one process claims at a time) rather
     /// than shared.
     pub single_owner: bool,
+    /// The state's `max_runs_per_process`, for some worlds.
+    pub max_runs_per_process: Option<u32>,
 }
 
 /// Whether a seed's world runs `single_owner` coordination: half of them. Drawn from a
@@ -97,7 +99,7 @@ impl fmt::Display for WorldConfig {
             f,
             "seed {} | {} processes, tick {}s, from {start}, safety {:.1}h + liveness {:.1}h | \
              per hour: crash {:.2} stall {:.2} jump {:.2} drain {:.2} command {:.2} | \
-             abort {:.3} lost-answer {:.3} late {:.3} dup {:.3} orphan {:.2} adopt {} | skew ±{}s drift ±{}ppm | {}",
+             abort {:.3} lost-answer {:.3} late {:.3} dup {:.3} orphan {:.2} adopt {} | skew ±{}s drift ±{}ppm | {}{}",
             self.seed,
             self.processes,
             self.tick_ms / 1000,
@@ -120,6 +122,10 @@ impl fmt::Display for WorldConfig {
                 "single_owner"
             } else {
                 "shared"
+            },
+            match self.max_runs_per_process {
+                Some(cap) => format!(" | cap {cap} runs per process"),
+                None => String::new(),
             }
         )
     }
@@ -210,6 +216,10 @@ pub fn draw_world(seed: u64, rng: &mut ChaCha8Rng, o: &Overrides) -> WorldConfig
         max_skew_ms: (scale(mode, rng, 1.0) * 180_000.0) as i64,
         max_drift_ppm: (scale(mode, rng, 1.0) * 300.0) as i64,
     };
+    // Drawn from a stream of its own, so adding it left every other draw of a seed as it
+    // was.
+    let mut extra = features_rng(seed, 1);
+    let max_runs_per_process = extra.gen_bool(0.3).then(|| extra.gen_range(1..=3));
     WorldConfig {
         seed,
         processes,
@@ -220,6 +230,7 @@ pub fn draw_world(seed: u64, rng: &mut ChaCha8Rng, o: &Overrides) -> WorldConfig
         faults,
         dst_zone,
         single_owner: draw_single_owner(seed),
+        max_runs_per_process,
     }
 }
 
@@ -336,10 +347,43 @@ fn draw_schedule(
     }
 }
 
+/// A stream for the features drawn apart from the world's first stream (lanes, jitter,
+/// confirmation), keyed by the seed and a purpose.
+fn features_rng(seed: u64, purpose: u64) -> ChaCha8Rng {
+    use rand::SeedableRng;
+    ChaCha8Rng::seed_from_u64(seed ^ (0x6c61_6e65_0000_0000 | purpose))
+}
+
+/// Concurrency keys (several jobs per key, each key one width), jitter and confirmation
+/// for some jobs of the world.
+fn draw_features(cfg: &WorldConfig, jobs: &mut [SimJob], tightest: &[i64]) {
+    let mut rng = features_rng(cfg.seed, 2);
+    let keys = rng.gen_range(1..=3);
+    let widths: Vec<u32> = (0..keys).map(|_| rng.gen_range(1..=2)).collect();
+    let keyed = rng.gen_range(0.0..0.8);
+    for (job, &tight) in jobs.iter_mut().zip(tightest) {
+        if rng.gen_bool(keyed) {
+            let k = rng.gen_range(0..keys);
+            job.def.concurrency_key = Some(format!("/data/folder{k}"));
+            if widths[k] > 1 {
+                job.def.concurrency_limit = Some(widths[k]);
+            }
+        }
+        if rng.gen_bool(0.25) {
+            // At most half the tightest spacing of its schedules (and an hour): a valid
+            // definition whichever schedule people switch it to.
+            let max = (tight.min(3_600_000) / 2).max(1_000);
+            job.def.jitter = Some(Duration::from_millis(rng.gen_range(1_000..=max) as u64));
+        }
+        job.def.requires_confirmation = rng.gen_bool(0.2);
+    }
+}
+
 pub fn draw_jobs(rng: &mut ChaCha8Rng, cfg: &WorldConfig, count: Option<usize>) -> Vec<SimJob> {
     let n = count.unwrap_or_else(|| rng.gen_range(5..=12));
     let span = cfg.safety_ms + cfg.liveness_ms;
-    (0..n)
+    let mut tightest_of = Vec::with_capacity(n);
+    let mut jobs: Vec<SimJob> = (0..n)
         .map(|i| {
             let (schedule, spec, spacing) = draw_schedule(rng, cfg.start_ms, span, cfg.dst_zone);
             let name = JobName::new(&format!("job{i}")).expect("valid");
@@ -384,6 +428,7 @@ pub fn draw_jobs(rng: &mut ChaCha8Rng, cfg: &WorldConfig, count: Option<usize>) 
                     (s, sp)
                 })
                 .collect();
+            tightest_of.push(tightest);
             let max_run = (tightest * 8 / 10).min(def.timeout.as_millis() as i64);
             let behaviour = Behaviour {
                 duration_ms: (1_000, max_run.max(2_000)),
@@ -398,5 +443,7 @@ pub fn draw_jobs(rng: &mut ChaCha8Rng, cfg: &WorldConfig, count: Option<usize>) 
                 alternatives,
             }
         })
-        .collect()
+        .collect();
+    draw_features(cfg, &mut jobs, &tightest_of);
+    jobs
 }

@@ -62,6 +62,7 @@ pub struct SeedReport {
     pub tick_ms: u64,
     /// The store ran `single_owner` coordination.
     pub single_owner: bool,
+    pub max_runs_per_process: Option<u32>,
     pub facts: BTreeMap<JobName, JobFacts>,
     pub horizon: Option<Horizon>,
 }
@@ -83,6 +84,7 @@ impl SeedReport {
             job,
             tick_ms: self.tick_ms,
             single_owner: self.single_owner,
+            max_runs_per_process: self.max_runs_per_process,
             horizon: self.horizon?,
             facts: self.facts.clone(),
             inputs: self.inputs.clone()?,
@@ -123,6 +125,7 @@ pub fn run_seed(seed: u64, opts: &Options) -> SeedReport {
     let job_count = jobs.len();
     let tick_ms = cfg.tick_ms as u64;
     let single_owner = cfg.single_owner;
+    let max_runs_per_process = cfg.max_runs_per_process;
     let mut world = world::World::new(cfg, rng, jobs, opts.record_inputs, opts.hash_trace);
     if opts.readable_trace {
         world.trace = Some(Vec::new());
@@ -149,6 +152,7 @@ pub fn run_seed(seed: u64, opts: &Options) -> SeedReport {
         trace: world.trace.take(),
         tick_ms,
         single_owner,
+        max_runs_per_process,
         facts: world.checker.facts().clone(),
         horizon: Some(Horizon {
             end: world.now_ms(),
@@ -197,6 +201,9 @@ pub(crate) fn facts_of(jobs: &[gen::SimJob]) -> BTreeMap<JobName, JobFacts> {
                 pause_after_failures: j.def.pause_after_failures,
                 alert_throttle: j.def.alert_throttle.map(|d| d.as_millis() as i64),
                 specs,
+                concurrency_key: j.def.concurrency_key.clone(),
+                concurrency_limit: j.def.concurrency_limit,
+                jitter_ms: j.def.jitter.map(|d| d.as_millis()),
             };
             (j.def.name.clone(), facts)
         })

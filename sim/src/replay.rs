@@ -24,6 +24,9 @@ pub struct Regression {
     /// The store ran `single_owner` coordination (absent: shared).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub single_owner: bool,
+    /// The world's `max_runs_per_process`, when it had one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_runs_per_process: Option<u32>,
     pub horizon: Horizon,
     pub facts: BTreeMap<JobName, JobFacts>,
     pub inputs: Vec<(Now, Event)>,
@@ -56,12 +59,13 @@ impl Finding {
     }
 }
 
-/// The config a world of this tick and coordination runs its store with.
-pub fn config(tick_ms: u64, single_owner: bool) -> Config {
+/// The config a world of this tick, coordination and cap runs its store with.
+pub fn config(tick_ms: u64, single_owner: bool, cap: Option<u32>) -> Config {
     let mut config = Config::with_tick(Duration::from_millis(tick_ms));
     if single_owner {
         config.coordination = Coordination::SingleOwner;
     }
+    config.max_runs_per_process = cap;
     config
 }
 
@@ -113,6 +117,7 @@ pub fn replay(
                 horizon,
                 &mut probes,
                 single_owner,
+                config.max_runs_per_process,
             );
             if v.is_empty() {
                 Finding::Held
@@ -125,7 +130,7 @@ pub fn replay(
 
 impl Regression {
     pub fn config(&self) -> Config {
-        config(self.tick_ms, self.single_owner)
+        config(self.tick_ms, self.single_owner, self.max_runs_per_process)
     }
 
     pub fn replay(&self) -> Finding {

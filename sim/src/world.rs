@@ -253,6 +253,8 @@ pub struct World {
     /// theirs): effects carry the state's copy of a name, found here by address.
     seen_names: Vec<JobName>,
     removed: Vec<bool>,
+    /// Per job, the digest of the definition before its latest change (a stale confirm).
+    prev_digests: Vec<Option<String>>,
     healed: bool,
     /// The latest wall time any process has shown the core, and when the run ends: long
     /// enough after healing that even decisions made under a clock running days ahead
@@ -294,10 +296,13 @@ impl World {
         if cfg.single_owner {
             config.coordination = duetime::Coordination::SingleOwner;
         }
+        config.max_runs_per_process = cfg.max_runs_per_process;
         let mut checker = Checker::new(crate::facts_of(&jobs));
         if cfg.single_owner {
             checker.hold_single_owner();
         }
+        checker.set_cap(cfg.max_runs_per_process);
+        let prev_digests = vec![None; jobs.len()];
         let removed = vec![false; jobs.len()];
         let seen_names = jobs.iter().map(|j| j.def.name.clone()).collect();
         let mut w = World {
@@ -309,6 +314,7 @@ impl World {
             json: Vec::new(),
             state: State::new(config),
             checker,
+            prev_digests,
             adopted: None,
             hosts: Vec::new(),
             next_process: 1,
@@ -709,7 +715,7 @@ impl World {
         let name = self.jobs[i].def.name.to_string();
         let actor = Actor::new(["ana", "bo", "cy"][self.rng.gen_range(0..3)]);
         let now = Now::at(Timestamp::from_millis(self.t));
-        let kind = self.rng.gen_range(0..12);
+        let kind = self.rng.gen_range(0..14);
         let event = match kind {
             0..=2 => Event::Pause {
                 job: name,
@@ -722,6 +728,7 @@ impl World {
                 // A schedule change to one of the job's alternatives.
                 let alt = self.rng.gen_range(0..self.jobs[i].alternatives.len());
                 let (schedule, spec) = self.jobs[i].alternatives[alt].clone();
+                self.prev_digests[i] = Some(self.jobs[i].def.digest());
                 let old = (self.jobs[i].def.schedule.clone(), self.jobs[i].spec.clone());
                 self.jobs[i].alternatives[alt] = old;
                 self.jobs[i].def.schedule = schedule;
@@ -736,6 +743,20 @@ impl World {
                 self.removed[i] = true;
                 *self.faults.entry("job removed").or_default() += 1;
                 Event::Remove { job: name, actor }
+            }
+            12 | 13 if self.jobs[i].def.requires_confirmation => {
+                // A person confirms what they were shown: mostly the latest definition,
+                // sometimes one they read before it was changed again (stale).
+                let stale = self.prev_digests[i]
+                    .clone()
+                    .filter(|_| self.rng.gen_bool(0.3));
+                let digest = stale.unwrap_or_else(|| self.jobs[i].def.digest());
+                *self.faults.entry("confirm").or_default() += 1;
+                Event::Confirm {
+                    job: name,
+                    digest,
+                    actor,
+                }
             }
             _ => Event::ForgetActor { actor },
         };
@@ -779,6 +800,19 @@ impl World {
             }
         }
         for i in 0..self.jobs.len() {
+            if !self.removed[i] && self.jobs[i].def.requires_confirmation {
+                // What is held is confirmed, so every job runs its latest definition.
+                let now = Now::at(Timestamp::from_millis(self.t));
+                self.transact(
+                    None,
+                    now,
+                    Event::Confirm {
+                        job: self.jobs[i].def.name.to_string(),
+                        digest: self.jobs[i].def.digest(),
+                        actor: Actor::new("healer"),
+                    },
+                );
+            }
             if !self.removed[i] {
                 let job = self.jobs[i].def.name.to_string();
                 let now = Now::at(Timestamp::from_millis(self.t));
@@ -1036,6 +1070,12 @@ impl World {
                         ClockGapKind::ClockBackward => "clock gap: set back",
                     };
                     *self.probes.entry(probe).or_default() += 1;
+                }
+                Effect::Reply {
+                    result: Err(duetime::Refusal::WrongDigest { .. }),
+                    ..
+                } => {
+                    *self.probes.entry("stale confirm refused").or_default() += 1;
                 }
                 Effect::Start {
                     run,

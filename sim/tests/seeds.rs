@@ -42,6 +42,12 @@ const PROBES: &[&str] = &[
     "drain handed the lease over",
     "drain completed at once",
     "drain completed after its last run",
+    "lane busy, due run waited",
+    "process cap reached",
+    "waited then started",
+    "jittered start",
+    "definition held for confirmation",
+    "confirmed",
 ];
 
 #[test]

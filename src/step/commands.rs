@@ -1,7 +1,7 @@
 //! Definitions and people's commands. Each answers with a `Reply` (the job's new view or a
 //! typed refusal) and, when accepted, leaves an audit `Record` naming the actor.
 
-use crate::effect::{CancelReason, Effect, History, MissCause, PausedBy, Refusal};
+use crate::effect::{AlertKind, CancelReason, Effect, History, MissCause, PausedBy, Refusal};
 use crate::event::Actor;
 use crate::job::{JobDef, JobName, MissedRule, MAX_TITLE};
 use crate::state::{JobRecord, Owed, Pause, State};
@@ -61,6 +61,20 @@ impl State {
             }
             let seq = self.next_seq;
             self.next_seq += 1;
+            if def.requires_confirmation {
+                // Held before its first due time: no schedule runs and nothing is accounted
+                // until a person confirms this definition (`History::Defined` then).
+                let mut record = JobRecord::new(def.clone(), now);
+                let act = record.act_mut();
+                act.unconfirmed = true;
+                act.held = Some(Box::new(def));
+                self.jobs.insert(seq, record);
+                self.by_name.insert(name.clone(), seq);
+                self.tell_held(seq, out);
+                self.reindex(seq);
+                self.reply(Some(seq), Some(name), out);
+                return;
+            }
             out.history(
                 &name,
                 History::Defined {
@@ -76,10 +90,132 @@ impl State {
             return;
         };
         let job = &self.jobs[&seq];
-        if job.def == def {
+        let held = job.act().and_then(|a| a.held.as_deref());
+        if held == Some(&def) {
+            // Held already, as asked: nothing new to tell.
             self.reply(Some(seq), Some(name), out);
             return;
         }
+        if job.is_unconfirmed() {
+            // Never confirmed: the new definition replaces the held one, still held.
+            let record = self.jobs.get_mut(&seq).expect("found above");
+            record.next_due = def.schedule.next_after(record.frontier);
+            record.def = def.clone();
+            record.act_mut().held = Some(Box::new(def));
+            self.tell_held(seq, out);
+            self.reindex(seq);
+            self.reply(Some(seq), Some(name), out);
+            return;
+        }
+        if job.def == def {
+            if held.is_some() {
+                // Asking for the definition in force withdraws the held change.
+                let record = self.jobs.get_mut(&seq).expect("found above");
+                record.act_mut().held = None;
+                record.tidy();
+                out.history(&name, History::Updated { actor });
+            }
+            self.reply(Some(seq), Some(name), out);
+            return;
+        }
+        if job.def.requires_confirmation || def.requires_confirmation {
+            // A change to (or away from) a definition that needs confirmation is held;
+            // the definition in force keeps running until `Confirm`.
+            let record = self.jobs.get_mut(&seq).expect("found above");
+            record.act_mut().held = Some(Box::new(def));
+            self.tell_held(seq, out);
+            self.reindex(seq);
+            self.reply(Some(seq), Some(name), out);
+            return;
+        }
+        self.apply_def(seq, def, actor, out);
+    }
+
+    /// Records a held definition and alerts it (once per incident: until a confirmation,
+    /// a success or a person's resume, further held changes are recorded, not alerted).
+    fn tell_held(&mut self, seq: u64, out: &mut Out) {
+        let Some(record) = self.jobs.get_mut(&seq) else {
+            return;
+        };
+        let Some(digest) = record
+            .act()
+            .and_then(|a| a.held.as_deref())
+            .map(JobDef::digest)
+        else {
+            return;
+        };
+        let name = record.def.name.clone();
+        out.history(
+            &name,
+            History::PendingConfirmation {
+                digest: digest.clone(),
+            },
+        );
+        out.alert(
+            &mut record.incidents,
+            &name,
+            AlertKind::PendingConfirmation { digest },
+        );
+    }
+
+    /// `Confirm`: applies the held definition if `digest` is its digest.
+    pub(crate) fn confirm(&mut self, job: &str, digest: &str, actor: Actor, out: &mut Out) {
+        let Some((seq, name)) = self.find(job, out) else {
+            return;
+        };
+        let record = &self.jobs[&seq];
+        let Some(held) = record.act().and_then(|a| a.held.as_deref()) else {
+            let current = record.def.digest();
+            State::refuse(Some(name), Refusal::NothingToConfirm { current }, out);
+            return;
+        };
+        let expected = held.digest();
+        if digest != expected {
+            let given = digest.chars().take(80).collect();
+            State::refuse(Some(name), Refusal::WrongDigest { given, expected }, out);
+            return;
+        }
+        let now = out.now;
+        let record = self.jobs.get_mut(&seq).expect("found above");
+        let act = record.act_mut();
+        let def = *act.held.take().expect("checked above");
+        let first = std::mem::take(&mut act.unconfirmed);
+        // The incident ends here: a later held change is told again.
+        record.incidents.retain(|i| i != "pending_confirmation");
+        out.history(
+            &name,
+            History::Confirmed {
+                digest: expected,
+                actor: actor.clone(),
+            },
+        );
+        if !first {
+            self.apply_def(seq, def, actor, out);
+            return;
+        }
+        // A new job's schedule begins now.
+        record.frontier = record.frontier.max(now);
+        record.next_due = def.schedule.next_after(record.frontier);
+        out.history(
+            &name,
+            History::Defined {
+                schedule: Box::new(def.schedule.clone()),
+                from: record.frontier,
+                actor,
+            },
+        );
+        record.def = def;
+        record.tidy();
+        self.reindex(seq);
+        self.reply(Some(seq), Some(name), out);
+    }
+
+    /// Puts a changed definition in force. A changed schedule starts from now; the old
+    /// schedule's due times not yet looked at are recorded `rescheduled`.
+    fn apply_def(&mut self, seq: u64, def: JobDef, actor: Actor, out: &mut Out) {
+        let now = out.now;
+        let name = def.name.clone();
+        let job = &self.jobs[&seq];
         if job.def.schedule != def.schedule {
             // Due times the old schedule had up to now are passed as rescheduled; those
             // already owed or running keep their identity under the old schedule.
@@ -129,7 +265,9 @@ impl State {
         let schedule = record.def.schedule.clone();
         let from = record.frontier;
         let now = out.now;
-        if let (Some(first), Some(last)) = (
+        let unconfirmed = record.is_unconfirmed();
+        if let (false, Some(first), Some(last)) = (
+            unconfirmed,
             record.next_due.filter(|d| *d <= now),
             super::last_due(&schedule, from, now),
         ) {
@@ -140,6 +278,8 @@ impl State {
         if let Some(w) = record.wake {
             self.wake.remove(&(w, seq));
         }
+        // Its run's lane frees; waiters are let in by the next tick's `admit`.
+        self.unlane(seq, &record);
         self.by_name.remove(name.as_str());
         if let Some(act) = record.activity {
             let owed = act.pending.iter().cloned();
@@ -200,6 +340,9 @@ impl State {
         let record = self.jobs.get_mut(&seq).expect("found above");
         let act = record.act_mut();
         let retry = act.retry.take();
+        // A paused job starts nothing of its own, so it leaves the line of waiters (its
+        // owed due times stay owed; a queued manual run waits again on the next tick).
+        act.waiting = None;
         let by = PausedBy::Person { actor };
         act.paused = Some(Pause {
             by: by.clone(),

@@ -79,6 +79,9 @@ impl State {
         if !self.lead(now.wall, process, out) {
             return;
         }
+        // Waiters first (they are older than anything due now), then again for lanes that
+        // runs lost in the visits freed.
+        self.admit(now.wall, process, out);
         let due: Vec<u64> = self
             .wake
             .range(..=(now.wall, u64::MAX))
@@ -87,6 +90,7 @@ impl State {
         for seq in due {
             self.visit(seq, now.wall, process, late_cause, out);
         }
+        self.admit(now.wall, process, out);
     }
 
     /// One job's turn: its open run first (lease, deadline, stall), then the due times that
@@ -106,7 +110,7 @@ impl State {
         if can_claim {
             self.try_start(seq, now, process, out);
         }
-        self.account_on_time(seq, now, process, can_claim, out);
+        self.account_on_time(seq, now, process, can_claim, late_cause, out);
         if let Some(job) = self.jobs.get_mut(&seq) {
             job.tidy();
         }
@@ -152,7 +156,13 @@ impl State {
         if job.paused().is_some() {
             return;
         }
-        let late_until = now.saturating_sub(grace).saturating_sub(MS);
+        // A due time is late when its (jittered) start is older than the grace; those
+        // within the jitter of the line are judged one by one in `account_on_time`.
+        let jitter = job.def.jitter.unwrap_or(Duration::ZERO);
+        let late_until = now
+            .saturating_sub(grace)
+            .saturating_sub(MS)
+            .saturating_sub(jitter);
         if job.next_due.is_none_or(|d| d > late_until) {
             return;
         }
@@ -171,7 +181,8 @@ impl State {
         let Some(job) = self.jobs.get_mut(&seq) else {
             return;
         };
-        if until <= job.frontier {
+        if until <= job.frontier || job.is_unconfirmed() {
+            // An unconfirmed job's schedule has not begun: there is nothing to account.
             return;
         }
         let from = job.frontier;
@@ -349,32 +360,40 @@ impl State {
     }
 
     /// Due times within the grace: start the job if it is free, else the overlap policy.
+    /// A jittered due time is taken when its start (`due + jitter_delay`) comes; one whose
+    /// start is already older than the grace goes to the missed rule with `late_cause`.
     fn account_on_time(
         &mut self,
         seq: u64,
         now: Timestamp,
         process: ProcessId,
         can_claim: bool,
+        late_cause: MissCause,
         out: &mut Out,
     ) {
+        let late_until = now.saturating_sub(self.config.grace).saturating_sub(MS);
         loop {
             let Some(job) = self.jobs.get(&seq) else {
                 return;
             };
-            if job.paused().is_some() {
+            if job.paused().is_some() || job.is_unconfirmed() {
                 return;
             }
-            let Some(due) = job.next_due.filter(|&d| d <= now) else {
-                if job.frontier < now {
+            let start_of = |d: Timestamp| d.saturating_add(job.def.jitter_delay(d));
+            let Some(due) = job.next_due.filter(|&d| start_of(d) <= now) else {
+                if job.next_due.is_none_or(|d| d > now) && job.frontier < now {
                     let job = self.jobs.get_mut(&seq).expect("checked above");
                     job.frontier = now;
                 }
+                // (A due time whose jittered start is still ahead keeps the frontier
+                // before it.)
                 return;
             };
+            let late = start_of(due) <= late_until;
             let busy = job
                 .act()
                 .is_some_and(|a| a.run.is_some() || a.retry.is_some() || !a.pending.is_empty());
-            if !busy && !can_claim {
+            if !late && !busy && !can_claim {
                 // A draining process starts nothing; another process (or a later one, by
                 // the missed rule) will take this due time. (Under `single_owner` only the
                 // owner visits, and it may claim.)
@@ -383,6 +402,10 @@ impl State {
             let job = self.jobs.get_mut(&seq).expect("checked above");
             job.frontier = due;
             job.next_due = job.def.schedule.next_after(due);
+            if late {
+                self.miss(seq, due, due, 1, late_cause, out);
+                continue;
+            }
             let cover = crate::state::Cover {
                 covers: crate::effect::Covers {
                     from: due,
@@ -393,6 +416,21 @@ impl State {
             };
             if busy {
                 self.overlap(seq, due, out);
+            } else if let Some(reason) = self.gate(seq, process) {
+                // It waits in line, owed with the reason as its cause, and starts as a
+                // catch-up when `admit` lets it in.
+                self.owe(
+                    seq,
+                    Owed {
+                        from: due,
+                        to: due,
+                        count: 1,
+                        cause: reason.cause(),
+                        schedule: None,
+                    },
+                    out,
+                );
+                self.wait(seq, reason, out);
             } else {
                 self.start_run(seq, now, process, Trigger::Schedule, 1, Some(cover), out);
             }

@@ -139,6 +139,7 @@ impl State {
             Event::Resume { job, actor } => self.resume(&job, actor, &mut out),
             Event::RunNow { job, actor } => self.run_now(&job, actor, &mut out),
             Event::ForgetActor { actor } => self.forget_actor(&actor, &mut out),
+            Event::Confirm { job, digest, actor } => self.confirm(&job, &digest, actor, &mut out),
         }
         if let Some(before) = drains {
             self.note_drained(before, &mut out);

@@ -3,10 +3,11 @@
 
 use crate::effect::{
     AlertKind, CancelReason, Covers, Effect, History, LedgerKind, MissCause, PausedBy, Trigger,
+    WaitReason,
 };
 use crate::event::{Fence, Held, ProcessId, RunId};
 use crate::job::REQUIRED_BATCH;
-use crate::state::{Cover, LastOutcome, LastRun, OpenRun, Pause, RetryWait, State};
+use crate::state::{Cover, LastOutcome, LastRun, OpenRun, Pause, RetryWait, State, Waiting};
 use crate::time::Timestamp;
 
 use super::Out;
@@ -233,6 +234,37 @@ impl State {
         process: ProcessId,
         out: &mut Out,
     ) {
+        let Some(job) = self.jobs.get(&seq) else {
+            return;
+        };
+        let Some(act) = job.act() else {
+            return;
+        };
+        if act.run.is_some() || act.unconfirmed {
+            return;
+        }
+        let startable = if act.paused.is_some() {
+            act.manual.is_some()
+        } else {
+            match act.retry {
+                Some(r) => r.at <= now,
+                None => !act.pending.is_empty() || act.manual.is_some(),
+            }
+        };
+        if !startable {
+            if act.waiting.is_some() {
+                self.jobs
+                    .get_mut(&seq)
+                    .expect("looked up above")
+                    .act_mut()
+                    .waiting = None;
+            }
+            return;
+        }
+        if let Some(reason) = self.gate(seq, process) {
+            self.wait(seq, reason, out);
+            return;
+        }
         let Some(job) = self.jobs.get_mut(&seq) else {
             return;
         };
@@ -353,6 +385,11 @@ impl State {
         self.next_fence += 1;
         let deadline = now.saturating_add(job.def.timeout);
         let name = job.def.name.clone();
+        let waited = job
+            .act_mut()
+            .waiting
+            .take()
+            .map(|w| now.saturating_since(w.since));
         job.act_mut().run = Some(OpenRun {
             id,
             fence,
@@ -387,7 +424,26 @@ impl State {
                 trigger,
                 covers,
                 process,
+                waited,
             },
         );
+    }
+
+    /// The job could start but the lane or the cap holds it back: it waits, recorded once
+    /// when the wait begins; `admit` lets it in when room opens.
+    pub(crate) fn wait(&mut self, seq: u64, reason: WaitReason, out: &mut Out) {
+        let now = out.now;
+        let Some(job) = self.jobs.get_mut(&seq) else {
+            return;
+        };
+        let name = job.def.name.clone();
+        let act = job.act_mut();
+        match &mut act.waiting {
+            Some(w) => w.reason = reason,
+            None => {
+                act.waiting = Some(Waiting { since: now, reason });
+                out.history(&name, History::Waiting { reason });
+            }
+        }
     }
 }

@@ -45,6 +45,13 @@ impl State {
             other => other,
         };
         self.settle(seq, run, fence, outcome, out);
+        if let Some(job) = self.jobs.get_mut(&seq) {
+            job.tidy();
+        }
+        self.reindex(seq);
+        // The settled run's lane (and the process's room) may let a waiter in: the oldest
+        // waiter goes first, before this job's own next in line.
+        self.admit(out.now, process, out);
         if self.can_claim(process, out.now) {
             // The settling process may take the next in line right away (the next batch
             // of a `required` catch-up, a buffered due time); under `single_owner` only

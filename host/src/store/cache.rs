@@ -288,6 +288,9 @@ fn kind_of(entry: &Entry) -> &'static str {
             History::ActorForgotten => "history.actor_forgotten",
             History::AlertHeld { .. } => "history.alert_held",
             History::CancelSent { .. } => "history.cancel_sent",
+            History::Waiting { .. } => "history.waiting",
+            History::PendingConfirmation { .. } => "history.pending_confirmation",
+            History::Confirmed { .. } => "history.confirmed",
         },
     }
 }

@@ -191,6 +191,9 @@ pub fn check_journal(w: &World, end: i64) -> Vec<String> {
                 pause_after_failures: j.def.pause_after_failures,
                 alert_throttle: j.def.alert_throttle.map(|d| d.as_millis() as i64),
                 specs,
+                concurrency_key: j.def.concurrency_key.clone(),
+                concurrency_limit: j.def.concurrency_limit,
+                jitter_ms: j.def.jitter.map(|d| d.as_millis()),
             };
             (j.def.name.clone(), f)
         })
