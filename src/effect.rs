@@ -83,6 +83,9 @@ pub enum LedgerKind {
     /// The run started and its result never came; not repeated because the job is not safe
     /// to repeat.
     Lost { run: RunId },
+    /// The run was parked awaiting approval and nobody approved it in time; not retried
+    /// (a person's silence is an answer, not a fault).
+    ApprovalExpired { run: RunId },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -174,6 +177,30 @@ pub enum History {
         run: RunId,
         reason: CancelReason,
     },
+    /// The run reported `awaiting_approval`: the job stays occupied until `until`.
+    Parked {
+        run: RunId,
+        attempt: u32,
+        until: Timestamp,
+    },
+    /// A person approved the parked run: it settled done.
+    Approved {
+        run: RunId,
+        actor: Actor,
+    },
+    /// Nobody approved the parked run before its `until`.
+    ApprovalExpired {
+        run: RunId,
+    },
+    /// A one-shot (`at`) job's instant was settled by `run`: it will not run on schedule
+    /// again until it is given a new instant.
+    Completed {
+        run: RunId,
+    },
+    /// A one-shot job's instant passed without a run (`cause` says why).
+    Expired {
+        cause: MissCause,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -219,6 +246,10 @@ pub enum AlertKind {
         run: RunId,
         running_for: Duration,
     },
+    /// A parked run was not approved before its `until`.
+    ApprovalExpired {
+        run: RunId,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -255,6 +286,17 @@ pub enum Refusal {
     },
     /// No job can be added: the state's job numbers are used up.
     Full,
+    /// `ApprovalGiven` named a run that is not this job's parked run (unknown, still
+    /// running, settled already or expired).
+    NotAwaitingApproval {
+        run: RunId,
+    },
+    /// A run of the job is parked awaiting approval until `until`; it must be approved,
+    /// finished or expire first.
+    AwaitingApproval {
+        run: RunId,
+        until: Timestamp,
+    },
 }
 
 impl std::fmt::Display for Refusal {
@@ -274,6 +316,14 @@ impl std::fmt::Display for Refusal {
                 write!(f, "the note has {len} characters; at most {max} are accepted")
             }
             Refusal::Full => f.write_str("no job can be added: the job numbers are used up"),
+            Refusal::NotAwaitingApproval { run } => write!(
+                f,
+                "{run} is not awaiting approval in this job (unknown, running, settled or expired)"
+            ),
+            Refusal::AwaitingApproval { run, until } => write!(
+                f,
+                "{run} of this job awaits approval until {until}; approve it or let it expire first"
+            ),
         }
     }
 }
@@ -392,6 +442,7 @@ impl fmt::Display for LedgerKind {
             }
             LedgerKind::FailedOut { run } => write!(f, "failed out in {run}"),
             LedgerKind::Lost { run } => write!(f, "lost with {run}"),
+            LedgerKind::ApprovalExpired { run } => write!(f, "approval for {run} expired"),
         }
     }
 }
@@ -412,6 +463,7 @@ impl fmt::Display for Outcome {
                 write!(f, "failed ({kind}, retry after {d})")
             }
             Outcome::TimedOut => f.write_str("timed out"),
+            Outcome::AwaitingApproval { ttl } => write!(f, "awaiting approval (ttl {ttl})"),
         }
     }
 }
@@ -479,6 +531,20 @@ impl fmt::Display for History {
             History::CancelSent { run, reason } => {
                 write!(f, "cancel sent to {run} ({})", snake(reason))
             }
+            History::Parked {
+                run,
+                attempt,
+                until,
+            } => write!(
+                f,
+                "{run} attempt {attempt} parked awaiting approval until {until}"
+            ),
+            History::Approved { run, actor } => write!(f, "{run} approved by {actor}"),
+            History::ApprovalExpired { run } => write!(f, "approval for {run} expired"),
+            History::Completed { run } => write!(f, "one-shot completed by {run}"),
+            History::Expired { cause } => {
+                write!(f, "one-shot expired ({}) without a run", snake(cause))
+            }
         }
     }
 }
@@ -492,6 +558,7 @@ impl AlertKind {
             AlertKind::PausedBySystem { .. } => "paused_by_system",
             AlertKind::RunLost { .. } => "run_lost",
             AlertKind::Stalled { .. } => "stalled",
+            AlertKind::ApprovalExpired { .. } => "approval_expired",
         }
     }
 }
@@ -515,6 +582,12 @@ impl fmt::Display for AlertKind {
             }
             AlertKind::Stalled { run, running_for } => {
                 write!(f, "{run} stalled, running for {running_for}")
+            }
+            AlertKind::ApprovalExpired { run } => {
+                write!(
+                    f,
+                    "{run} was not approved in time; its due times are closed"
+                )
             }
         }
     }

@@ -18,10 +18,10 @@ pub use effect::{
     Alert, AlertKind, CancelReason, Covers, Effect, Entry, History, LedgerEntry, LedgerKind,
     MissAction, MissCause, PausedBy, Record, Refusal, Trigger,
 };
-pub use event::{Actor, Event, Fence, Held, Now, Outcome, ProcessId, RunId};
+pub use event::{Actor, Event, Fence, Held, Now, Outcome, ProcessId, RunId, MAX_APPROVAL_TTL};
 pub use job::{Backoff, DefError, JobDef, JobName, MissedRule, Overlap};
 pub use schedule::{CronError, CronSchedule, DstPolicy, Fold, Gap, Schedule, ScheduleError, Zone};
-pub use state::{Config, Globals, JobRecord, LoadError, State, FORMAT_VERSION};
+pub use state::{Config, Globals, JobRecord, LoadError, OneShotEnd, State, FORMAT_VERSION};
 pub use step::step;
 pub use time::{Duration, Timestamp};
 pub use view::{Filter, JobView, Page, Status};

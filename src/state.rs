@@ -116,6 +116,10 @@ pub struct OpenRun {
     /// When `Cancel { timeout }` went out.
     pub cancel_sent: Option<Timestamp>,
     pub stall_alerted: bool,
+    /// Parked awaiting approval until then: its process is done with it (no lease, no
+    /// deadline, no stall), but it keeps the job occupied and its cover unsettled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parked: Option<Timestamp>,
 }
 
 /// A failed run's due times waiting for their next attempt.
@@ -145,6 +149,8 @@ pub enum LastOutcome {
     TimedOut,
     FailedOut,
     Lost,
+    /// Parked awaiting approval and not approved in time.
+    ApprovalExpired,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -152,6 +158,17 @@ pub struct LastRun {
     pub run: RunId,
     pub at: Timestamp,
     pub outcome: LastOutcome,
+}
+
+/// How a one-shot (`at`) job's instant ended; the job stays, idle, until it is removed or
+/// given a new schedule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "end", rename_all = "snake_case")]
+pub enum OneShotEnd {
+    /// A run settled the instant (done, failed out, lost or approval expired).
+    Completed { run: RunId, at: Timestamp },
+    /// The instant was recorded missed without a run.
+    Expired { cause: MissCause, at: Timestamp },
 }
 
 /// Everything about a job beyond its definition and cursor; absent for a job that has
@@ -230,6 +247,10 @@ pub struct JobRecord {
     /// person's resume clears them, so a job lost or stalled again and again tells it once.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub incidents: Vec<String>,
+    /// A one-shot whose instant is settled: kept so views and a re-sent identical
+    /// definition see it done rather than silently idle.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended: Option<OneShotEnd>,
     /// `def.schedule.next_after(frontier)`, cached.
     #[serde(skip)]
     pub next_due: Option<Timestamp>,
@@ -248,6 +269,7 @@ impl JobRecord {
             last: None,
             failures_in_a_row: 0,
             incidents: Vec::new(),
+            ended: None,
             next_due,
             wake: None,
         }
@@ -753,7 +775,13 @@ impl State {
 }
 
 /// Every `AlertKind::incident` (a test holds this list to the kinds).
-pub const INCIDENTS: [&str; 4] = ["failed_out", "paused_by_system", "run_lost", "stalled"];
+pub const INCIDENTS: [&str; 5] = [
+    "failed_out",
+    "paused_by_system",
+    "run_lost",
+    "stalled",
+    "approval_expired",
+];
 
 /// What one job's record must satisfy on its own and against the counters and config,
 /// whatever the indexes say: part of `check_invariants`, and what `put_parts` checks of a
@@ -770,6 +798,19 @@ fn check_record(
             return Err(format!(
                 "{name}: incident {incident:?} is unknown or repeated (known: {})",
                 INCIDENTS.join(", ")
+            ));
+        }
+    }
+    if let Some(end) = job.ended {
+        // Only a one-shot ends, and only once its instant is looked at and nothing still
+        // covers it.
+        let Schedule::At { instant } = job.def.schedule else {
+            return Err(format!("{name}: ended ({end:?}) but not a one-shot"));
+        };
+        let covered = job.first_unsettled().is_some_and(|t| t <= instant);
+        if job.frontier < instant || covered {
+            return Err(format!(
+                "{name}: ended ({end:?}) while its instant {instant} is not settled"
             ));
         }
     }
@@ -810,6 +851,13 @@ fn check_record(
     if let Some(run) = &a.run {
         if run.fence.0 >= next_fence || run.id.0 >= next_run {
             return Err(format!("{name}: run {} is ahead of the counters", run.id));
+        }
+        if run.parked.is_some() && run.cancel_sent.is_some() {
+            // Parking ends the process's part: no timeout can be pending for it.
+            return Err(format!(
+                "{name}: run {} parked with a cancel pending",
+                run.id
+            ));
         }
     }
     Ok(())
@@ -853,7 +901,10 @@ pub(crate) fn wake_of(job: &JobRecord, config: &Config) -> Option<Timestamp> {
         }
     };
     if let Some(a) = a {
-        if let Some(run) = &a.run {
+        if let Some(until) = a.run.as_ref().and_then(|r| r.parked) {
+            // A parked run has no lease, deadline or stall to watch: only its expiry.
+            consider(Some(until));
+        } else if let Some(run) = &a.run {
             consider(Some(
                 run.lease_until.saturating_add(Duration::from_millis(1)),
             ));

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::event::RunId;
 use crate::job::JobName;
-use crate::state::{JobRecord, LastOutcome, LastRun, Pause, State};
+use crate::state::{JobRecord, LastOutcome, LastRun, OneShotEnd, Pause, State};
 use crate::time::{Duration, Timestamp};
 
 /// A job's condition, in the order a person should look at them.
@@ -54,6 +54,12 @@ pub struct JobView {
     pub owed: u64,
     pub paused: Option<Pause>,
     pub running: Option<RunId>,
+    /// The running run is parked awaiting approval until then (`running` names it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub awaiting_approval: Option<Timestamp>,
+    /// A one-shot whose instant is settled: completed by a run, or expired.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended: Option<OneShotEnd>,
 }
 
 /// Which jobs a listing shows.
@@ -83,12 +89,14 @@ fn status_of(job: &JobRecord, now: Timestamp, missed_24h: u64) -> Status {
                 | LastOutcome::FailedOut
                 | LastOutcome::Lost
                 | LastOutcome::TimedOut
+                | LastOutcome::ApprovalExpired
         )
     });
     if failed || system_paused {
         return Status::Failed;
     }
-    if let Some(run) = job.run() {
+    // A parked run is waiting for a person, not stuck in a process.
+    if let Some(run) = job.run().filter(|r| r.parked.is_none()) {
         if now.saturating_since(run.started) >= job.def.stall_after {
             return Status::Stalled;
         }
@@ -146,6 +154,8 @@ impl State {
             owed: act.map_or(0, |a| a.pending.iter().map(|o| o.count).sum()),
             paused: act.and_then(|a| a.paused.clone()),
             running: job.run().map(|r| r.id),
+            awaiting_approval: job.run().and_then(|r| r.parked),
+            ended: job.ended,
         })
     }
 

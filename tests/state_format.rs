@@ -614,6 +614,7 @@ fn every_alert_kind_is_a_known_incident() {
             run: RunId(1),
             running_for: Duration::from_secs(1),
         },
+        AlertKind::ApprovalExpired { run: RunId(1) },
     ];
     let named: Vec<&str> = kinds.iter().map(|k| k.incident()).collect();
     assert_eq!(named, INCIDENTS);

@@ -389,6 +389,8 @@ pub enum OutcomeGen {
         kind: KindGen,
         retry_after: Option<DurGen>,
     },
+    /// Any ttl, absurd ones included (the core clamps them).
+    AwaitingApproval(DurGen),
 }
 
 #[derive(Arbitrary, Debug, Clone)]
@@ -412,6 +414,7 @@ impl OutcomeGen {
                 },
                 retry_after: retry_after.map(DurGen::get),
             },
+            OutcomeGen::AwaitingApproval(ttl) => Outcome::AwaitingApproval { ttl: ttl.get() },
         }
     }
 }
@@ -467,6 +470,13 @@ pub enum EventGen {
     ForgetActor(ActorGen),
     /// The step's process takes over a run (any run, under its fence or another's).
     Adopt(RunRef),
+    /// A person approves a run (parked or not, of its job or another's).
+    ApprovalGiven {
+        run: RunRef,
+        /// `None`: the job the run belongs to.
+        job: Option<JobRef>,
+        actor: ActorGen,
+    },
 }
 
 #[derive(Arbitrary, Debug, Clone)]
@@ -632,6 +642,19 @@ impl World {
                 actor: actor.get(),
             },
             EventGen::ForgetActor(actor) => Event::ForgetActor { actor: actor.get() },
+            EventGen::ApprovalGiven { run, job, actor } => {
+                let (id, _, started) = self.run(*run)?;
+                let job = match (job, started) {
+                    (Some(j), _) => self.job(j),
+                    (None, Some(s)) => s.job.to_string(),
+                    (None, None) => self.job(&JobRef::Known(0)),
+                };
+                Event::ApprovalGiven {
+                    job,
+                    run: id,
+                    actor: actor.get(),
+                }
+            }
             EventGen::Adopt(run) => {
                 let (run, fence, _) = self.run(*run)?;
                 Event::Adopt {

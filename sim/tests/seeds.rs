@@ -210,6 +210,8 @@ fn a_fixed_job_set_can_be_simulated_instead_of_drawn_ones() {
             fail: 0.1,
             fail_retry_after: 0.0,
             hang: 0.01,
+            park: 0.0,
+            park_ttl_ms: (0, 0),
         },
         alternatives: Vec::new(),
     };
