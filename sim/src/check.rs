@@ -912,8 +912,17 @@ impl Checker {
 
     fn ledger(&mut self, idx: usize, rec: &Record, e: &duetime::LedgerEntry) {
         let (from, to) = (e.from.as_millis(), e.to.as_millis());
+        // A removal or a new definition closes the instant with the job's old life: no end
+        // line follows (the removal's other entries or the `defined` line do).
+        let superseded = matches!(
+            e.kind,
+            LedgerKind::Missed {
+                cause: MissCause::Removed | MissCause::Rescheduled,
+                action: MissAction::Skipped,
+            }
+        );
         if let Some(os) = self.tracks[idx].one_shot.as_mut() {
-            if from <= os.instant && os.instant <= to && !os.ended {
+            if from <= os.instant && os.instant <= to && !os.ended && !superseded {
                 os.end_owed = Some(e.kind);
             }
         }

@@ -34,6 +34,13 @@ const PROBES: &[&str] = &[
     "state round trip",
     "paused after failures in a row",
     "repeated loss held as one incident",
+    "run parked awaiting approval",
+    "approval given",
+    "approval expired",
+    "due time skipped while parked",
+    "parked run settled by its result",
+    "stale approval refused",
+    "one-shot completed",
 ];
 
 #[test]
