@@ -252,7 +252,11 @@ impl State {
         let holders: std::collections::BTreeSet<ProcessId> = self
             .runs
             .values()
-            .filter_map(|seq| self.jobs.get(seq).and_then(|j| j.run()).map(|r| r.holder))
+            // A parked run's process is done with it; it keeps nobody's record alive.
+            .filter_map(|seq| {
+                let run = self.jobs.get(seq).and_then(|j| j.run());
+                run.filter(|r| r.parked.is_none()).map(|r| r.holder)
+            })
             .collect();
         self.processes
             .retain(|p, rec| rec.last_wall >= cutoff || holders.contains(p));
