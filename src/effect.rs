@@ -128,6 +128,9 @@ pub enum LedgerKind {
     /// The run started and its result never came; not repeated because the job is not safe
     /// to repeat.
     Lost { run: RunId },
+    /// The run was parked awaiting approval and nobody approved it in time; not retried
+    /// (a person's silence is an answer, not a fault).
+    ApprovalExpired { run: RunId },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -252,6 +255,30 @@ pub enum History {
         run: RunId,
         reason: CancelReason,
     },
+    /// The run reported `awaiting_approval`: the job stays occupied until `until`.
+    Parked {
+        run: RunId,
+        attempt: u32,
+        until: Timestamp,
+    },
+    /// A person approved the parked run: it settled done.
+    Approved {
+        run: RunId,
+        actor: Actor,
+    },
+    /// Nobody approved the parked run before its `until`.
+    ApprovalExpired {
+        run: RunId,
+    },
+    /// A one-shot (`at`) job's instant was settled by `run`: it will not run on schedule
+    /// again until it is given a new instant.
+    Completed {
+        run: RunId,
+    },
+    /// A one-shot job's instant passed without a run (`cause` says why).
+    Expired {
+        cause: MissCause,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -301,6 +328,10 @@ pub enum AlertKind {
     PendingConfirmation {
         digest: String,
     },
+    /// A parked run was not approved before its `until`.
+    ApprovalExpired {
+        run: RunId,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -346,6 +377,17 @@ pub enum Refusal {
     NothingToConfirm {
         current: String,
     },
+    /// `ApprovalGiven` named a run that is not this job's parked run (unknown, still
+    /// running, settled already or expired).
+    NotAwaitingApproval {
+        run: RunId,
+    },
+    /// A run of the job is parked awaiting approval until `until`; it must be approved,
+    /// finished or expire first.
+    AwaitingApproval {
+        run: RunId,
+        until: Timestamp,
+    },
 }
 
 impl std::fmt::Display for Refusal {
@@ -372,6 +414,14 @@ impl std::fmt::Display for Refusal {
             Refusal::NothingToConfirm { current } => write!(
                 f,
                 "no definition is held for confirmation; the one in force has digest {current}"
+            ),
+            Refusal::NotAwaitingApproval { run } => write!(
+                f,
+                "{run} is not awaiting approval in this job (unknown, running, settled or expired)"
+            ),
+            Refusal::AwaitingApproval { run, until } => write!(
+                f,
+                "{run} of this job awaits approval until {until}; approve it or let it expire first"
             ),
         }
     }
@@ -550,6 +600,7 @@ impl fmt::Display for LedgerKind {
             }
             LedgerKind::FailedOut { run } => write!(f, "failed out in {run}"),
             LedgerKind::Lost { run } => write!(f, "lost with {run}"),
+            LedgerKind::ApprovalExpired { run } => write!(f, "approval for {run} expired"),
         }
     }
 }
@@ -570,6 +621,7 @@ impl fmt::Display for Outcome {
                 write!(f, "failed ({kind}, retry after {d})")
             }
             Outcome::TimedOut => f.write_str("timed out"),
+            Outcome::AwaitingApproval { ttl } => write!(f, "awaiting approval (ttl {ttl})"),
         }
     }
 }
@@ -653,6 +705,20 @@ impl fmt::Display for History {
             History::CancelSent { run, reason } => {
                 write!(f, "cancel sent to {run} ({})", snake(reason))
             }
+            History::Parked {
+                run,
+                attempt,
+                until,
+            } => write!(
+                f,
+                "{run} attempt {attempt} parked awaiting approval until {until}"
+            ),
+            History::Approved { run, actor } => write!(f, "{run} approved by {actor}"),
+            History::ApprovalExpired { run } => write!(f, "approval for {run} expired"),
+            History::Completed { run } => write!(f, "one-shot completed by {run}"),
+            History::Expired { cause } => {
+                write!(f, "one-shot expired ({}) without a run", snake(cause))
+            }
         }
     }
 }
@@ -667,6 +733,7 @@ impl AlertKind {
             AlertKind::RunLost { .. } => "run_lost",
             AlertKind::Stalled { .. } => "stalled",
             AlertKind::PendingConfirmation { .. } => "pending_confirmation",
+            AlertKind::ApprovalExpired { .. } => "approval_expired",
         }
     }
 }
@@ -693,6 +760,12 @@ impl fmt::Display for AlertKind {
             }
             AlertKind::PendingConfirmation { digest } => {
                 write!(f, "definition {digest} waits for confirmation")
+            }
+            AlertKind::ApprovalExpired { run } => {
+                write!(
+                    f,
+                    "{run} was not approved in time; its due times are closed"
+                )
             }
         }
     }

@@ -131,7 +131,17 @@ pub enum Outcome {
         retry_after: Option<Duration>,
     },
     TimedOut,
+    /// The run did its part and now waits for a person's approval: the job stays occupied
+    /// until `ApprovalGiven`, another result for the run, or `ttl` passes (then it settles
+    /// `approval_expired`). `ttl` is clamped to `MAX_APPROVAL_TTL`, so a parked run always
+    /// ends; the `parked` history line shows the instant actually used.
+    AwaitingApproval {
+        ttl: Duration,
+    },
 }
+
+/// Longest a run waits for approval (30 days): a longer `ttl` is clamped to it.
+pub const MAX_APPROVAL_TTL: Duration = Duration::from_days(30);
 
 impl Outcome {
     pub fn failed(kind: &str) -> Outcome {
@@ -223,6 +233,13 @@ pub enum Event {
         digest: String,
         actor: Actor,
     },
+    /// A person approves run `run` of `job`, parked awaiting approval: it settles done.
+    /// Refused (`not_awaiting_approval`) for a run that is not parked there now.
+    ApprovalGiven {
+        job: String,
+        run: RunId,
+        actor: Actor,
+    },
 }
 
 /// One line per event for traces and logs, in the words of the README.
@@ -263,6 +280,9 @@ impl fmt::Display for Event {
             Event::ForgetActor { actor } => write!(f, "forget {actor}"),
             Event::Confirm { job, digest, actor } => {
                 write!(f, "confirm {job} {digest} by {actor}")
+            }
+            Event::ApprovalGiven { job, run, actor } => {
+                write!(f, "approve {job} {run} by {actor}")
             }
         }
     }

@@ -25,7 +25,8 @@ impl LaneEntry {
     /// `None` for a job that adds nothing (no key, no open run, not waiting), so most jobs
     /// carry no entry.
     pub(crate) fn of(job: &JobRecord) -> Option<LaneEntry> {
-        let open_on = job.run().map(|r| r.holder);
+        // A parked run holds no room: its command ended and it awaits a person.
+        let open_on = job.run().filter(|r| r.parked.is_none()).map(|r| r.holder);
         let waiting = job.act().and_then(|a| a.waiting).map(|w| w.since);
         let key = job.def.concurrency_key.as_ref();
         if key.is_none() && open_on.is_none() && waiting.is_none() {
@@ -41,7 +42,8 @@ impl LaneEntry {
 
     /// Whether `of(job)` would give this entry, without building one.
     pub(crate) fn matches(entry: Option<&LaneEntry>, job: &JobRecord) -> bool {
-        let open_on = job.run().map(|r| r.holder);
+        // A parked run holds no room: its command ended and it awaits a person.
+        let open_on = job.run().filter(|r| r.parked.is_none()).map(|r| r.holder);
         let waiting = job.act().and_then(|a| a.waiting).map(|w| w.since);
         let key = job.def.concurrency_key.as_deref();
         match entry {
@@ -108,7 +110,12 @@ impl Lanes {
                 }
             }
             Some(key) => {
-                let lane = self.keys.entry(key.clone()).or_default();
+                // Looked up before inserting: most calls find the lane, and an `entry` would
+                // clone the key for every one of them.
+                if !self.keys.contains_key(key) {
+                    self.keys.insert(key.clone(), Lane::default());
+                }
+                let lane = self.keys.get_mut(key).expect("inserted above");
                 let w = lane.widths.entry(e.width).or_insert(0);
                 *w = if sign { *w + 1 } else { w.saturating_sub(1) };
                 if *w == 0 {
@@ -166,15 +173,15 @@ impl State {
         if LaneEntry::matches(job.lane.as_deref(), job) {
             return;
         }
-        let new = LaneEntry::of(job).map(Box::new);
+        let new = LaneEntry::of(job);
         let job = self.jobs.get_mut(&seq).expect("looked up above");
-        let old = std::mem::replace(&mut job.lane, new.clone());
-        if let Some(old) = old {
-            self.lanes.add(seq, &old, false);
+        if let Some(old) = &job.lane {
+            self.lanes.add(seq, old, false);
         }
-        if let Some(new) = new {
-            self.lanes.add(seq, &new, true);
+        if let Some(new) = &new {
+            self.lanes.add(seq, new, true);
         }
+        job.lane = new.map(Box::new);
     }
 
     /// Takes a removed job's contribution out of the indexes.

@@ -19,11 +19,12 @@ pub use effect::{
     Alert, AlertKind, CancelReason, ClockGapKind, Covers, Effect, Entry, History, LedgerEntry,
     LedgerKind, MissAction, MissCause, PausedBy, Record, Refusal, Trigger, WaitReason,
 };
-pub use event::{Actor, Event, Fence, Held, Now, Outcome, ProcessId, RunId};
+pub use event::{Actor, Event, Fence, Held, Now, Outcome, ProcessId, RunId, MAX_APPROVAL_TTL};
 pub use job::{Backoff, DefError, JobDef, JobName, MissedRule, Overlap};
 pub use schedule::{CronError, CronSchedule, DstPolicy, Fold, Gap, Schedule, ScheduleError, Zone};
 pub use state::{
-    Config, Coordination, Globals, JobRecord, LoadError, OwnerLease, State, FORMAT_VERSION,
+    Config, Coordination, Globals, JobRecord, LoadError, OneShotEnd, OwnerLease, State,
+    FORMAT_VERSION,
 };
 pub use step::step;
 pub use time::{Duration, Timestamp};

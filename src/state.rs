@@ -165,6 +165,10 @@ pub struct OpenRun {
     /// When `Cancel { timeout }` went out.
     pub cancel_sent: Option<Timestamp>,
     pub stall_alerted: bool,
+    /// Parked awaiting approval until then: its process is done with it (no lease, no
+    /// deadline, no stall), but it keeps the job occupied and its cover unsettled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parked: Option<Timestamp>,
 }
 
 /// A failed run's due times waiting for their next attempt.
@@ -194,6 +198,8 @@ pub enum LastOutcome {
     TimedOut,
     FailedOut,
     Lost,
+    /// Parked awaiting approval and not approved in time.
+    ApprovalExpired,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -201,6 +207,17 @@ pub struct LastRun {
     pub run: RunId,
     pub at: Timestamp,
     pub outcome: LastOutcome,
+}
+
+/// How a one-shot (`at`) job's instant ended; the job stays, idle, until it is removed or
+/// given a new schedule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "end", rename_all = "snake_case")]
+pub enum OneShotEnd {
+    /// A run settled the instant (done, failed out, lost or approval expired).
+    Completed { run: RunId, at: Timestamp },
+    /// The instant was recorded missed without a run.
+    Expired { cause: MissCause, at: Timestamp },
 }
 
 /// Everything about a job beyond its definition and cursor; absent for a job that has
@@ -317,6 +334,10 @@ pub struct JobRecord {
     /// When the job last alerted, kept only for a job with an `alert_throttle`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_alert: Option<Timestamp>,
+    /// A one-shot whose instant is settled: kept so views and a re-sent identical
+    /// definition see it done rather than silently idle.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended: Option<OneShotEnd>,
     /// `def.schedule.next_after(frontier)`, cached.
     #[serde(skip)]
     pub next_due: Option<Timestamp>,
@@ -339,6 +360,7 @@ impl JobRecord {
             failures_in_a_row: 0,
             incidents: Vec::new(),
             last_alert: None,
+            ended: None,
             next_due,
             wake: None,
             lane: None,
@@ -949,12 +971,13 @@ impl State {
 }
 
 /// Every `AlertKind::incident` (a test holds this list to the kinds).
-pub const INCIDENTS: [&str; 5] = [
+pub const INCIDENTS: [&str; 6] = [
     "failed_out",
     "paused_by_system",
     "run_lost",
     "stalled",
     "pending_confirmation",
+    "approval_expired",
 ];
 
 /// What one job's record must satisfy on its own and against the counters and config,
@@ -972,6 +995,37 @@ fn check_record(
             return Err(format!(
                 "{name}: incident {incident:?} is unknown or repeated (known: {})",
                 INCIDENTS.join(", ")
+            ));
+        }
+    }
+    if let Some(end) = job.ended {
+        // Only a one-shot ends, and only once its instant is looked at and nothing still
+        // covers it.
+        let Schedule::At { instant } = job.def.schedule else {
+            return Err(format!("{name}: ended ({end:?}) but not a one-shot"));
+        };
+        // Covered: a run, a retry or an owed segment of this schedule holds the instant.
+        // (An owed segment of an older schedule, kept from before a redefinition, is not
+        // about the instant: it was owed before the one-shot existed.)
+        let holds = |c: crate::effect::Covers| c.from <= instant && instant <= c.to;
+        let covered = job.act().is_some_and(|a| {
+            a.run
+                .as_ref()
+                .and_then(|r| r.cover)
+                .is_some_and(|c| holds(c.covers))
+                || a.retry.is_some_and(|r| holds(r.cover.covers))
+                || a.pending.iter().any(|o| {
+                    o.schedule.is_none()
+                        && holds(crate::effect::Covers {
+                            from: o.from,
+                            to: o.to,
+                            count: o.count,
+                        })
+                })
+        });
+        if job.frontier < instant || covered {
+            return Err(format!(
+                "{name}: ended ({end:?}) while its instant {instant} is not settled"
             ));
         }
     }
@@ -1026,6 +1080,13 @@ fn check_record(
         if run.fence.0 >= next_fence || run.id.0 >= next_run {
             return Err(format!("{name}: run {} is ahead of the counters", run.id));
         }
+        if run.parked.is_some() && run.cancel_sent.is_some() {
+            // Parking ends the process's part: no timeout can be pending for it.
+            return Err(format!(
+                "{name}: run {} parked with a cancel pending",
+                run.id
+            ));
+        }
     }
     Ok(())
 }
@@ -1074,7 +1135,10 @@ pub(crate) fn wake_of(job: &JobRecord, config: &Config) -> Option<Timestamp> {
         }
     };
     if let Some(a) = a {
-        if let Some(run) = &a.run {
+        if let Some(until) = a.run.as_ref().and_then(|r| r.parked) {
+            // A parked run has no lease, deadline or stall to watch: only its expiry.
+            consider(Some(until));
+        } else if let Some(run) = &a.run {
             consider(Some(
                 run.lease_until.saturating_add(Duration::from_millis(1)),
             ));

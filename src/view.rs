@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::event::RunId;
 use crate::job::JobName;
-use crate::state::{JobRecord, LastOutcome, LastRun, OwnerLease, Pause, State};
+use crate::state::{JobRecord, LastOutcome, LastRun, OneShotEnd, OwnerLease, Pause, State};
 use crate::time::{Duration, Timestamp};
 
 /// A job's condition, in the order a person should look at them.
@@ -57,6 +57,12 @@ pub struct JobView {
     /// A quota hold in force: nothing of the job starts before this.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub held_until: Option<Timestamp>,
+    /// The running run is parked awaiting approval until then (`running` names it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub awaiting_approval: Option<Timestamp>,
+    /// A one-shot whose instant is settled: completed by a run, or expired.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended: Option<OneShotEnd>,
 }
 
 /// Which jobs a listing shows.
@@ -86,12 +92,14 @@ fn status_of(job: &JobRecord, now: Timestamp, missed_24h: u64) -> Status {
                 | LastOutcome::FailedOut
                 | LastOutcome::Lost
                 | LastOutcome::TimedOut
+                | LastOutcome::ApprovalExpired
         )
     });
     if failed || system_paused {
         return Status::Failed;
     }
-    if let Some(run) = job.run() {
+    // A parked run is waiting for a person, not stuck in a process.
+    if let Some(run) = job.run().filter(|r| r.parked.is_none()) {
         if now.saturating_since(run.started) >= job.def.stall_after {
             return Status::Stalled;
         }
@@ -164,6 +172,8 @@ impl State {
             paused: act.and_then(|a| a.paused.clone()),
             running: job.run().map(|r| r.id),
             held_until: act.and_then(|a| a.quota_hold).filter(|&until| until > now),
+            awaiting_approval: job.run().and_then(|r| r.parked),
+            ended: job.ended,
         })
     }
 

@@ -615,6 +615,7 @@ fn every_alert_kind_is_a_known_incident() {
             running_for: Duration::from_secs(1),
         },
         AlertKind::PendingConfirmation { digest: "d".into() },
+        AlertKind::ApprovalExpired { run: RunId(1) },
     ];
     let named: Vec<&str> = kinds.iter().map(|k| k.incident()).collect();
     assert_eq!(named, INCIDENTS);

@@ -405,6 +405,8 @@ pub enum OutcomeGen {
         kind: KindGen,
         retry_after: Option<DurGen>,
     },
+    /// Any ttl, absurd ones included (the core clamps them).
+    AwaitingApproval(DurGen),
 }
 
 #[derive(Arbitrary, Debug, Clone)]
@@ -428,6 +430,7 @@ impl OutcomeGen {
                 },
                 retry_after: retry_after.map(DurGen::get),
             },
+            OutcomeGen::AwaitingApproval(ttl) => Outcome::AwaitingApproval { ttl: ttl.get() },
         }
     }
 }
@@ -486,6 +489,13 @@ pub enum EventGen {
     /// Confirms a job's definition: the digest of the i-th definition of the input (the
     /// held one, an older one, another job's), or any text.
     Confirm(JobRef, ActorGen, Result<u8, TextGen>),
+    /// A person approves a run (parked or not, of its job or another's).
+    ApprovalGiven {
+        run: RunRef,
+        /// `None`: the job the run belongs to.
+        job: Option<JobRef>,
+        actor: ActorGen,
+    },
 }
 
 #[derive(Arbitrary, Debug, Clone)]
@@ -667,6 +677,19 @@ impl World {
                 Event::Confirm {
                     job: self.job(job),
                     digest,
+                    actor: actor.get(),
+                }
+            }
+            EventGen::ApprovalGiven { run, job, actor } => {
+                let (id, _, started) = self.run(*run)?;
+                let job = match (job, started) {
+                    (Some(j), _) => self.job(j),
+                    (None, Some(s)) => s.job.to_string(),
+                    (None, None) => self.job(&JobRef::Known(0)),
+                };
+                Event::ApprovalGiven {
+                    job,
+                    run: id,
                     actor: actor.get(),
                 }
             }

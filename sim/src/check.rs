@@ -2,7 +2,9 @@
 //! start) and the oracle's due times, never the core's state, and holds the safety
 //! invariants S1-S5 and the liveness promises L1-L3 of DESIGN.md; fed the alerts too, A1
 //! (an incident told once); fed the owner lease's changes under `single_owner`, O1 (one
-//! owner dispatches at a time).
+//! owner dispatches at a time); U1 (a one-shot starts its instant once and ends once) and P2
+//! (a parked run is settled by approval, result or expiry, never expired early, never left
+//! parked past its bound).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -108,6 +110,25 @@ struct Track {
     /// The digest of the definition held for confirmation, if any (H1).
     held: Option<String>,
     jitter_ms: Option<u64>,
+    /// The current epoch's instant when it is a one-shot (`at ...`), and what U1 has seen
+    /// of it: the ledger entry that settled it, its end line.
+    one_shot: Option<OneShot>,
+    /// Runs of this track parked awaiting approval now.
+    parked: u32,
+}
+
+#[derive(Clone, Copy)]
+struct OneShot {
+    instant: i64,
+    /// The entry that settled the instant, until the end line that must follow it.
+    end_owed: Option<LedgerKind>,
+    ended: bool,
+}
+
+/// The instant of a one-shot schedule's text (`at 2025-...Z`), as the core prints it.
+fn one_shot_instant(text: &str) -> Option<i64> {
+    let t = text.strip_prefix("at ")?;
+    t.parse::<duetime::Timestamp>().ok().map(|t| t.as_millis())
 }
 
 impl Track {
@@ -133,6 +154,8 @@ impl Track {
             lifted: false,
             held: None,
             jitter_ms: f.and_then(|f| f.jitter_ms),
+            one_shot: None,
+            parked: 0,
         }
     }
 
@@ -224,6 +247,15 @@ enum RunEnd {
     Done,
     Failed,
     Lost,
+    /// Parked and not approved in time: its due times are closed, never run again.
+    Expired,
+}
+
+/// A run parked awaiting approval (P2), until it settles.
+#[derive(Clone, Copy)]
+struct Parked {
+    track: usize,
+    until: i64,
 }
 
 /// Run ids are counters: a multiplicative hash spreads them. Only looked up, never
@@ -383,6 +415,8 @@ pub struct Checker {
     starts: u64,
     settled: RunSet,
     lost: RunSet,
+    /// Runs parked awaiting approval and not yet settled (P2).
+    parked: RunMap<Parked>,
     /// The latest wall time any record was written at.
     latest: Option<i64>,
     violations: Vec<Violation>,
@@ -426,6 +460,7 @@ impl Checker {
             starts: 0,
             settled: RunSet::default(),
             lost: RunSet::default(),
+            parked: RunMap::default(),
             latest: None,
             violations: Vec::new(),
             probes: Vec::new(),
@@ -602,6 +637,7 @@ impl Checker {
             AlertKind::RunLost { .. } => "run lost",
             AlertKind::Stalled { .. } => "stalled",
             AlertKind::PendingConfirmation { .. } => "pending confirmation",
+            AlertKind::ApprovalExpired { .. } => "approval expired",
         };
         let idx = self.track_of(&alert.job);
         let at = alert.at.as_millis();
@@ -656,9 +692,75 @@ impl Checker {
             idx = new;
             self.last_hit = Some(idx);
         }
+        self.one_shot_end(idx, rec);
         match &rec.entry {
             Entry::History(h) => self.history(idx, rec, h),
             Entry::Ledger(e) => self.ledger(idx, rec, e),
+        }
+    }
+
+    /// U1: the entry that settled a one-shot's instant is followed by its end line,
+    /// `completed` when a run settled it (that run), `expired` when it was recorded missed
+    /// (that cause); a new definition or a removal in the same step supersedes it.
+    fn one_shot_end(&mut self, idx: usize, rec: &Record) {
+        let Some(os) = self.tracks[idx].one_shot else {
+            return;
+        };
+        let Entry::History(h) = &rec.entry else {
+            if let Some(kind) = os.end_owed {
+                self.violation(
+                    "U1",
+                    &rec.job,
+                    format!("the entry settling its instant ({kind}) has no end line after it"),
+                );
+                self.tracks[idx].one_shot.as_mut().expect("some").end_owed = None;
+            }
+            return;
+        };
+        let is_end = matches!(h, History::Completed { .. } | History::Expired { .. });
+        let detail = match (os.end_owed, h) {
+            (_, _) if is_end && os.ended => Some(format!("ended twice: {h}")),
+            (None, _) if is_end => Some(format!("{h} before its instant was settled")),
+            (Some(kind), History::Completed { run }) => match kind {
+                LedgerKind::Ran { run: r, .. }
+                | LedgerKind::FailedOut { run: r }
+                | LedgerKind::Lost { run: r }
+                | LedgerKind::ApprovalExpired { run: r }
+                | LedgerKind::Missed {
+                    action: MissAction::CaughtUp { run: r },
+                    ..
+                } if r == *run => None,
+                _ => Some(format!("{h} after the entry {kind}")),
+            },
+            (Some(kind), History::Expired { cause }) => match kind {
+                LedgerKind::Missed {
+                    cause: c,
+                    action: MissAction::Skipped,
+                } if c == *cause => None,
+                _ => Some(format!("{h} after the entry {kind}")),
+            },
+            (Some(_), History::Defined { .. } | History::Removed { .. }) => None,
+            (Some(kind), _) => Some(format!(
+                "the entry settling its instant ({kind}) is followed by {h}, not its end line"
+            )),
+            (None, _) => None,
+        };
+        let os = self.tracks[idx].one_shot.as_mut().expect("some");
+        if is_end {
+            os.ended = true;
+            os.end_owed = None;
+        } else if os.end_owed.is_some() {
+            os.end_owed = None;
+        }
+        if is_end {
+            self.probe(if matches!(h, History::Completed { .. }) {
+                "one-shot completed"
+            } else {
+                "one-shot expired"
+            });
+        }
+        if let Some(detail) = detail {
+            self.violation("U1", &rec.job, detail);
         }
     }
 
@@ -674,7 +776,13 @@ impl Checker {
                     );
                 }
                 let t = &mut self.tracks[idx];
-                t.epochs.push((schedule.to_string(), from.as_millis()));
+                let text = schedule.to_string();
+                t.one_shot = one_shot_instant(&text).map(|instant| OneShot {
+                    instant,
+                    end_owed: None,
+                    ended: false,
+                });
+                t.epochs.push((text, from.as_millis()));
                 if t.epochs.len() > 1 {
                     self.probe("rescheduled");
                 }
@@ -693,6 +801,11 @@ impl Checker {
                     .collect();
                 for r in runs {
                     self.lanes.close(r);
+                }
+                // Its parked runs end with it (their due times are recorded removed).
+                if self.tracks[idx].parked > 0 {
+                    self.parked.retain(|_, p| p.track != idx);
+                    self.tracks[idx].parked = 0;
                 }
             }
             History::Updated { .. } => {
@@ -721,6 +834,69 @@ impl Checker {
                 duetime::WaitReason::LaneBusy => "lane busy, due run waited",
                 duetime::WaitReason::ConcurrencyCap => "process cap reached",
             }),
+            History::Parked { run, until, .. } => {
+                let run = *run;
+                self.probe("run parked awaiting approval");
+                // Parked, the run holds no process and no room in its lane (its command
+                // ended): D1, C1 and C2 stop counting it.
+                self.holders.retain(|(r, _, _)| *r != run);
+                self.lanes.close(run);
+                let asked = self.open.get(&run).is_some_and(|o| {
+                    o.reported()
+                        .any(|o| matches!(o, Outcome::AwaitingApproval { .. }))
+                });
+                if !asked {
+                    self.violation(
+                        "P2",
+                        &rec.job,
+                        format!("{run} parked though no process reported it awaiting approval"),
+                    );
+                }
+                let until = until.as_millis();
+                if self
+                    .parked
+                    .insert(run, Parked { track: idx, until })
+                    .is_some()
+                {
+                    self.violation("P2", &rec.job, format!("{run} parked twice"));
+                } else {
+                    self.tracks[idx].parked += 1;
+                }
+            }
+            History::Approved { run, .. } => {
+                let run = *run;
+                self.probe("approval given");
+                if self.unpark(run).is_none() {
+                    self.violation(
+                        "P2",
+                        &rec.job,
+                        format!("{run} approved though it was not parked"),
+                    );
+                }
+                self.close(idx, rec, run, RunEnd::Done);
+            }
+            History::ApprovalExpired { run } => {
+                let run = *run;
+                self.probe("approval expired");
+                match self.unpark(run) {
+                    None => self.violation(
+                        "P2",
+                        &rec.job,
+                        format!("approval for {run} expired though it was not parked"),
+                    ),
+                    Some(p) if at < p.until => self.violation(
+                        "P2",
+                        &rec.job,
+                        format!(
+                            "approval for {run} expired at {} before its until {}",
+                            rec.at,
+                            ts(p.until)
+                        ),
+                    ),
+                    Some(_) => {}
+                }
+                self.close(idx, rec, run, RunEnd::Expired);
+            }
             History::Paused { by, .. } => {
                 let t = &mut self.tracks[idx];
                 t.paused = true;
@@ -760,6 +936,13 @@ impl Checker {
                 let run = *run;
                 self.holders.retain(|(r, _, _)| *r != run);
                 self.lanes.close(run);
+                if self.unpark(run).is_some() {
+                    self.violation(
+                        "P2",
+                        &rec.job,
+                        format!("{run} recorded lost while parked (it holds no lease)"),
+                    );
+                }
                 self.probe("lease expired while running");
                 if self.tracks[idx].told.contains(&"run lost") {
                     self.probe("repeated loss held as one incident");
@@ -863,6 +1046,43 @@ impl Checker {
         self.lanes.open.insert(run, (key, process, idx));
     }
 
+    /// Forgets a parked run; what it was.
+    fn unpark(&mut self, run: RunId) -> Option<Parked> {
+        let p = self.parked.remove(&run)?;
+        let t = &mut self.tracks[p.track];
+        t.parked = t.parked.saturating_sub(1);
+        Some(p)
+    }
+
+    /// A settlement that is not a process's result (an approval, an expiry): S5 and the
+    /// run's cover end as the core says.
+    fn close(&mut self, idx: usize, rec: &Record, run: RunId, end: RunEnd) {
+        if self.settled.insert(run) {
+            self.violation("S5", &rec.job, format!("{run} settled twice"));
+        }
+        if self.lost.contains(run) {
+            self.violation(
+                "S3",
+                &rec.job,
+                format!("{run} settled after it was recorded lost"),
+            );
+        }
+        if end == RunEnd::Done {
+            let t = &mut self.tracks[idx];
+            t.told.clear();
+            t.failures_in_a_row = 0;
+        }
+        if let Some(o) = self.open.remove(&run) {
+            if let Some(s) = o.start {
+                if s.track == idx {
+                    self.tracks[idx].end_cover(s.from, run, end);
+                } else if s.end.is_none() {
+                    self.stranded.push(s);
+                }
+            }
+        }
+    }
+
     fn started(
         &mut self,
         idx: usize,
@@ -919,6 +1139,17 @@ impl Checker {
             );
         }
         let covers = covers.map(|c| (c.from.as_millis(), c.to.as_millis()));
+        // U1: nothing covering a one-shot's instant starts after it ended. (Before that,
+        // a start again is the same chain after a failure or a loss, which S2 judges.)
+        if let (Some(os), Some((a, b))) = (self.tracks[idx].one_shot, covers) {
+            if os.ended && a <= os.instant && os.instant <= b {
+                self.violation(
+                    "U1",
+                    &rec.job,
+                    format!("{run} started its instant after it ended"),
+                );
+            }
+        }
         match trigger {
             duetime::Trigger::Repeat => self.probe("lost run of a safe job repeated"),
             duetime::Trigger::Retry => self.probe("retry started"),
@@ -1004,6 +1235,9 @@ impl Checker {
 
     fn settled(&mut self, idx: usize, rec: &Record, run: RunId, outcome: &Outcome) {
         self.lanes.close(run);
+        if self.unpark(run).is_some() {
+            self.probe("parked run settled by its result");
+        }
         if self.settled.insert(run) {
             self.violation("S5", &rec.job, format!("{run} settled twice"));
         } else {
@@ -1068,6 +1302,31 @@ impl Checker {
 
     fn ledger(&mut self, idx: usize, rec: &Record, e: &duetime::LedgerEntry) {
         let (from, to) = (e.from.as_millis(), e.to.as_millis());
+        // A removal or a new definition closes the instant with the job's old life: no end
+        // line follows (the removal's other entries or the `defined` line do).
+        let superseded = matches!(
+            e.kind,
+            LedgerKind::Missed {
+                cause: MissCause::Removed | MissCause::Rescheduled,
+                action: MissAction::Skipped,
+            }
+        );
+        if let Some(os) = self.tracks[idx].one_shot.as_mut() {
+            if from <= os.instant && os.instant <= to && !os.ended && !superseded {
+                os.end_owed = Some(e.kind);
+            }
+        }
+        if self.tracks[idx].parked > 0
+            && matches!(
+                e.kind,
+                LedgerKind::Missed {
+                    cause: MissCause::Overlap,
+                    action: MissAction::Skipped
+                }
+            )
+        {
+            self.probe("due time skipped while parked");
+        }
         match e.kind {
             LedgerKind::Missed { cause, action } => {
                 self.probe(match (cause, action) {
@@ -1097,10 +1356,11 @@ impl Checker {
             }
             LedgerKind::FailedOut { .. } => self.probe("failed out"),
             LedgerKind::Lost { .. } => self.probe("lost run of a job not safe to repeat"),
-            LedgerKind::Ran { .. } => {}
+            LedgerKind::Ran { .. } | LedgerKind::ApprovalExpired { .. } => {}
         }
         if let LedgerKind::Ran { run, .. }
         | LedgerKind::FailedOut { run }
+        | LedgerKind::ApprovalExpired { run }
         | LedgerKind::Missed {
             action: MissAction::CaughtUp { run },
             ..
@@ -1138,6 +1398,40 @@ impl Checker {
             let (a, b) = (&self.tracks[a], &self.tracks[b]);
             (&a.name, a.registration).cmp(&(&b.name, b.registration))
         });
+        // P2: a parked run expires by its until; once the world has healed, no parked run
+        // is left long past it. U1: no settled instant waits for its end line.
+        let mut late: Vec<(RunId, Parked)> = self
+            .parked
+            .iter()
+            .map(|(r, p)| (*r, *p))
+            .filter(|(_, p)| p.until < horizon.end - horizon.run_bound)
+            .filter(|(_, p)| self.tracks[p.track].removed_at.is_none())
+            .collect();
+        late.sort_by_key(|(r, _)| *r);
+        if horizon.check_liveness {
+            for (run, p) in late {
+                let name = self.tracks[p.track].name.clone();
+                self.violation(
+                    "P2",
+                    &name,
+                    format!(
+                        "{run} still parked at the end {}, its until was {}",
+                        ts(horizon.end),
+                        ts(p.until)
+                    ),
+                );
+            }
+        }
+        for i in 0..self.tracks.len() {
+            if let Some(kind) = self.tracks[i].one_shot.and_then(|o| o.end_owed) {
+                let name = self.tracks[i].name.clone();
+                self.violation(
+                    "U1",
+                    &name,
+                    format!("the entry settling its instant ({kind}) has no end line after it"),
+                );
+            }
+        }
         let tracks = std::mem::take(&mut self.tracks);
         let facts = std::mem::take(&mut self.facts);
         for i in order {

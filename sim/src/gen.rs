@@ -139,6 +139,10 @@ pub struct Behaviour {
     pub fail: f64,
     pub fail_retry_after: f64,
     pub hang: f64,
+    /// How often a run that would end ok ends `awaiting_approval` instead (a deploy that
+    /// waits for a person's sign-off), and the range of its ttl.
+    pub park: f64,
+    pub park_ttl_ms: (i64, i64),
 }
 
 /// A job of the world: its definition, what the oracle knows, how its runs behave.
@@ -435,6 +439,14 @@ pub fn draw_jobs(rng: &mut ChaCha8Rng, cfg: &WorldConfig, count: Option<usize>) 
                 fail: rng.gen_range(0.0..0.2),
                 fail_retry_after: rng.gen_range(0.0..0.05),
                 hang: rng.gen_range(0.0..0.05),
+                park: if rng.gen_bool(0.3) {
+                    rng.gen_range(0.1..0.6)
+                } else {
+                    0.0
+                },
+                // Shorter than a spacing or many times longer: parked runs that block the
+                // next due time and ones that are settled before it.
+                park_ttl_ms: pick(rng, &[(10_000, 600_000), (60_000, 2 * 3_600_000)]),
             };
             SimJob {
                 def,

@@ -123,6 +123,8 @@ pub fn sim_jobs(defs: &[JobDef], hints: &RunHints) -> Result<Vec<SimJob>, Vec<Us
                 fail,
                 fail_retry_after: 0.0,
                 hang: 0.0,
+                park: 0.0,
+                park_ttl_ms: (0, 0),
             },
             // Nobody switches the user's jobs to other schedules: the world's schedule
             // changes need alternatives and skip jobs without any.

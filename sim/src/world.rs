@@ -177,6 +177,11 @@ enum Action {
         host: usize,
     },
     Command,
+    /// A person approves a parked run (in time, too late, or twice).
+    Approve {
+        job: JobName,
+        run: RunId,
+    },
     Heal,
 }
 
@@ -676,7 +681,67 @@ impl World {
                     self.at(t, Action::Command);
                 }
             }
+            Action::Approve { job, run } => {
+                let now = Now::at(Timestamp::from_millis(self.t));
+                let actor = Actor::new(["ana", "bo", "cy"][self.rng.gen_range(0..3)]);
+                let job = job.as_str().to_owned();
+                self.transact(None, now, Event::ApprovalGiven { job, run, actor });
+            }
             Action::Heal => self.heal(),
+        }
+    }
+
+    /// A run parked awaiting approval: a person may approve it (sometimes after its ttl,
+    /// sometimes twice), or its host may finish it another way with a result under its
+    /// fence; else it expires.
+    fn parked(&mut self, job: &JobName, run: RunId, until: Timestamp, wall: Timestamp) {
+        let ttl = until
+            .as_millis()
+            .saturating_sub(wall.as_millis())
+            .max(1_000);
+        let roll: f64 = self.rng.gen_range(0.0..1.0);
+        if roll < 0.55 {
+            let t = self.t + self.rng.gen_range(0..ttl + ttl / 3);
+            let job = job.clone();
+            self.at(
+                t,
+                Action::Approve {
+                    job: job.clone(),
+                    run,
+                },
+            );
+            if self.rng.gen_bool(0.2) {
+                // A second person approves it too: refused, it is settled already.
+                let t2 = t + self.rng.gen_range(1_000..600_000);
+                self.at(t2, Action::Approve { job, run });
+            }
+        } else if roll < 0.7 {
+            let fence = self
+                .state
+                .seq_of_name(job.as_str())
+                .and_then(|seq| self.state.record(seq))
+                .and_then(|r| r.run())
+                .filter(|r| r.id == run)
+                .map(|r| (r.fence, r.holder));
+            if let Some((fence, process)) = fence {
+                let outcome = if self.rng.gen_bool(0.7) {
+                    Outcome::Ok
+                } else {
+                    Outcome::failed("rejected")
+                };
+                let t = self.t + self.rng.gen_range(0..ttl);
+                let job = job.clone();
+                self.at(
+                    t,
+                    Action::Deliver {
+                        process,
+                        run,
+                        job,
+                        fence,
+                        outcome,
+                    },
+                );
+            }
         }
     }
 
@@ -782,6 +847,9 @@ impl World {
             job.behaviour.fail = 0.0;
             job.behaviour.fail_retry_after = 0.0;
             job.behaviour.hang = 0.0;
+            // Runs parked before healing still expire or are approved; no new ones park,
+            // so every due time can be accounted within the liveness bound.
+            job.behaviour.park = 0.0;
         }
         self.cfg.faults.late_result = 0.0;
         self.cfg.faults.duplicate_result = 0.0;
@@ -1009,6 +1077,7 @@ impl World {
             self.checker.reported(*run, outcome);
         }
         let mut effects = std::mem::take(&mut self.effects);
+        let mut parked = Vec::new();
         let wake_before = self.state.next_wake();
         let owner_before = self.state.owner_lease().map(|o| (o.holder, o.fence));
         let ticked = match &event {
@@ -1052,14 +1121,26 @@ impl World {
             self.coordination_probes(&e, draining);
             match e {
                 Effect::Record(r) => {
-                    if let Entry::History(duetime::History::Adopted { run, .. }) = &r.entry {
-                        self.adopted = Some(*run);
+                    match &r.entry {
+                        Entry::History(duetime::History::Adopted { run, .. }) => {
+                            self.adopted = Some(*run);
+                        }
+                        Entry::History(duetime::History::Parked { run, until, .. }) => {
+                            parked.push((r.job.clone(), *run, *until, r.at));
+                        }
+                        _ => {}
                     }
                     self.checker.record(&r);
                 }
                 // Written with the state even when the commit's answer is lost.
                 Effect::Owner { .. } | Effect::OwnerReleased { .. } | Effect::Drained { .. } => {
                     self.checker.coordination(&e)
+                }
+                Effect::Reply {
+                    result: Err(duetime::Refusal::NotAwaitingApproval { .. }),
+                    ..
+                } => {
+                    *self.probes.entry("stale approval refused").or_default() += 1;
                 }
                 // Told by the core even when the commit's answer is lost on the way.
                 Effect::Alert(a) => self.checker.alert(&a),
@@ -1106,6 +1187,9 @@ impl World {
                     .entry("standby ticked while the owner lived")
                     .or_default() += 1;
             }
+        }
+        for (job, run, until, wall) in parked {
+            self.parked(&job, run, until, wall);
         }
         // Sleepers chose their wake from the store's next wake; only one that came closer
         // can make any of them wake sooner (a run started for a process re-plans that
@@ -1220,6 +1304,14 @@ impl World {
                 Outcome::Failed {
                     kind: "quota".into(),
                     retry_after: Some(after),
+                },
+            )
+        } else if b.park > 0.0 && self.rng.gen_bool(b.park.min(1.0)) {
+            let ttl = self.rng.gen_range(b.park_ttl_ms.0..=b.park_ttl_ms.1);
+            (
+                self.rng.gen_range(b.duration_ms.0..=b.duration_ms.1),
+                Outcome::AwaitingApproval {
+                    ttl: Duration::from_millis(ttl as u64),
                 },
             )
         } else {

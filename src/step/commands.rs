@@ -2,7 +2,7 @@
 //! typed refusal) and, when accepted, leaves an audit `Record` naming the actor.
 
 use crate::effect::{AlertKind, CancelReason, Effect, History, MissCause, PausedBy, Refusal};
-use crate::event::Actor;
+use crate::event::{Actor, Outcome, RunId};
 use crate::job::{JobDef, JobName, MissedRule, MAX_TITLE};
 use crate::state::{JobRecord, Owed, Pause, State};
 use crate::time::Duration;
@@ -231,6 +231,8 @@ impl State {
             }
             job.frontier = job.frontier.max(now);
             job.next_due = def.schedule.next_after(job.frontier);
+            // A new schedule (a one-shot given a new instant) is armed afresh.
+            job.ended = None;
             let from = job.frontier;
             out.history(
                 &name,
@@ -297,8 +299,11 @@ impl State {
             for o in owed {
                 out.ledger(&name, o.from, o.to, o.count, skipped(MissCause::Removed));
             }
-            if let Some(run) = act.run {
+            if let Some(run) = &act.run {
                 self.runs.remove(&run.id);
+            }
+            // A parked run has no process left to stop.
+            if let Some(run) = act.run.filter(|r| r.parked.is_none()) {
                 out.effects.push(Effect::Cancel {
                     run: run.id,
                     job: Some(name.clone()),
@@ -457,8 +462,11 @@ impl State {
             return;
         }
         if let Some(run) = record.run() {
-            let run = run.id;
-            State::refuse(Some(name), Refusal::InFlight { run }, out);
+            let refusal = match run.parked {
+                Some(until) => Refusal::AwaitingApproval { run: run.id, until },
+                None => Refusal::InFlight { run: run.id },
+            };
+            State::refuse(Some(name), refusal, out);
             return;
         }
         let act = record.act_mut();
@@ -482,6 +490,29 @@ impl State {
         act.manual_recent.push_back(now);
         act.manual = Some(actor.clone());
         out.history(&name, History::ManualQueued { actor });
+        self.reindex(seq);
+        self.reply(Some(seq), Some(name), out);
+    }
+
+    /// `ApprovalGiven`: the job's parked run `run` settles done, audited with the actor.
+    /// Anything else (a run not parked now, another job's, settled or expired already) is
+    /// refused and changes nothing.
+    pub(crate) fn approve(&mut self, job: &str, run: RunId, actor: Actor, out: &mut Out) {
+        let Some((seq, name)) = self.find(job, out) else {
+            return;
+        };
+        let parked = self.jobs[&seq]
+            .run()
+            .filter(|r| r.id == run && r.parked.is_some())
+            .map(|r| r.fence);
+        let Some(fence) = parked else {
+            State::refuse(Some(name), Refusal::NotAwaitingApproval { run }, out);
+            return;
+        };
+        self.settle_by(seq, run, fence, Outcome::Ok, Some(actor), out);
+        if let Some(job) = self.jobs.get_mut(&seq) {
+            job.tidy();
+        }
         self.reindex(seq);
         self.reply(Some(seq), Some(name), out);
     }

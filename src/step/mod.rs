@@ -10,11 +10,13 @@ mod runs;
 mod settle;
 
 use crate::effect::{
-    Alert, AlertKind, ClockGapKind, Effect, Entry, History, LedgerEntry, LedgerKind, MissCause,
-    Record,
+    Alert, AlertKind, ClockGapKind, Effect, Entry, History, LedgerEntry, LedgerKind, MissAction,
+    MissCause, Record,
 };
 use crate::event::{Event, Now, ProcessId};
 use crate::job::JobName;
+use crate::schedule::Schedule;
+use crate::state::OneShotEnd;
 use crate::state::{ProcessRec, State};
 use crate::time::{Duration, Timestamp};
 
@@ -31,6 +33,30 @@ pub fn step(mut state: State, now: Now, event: Event) -> (State, Vec<Effect>) {
 pub(crate) struct Out<'a> {
     pub now: Timestamp,
     pub effects: &'a mut Vec<Effect>,
+}
+
+/// How a one-shot's instant ended, read from the ledger entry that settled it.
+fn one_shot_end(kind: LedgerKind, at: Timestamp) -> (OneShotEnd, History) {
+    match kind {
+        LedgerKind::Ran { run, .. }
+        | LedgerKind::FailedOut { run }
+        | LedgerKind::Lost { run }
+        | LedgerKind::ApprovalExpired { run }
+        | LedgerKind::Missed {
+            action: MissAction::CaughtUp { run },
+            ..
+        } => (
+            OneShotEnd::Completed { run, at },
+            History::Completed { run },
+        ),
+        LedgerKind::Missed {
+            cause,
+            action: MissAction::Skipped,
+        } => (
+            OneShotEnd::Expired { cause, at },
+            History::Expired { cause },
+        ),
+    }
 }
 
 impl Out<'_> {
@@ -85,6 +111,7 @@ impl State {
     /// Applies one event at `now`, appending what the host must do to `effects`. Never
     /// panics on any event in any state; bad input becomes a refusal or a stale record.
     pub fn step(&mut self, now: Now, event: Event, effects: &mut Vec<Effect>) {
+        let start = effects.len();
         let mut out = Out {
             now: now.wall,
             effects,
@@ -140,10 +167,12 @@ impl State {
             Event::RunNow { job, actor } => self.run_now(&job, actor, &mut out),
             Event::ForgetActor { actor } => self.forget_actor(&actor, &mut out),
             Event::Confirm { job, digest, actor } => self.confirm(&job, &digest, actor, &mut out),
+            Event::ApprovalGiven { job, run, actor } => self.approve(&job, run, actor, &mut out),
         }
         if let Some(before) = drains {
             self.note_drained(before, &mut out);
         }
+        self.conclude_one_shots(out.effects, start);
         self.throttle_alerts(first_effect, &mut out);
         #[cfg(debug_assertions)]
         if let Err(broken) = self
@@ -151,6 +180,58 @@ impl State {
             .and_then(|()| self.check_owed_counts())
         {
             panic!("duetime invariant broken after a step: {broken}");
+        }
+    }
+
+    /// Marks the one-shots whose instant this step's ledger settled, with a `completed` or
+    /// `expired` line right after that entry. Read from the ledger rather than hooked into
+    /// each transition, because every way a due time ends (a run's result, the missed rule,
+    /// the overlap policy, an expiry, a pause handing over a retry) writes its entry there,
+    /// and only there.
+    fn conclude_one_shots(&mut self, effects: &mut Vec<Effect>, start: usize) {
+        let mut i = start;
+        while i < effects.len() {
+            let Effect::Record(Record {
+                at,
+                job: name,
+                entry: Entry::Ledger(e),
+            }) = &effects[i]
+            else {
+                i += 1;
+                continue;
+            };
+            let found = self.seq_of(name.as_str()).filter(|seq| {
+                self.jobs.get(seq).is_some_and(|j| {
+                    j.ended.is_none()
+                        && matches!(j.def.schedule,
+                            Schedule::At { instant } if e.from <= instant && instant <= e.to)
+                })
+            });
+            // An entry the old schedule wrote before a new definition in this same step
+            // is not about the new instant.
+            let redefined = || {
+                effects[i + 1..].iter().any(|f| {
+                    matches!(f, Effect::Record(Record {
+                        job,
+                        entry: Entry::History(History::Defined { .. }),
+                        ..
+                    }) if job == name)
+                })
+            };
+            if let Some(seq) = found.filter(|_| !redefined()) {
+                let (end, line) = one_shot_end(e.kind, *at);
+                let line = Effect::Record(Record {
+                    at: *at,
+                    job: name.clone(),
+                    entry: Entry::History(line),
+                });
+                if let Some(job) = self.jobs.get_mut(&seq) {
+                    job.ended = Some(end);
+                }
+                effects.insert(i + 1, line);
+                i += 1;
+            }
+            i += 1;
         }
     }
 
@@ -246,7 +327,11 @@ impl State {
         let holders: std::collections::BTreeSet<ProcessId> = self
             .runs
             .values()
-            .filter_map(|seq| self.jobs.get(seq).and_then(|j| j.run()).map(|r| r.holder))
+            // A parked run's process is done with it; it keeps nobody's record alive.
+            .filter_map(|seq| {
+                let run = self.jobs.get(seq).and_then(|j| j.run());
+                run.filter(|r| r.parked.is_none()).map(|r| r.holder)
+            })
             .chain(self.owner.map(|o| o.holder))
             .collect();
         self.processes

@@ -31,7 +31,10 @@ impl State {
                 .and_then(|j| j.activity.as_deref_mut())
                 .and_then(|a| a.run.as_mut());
             match run {
-                Some(run) if run.fence == h.fence && run.holder == process => {
+                // A parked run's process is done with it: nobody holds it any more.
+                Some(run)
+                    if run.fence == h.fence && run.holder == process && run.parked.is_none() =>
+                {
                     // A wall clock that went back never makes a lease younger.
                     run.lease_until = run.lease_until.max(now.saturating_add(ttl));
                     if let Some(seq) = seq {
@@ -66,7 +69,7 @@ impl State {
         let open = job
             .and_then(|j| j.activity.as_deref_mut())
             .and_then(|a| a.run.as_mut())
-            .filter(|r| r.id == run && r.fence == fence);
+            .filter(|r| r.id == run && r.fence == fence && r.parked.is_none());
         match (open, name, seq) {
             (Some(open), Some(name), Some(seq)) => {
                 let from = open.holder;
@@ -98,6 +101,12 @@ impl State {
         let Some(run) = job.activity.as_deref_mut().and_then(|a| a.run.as_mut()) else {
             return;
         };
+        if let Some(until) = run.parked {
+            if now >= until {
+                self.expire_approval(seq, now, out);
+            }
+            return;
+        }
         if now > run.lease_until {
             self.lose_run(seq, now, out);
             return;
@@ -134,6 +143,40 @@ impl State {
             }
             _ => {}
         }
+    }
+
+    /// Nobody approved the parked run in time: its due times are closed as
+    /// `approval_expired` (one ledger entry, no retry: a person's silence is not a fault to
+    /// try again), alerted once. The job is free again, so the next due time runs.
+    fn expire_approval(&mut self, seq: u64, now: Timestamp, out: &mut Out) {
+        let Some(job) = self.jobs.get_mut(&seq) else {
+            return;
+        };
+        let Some(run) = job.activity.as_deref_mut().and_then(|a| a.run.take()) else {
+            return;
+        };
+        self.runs.remove(&run.id);
+        let name = job.def.name.clone();
+        out.history(&name, History::ApprovalExpired { run: run.id });
+        if let Some(c) = run.cover.map(|c| c.covers) {
+            out.ledger(
+                &name,
+                c.from,
+                c.to,
+                c.count,
+                LedgerKind::ApprovalExpired { run: run.id },
+            );
+        }
+        job.last = Some(LastRun {
+            run: run.id,
+            at: now,
+            outcome: LastOutcome::ApprovalExpired,
+        });
+        out.alert(
+            &mut job.incidents,
+            &name,
+            AlertKind::ApprovalExpired { run: run.id },
+        );
     }
 
     /// The lease lapsed with no result: the run is recorded lost. A job safe to repeat runs
@@ -402,6 +445,7 @@ impl State {
             cover,
             cancel_sent: None,
             stall_alerted: false,
+            parked: None,
         });
         self.runs.insert(id, seq);
         let covers = cover.map(|c| c.covers);

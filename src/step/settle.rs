@@ -3,7 +3,7 @@
 //! and the last allowed failure records them failed out and pauses the job.
 
 use crate::effect::{AlertKind, History, LedgerKind, MissAction};
-use crate::event::{Fence, Outcome, ProcessId, RunId};
+use crate::event::{Actor, Fence, Outcome, ProcessId, RunId, MAX_APPROVAL_TTL};
 use crate::state::{LastOutcome, LastRun, RetryWait, State};
 use crate::time::Duration;
 
@@ -31,7 +31,11 @@ impl State {
             return;
         };
         let current = job.run().is_some_and(|r| r.id == run && r.fence == fence);
-        if !current {
+        // A parked run asked to park again is a repeat of the result that parked it (a
+        // duplicate delivery): taking it would push its expiry out for ever.
+        let repeat = matches!(outcome, Outcome::AwaitingApproval { .. })
+            && job.run().is_some_and(|r| r.parked.is_some());
+        if !current || repeat {
             // Settled already (a result delivered twice), taken over, or never this job's.
             let name = job.def.name.clone();
             out.history(&name, History::StaleResult { run, fence });
@@ -64,7 +68,8 @@ impl State {
         self.reindex(seq);
     }
 
-    /// Settles the job's open run `run` with `outcome` (the fence has been checked).
+    /// Settles the job's open run `run` with `outcome` (the fence has been checked), or
+    /// parks it when the outcome is `awaiting_approval`.
     pub(crate) fn settle(
         &mut self,
         seq: u64,
@@ -73,6 +78,57 @@ impl State {
         outcome: Outcome,
         out: &mut Out,
     ) {
+        if let Outcome::AwaitingApproval { ttl } = outcome {
+            self.park(seq, run, fence, ttl, out);
+            return;
+        }
+        self.settle_by(seq, run, fence, outcome, None, out);
+    }
+
+    /// The run waits for a person: it keeps its id, fence and cover (the job stays
+    /// occupied, so later due times meet the overlap policy), but no process holds it.
+    fn park(&mut self, seq: u64, run: RunId, fence: Fence, ttl: Duration, out: &mut Out) {
+        let until = out.now.saturating_add(ttl.min(MAX_APPROVAL_TTL));
+        let Some(job) = self.jobs.get_mut(&seq) else {
+            return;
+        };
+        let Some(open) = job
+            .activity
+            .as_deref_mut()
+            .and_then(|a| a.run.as_mut())
+            .filter(|r| r.id == run && r.fence == fence)
+        else {
+            return;
+        };
+        open.parked = Some(until);
+        open.cancel_sent = None;
+        let attempt = open.attempt;
+        let name = job.def.name.clone();
+        out.history(
+            &name,
+            History::Parked {
+                run,
+                attempt,
+                until,
+            },
+        );
+    }
+
+    /// Settles the run; `approver` is the person who approved it (then the outcome is
+    /// `ok` and the journal says who, instead of a result line).
+    pub(crate) fn settle_by(
+        &mut self,
+        seq: u64,
+        run: RunId,
+        fence: Fence,
+        outcome: Outcome,
+        approver: Option<Actor>,
+        out: &mut Out,
+    ) {
+        if matches!(outcome, Outcome::AwaitingApproval { .. }) {
+            // Parking is `settle`'s; nothing here may take the run for it.
+            return;
+        }
         let now = out.now;
         let Some(job) = self.jobs.get_mut(&seq) else {
             return;
@@ -86,14 +142,15 @@ impl State {
         };
         self.runs.remove(&run);
         let name = job.def.name.clone();
-        out.history(
-            &name,
-            History::Settled {
+        let line = match approver {
+            Some(actor) => History::Approved { run, actor },
+            None => History::Settled {
                 run,
                 attempt: open.attempt,
                 outcome: outcome.clone(),
             },
-        );
+        };
+        out.history(&name, line);
         let retries = job.def.retries;
         let backoff = job.def.backoff;
         let last = match &outcome {
@@ -101,6 +158,8 @@ impl State {
             Outcome::Skipped => LastOutcome::Skipped,
             Outcome::Failed { .. } => LastOutcome::Failed,
             Outcome::TimedOut => LastOutcome::TimedOut,
+            // Turned away at the top.
+            Outcome::AwaitingApproval { .. } => LastOutcome::Ok,
         };
         job.last = Some(LastRun {
             run,

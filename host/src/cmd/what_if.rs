@@ -921,6 +921,7 @@ enum Fate {
     Skipped(MissCause),
     FailedOut,
     Lost,
+    ApprovalExpired,
 }
 
 impl Fate {
@@ -937,6 +938,7 @@ impl Fate {
             } => (Fate::CaughtUp(cause), Some(run)),
             LedgerKind::FailedOut { run } => (Fate::FailedOut, Some(run)),
             LedgerKind::Lost { run } => (Fate::Lost, Some(run)),
+            LedgerKind::ApprovalExpired { run } => (Fate::ApprovalExpired, Some(run)),
         }
     }
 
@@ -947,6 +949,7 @@ impl Fate {
             Fate::Skipped(_) => "skipped",
             Fate::FailedOut => "failed_out",
             Fate::Lost => "lost",
+            Fate::ApprovalExpired => "approval_expired",
         }
     }
 
@@ -1265,6 +1268,7 @@ impl Report<'_> {
             Fate::Skipped(c) => format!("skipped ({})", cause_name(c)),
             Fate::FailedOut => format!("failed out ({runs})"),
             Fate::Lost => format!("lost ({runs})"),
+            Fate::ApprovalExpired => format!("approval expired ({runs})"),
         }
     }
 

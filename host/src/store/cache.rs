@@ -269,6 +269,7 @@ fn kind_of(entry: &Entry) -> &'static str {
             LedgerKind::Missed { .. } => "ledger.missed",
             LedgerKind::FailedOut { .. } => "ledger.failed_out",
             LedgerKind::Lost { .. } => "ledger.lost",
+            LedgerKind::ApprovalExpired { .. } => "ledger.approval_expired",
         },
         Entry::History(h) => match h {
             History::Defined { .. } => "history.defined",
@@ -291,6 +292,11 @@ fn kind_of(entry: &Entry) -> &'static str {
             History::Waiting { .. } => "history.waiting",
             History::PendingConfirmation { .. } => "history.pending_confirmation",
             History::Confirmed { .. } => "history.confirmed",
+            History::Parked { .. } => "history.parked",
+            History::Approved { .. } => "history.approved",
+            History::ApprovalExpired { .. } => "history.approval_expired",
+            History::Completed { .. } => "history.completed",
+            History::Expired { .. } => "history.expired",
         },
     }
 }
