@@ -24,7 +24,14 @@ use crate::time::{Duration, Timestamp};
 ///   loads unchanged).
 /// - 3: job records may carry `incidents`, the alert kinds told and not yet ended (absent
 ///   means none, so format-2 states load unchanged).
-pub const FORMAT_VERSION: u32 = 3;
+/// - 4: issue 6's scheduling: the miss cause `clock_jump` is written `clock_forward` (the
+///   old name still loads), and new optional fields, each absent when unused so format-3
+///   states load unchanged: processes' `last_boot`; the config's `coordination`,
+///   `max_runs_per_process` and the owner lease; jobs' `last_alert` and `ended`; activity's
+///   `quota_hold`, `waiting`, `held` and `unconfirmed`; a run's `parked`; definitions'
+///   `wait_budget`, `alert_throttle`, `concurrency_limit`, `jitter` and
+///   `requires_confirmation` (`tests/fixtures/state-v4.json`).
+pub const FORMAT_VERSION: u32 = 4;
 
 /// Timing the whole scheduler shares. Defaults: a 30 s tick; leases, lateness grace and the
 /// wait after a timeout's `Cancel` of two ticks each; 20 manual runs per job per hour.

@@ -14,6 +14,7 @@ use serde_json::Value;
 const FIXTURE: &str = "tests/fixtures/state-v1.json";
 const FIXTURE_V2: &str = "tests/fixtures/state-v2.json";
 const FIXTURE_V3: &str = "tests/fixtures/state-v3.json";
+const FIXTURE_V4: &str = "tests/fixtures/state-v4.json";
 /// 2025-01-01T00:00:00Z
 const T0: i64 = 1_735_689_600_000;
 
@@ -234,7 +235,65 @@ fn rich_state() -> State {
             actor: Actor::new("bob"),
         },
     );
+    format_4_parts(&mut d);
     d.state
+}
+
+/// What format 4 added, on jobs of their own so the earlier story is unchanged: a quota
+/// hold, a lane with a waiter, jitter, a run parked awaiting approval, a completed one-shot,
+/// a definition held for confirmation, a throttled job's last alert, and a process that
+/// reads a boot clock.
+fn format_4_parts(d: &mut Driver) {
+    let mut quota = def("quota", every(600));
+    quota.retries = 3;
+    quota.wait_budget = Some(Duration::from_mins(5));
+    let mut disk_a = def("disk_a", every(600));
+    disk_a.concurrency_key = Some("disk".to_string());
+    let mut disk_b = def("disk_b", every(600));
+    disk_b.concurrency_key = Some("disk".to_string());
+    disk_b.concurrency_limit = Some(1);
+    let mut jittery = def("jittery", every(3600));
+    jittery.jitter = Some(Duration::from_mins(5));
+    let approve = def("approve", every(600));
+    let once = def("once", Schedule::at(Timestamp::from_millis(T0 + 600_000)));
+    let mut noisy = def("noisy", every(600));
+    noisy.retries = 0;
+    noisy.alert_throttle = Some(Duration::from_hours(1));
+    let mut guarded = def("guarded", every(3600));
+    guarded.requires_confirmation = true;
+    for job in [quota, disk_a, disk_b, jittery, approve, once, noisy, guarded] {
+        d.step(340, upsert(job));
+    }
+    d.tick(601); // quota, disk_a, approve, once, noisy start; disk_b waits for the lane
+    d.finish(
+        610,
+        "quota",
+        Outcome::Failed {
+            kind: "http 429".to_string(),
+            retry_after: Some(Duration::from_hours(1)),
+        },
+    );
+    d.finish(
+        612,
+        "approve",
+        Outcome::AwaitingApproval {
+            ttl: Duration::from_hours(2),
+        },
+    );
+    d.finish(614, "once", Outcome::Ok);
+    d.finish(616, "noisy", Outcome::failed("exit 3"));
+    let mut effects = Vec::new();
+    d.state.step(
+        Now::with_boot(
+            Timestamp::from_millis(T0 + 620_000),
+            Timestamp::from_millis(5_000),
+            Timestamp::from_millis(9_000),
+        ),
+        Event::ProcessStarted {
+            process: ProcessId(3),
+        },
+        &mut effects,
+    );
 }
 
 fn load(json: &str) -> Result<State, LoadError> {
@@ -424,6 +483,42 @@ fn state_from_format_3_loads_and_keeps_its_incidents() {
         told.iter().any(|j| j["incidents"][0] == "failed_out"),
         "{told:?}"
     );
+}
+
+/// Writes the format-4 fixture. Run once, when format 4 was current; never again:
+/// `cargo test --test state_format -- --ignored write_v4_fixture`.
+#[test]
+#[ignore]
+fn write_v4_fixture() {
+    write_fixture(4, FIXTURE_V4);
+}
+
+#[test]
+fn fixture_is_what_this_build_writes_while_format_4_is_current() {
+    assert_fixture_is_written_while_current(4, FIXTURE_V4);
+}
+
+#[test]
+fn state_from_format_4_loads_with_what_format_4_added() {
+    let v = read_fixture(FIXTURE_V4);
+    assert_eq!(v["format"], 4);
+    let state: State = serde_json::from_value(v).expect("a v4 state loads");
+    state.check_invariants().unwrap();
+    let now = Timestamp::from_millis(T0 + 700_000);
+    let view = |name: &str| state.job(name, now).unwrap();
+    assert_eq!(
+        view("quota").held_until,
+        Some(Timestamp::from_millis(T0 + 610_000 + 3_600_000))
+    );
+    assert!(view("approve").awaiting_approval.is_some());
+    assert!(view("once").ended.is_some());
+    let json = serde_json::to_value(&state).unwrap();
+    let jobs = json["jobs"].as_object().unwrap();
+    let job = |name: &str| jobs.values().find(|j| j["def"]["name"] == name).unwrap();
+    assert_eq!(job("disk_b")["activity"]["waiting"]["reason"], "lane_busy");
+    assert!(job("guarded")["activity"]["unconfirmed"] == true);
+    assert!(job("noisy")["last_alert"].is_number());
+    assert!(json["processes"]["3"]["last_boot"].is_number());
 }
 
 #[test]
