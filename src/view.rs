@@ -57,6 +57,9 @@ pub struct JobView {
     /// A quota hold in force: nothing of the job starts before this.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub held_until: Option<Timestamp>,
+    /// The digest of a definition held for a person's `Confirm` (what to confirm).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending_confirmation: Option<String>,
     /// The running run is parked awaiting approval until then (`running` names it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub awaiting_approval: Option<Timestamp>,
@@ -172,6 +175,7 @@ impl State {
             paused: act.and_then(|a| a.paused.clone()),
             running: job.run().map(|r| r.id),
             held_until: act.and_then(|a| a.quota_hold).filter(|&until| until > now),
+            pending_confirmation: act.and_then(|a| a.held.as_deref()).map(|d| d.digest()),
             awaiting_approval: job.run().and_then(|r| r.parked),
             ended: job.ended,
         })

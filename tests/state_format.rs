@@ -261,7 +261,9 @@ fn format_4_parts(d: &mut Driver) {
     noisy.alert_throttle = Some(Duration::from_hours(1));
     let mut guarded = def("guarded", every(3600));
     guarded.requires_confirmation = true;
-    for job in [quota, disk_a, disk_b, jittery, approve, once, noisy, guarded] {
+    for job in [
+        quota, disk_a, disk_b, jittery, approve, once, noisy, guarded,
+    ] {
         d.step(340, upsert(job));
     }
     d.tick(601); // quota, disk_a, approve, once, noisy start; disk_b waits for the lane

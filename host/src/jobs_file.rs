@@ -88,6 +88,9 @@ pub const JOB_FIELDS: &[&str] = &[
     "pause_after_failures",
     "wait_budget",
     "alert_throttle",
+    "concurrency_limit",
+    "jitter",
+    "requires_confirmation",
 ];
 /// The keys accepted at the top of the file.
 pub const TOP_FIELDS: &[&str] = &["job"];
@@ -880,6 +883,9 @@ impl<'a> JobReader<'a> {
         let pause_after_failures = self.failure_streak(t);
         let wait_budget = self.duration(t, "wait_budget");
         let alert_throttle = self.duration(t, "alert_throttle");
+        let concurrency_limit = self.count_at_least_1(t, "concurrency_limit");
+        let jitter = self.duration(t, "jitter");
+        let requires_confirmation = self.boolean(t, "requires_confirmation");
 
         if !self.errors.is_empty() {
             return None;
@@ -918,6 +924,11 @@ impl<'a> JobReader<'a> {
         def.pause_after_failures = pause_after_failures;
         def.wait_budget = wait_budget;
         def.alert_throttle = alert_throttle;
+        def.concurrency_limit = concurrency_limit;
+        def.jitter = jitter;
+        if let Some(b) = requires_confirmation {
+            def.requires_confirmation = b;
+        }
 
         if let Err(e) = def.validate(config) {
             let problem = match e {
@@ -1072,14 +1083,20 @@ impl<'a> JobReader<'a> {
     }
 
     fn failure_streak(&mut self, t: &toml::Table) -> Option<u32> {
+        self.count_at_least_1(t, "pause_after_failures")
+    }
+
+    /// An integer field of at least 1 (0 goes through: the core's own check refuses it,
+    /// naming the rule).
+    fn count_at_least_1(&mut self, t: &toml::Table, field: &'static str) -> Option<u32> {
         let accepted = "an integer of at least 1 (without quotes)";
-        match t.get("pause_after_failures")? {
+        match t.get(field)? {
             Value::Integer(n) => match u32::try_from(*n) {
                 // 0 goes through: the core's own check refuses it, naming the rule.
                 Ok(n) => Some(n),
                 Err(_) => {
                     self.field_error(
-                        "pause_after_failures",
+                        field,
                         FieldProblem::OutOfRange {
                             value: *n,
                             accepted: format!("1-{}", u32::MAX),
@@ -1089,7 +1106,7 @@ impl<'a> JobReader<'a> {
                 }
             },
             v => {
-                self.wrong_type("pause_after_failures", v, accepted);
+                self.wrong_type(field, v, accepted);
                 None
             }
         }

@@ -44,6 +44,8 @@ enum Command {
     Resume(cmd::ops::JobArgs),
     /// Run a job once now (jobs safe to repeat only)
     RunNow(cmd::ops::JobArgs),
+    /// Apply a job's definition held for confirmation (`--digest`, as `show` prints it)
+    Confirm(cmd::ops::JobArgs),
     /// Simulate a jobs file through crashes, clock jumps and racing processes, and check
     /// every promise (exit 0 held, 1 safety, 2 liveness, 3 crash, 64 usage)
     Sim(cmd::sim::Args),
@@ -92,6 +94,7 @@ fn main() -> ExitCode {
         Command::Pause(args) => cmd::ops::command("pause", args, &mut out, &mut err),
         Command::Resume(args) => cmd::ops::command("resume", args, &mut out, &mut err),
         Command::RunNow(args) => cmd::ops::command("run-now", args, &mut out, &mut err),
+        Command::Confirm(args) => cmd::ops::command("confirm", args, &mut out, &mut err),
         Command::Sim(args) => cmd::sim::run(args, &mut out, &mut err),
         Command::WhatIf(args) => cmd::what_if::run(args, &mut out, &mut err),
         Command::Supervise { .. } => Ok(2),

@@ -220,3 +220,39 @@ command = ["sh", "-c", "echo $DUETIME_RUN >> {dir}/long.started; sleep 4; echo $
     assert!(lines.iter().any(|l| l.contains("ran r1")), "{lines:#?}");
     assert!(!lines.iter().any(|l| l.contains("lost")), "{lines:#?}");
 }
+
+#[test]
+fn a_job_that_requires_confirmation_waits_for_duetime_confirm() {
+    let w = World::new(
+        r#"
+[[job]]
+name = "guarded"
+every = "1s"
+requires_confirmation = true
+command = ["sh", "-c", "echo $DUETIME_RUN >> {dir}/guarded.txt"]
+"#,
+    );
+    let mut d = w.daemon("d.log");
+    sleep(Duration::from_millis(2_500));
+    assert!(w.ran("guarded.txt").is_empty(), "held until confirmed");
+    let (code, out, err) = w.cli(&["show", "guarded"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let digest = out
+        .split("--digest ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("show names the digest to confirm: {out}"))
+        .to_string();
+    let (code, _, err) = w.cli(&["confirm", "guarded", "--digest", "0000000000000000"]);
+    assert_eq!(code, 1, "a wrong digest is refused");
+    assert!(
+        err.contains(&digest),
+        "the refusal names the digest expected: {err}"
+    );
+    let (code, out, err) = w.cli(&["confirm", "guarded", "--digest", &digest, "--by", "ana"]);
+    assert_eq!(code, 0, "{out}{err}");
+    sleep(Duration::from_millis(3_000));
+    assert!(!w.ran("guarded.txt").is_empty(), "runs once confirmed");
+    signal(&d, libc::SIGTERM);
+    assert_eq!(wait(&mut d, Duration::from_secs(60)), Some(0));
+}

@@ -43,6 +43,9 @@ pub struct JobArgs {
     /// Why (pause only)
     #[arg(long, default_value = "")]
     pub note: String,
+    /// The digest of the held definition, as `duetime show` prints it (confirm only)
+    #[arg(long, default_value = "")]
+    pub digest: String,
     /// Print JSON instead of text
     #[arg(long)]
     pub json: bool,
@@ -80,6 +83,8 @@ fn view_json(v: &JobView) -> serde_json::Value {
         "owed": v.owed,
         "paused": v.paused.as_ref().map(|p| format!("{p:?}")),
         "running": v.running.map(|r| r.to_string()),
+        "held_until": v.held_until.map(|t| t.to_string()),
+        "pending_confirmation": v.pending_confirmation,
     })
 }
 
@@ -202,6 +207,16 @@ pub fn show(args: &ShowArgs, out: &mut dyn Write, err: &mut dyn Write) -> io::Re
     if let Some(p) = &view.paused {
         writeln!(out, "  paused        {p:?}")?;
     }
+    if let Some(d) = &view.pending_confirmation {
+        writeln!(
+            out,
+            "  held          a changed definition waits: duetime confirm {} --digest {d}",
+            view.name
+        )?;
+    }
+    if let Some(until) = &view.held_until {
+        writeln!(out, "  quota hold    until {until}")?;
+    }
     if let Some(l) = &view.last {
         writeln!(
             out,
@@ -221,7 +236,7 @@ pub fn show(args: &ShowArgs, out: &mut dyn Write, err: &mut dyn Write) -> io::Re
     Ok(0)
 }
 
-/// The command events: pause, resume, run-now. Exit 0 when accepted, 1 when refused.
+/// The command events: pause, resume, run-now, confirm. Exit 0 when accepted, 1 when refused.
 pub fn command(
     kind: &str,
     args: &JobArgs,
@@ -240,6 +255,11 @@ pub fn command(
             note: args.note.clone(),
         },
         "resume" => Event::Resume { job, actor },
+        "confirm" => Event::Confirm {
+            job,
+            digest: args.digest.clone(),
+            actor,
+        },
         _ => Event::RunNow { job, actor },
     };
     let effects = match store.apply(Now::at(super::now()), event) {
