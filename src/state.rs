@@ -405,6 +405,23 @@ impl JobRecord {
         [run, retry, owed].into_iter().flatten().min()
     }
 
+    /// Whether a one-shot's `instant` is looked at and nothing still covers it: a run, a
+    /// retry or an owed segment of this schedule holding it. (An owed segment of an older
+    /// schedule, kept from before a redefinition, is not about the instant: it was owed
+    /// before the one-shot existed.) Only then may the one-shot end.
+    pub fn one_shot_settled(&self, instant: Timestamp) -> bool {
+        let holds = |from: Timestamp, to: Timestamp| from <= instant && instant <= to;
+        let covered = self.act().is_some_and(|a| {
+            let run = a.run.as_ref().and_then(|r| r.cover).map(|c| c.covers);
+            let retry = a.retry.map(|r| r.cover.covers);
+            run.into_iter().chain(retry).any(|c| holds(c.from, c.to))
+                || a.pending
+                    .iter()
+                    .any(|o| o.schedule.is_none() && holds(o.from, o.to))
+        });
+        self.frontier >= instant && !covered
+    }
+
     /// Drops an empty activity box so idle jobs stay small.
     pub fn tidy(&mut self) {
         if self.activity.as_deref().is_some_and(Activity::is_empty) {
@@ -1011,26 +1028,7 @@ fn check_record(
         let Schedule::At { instant } = job.def.schedule else {
             return Err(format!("{name}: ended ({end:?}) but not a one-shot"));
         };
-        // Covered: a run, a retry or an owed segment of this schedule holds the instant.
-        // (An owed segment of an older schedule, kept from before a redefinition, is not
-        // about the instant: it was owed before the one-shot existed.)
-        let holds = |c: crate::effect::Covers| c.from <= instant && instant <= c.to;
-        let covered = job.act().is_some_and(|a| {
-            a.run
-                .as_ref()
-                .and_then(|r| r.cover)
-                .is_some_and(|c| holds(c.covers))
-                || a.retry.is_some_and(|r| holds(r.cover.covers))
-                || a.pending.iter().any(|o| {
-                    o.schedule.is_none()
-                        && holds(crate::effect::Covers {
-                            from: o.from,
-                            to: o.to,
-                            count: o.count,
-                        })
-                })
-        });
-        if job.frontier < instant || covered {
+        if !job.one_shot_settled(instant) {
             return Err(format!(
                 "{name}: ended ({end:?}) while its instant {instant} is not settled"
             ));

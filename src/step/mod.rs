@@ -201,10 +201,13 @@ impl State {
                 continue;
             };
             let found = self.seq_of(name.as_str()).filter(|seq| {
+                // Ended only once nothing covers the instant any more (a stored state may
+                // hold it twice; the last cover to settle ends it).
                 self.jobs.get(seq).is_some_and(|j| {
                     j.ended.is_none()
                         && matches!(j.def.schedule,
-                            Schedule::At { instant } if e.from <= instant && instant <= e.to)
+                            Schedule::At { instant } if e.from <= instant && instant <= e.to
+                                && j.one_shot_settled(instant))
                 })
             });
             // An entry the old schedule wrote before a new definition in this same step
