@@ -112,8 +112,8 @@ fn a_clock_jump_forward_and_back() {
         ],
     );
     assert_eq!(r.code, 0, "stderr: {}", r.stderr);
-    assert!(r.stdout.contains("skipped (clock_jump)"));
-    assert!(r.stdout.contains("caught up (clock_jump)"));
+    assert!(r.stdout.contains("skipped (clock_forward)"));
+    assert!(r.stdout.contains("caught up (clock_forward)"));
     insta::assert_snapshot!("clock_jump", r.stdout);
 }
 
