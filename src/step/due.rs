@@ -122,22 +122,33 @@ impl State {
     /// this process's clock) is lifted, with a journal line, so a reader can tell which
     /// clock lifted it. A paused job's due times wait for the resume, as always.
     fn hold_for_quota(&mut self, seq: u64, now: Timestamp, out: &mut Out) {
-        let Some(job) = self.jobs.get_mut(&seq) else {
+        if !self.quota_held(seq, now, out) {
             return;
+        }
+        if self.jobs.get(&seq).is_some_and(|j| j.paused().is_none()) {
+            self.pass_due_times(seq, now, MissCause::QuotaHold, out);
+        }
+    }
+
+    /// Whether a quota hold still holds the job at `now`; one that has ended is lifted here
+    /// (with its journal line), whichever path asks first: a visit, or a start on the
+    /// settling path or from a lane's waiters, which come without a visit.
+    pub(crate) fn quota_held(&mut self, seq: u64, now: Timestamp, out: &mut Out) -> bool {
+        let Some(job) = self.jobs.get_mut(&seq) else {
+            return false;
         };
         let Some(act) = job.activity.as_deref_mut() else {
-            return;
+            return false;
         };
         match act.quota_hold {
             Some(until) if until <= now => {
                 act.quota_hold = None;
                 let name = job.def.name.clone();
                 out.history(&name, crate::effect::History::QuotaHoldEnded { until });
+                false
             }
-            Some(_) if act.paused.is_none() => {
-                self.pass_due_times(seq, now, MissCause::QuotaHold, out);
-            }
-            _ => {}
+            Some(_) => true,
+            None => false,
         }
     }
 

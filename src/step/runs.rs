@@ -308,6 +308,10 @@ impl State {
             self.wait(seq, reason, out);
             return;
         }
+        // A quota hold keeps everything back, a retry and a person's manual run included.
+        if self.quota_held(seq, now, out) {
+            return;
+        }
         let Some(job) = self.jobs.get_mut(&seq) else {
             return;
         };
@@ -317,8 +321,7 @@ impl State {
         let Some(act) = activity.as_deref_mut() else {
             return;
         };
-        // A quota hold keeps everything back, a retry and a person's manual run included.
-        if act.run.is_some() || act.quota_hold.is_some_and(|until| until > now) {
+        if act.run.is_some() {
             return;
         }
         let paused = act.paused.is_some();
