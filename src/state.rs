@@ -311,6 +311,9 @@ fn is_zero(n: &u32) -> bool {
 /// debts gives up its oldest (see `owe`).
 pub const MAX_OWED_SEGMENTS: usize = 32;
 
+/// The most due times one `Backfill` may ask for: a bound on the work one event can make.
+pub const MAX_BACKFILL: u64 = 100_000;
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct JobRecord {
     pub def: JobDef,
@@ -338,6 +341,12 @@ pub struct JobRecord {
     /// definition see it done rather than silently idle.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ended: Option<OneShotEnd>,
+    /// The instant from which the job's ledger accounts its current schedule's due times
+    /// (its definition, moved back by each backfill): a backfill must end at or before it,
+    /// so no due time is run twice. `None` for a job from an older state: its accounted
+    /// start is unknown, so backfills are refused until it is redefined.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accounted_from: Option<Timestamp>,
     /// `def.schedule.next_after(frontier)`, cached.
     #[serde(skip)]
     pub next_due: Option<Timestamp>,
@@ -361,6 +370,7 @@ impl JobRecord {
             incidents: Vec::new(),
             last_alert: None,
             ended: None,
+            accounted_from: None,
             next_due,
             wake: None,
             lane: None,
