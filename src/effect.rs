@@ -68,6 +68,9 @@ pub enum MissCause {
     /// Due on time, but its concurrency key's lane was full: it waited, and started as a
     /// catch-up when the lane let it in.
     LaneBusy,
+    /// A person asked for these past due times (`Event::Backfill`): run whatever the
+    /// job's missed rule says, since they asked for exactly these.
+    Backfill,
 }
 
 /// What comparing a process's clocks between two of its events found (see `Now`).
@@ -168,6 +171,14 @@ pub enum History {
         actor: Actor,
     },
     Removed {
+        actor: Actor,
+    },
+    /// A person asked for the `count` due times from `from` to `to` (past, before the
+    /// accounted span) to be run: they are owed with cause `backfill`.
+    Backfill {
+        from: Timestamp,
+        to: Timestamp,
+        count: u64,
         actor: Actor,
     },
     /// A definition change that kept the schedule.
@@ -388,6 +399,30 @@ pub enum Refusal {
         run: RunId,
         until: Timestamp,
     },
+    /// A backfill whose `to` is before its `from`.
+    EmptyRange {
+        from: Timestamp,
+        to: Timestamp,
+    },
+    /// A backfill reaching into time the job's ledger accounts already (`from: None`: a
+    /// job loaded from an older state, whose accounted start is not known).
+    AlreadyAccounted {
+        from: Option<Timestamp>,
+    },
+    /// A backfill range holding none of the schedule's due times.
+    NoDueTimes {
+        from: Timestamp,
+        to: Timestamp,
+    },
+    /// A backfill range holding more due times than one backfill may ask for.
+    TooManyDueTimes {
+        count: u64,
+        max: u64,
+    },
+    /// The job's line of owed due times is full; a backfill waits until it drains.
+    OwedLineFull {
+        max: usize,
+    },
 }
 
 impl std::fmt::Display for Refusal {
@@ -422,6 +457,29 @@ impl std::fmt::Display for Refusal {
             Refusal::AwaitingApproval { run, until } => write!(
                 f,
                 "{run} of this job awaits approval until {until}; approve it or let it expire first"
+            ),
+            Refusal::EmptyRange { from, to } => write!(
+                f,
+                "the range ends ({to}) before it begins ({from}); a backfill needs from <= to"
+            ),
+            Refusal::AlreadyAccounted { from: Some(from) } => write!(
+                f,
+                "a backfill must end at or before {from}; due times after it are in the ledger already"
+            ),
+            Refusal::AlreadyAccounted { from: None } => f.write_str(
+                "the job was defined before backfills were kept track of; redefine it to backfill",
+            ),
+            Refusal::NoDueTimes { from, to } => write!(
+                f,
+                "the schedule has no due time from {from} to {to}; give a range holding at least one"
+            ),
+            Refusal::TooManyDueTimes { count, max } => write!(
+                f,
+                "the range holds {count} due times; a backfill may ask for at most {max}"
+            ),
+            Refusal::OwedLineFull { max } => write!(
+                f,
+                "the job already owes {max} separate ranges of due times; backfill once they have run"
             ),
         }
     }
@@ -545,6 +603,7 @@ impl Snake for MissCause {
             MissCause::QuotaHold => "quota_hold",
             MissCause::ConcurrencyCap => "concurrency_cap",
             MissCause::LaneBusy => "lane_busy",
+            MissCause::Backfill => "backfill",
         }
     }
 }
@@ -637,6 +696,15 @@ impl fmt::Display for History {
                 write!(f, "defined {schedule} from {from} by {actor}")
             }
             History::Removed { actor } => write!(f, "removed by {actor}"),
+            History::Backfill {
+                from,
+                to,
+                count,
+                actor,
+            } => write!(
+                f,
+                "backfill of {count} due times from {from} to {to} asked by {actor}"
+            ),
             History::Updated { actor } => write!(f, "updated by {actor}"),
             History::Started {
                 run,

@@ -240,6 +240,14 @@ pub enum Event {
         run: RunId,
         actor: Actor,
     },
+    /// Run the job's due times from `from` to `to` (inclusive), before the span its ledger
+    /// accounts already; refused for any range reaching into that span.
+    Backfill {
+        job: String,
+        from: Timestamp,
+        to: Timestamp,
+        actor: Actor,
+    },
 }
 
 /// One line per event for traces and logs, in the words of the README.
@@ -284,6 +292,12 @@ impl fmt::Display for Event {
             Event::ApprovalGiven { job, run, actor } => {
                 write!(f, "approve {job} {run} by {actor}")
             }
+            Event::Backfill {
+                job,
+                from,
+                to,
+                actor,
+            } => write!(f, "backfill {job} {from}..{to} by {actor}"),
         }
     }
 }

@@ -27,7 +27,8 @@ use crate::time::{Duration, Timestamp};
 /// - 4: issue 6's scheduling: the miss cause `clock_jump` is written `clock_forward` (the
 ///   old name still loads), and new optional fields, each absent when unused so format-3
 ///   states load unchanged: processes' `last_boot`; the config's `coordination`,
-///   `max_runs_per_process` and the owner lease; jobs' `last_alert` and `ended`; activity's
+///   `max_runs_per_process` and the owner lease; jobs' `last_alert`, `ended` and
+///   `accounted_from` (where a backfill must end); activity's
 ///   `quota_hold`, `waiting`, `held` and `unconfirmed`; a run's `parked`; definitions'
 ///   `wait_budget`, `alert_throttle`, `concurrency_limit`, `jitter` and
 ///   `requires_confirmation` (`tests/fixtures/state-v4.json`).
@@ -318,6 +319,9 @@ fn is_zero(n: &u32) -> bool {
 /// debts gives up its oldest (see `owe`).
 pub const MAX_OWED_SEGMENTS: usize = 32;
 
+/// The most due times one `Backfill` may ask for: a bound on the work one event can make.
+pub const MAX_BACKFILL: u64 = 100_000;
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct JobRecord {
     pub def: JobDef,
@@ -345,6 +349,12 @@ pub struct JobRecord {
     /// definition see it done rather than silently idle.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ended: Option<OneShotEnd>,
+    /// The instant from which the job's ledger accounts its current schedule's due times
+    /// (its definition, moved back by each backfill): a backfill must end at or before it,
+    /// so no due time is run twice. `None` for a job from an older state: its accounted
+    /// start is unknown, so backfills are refused until it is redefined.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accounted_from: Option<Timestamp>,
     /// `def.schedule.next_after(frontier)`, cached.
     #[serde(skip)]
     pub next_due: Option<Timestamp>,
@@ -368,6 +378,7 @@ impl JobRecord {
             incidents: Vec::new(),
             last_alert: None,
             ended: None,
+            accounted_from: None,
             next_due,
             wake: None,
             lane: None,

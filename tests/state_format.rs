@@ -520,6 +520,7 @@ fn state_from_format_4_loads_with_what_format_4_added() {
     assert_eq!(job("disk_b")["activity"]["waiting"]["reason"], "lane_busy");
     assert!(job("guarded")["activity"]["unconfirmed"] == true);
     assert!(job("noisy")["last_alert"].is_number());
+    assert!(job("quota")["accounted_from"].is_number());
     assert!(json["processes"]["3"]["last_boot"].is_number());
 }
 

@@ -496,6 +496,8 @@ pub enum EventGen {
         job: Option<JobRef>,
         actor: ActorGen,
     },
+    /// A person asks for a past range of a job's due times (any range, valid or not).
+    Backfill(JobRef, ActorGen, InstantGen, InstantGen),
 }
 
 #[derive(Arbitrary, Debug, Clone)]
@@ -680,6 +682,12 @@ impl World {
                     actor: actor.get(),
                 }
             }
+            EventGen::Backfill(job, actor, from, to) => Event::Backfill {
+                job: self.job(job),
+                from: from.get(),
+                to: to.get(),
+                actor: actor.get(),
+            },
             EventGen::ApprovalGiven { run, job, actor } => {
                 let (id, _, started) = self.run(*run)?;
                 let job = match (job, started) {

@@ -1349,6 +1349,8 @@ impl Checker {
                     (MissCause::QuotaHold, _) => "quota hold skipped due times",
                     (MissCause::LaneBusy, _) => "due time waited for its lane",
                     (MissCause::ConcurrencyCap, _) => "due time waited for the process cap",
+                    (MissCause::Backfill, MissAction::CaughtUp { .. }) => "backfill ran",
+                    (MissCause::Backfill, _) => "backfill skipped",
                 });
                 if e.count >= 1000 {
                     self.probe("required batch of 1000");

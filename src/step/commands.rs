@@ -4,10 +4,10 @@
 use crate::effect::{AlertKind, CancelReason, Effect, History, MissCause, PausedBy, Refusal};
 use crate::event::{Actor, Outcome, RunId};
 use crate::job::{JobDef, JobName, MissedRule, MAX_TITLE};
-use crate::state::{JobRecord, Owed, Pause, State};
-use crate::time::Duration;
+use crate::state::{JobRecord, Owed, Pause, State, MAX_BACKFILL, MAX_OWED_SEGMENTS};
+use crate::time::{Duration, Timestamp};
 
-use super::due::skipped;
+use super::due::{last_due, skipped};
 use super::Out;
 
 const HOUR: Duration = Duration::from_hours(1);
@@ -83,7 +83,9 @@ impl State {
                     actor,
                 },
             );
-            self.jobs.insert(seq, JobRecord::new(def, now));
+            let mut record = JobRecord::new(def, now);
+            record.accounted_from = Some(now);
+            self.jobs.insert(seq, record);
             self.by_name.insert(name.clone(), seq);
             self.reindex(seq);
             self.reply(Some(seq), Some(name), out);
@@ -204,6 +206,7 @@ impl State {
                 actor,
             },
         );
+        record.accounted_from = Some(record.frontier);
         record.def = def;
         record.tidy();
         self.reindex(seq);
@@ -234,6 +237,7 @@ impl State {
             // A new schedule (a one-shot given a new instant) is armed afresh.
             job.ended = None;
             let from = job.frontier;
+            job.accounted_from = Some(from);
             out.history(
                 &name,
                 History::Defined {
@@ -420,6 +424,93 @@ impl State {
                 out.ledger(&name, c.from, c.to, c.count, skipped(MissCause::Paused));
             }
         }
+    }
+
+    /// `Backfill`: owes the job's due times from `from` to `to` (inclusive) as one tagged
+    /// segment with cause `backfill`, run like any owed segment whatever the missed rule
+    /// (a person asked for exactly these). The range must end at or before the job's
+    /// accounted start, which then moves back before the range's first due time: backfills
+    /// go backward in time and never overlap, so no due time runs twice. A paused job
+    /// accepts it; its line waits until the job is resumed.
+    pub(crate) fn backfill(
+        &mut self,
+        job: &str,
+        from: Timestamp,
+        to: Timestamp,
+        actor: Actor,
+        out: &mut Out,
+    ) {
+        const MS: Duration = Duration::from_millis(1);
+        let Some((seq, name)) = self.find(job, out) else {
+            return;
+        };
+        if to < from {
+            State::refuse(Some(name), Refusal::EmptyRange { from, to }, out);
+            return;
+        }
+        let record = &self.jobs[&seq];
+        match record.accounted_from {
+            Some(accounted) if to <= accounted => {}
+            accounted => {
+                let refusal = Refusal::AlreadyAccounted { from: accounted };
+                State::refuse(Some(name), refusal, out);
+                return;
+            }
+        }
+        let schedule = &record.def.schedule;
+        let before = from.saturating_sub(MS);
+        // `from` itself is due when it is the instant 0 (nothing is before it).
+        let count = schedule.count_in(before, to);
+        let first = schedule.next_after(before).filter(|&t| t <= to);
+        let last = last_due(schedule, before, to);
+        let (Some(first), Some(last)) = (first, last) else {
+            State::refuse(Some(name), Refusal::NoDueTimes { from, to }, out);
+            return;
+        };
+        if count == 0 || before == from {
+            // The instant 0 cannot be counted exactly; no schedule is due that early.
+            State::refuse(Some(name), Refusal::NoDueTimes { from, to }, out);
+            return;
+        }
+        if count > MAX_BACKFILL {
+            let refusal = Refusal::TooManyDueTimes {
+                count,
+                max: MAX_BACKFILL,
+            };
+            State::refuse(Some(name), refusal, out);
+            return;
+        }
+        if record
+            .act()
+            .is_some_and(|a| a.pending.len() >= MAX_OWED_SEGMENTS)
+        {
+            let refusal = Refusal::OwedLineFull {
+                max: MAX_OWED_SEGMENTS,
+            };
+            State::refuse(Some(name), refusal, out);
+            return;
+        }
+        let owed = Owed {
+            from: first,
+            to: last,
+            count,
+            cause: MissCause::Backfill,
+            schedule: Some(Box::new(schedule.clone())),
+        };
+        let record = self.jobs.get_mut(&seq).expect("found above");
+        record.act_mut().pending.push_back(owed);
+        record.accounted_from = Some(first.saturating_sub(MS));
+        out.history(
+            &name,
+            History::Backfill {
+                from: first,
+                to: last,
+                count,
+                actor,
+            },
+        );
+        self.reindex(seq);
+        self.reply(Some(seq), Some(name), out);
     }
 
     /// Resumes a job: due times passed while it was paused are handed to its missed rule

@@ -3,6 +3,8 @@
 //! handled by the missed rule (late), or by the overlap policy (the job was busy). Nothing
 //! is stepped past without a ledger entry or a place in line.
 
+use std::collections::VecDeque;
+
 use crate::effect::{LedgerKind, MissAction, MissCause, Trigger};
 use crate::event::{Held, Now, ProcessId};
 use crate::job::{MissedRule, Overlap};
@@ -289,6 +291,8 @@ impl State {
     }
 
     /// Records every owed due time as skipped (each with its own cause) and forgets them.
+    /// A backfill is kept: a person asked for exactly those due times, so `catch_up_once`
+    /// and `buffer_one` (which keep one catch-up of the schedule) do not drop them.
     pub(crate) fn skip_owed(&mut self, seq: u64, out: &mut Out) {
         let Some(job) = self.jobs.get_mut(&seq) else {
             return;
@@ -296,7 +300,11 @@ impl State {
         let Some(act) = job.activity.as_deref_mut() else {
             return;
         };
-        let owed: Vec<Owed> = act.pending.drain(..).collect();
+        let (kept, owed): (VecDeque<Owed>, VecDeque<Owed>) = act
+            .pending
+            .drain(..)
+            .partition(|o| o.cause == MissCause::Backfill);
+        act.pending = kept;
         let name = job.def.name.clone();
         for o in owed {
             self.note_missed(seq, o.count, out.now);

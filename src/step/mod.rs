@@ -168,6 +168,12 @@ impl State {
             Event::ForgetActor { actor } => self.forget_actor(&actor, &mut out),
             Event::Confirm { job, digest, actor } => self.confirm(&job, &digest, actor, &mut out),
             Event::ApprovalGiven { job, run, actor } => self.approve(&job, run, actor, &mut out),
+            Event::Backfill {
+                job,
+                from,
+                to,
+                actor,
+            } => self.backfill(&job, from, to, actor, &mut out),
         }
         if let Some(before) = drains {
             self.note_drained(before, &mut out);

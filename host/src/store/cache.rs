@@ -274,6 +274,7 @@ fn kind_of(entry: &Entry) -> &'static str {
         Entry::History(h) => match h {
             History::Defined { .. } => "history.defined",
             History::Removed { .. } => "history.removed",
+            History::Backfill { .. } => "history.backfill",
             History::Updated { .. } => "history.updated",
             History::Started { .. } => "history.started",
             History::Settled { .. } => "history.settled",

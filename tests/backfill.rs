@@ -1,0 +1,125 @@
+//! Backfill: a person asks for the due times of a past range to run. They are owed as one
+//! segment with cause `backfill` and run like any catch-up, whatever the missed rule. A
+//! range reaching into the span the ledger accounts (from the job's definition on, moved
+//! back by each accepted backfill) is refused, so no due time ever runs twice.
+
+mod support;
+
+use duetime::{Actor, Effect, Event, Outcome, Refusal};
+use support::*;
+
+fn backfill(s: &mut Story, time: &str, from: &str, to: &str) {
+    let label = format!("backfill sync {from}..{to}");
+    s.send(
+        time,
+        &label,
+        Event::Backfill {
+            job: "sync".into(),
+            from: at(from),
+            to: at(to),
+            actor: Actor::new("bob"),
+        },
+    );
+}
+
+fn refusal(s: &Story) -> Option<Refusal> {
+    s.last.iter().find_map(|e| match e {
+        Effect::Reply { result, .. } => result.clone().err(),
+        _ => None,
+    })
+}
+
+#[test]
+fn backfills_go_backward_in_time_and_run_in_one_catch_up_batch() {
+    let mut s = Story::new();
+    s.show_history = true;
+    s.define("09:00", job("sync", every("1h")));
+    s.start("09:00:10", 1);
+    backfill(&mut s, "09:01", "06:00", "08:00");
+    assert_eq!(refusal(&s), None);
+    s.tick("09:01:10", 1);
+    s.finish("09:02", 1, Outcome::Ok);
+    s.note("a second backfill overlapping the first is refused");
+    backfill(&mut s, "09:03", "05:00", "07:00");
+    assert_eq!(
+        refusal(&s),
+        Some(Refusal::AlreadyAccounted {
+            from: Some(at("05:59:59.999"))
+        })
+    );
+    s.note("an earlier one is accepted");
+    backfill(&mut s, "09:04", "03:30", "05:30");
+    assert_eq!(refusal(&s), None);
+    s.tick("09:04:10", 1);
+    s.finish("09:05", 2, Outcome::Ok);
+    insta::assert_snapshot!(s.trace());
+}
+
+#[test]
+fn backfills_into_accounted_time_or_holding_no_due_time_are_refused() {
+    let mut s = Story::new();
+    s.show_history = true;
+    s.define("09:00", job("sync", every("1h")));
+    backfill(&mut s, "09:01", "07:00", "10:00");
+    assert_eq!(
+        refusal(&s),
+        Some(Refusal::AlreadyAccounted {
+            from: Some(at("09:00"))
+        })
+    );
+    backfill(&mut s, "09:02", "07:10", "07:50");
+    assert_eq!(
+        refusal(&s),
+        Some(Refusal::NoDueTimes {
+            from: at("07:10"),
+            to: at("07:50")
+        })
+    );
+    backfill(&mut s, "09:03", "08:00", "07:00");
+    assert_eq!(
+        refusal(&s),
+        Some(Refusal::EmptyRange {
+            from: at("08:00"),
+            to: at("07:00")
+        })
+    );
+    s.send(
+        "09:04",
+        "backfill nope",
+        Event::Backfill {
+            job: "nope".into(),
+            from: at("07:00"),
+            to: at("08:00"),
+            actor: Actor::new("bob"),
+        },
+    );
+    assert!(matches!(refusal(&s), Some(Refusal::NotFound { .. })));
+    backfill(&mut s, "09:05", "08:00", "09:00");
+    assert_eq!(
+        refusal(&s),
+        None,
+        "refusals moved nothing: up to 09:00 is accepted"
+    );
+    insta::assert_snapshot!(s.trace());
+}
+
+#[test]
+fn a_failing_backfill_run_is_retried_then_failed_out() {
+    let mut s = Story::new();
+    s.show_history = true;
+    let mut def = job("sync", every("1h"));
+    def.retries = 1;
+    s.define("09:00", def);
+    s.start("09:00:10", 1);
+    backfill(&mut s, "09:01", "07:00", "08:00");
+    s.tick("09:01:10", 1);
+    let failed = || Outcome::Failed {
+        kind: "exit 1".into(),
+        retry_after: None,
+    };
+    s.finish("09:02", 1, failed());
+    s.tick("09:05", 1);
+    s.tick("09:30", 1);
+    s.finish("09:31", 2, failed());
+    insta::assert_snapshot!(s.trace());
+}
