@@ -490,6 +490,31 @@ impl State {
             State::refuse(Some(name), refusal, out);
             return;
         }
+        // Due times still held from a schedule the job had before (owed, retrying or
+        // running) may lie before `accounted_from`: a backfill may not reach them, so that
+        // no instant is held twice and the owed line stays in order.
+        let held_from = record.act().and_then(|a| {
+            let run = a.run.as_ref().and_then(|r| r.cover).map(|c| c.covers);
+            let retry = a.retry.map(|r| r.cover.covers);
+            let owed = a.pending.iter().map(|o| crate::effect::Covers {
+                from: o.from,
+                to: o.to,
+                count: o.count,
+            });
+            run.into_iter()
+                .chain(retry)
+                .chain(owed)
+                .filter(|c| c.to >= first)
+                .map(|c| c.from)
+                .min()
+        });
+        if let Some(held) = held_from.filter(|&h| h <= last) {
+            let refusal = Refusal::AlreadyAccounted {
+                from: Some(held.saturating_sub(MS)),
+            };
+            State::refuse(Some(name), refusal, out);
+            return;
+        }
         let owed = Owed {
             from: first,
             to: last,
@@ -498,7 +523,13 @@ impl State {
             schedule: Some(Box::new(schedule.clone())),
         };
         let record = self.jobs.get_mut(&seq).expect("found above");
-        record.act_mut().pending.push_back(owed);
+        let pending = &mut record.act_mut().pending;
+        // In order: before the first segment that starts after it.
+        let at = pending
+            .iter()
+            .position(|o| o.from > last)
+            .unwrap_or(pending.len());
+        pending.insert(at, owed);
         record.accounted_from = Some(first.saturating_sub(MS));
         out.history(
             &name,
