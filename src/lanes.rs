@@ -25,8 +25,7 @@ impl LaneEntry {
     /// `None` for a job that adds nothing (no key, no open run, not waiting), so most jobs
     /// carry no entry.
     pub(crate) fn of(job: &JobRecord) -> Option<LaneEntry> {
-        // A parked run holds no room: its command ended and it awaits a person.
-        let open_on = job.run().filter(|r| r.parked.is_none()).map(|r| r.holder);
+        let open_on = job.run_holder();
         let waiting = job.act().and_then(|a| a.waiting).map(|w| w.since);
         let key = job.def.concurrency_key.as_ref();
         if key.is_none() && open_on.is_none() && waiting.is_none() {
@@ -42,8 +41,7 @@ impl LaneEntry {
 
     /// Whether `of(job)` would give this entry, without building one.
     pub(crate) fn matches(entry: Option<&LaneEntry>, job: &JobRecord) -> bool {
-        // A parked run holds no room: its command ended and it awaits a person.
-        let open_on = job.run().filter(|r| r.parked.is_none()).map(|r| r.holder);
+        let open_on = job.run_holder();
         let waiting = job.act().and_then(|a| a.waiting).map(|w| w.since);
         let key = job.def.concurrency_key.as_deref();
         match entry {

@@ -402,6 +402,13 @@ impl JobRecord {
         self.act().and_then(|a| a.run.as_ref())
     }
 
+    /// The process the job's open run occupies: none while the run is parked awaiting
+    /// approval (its command ended), so a parked run counts for no process's cap, lane,
+    /// drain or record. The one rule for all of them.
+    pub fn run_holder(&self) -> Option<ProcessId> {
+        self.run().filter(|r| r.parked.is_none()).map(|r| r.holder)
+    }
+
     pub fn paused(&self) -> Option<&Pause> {
         self.act().and_then(|a| a.paused.as_ref())
     }

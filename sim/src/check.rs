@@ -1046,6 +1046,19 @@ impl Checker {
         self.lanes.open.insert(run, (key, process, idx));
     }
 
+    /// The run is closed: what the checker held of it goes (a start under another
+    /// registration or name stays open for L3, as it never ended).
+    fn end_open(&mut self, idx: usize, run: RunId, end: RunEnd) {
+        let Some(start) = self.open.remove(&run).and_then(|o| o.start) else {
+            return;
+        };
+        if start.track == idx {
+            self.tracks[idx].end_cover(start.from, run, end);
+        } else if start.end.is_none() {
+            self.stranded.push(start);
+        }
+    }
+
     /// Forgets a parked run; what it was.
     fn unpark(&mut self, run: RunId) -> Option<Parked> {
         let p = self.parked.remove(&run)?;
@@ -1072,15 +1085,7 @@ impl Checker {
             t.told.clear();
             t.failures_in_a_row = 0;
         }
-        if let Some(o) = self.open.remove(&run) {
-            if let Some(s) = o.start {
-                if s.track == idx {
-                    self.tracks[idx].end_cover(s.from, run, end);
-                } else if s.end.is_none() {
-                    self.stranded.push(s);
-                }
-            }
-        }
+        self.end_open(idx, run, end);
     }
 
     fn started(
@@ -1273,17 +1278,7 @@ impl Checker {
         if matches!(outcome, Outcome::TimedOut) {
             self.probe("run timed out");
         }
-        // The run is closed: what the checker held of it goes (a start under another
-        // registration or name stays open for L3, as it never ended).
-        if let Some(o) = self.open.remove(&run) {
-            if let Some(s) = o.start {
-                if s.track == idx {
-                    self.tracks[idx].end_cover(s.from, run, end);
-                } else if s.end.is_none() {
-                    self.stranded.push(s);
-                }
-            }
-        }
+        self.end_open(idx, run, end);
         // P1: `pause_after_failures` failed runs in a row pause the job (unless it is
         // paused already).
         let t = &mut self.tracks[idx];

@@ -336,11 +336,7 @@ impl State {
         let holders: std::collections::BTreeSet<ProcessId> = self
             .runs
             .values()
-            // A parked run's process is done with it; it keeps nobody's record alive.
-            .filter_map(|seq| {
-                let run = self.jobs.get(seq).and_then(|j| j.run());
-                run.filter(|r| r.parked.is_none()).map(|r| r.holder)
-            })
+            .filter_map(|seq| self.jobs.get(seq).and_then(|j| j.run_holder()))
             .chain(self.owner.map(|o| o.holder))
             .collect();
         self.processes

@@ -135,10 +135,7 @@ impl State {
     fn draining_holders(&self) -> BTreeSet<ProcessId> {
         self.runs
             .values()
-            // A parked run's process is done with it (its command ended).
-            .filter_map(|seq| self.jobs.get(seq).and_then(|j| j.run()))
-            .filter(|r| r.parked.is_none())
-            .map(|r| r.holder)
+            .filter_map(|seq| self.jobs.get(seq).and_then(|j| j.run_holder()))
             .filter(|p| self.processes.get(p).is_some_and(|p| p.draining))
             .collect()
     }
