@@ -11,48 +11,67 @@ use crate::event::ProcessId;
 use crate::state::{JobRecord, State};
 use crate::time::Timestamp;
 
-/// What one job adds to the concurrency indexes: its key and lane width, the process its
-/// open run is held by, and since when it waits.
+/// What one job adds to the concurrency indexes: its key, and what it counts there.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LaneEntry {
     key: Option<String>,
+    slot: Slot,
+}
+
+/// What a job counts, under its key or without one: its lane width, the process its open
+/// run is held by, and since when it waits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Slot {
     width: u32,
     open_on: Option<ProcessId>,
     waiting: Option<Timestamp>,
 }
 
+/// A job's entry as borrowed from its record or its cached `LaneEntry`, so comparing and
+/// moving one allocates nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Seat<'a> {
+    key: Option<&'a str>,
+    slot: Slot,
+}
+
 impl LaneEntry {
-    /// `None` for a job that adds nothing (no key, no open run, not waiting), so most jobs
-    /// carry no entry.
-    pub(crate) fn of(job: &JobRecord) -> Option<LaneEntry> {
+    /// The entry the job's record asks for now; `None` for a job that adds nothing (no key,
+    /// no open run, not waiting), so most jobs carry no entry.
+    fn seat_of(job: &JobRecord) -> Option<Seat<'_>> {
         let open_on = job.run_holder();
         let waiting = job.act().and_then(|a| a.waiting).map(|w| w.since);
-        let key = job.def.concurrency_key.as_ref();
+        let key = job.def.concurrency_key.as_deref();
         if key.is_none() && open_on.is_none() && waiting.is_none() {
             return None;
         }
-        Some(LaneEntry {
-            key: key.cloned(),
-            width: job.def.lane_width(),
-            open_on,
-            waiting,
+        Some(Seat {
+            key,
+            slot: Slot {
+                width: job.def.lane_width(),
+                open_on,
+                waiting,
+            },
+        })
+    }
+
+    fn seat(&self) -> Seat<'_> {
+        Seat {
+            key: self.key.as_deref(),
+            slot: self.slot,
+        }
+    }
+
+    pub(crate) fn of(job: &JobRecord) -> Option<LaneEntry> {
+        LaneEntry::seat_of(job).map(|s| LaneEntry {
+            key: s.key.map(str::to_string),
+            slot: s.slot,
         })
     }
 
     /// Whether `of(job)` would give this entry, without building one.
     pub(crate) fn matches(entry: Option<&LaneEntry>, job: &JobRecord) -> bool {
-        let open_on = job.run_holder();
-        let waiting = job.act().and_then(|a| a.waiting).map(|w| w.since);
-        let key = job.def.concurrency_key.as_deref();
-        match entry {
-            None => key.is_none() && open_on.is_none() && waiting.is_none(),
-            Some(e) => {
-                e.key.as_deref() == key
-                    && e.width == job.def.lane_width()
-                    && e.open_on == open_on
-                    && e.waiting == waiting
-            }
-        }
+        entry.map(LaneEntry::seat) == LaneEntry::seat_of(job)
     }
 }
 
@@ -80,7 +99,7 @@ impl Lane {
 /// The derived concurrency indexes of a state.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Lanes {
-    per_process: BTreeMap<ProcessId, u32>,
+    per_process: RunsPerProcess,
     keys: BTreeMap<String, Lane>,
     /// Waiters without a key (they wait only for the cap).
     free: BTreeSet<(Timestamp, u64)>,
@@ -88,69 +107,165 @@ pub(crate) struct Lanes {
     ready: BTreeSet<(Timestamp, u64)>,
 }
 
+/// Open runs per process, sorted by process, without zero counts: few processes hold runs
+/// at once, and a map that frees its node when its last count drops to zero would allocate
+/// again on every run an idle process opens.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct RunsPerProcess(Vec<(ProcessId, u32)>);
+
+impl RunsPerProcess {
+    fn get(&self, p: ProcessId) -> u32 {
+        self.0
+            .binary_search_by_key(&p, |&(q, _)| q)
+            .map_or(0, |i| self.0[i].1)
+    }
+
+    fn bump(&mut self, p: ProcessId, up: bool) {
+        match self.0.binary_search_by_key(&p, |&(q, _)| q) {
+            Ok(i) if up => self.0[i].1 += 1,
+            Ok(i) if self.0[i].1 <= 1 => {
+                self.0.remove(i);
+            }
+            Ok(i) => self.0[i].1 -= 1,
+            Err(i) if up => self.0.insert(i, (p, 1)),
+            Err(_) => {}
+        }
+    }
+}
+
+/// What one job adds to the lane of its key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Part {
+    width: u32,
+    open: bool,
+    waiting: Option<Timestamp>,
+}
+
+impl Slot {
+    fn part(self) -> Part {
+        Part {
+            width: self.width,
+            open: self.open_on.is_some(),
+            waiting: self.waiting,
+        }
+    }
+}
+
+/// Since when a job without a key waits (it waits only for the cap).
+fn free_wait(e: Option<Seat>) -> Option<Timestamp> {
+    e.filter(|e| e.key.is_none()).and_then(|e| e.slot.waiting)
+}
+
+/// Moves a count in a map of counts, dropping a count that reaches zero so that maps built
+/// in different orders compare equal.
+fn count<K: Ord + Copy>(map: &mut BTreeMap<K, u32>, k: K, up: bool) {
+    let n = map.entry(k).or_insert(0);
+    *n = if up { *n + 1 } else { n.saturating_sub(1) };
+    if *n == 0 {
+        map.remove(&k);
+    }
+}
+
+fn reseat(
+    set: &mut BTreeSet<(Timestamp, u64)>,
+    seq: u64,
+    old: Option<Timestamp>,
+    new: Option<Timestamp>,
+) {
+    if old != new {
+        if let Some(t) = old {
+            set.remove(&(t, seq));
+        }
+        if let Some(t) = new {
+            set.insert((t, seq));
+        }
+    }
+}
+
 impl Lanes {
-    fn add(&mut self, seq: u64, e: &LaneEntry, sign: bool) {
-        if let Some(p) = e.open_on {
-            let n = self.per_process.entry(p).or_insert(0);
-            *n = if sign { *n + 1 } else { n.saturating_sub(1) };
-            if *n == 0 {
-                self.per_process.remove(&p);
+    /// Moves one job's contribution from `old` to `new`, touching only what differs: most
+    /// changes are a run opening or closing under the same key, and taking the job out of
+    /// its lane and putting it back would drop and rebuild the lane (its key's `String`
+    /// included) every time.
+    fn shift(&mut self, seq: u64, old: Option<Seat>, new: Option<Seat>) {
+        let holder = |e: Option<Seat>| e.and_then(|e| e.slot.open_on);
+        if holder(old) != holder(new) {
+            if let Some(p) = holder(old) {
+                self.per_process.bump(p, false);
+            }
+            if let Some(p) = holder(new) {
+                self.per_process.bump(p, true);
             }
         }
-        match &e.key {
-            None => {
-                if let Some(since) = e.waiting {
-                    if sign {
-                        self.free.insert((since, seq));
-                    } else {
-                        self.free.remove(&(since, seq));
-                    }
+        reseat(&mut self.free, seq, free_wait(old), free_wait(new));
+        let part = |e: Option<Seat>| e.map(|e| e.slot.part());
+        match (old.and_then(|e| e.key), new.and_then(|e| e.key)) {
+            (a, b) if a == b => {
+                if let Some(k) = b {
+                    self.retune(seq, k, part(old), part(new));
                 }
             }
-            Some(key) => {
-                // Looked up before inserting: most calls find the lane, and an `entry` would
-                // clone the key for every one of them.
-                if !self.keys.contains_key(key) {
-                    self.keys.insert(key.clone(), Lane::default());
+            (a, b) => {
+                if let Some(k) = a {
+                    self.retune(seq, k, part(old), None);
                 }
-                let lane = self.keys.get_mut(key).expect("inserted above");
-                let w = lane.widths.entry(e.width).or_insert(0);
-                *w = if sign { *w + 1 } else { w.saturating_sub(1) };
-                if *w == 0 {
-                    lane.widths.remove(&e.width);
-                }
-                if e.open_on.is_some() {
-                    lane.open = if sign {
-                        lane.open + 1
-                    } else {
-                        lane.open.saturating_sub(1)
-                    };
-                }
-                if let Some(since) = e.waiting {
-                    if sign {
-                        lane.waiters.insert((since, seq));
-                    } else {
-                        lane.waiters.remove(&(since, seq));
-                    }
-                }
-                let head = lane
-                    .has_room()
-                    .then(|| lane.waiters.first().copied())
-                    .flatten();
-                if head != lane.head {
-                    if let Some(old) = lane.head {
-                        self.ready.remove(&old);
-                    }
-                    if let Some(new) = head {
-                        self.ready.insert(new);
-                    }
-                    lane.head = head;
-                }
-                if lane.widths.is_empty() {
-                    self.keys.remove(key);
+                if let Some(k) = b {
+                    self.retune(seq, k, None, part(new));
                 }
             }
         }
+    }
+
+    /// Moves a job's part in the lane of `key` from `old` to `new` (`None`: not in it),
+    /// then the lane's head in `ready`; a lane no job names any more is dropped.
+    fn retune(&mut self, seq: u64, key: &str, old: Option<Part>, new: Option<Part>) {
+        if !self.keys.contains_key(key) {
+            if new.is_none() {
+                return;
+            }
+            self.keys.insert(key.to_string(), Lane::default());
+        }
+        let Some(lane) = self.keys.get_mut(key) else {
+            return;
+        };
+        let width = |p: Option<Part>| p.map(|p| p.width);
+        if width(old) != width(new) {
+            if let Some(w) = width(old) {
+                count(&mut lane.widths, w, false);
+            }
+            if let Some(w) = width(new) {
+                count(&mut lane.widths, w, true);
+            }
+        }
+        let open = |p: Option<Part>| p.is_some_and(|p| p.open);
+        match (open(old), open(new)) {
+            (false, true) => lane.open += 1,
+            (true, false) => lane.open = lane.open.saturating_sub(1),
+            _ => {}
+        }
+        let waiting = |p: Option<Part>| p.and_then(|p| p.waiting);
+        reseat(&mut lane.waiters, seq, waiting(old), waiting(new));
+        let head = lane
+            .has_room()
+            .then(|| lane.waiters.first().copied())
+            .flatten();
+        if head != lane.head {
+            if let Some(old) = lane.head {
+                self.ready.remove(&old);
+            }
+            if let Some(new) = head {
+                self.ready.insert(new);
+            }
+            lane.head = head;
+        }
+        if lane.widths.is_empty() {
+            self.keys.remove(key);
+        }
+    }
+
+    /// The processes holding open runs, in process order.
+    pub(crate) fn holders(&self) -> impl Iterator<Item = ProcessId> + '_ {
+        self.per_process.0.iter().map(|&(p, _)| p)
     }
 
     /// The oldest waiter that only the cap holds back.
@@ -163,7 +278,8 @@ impl Lanes {
 }
 
 impl State {
-    /// Moves a job's contribution to the concurrency indexes to what its record says now.
+    /// Moves a job's contribution to the concurrency indexes to what its record says now,
+    /// updating its cached entry in place (its key is copied only when it changed).
     pub(crate) fn relane(&mut self, seq: u64) {
         let Some(job) = self.jobs.get(&seq) else {
             return;
@@ -171,22 +287,29 @@ impl State {
         if LaneEntry::matches(job.lane.as_deref(), job) {
             return;
         }
-        let new = LaneEntry::of(job);
-        let job = self.jobs.get_mut(&seq).expect("looked up above");
-        if let Some(old) = &job.lane {
-            self.lanes.add(seq, old, false);
+        let Some(job) = self.jobs.get_mut(&seq) else {
+            return;
+        };
+        let new = LaneEntry::seat_of(job);
+        let old = job.lane.as_deref().map(LaneEntry::seat);
+        self.lanes.shift(seq, old, new);
+        let same_key = old.map(|o| o.key) == new.map(|n| n.key);
+        match (new.map(|n| n.slot), &mut job.lane) {
+            (None, lane) => *lane = None,
+            (Some(slot), Some(e)) if same_key => e.slot = slot,
+            (Some(slot), lane) => {
+                *lane = Some(Box::new(LaneEntry {
+                    key: job.def.concurrency_key.clone(),
+                    slot,
+                }))
+            }
         }
-        if let Some(new) = &new {
-            self.lanes.add(seq, new, true);
-        }
-        job.lane = new.map(Box::new);
     }
 
     /// Takes a removed job's contribution out of the indexes.
     pub(crate) fn unlane(&mut self, seq: u64, job: &JobRecord) {
-        if let Some(old) = &job.lane {
-            self.lanes.add(seq, old, false);
-        }
+        self.lanes
+            .shift(seq, job.lane.as_deref().map(LaneEntry::seat), None);
     }
 
     /// Whether the job may start a run on `process` now, or why it must wait. Its own
@@ -194,7 +317,7 @@ impl State {
     /// this visit, before `reindex`), so that run is not held against it.
     pub(crate) fn gate(&self, seq: u64, process: ProcessId) -> Option<WaitReason> {
         let job = self.jobs.get(&seq)?;
-        let stale = job.lane.as_deref().and_then(|e| e.open_on);
+        let stale = job.lane.as_deref().and_then(|e| e.slot.open_on);
         if let Some(key) = &job.def.concurrency_key {
             if let Some(lane) = self.lanes.keys.get(key) {
                 let own_key = job.lane.as_deref().and_then(|e| e.key.as_ref());
@@ -208,7 +331,7 @@ impl State {
             }
         }
         if let Some(cap) = self.config.max_runs_per_process {
-            let held = self.lanes.per_process.get(&process).copied().unwrap_or(0);
+            let held = self.lanes.per_process.get(process);
             let held = held.saturating_sub(u32::from(stale == Some(process)));
             if held >= cap {
                 return Some(WaitReason::ConcurrencyCap);
@@ -235,7 +358,7 @@ impl State {
             let room = self
                 .config
                 .max_runs_per_process
-                .is_none_or(|cap| self.lanes.per_process.get(&process).copied().unwrap_or(0) < cap);
+                .is_none_or(|cap| self.lanes.per_process.get(process) < cap);
             if !room {
                 return;
             }
@@ -253,7 +376,7 @@ impl State {
 
     /// Open runs held by `process` (for views and tests).
     pub fn open_runs_of(&self, process: ProcessId) -> u32 {
-        self.lanes.per_process.get(&process).copied().unwrap_or(0)
+        self.lanes.per_process.get(process)
     }
 
     /// Open runs of a concurrency key.
@@ -269,9 +392,7 @@ impl State {
             if job.lane.as_deref() != entry.as_ref() {
                 return Err(format!("{}: concurrency entry is stale", job.def.name));
             }
-            if let Some(e) = &entry {
-                fresh.add(seq, e, true);
-            }
+            fresh.shift(seq, None, entry.as_ref().map(LaneEntry::seat));
         }
         // The ready heads depend on the order entries were added only through `head`,
         // which is recomputed from the lane on every add, so a fresh build must agree.

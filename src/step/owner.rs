@@ -2,8 +2,6 @@
 //! and claim), and drains (a process that claims nothing more and is told when its last
 //! run has ended).
 
-use std::collections::BTreeSet;
-
 use crate::effect::Effect;
 use crate::event::{Event, Fence, ProcessId};
 use crate::state::{Coordination, OwnerLease, State};
@@ -120,22 +118,26 @@ impl State {
     /// so once, with nothing kept in the state for it.
     pub(crate) fn note_drained(&mut self, before: DrainsBefore, out: &mut Out) {
         let after = self.draining_holders();
-        let done: BTreeSet<ProcessId> = before
+        let mut done: Vec<ProcessId> = before
             .holding
             .into_iter()
             .chain(before.starting)
             .filter(|p| !after.contains(p))
             .collect();
+        done.sort();
+        done.dedup();
         for process in done {
             out.effects.push(Effect::Drained { process });
         }
     }
 
-    /// The draining processes that hold an open run (one pass over the open runs).
-    fn draining_holders(&self) -> BTreeSet<ProcessId> {
-        self.runs
-            .values()
-            .filter_map(|seq| self.jobs.get(seq).and_then(|j| j.run_holder()))
+    /// The draining processes that hold an open run, in process order. Asked of the
+    /// per-process run counts the concurrency index keeps exact (they count what
+    /// `JobRecord::run_holder` names), so it costs a look per process holding runs, not a
+    /// pass over the open runs or over every incarnation not yet pruned.
+    fn draining_holders(&self) -> Vec<ProcessId> {
+        self.lanes
+            .holders()
             .filter(|p| self.processes.get(p).is_some_and(|p| p.draining))
             .collect()
     }
@@ -143,6 +145,6 @@ impl State {
 
 /// What `note_drained` compares with after a step.
 pub(crate) struct DrainsBefore {
-    holding: BTreeSet<ProcessId>,
+    holding: Vec<ProcessId>,
     starting: Option<ProcessId>,
 }
