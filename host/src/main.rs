@@ -6,7 +6,8 @@
 //!
 //! Exit codes: 0 success, 1 the input was refused (an invalid jobs file, a bad expression),
 //! 2 a usage error (clap's). `sim` has its own (duetime-sim's): see `cmd/sim.rs`; `what-if`
-//! exits 64 on usage errors: see `cmd/what_if.rs`.
+//! exits 64 on usage errors: see `cmd/what_if.rs`; so does `run` for flag values the core
+//! refuses and config flags that contradict the store's: see `cmd/run.rs`.
 
 use std::io::{self, Write};
 use std::process::ExitCode;
@@ -46,6 +47,8 @@ enum Command {
     RunNow(cmd::ops::JobArgs),
     /// Apply a job's definition held for confirmation (`--digest`, as `show` prints it)
     Confirm(cmd::ops::JobArgs),
+    /// Approve a job's run parked awaiting approval (its command wrote $DUETIME_APPROVAL)
+    Approve(cmd::ops::ApproveArgs),
     /// Simulate a jobs file through crashes, clock jumps and racing processes, and check
     /// every promise (exit 0 held, 1 safety, 2 liveness, 3 crash, 64 usage)
     Sim(cmd::sim::Args),
@@ -95,6 +98,7 @@ fn main() -> ExitCode {
         Command::Resume(args) => cmd::ops::command("resume", args, &mut out, &mut err),
         Command::RunNow(args) => cmd::ops::command("run-now", args, &mut out, &mut err),
         Command::Confirm(args) => cmd::ops::command("confirm", args, &mut out, &mut err),
+        Command::Approve(args) => cmd::ops::approve(args, &mut out, &mut err),
         Command::Sim(args) => cmd::sim::run(args, &mut out, &mut err),
         Command::WhatIf(args) => cmd::what_if::run(args, &mut out, &mut err),
         Command::Supervise { .. } => Ok(2),

@@ -9,6 +9,12 @@
 //! waits, and writes how it ended to `exit.json`. Every file is written to a temporary name
 //! and renamed, so a reader sees all of it or nothing.
 //!
+//! A command asks for a person's approval by writing a duration (the time to wait,
+//! `24h`; empty for `DEFAULT_APPROVAL_TTL`) to the file `$DUETIME_APPROVAL` (`approval` in
+//! its run directory) and exiting 0; the supervisor keeps that text in `exit.json`
+//! (`approval`), and the run's outcome is `awaiting_approval { ttl }`. A command that exits
+//! otherwise has failed, whatever the file says.
+//!
 //! A daemon that dies (even `kill -9`) leaves supervisor and command running; the next
 //! incarnation finds the directory, and either adopts the run (the supervisor still lives) or
 //! reports it from `exit.json`. `reported` marks a run whose result has been committed.
@@ -20,8 +26,15 @@ use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
-use duetime::{Fence, Outcome, ProcessId, RunId};
+use duetime::{Duration, Fence, Outcome, ProcessId, RunId};
 use serde::{Deserialize, Serialize};
+
+/// The file in a run's directory where its command asks for approval (the command finds
+/// its path in `DUETIME_APPROVAL`).
+pub const APPROVAL_FILE: &str = "approval";
+
+/// How long a parked run waits for approval when the command wrote an empty approval file.
+pub const DEFAULT_APPROVAL_TTL: Duration = Duration::from_days(1);
 
 /// What the daemon asks the supervisor to run, and under which identity.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -48,21 +61,42 @@ pub struct ExitFile {
     /// The command could not be started at all.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// What the command wrote to its approval file before exiting 0 (trimmed): it asks a
+    /// person to approve the run within that duration.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<String>,
 }
 
 impl ExitFile {
-    /// The core's outcome: exit 0 is ok, anything else failed with what happened, and a
-    /// run the daemon killed for its timeout timed out.
+    /// The core's outcome: exit 0 is ok, or awaiting approval when the command asked for
+    /// it; anything else failed with what happened, and a run the daemon killed for its
+    /// timeout timed out. An approval file that is not a duration fails the run (a typo
+    /// must not pass as done).
     pub fn outcome(&self, cancelled_for_timeout: bool) -> Outcome {
         match (self.code, self.signal, &self.error) {
             (_, _, Some(e)) => Outcome::failed(&format!("not started: {e}")),
-            (Some(0), _, _) => Outcome::Ok,
+            (Some(0), _, _) => match self.approval.as_deref() {
+                None => Outcome::Ok,
+                Some(text) => match approval_ttl(text) {
+                    Ok(ttl) => Outcome::AwaitingApproval { ttl },
+                    Err(why) => Outcome::failed(&format!("approval file: {why}")),
+                },
+            },
             _ if cancelled_for_timeout => Outcome::TimedOut,
             (Some(code), _, _) => Outcome::failed(&format!("exit {code}")),
             (None, Some(sig), _) => Outcome::failed(&format!("signal {}", signal_name(sig))),
             (None, None, None) => Outcome::failed("ended without a status"),
         }
     }
+}
+
+/// The wait an approval file asks for: a duration, or empty for the default.
+pub fn approval_ttl(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Ok(DEFAULT_APPROVAL_TTL);
+    }
+    text.parse::<Duration>().map_err(|e| e.to_string())
 }
 
 /// Where a run stands, read from its directory.
@@ -200,7 +234,12 @@ pub fn supervise(dir: &Path) -> i32 {
     let Some(file) = read_json::<RunFile>(&dir.join("run.json")) else {
         return 2;
     };
-    let exit = match start_command(dir, &file) {
+    // Absolute, so a command with its own `workdir` finds it too.
+    let approval =
+        std::path::absolute(dir.join(APPROVAL_FILE)).unwrap_or_else(|_| dir.join(APPROVAL_FILE));
+    // Only this run's command may ask; nothing left from before counts.
+    let _ = fs::remove_file(&approval);
+    let exit = match start_command(dir, &file, &approval) {
         Ok(mut child) => {
             let _ = write_atomic(&dir.join("child.pid"), child.id().to_string().as_bytes());
             match child.wait() {
@@ -208,11 +247,16 @@ pub fn supervise(dir: &Path) -> i32 {
                     code: status.code(),
                     signal: status.signal(),
                     error: None,
+                    approval: (status.code() == Some(0))
+                        .then(|| fs::read_to_string(&approval).ok())
+                        .flatten()
+                        .map(|t| t.trim().to_string()),
                 },
                 Err(e) => ExitFile {
                     code: None,
                     signal: None,
                     error: Some(format!("waiting for it failed: {e}")),
+                    approval: None,
                 },
             }
         }
@@ -220,6 +264,7 @@ pub fn supervise(dir: &Path) -> i32 {
             code: None,
             signal: None,
             error: Some(e.to_string()),
+            approval: None,
         },
     };
     match serde_json::to_vec(&exit) {
@@ -228,7 +273,7 @@ pub fn supervise(dir: &Path) -> i32 {
     }
 }
 
-fn start_command(dir: &Path, file: &RunFile) -> io::Result<Child> {
+fn start_command(dir: &Path, file: &RunFile, approval: &Path) -> io::Result<Child> {
     let (program, args) = file
         .argv
         .split_first()
@@ -242,6 +287,7 @@ fn start_command(dir: &Path, file: &RunFile) -> io::Result<Child> {
         .envs(&file.env)
         .env("DUETIME_RUN", file.run.to_string())
         .env("DUETIME_JOB", &file.job)
+        .env("DUETIME_APPROVAL", approval)
         .stdin(Stdio::null())
         .stdout(log.try_clone()?)
         .stderr(log)
@@ -294,5 +340,54 @@ pub fn signal_name(sig: i32) -> String {
         libc::SIGPIPE => "SIGPIPE".into(),
         libc::SIGTERM => "SIGTERM".into(),
         other => format!("signal {other}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn exited(code: i32, approval: Option<&str>) -> ExitFile {
+        ExitFile {
+            code: Some(code),
+            signal: None,
+            error: None,
+            approval: approval.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn an_approval_file_parks_only_a_command_that_exited_0() {
+        assert_eq!(exited(0, None).outcome(false), Outcome::Ok);
+        assert_eq!(
+            exited(0, Some("2h")).outcome(false),
+            Outcome::AwaitingApproval {
+                ttl: Duration::from_secs(7200)
+            }
+        );
+        assert_eq!(
+            exited(0, Some("")).outcome(false),
+            Outcome::AwaitingApproval {
+                ttl: DEFAULT_APPROVAL_TTL
+            }
+        );
+        // The supervisor keeps the file only after exit 0; a failure stays a failure.
+        assert_eq!(
+            exited(3, Some("2h")).outcome(false),
+            Outcome::failed("exit 3")
+        );
+        let bad = exited(0, Some("tomorrow")).outcome(false);
+        let Outcome::Failed { kind, .. } = &bad else {
+            panic!("{bad:?}")
+        };
+        assert!(kind.starts_with("approval file: "), "{kind}");
+    }
+
+    #[test]
+    fn an_exit_file_without_approval_reads_as_before() {
+        let old: ExitFile = serde_json::from_str(r#"{"code":0}"#).unwrap();
+        assert_eq!(old, exited(0, None));
+        let json = serde_json::to_string(&exited(0, Some("1h"))).unwrap();
+        assert_eq!(json, r#"{"code":0,"approval":"1h"}"#);
     }
 }

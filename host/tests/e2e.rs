@@ -14,8 +14,10 @@ use std::fs;
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
-use duetime::{Effect, Entry, History};
-use world::{assert_no_due_time_ran_twice, check_journal, now_ms, signal, wait, World};
+use duetime::{Effect, Entry, History, RunId};
+use world::{
+    assert_no_due_time_ran_twice, check_journal, now_ms, poll, signal, started_by, wait, World,
+};
 
 const JOBS: &str = r#"
 [[job]]
@@ -255,4 +257,338 @@ command = ["sh", "-c", "echo $DUETIME_RUN >> {dir}/guarded.txt"]
     assert!(!w.ran("guarded.txt").is_empty(), "runs once confirmed");
     signal(&d, libc::SIGTERM);
     assert_eq!(wait(&mut d, Duration::from_secs(60)), Some(0));
+}
+
+/// Every line of the journal, as `duetime show` prints them.
+fn lines(w: &World) -> Vec<String> {
+    w.journal()
+        .iter()
+        .map(|r| Effect::Record(r.clone()).to_string())
+        .collect()
+}
+
+#[test]
+fn single_owner_one_daemon_runs_the_other_stands_by_and_takes_over_after_kill_9() {
+    let w = World::new(
+        r#"
+[[job]]
+name = "beat"
+every = "3s"
+command = ["sh", "-c", "echo $DUETIME_RUN >> {dir}/beat.txt"]
+"#,
+    );
+    // A 2 s tick makes the owner lease 4 s (two ticks): long enough that a slow turn of a
+    // busy machine does not pass it to the standby early, short enough to keep this quick.
+    let flags = ["--tick", "2s", "--coordination", "single_owner"];
+    let mut a = w.daemon_with("a.log", Some("a.runs"), &flags);
+    let pa = w.process_of("a.log");
+    let by = |p| {
+        move |w: &World| {
+            started_by(&w.journal(), "beat")
+                .iter()
+                .filter(|s| s.1 == p)
+                .count()
+        }
+    };
+    let ran_by_a = by(pa);
+    assert!(
+        poll(Duration::from_secs(60), || (ran_by_a(&w) >= 1)
+            .then_some(()))
+        .is_some(),
+        "the only daemon never ran beat:\n{}",
+        fs::read_to_string(w.path("a.log")).unwrap()
+    );
+    // The second daemon finds the lease held and stands by while the owner runs on.
+    let mut b = w.daemon_with("b.log", Some("b.runs"), &flags);
+    let pb = w.process_of("b.log");
+    let ran_by_b = by(pb);
+    let target = ran_by_a(&w) + 2;
+    assert!(
+        poll(Duration::from_secs(60), || (ran_by_a(&w) >= target)
+            .then_some(()))
+        .is_some(),
+        "the owner stopped running beat"
+    );
+    assert_eq!(ran_by_b(&w), 0, "the standby ran something");
+    assert_eq!(
+        w.state().owner_lease().map(|o| o.holder),
+        Some(pa),
+        "the first daemon owns"
+    );
+    let (code, out, _) = w.cli(&["list"]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains(&format!("single_owner: {pa} decides")),
+        "{out}"
+    );
+
+    // Killed between two runs (none open, the next due time over a second away), so no run
+    // of its is left for its lease to lapse on.
+    let quiet = poll(Duration::from_secs(60), || {
+        let now = duetime::Timestamp::from_millis(now_ms());
+        let view = w.state().job("beat", now)?;
+        let next = view.next_due?;
+        (view.running.is_none() && next.as_millis() - now.as_millis() > 1_000).then_some(())
+    });
+    assert!(quiet.is_some(), "beat was never between runs");
+    signal(&a, libc::SIGKILL);
+    let killed_at = now_ms();
+    wait(&mut a, Duration::from_secs(10));
+
+    // The standby takes the lease once it lapses and runs the next due times.
+    assert!(
+        poll(Duration::from_secs(60), || (ran_by_b(&w) >= 2)
+            .then_some(()))
+        .is_some(),
+        "the standby never took over:\n{}",
+        fs::read_to_string(w.path("b.log")).unwrap()
+    );
+    let end = now_ms();
+    signal(&b, libc::SIGTERM);
+    let code = wait(&mut b, Duration::from_secs(60));
+    let log = fs::read_to_string(w.path("b.log")).unwrap();
+    assert_eq!(code, Some(0), "{log}");
+    assert!(
+        log.contains(&format!("OWNER {pb}")) && log.contains(&format!("the lease of {pa} lapsed")),
+        "the standby logs taking the lapsed lease:\n{log}"
+    );
+
+    // Every start before the kill was the owner's, every one after the standby's.
+    for (run, process, at) in started_by(&w.journal(), "beat") {
+        let expected = if at < killed_at { pa } else { pb };
+        assert_eq!(
+            process, expected,
+            "r{run} started at {at} (killed at {killed_at})"
+        );
+    }
+    let violations = check_journal(&w, end);
+    assert!(violations.is_empty(), "{violations:#?}");
+    assert_no_due_time_ran_twice(&w, "beat", "beat.txt");
+    let all = lines(&w);
+    assert!(!all.iter().any(|l| l.contains("lost")), "{all:#?}");
+}
+
+#[test]
+fn a_run_that_asks_for_approval_parks_until_duetime_approve() {
+    let w = World::new(
+        r#"
+[[job]]
+name = "deploy"
+every = "2s"
+command = ['sh', '-c', 'echo $DUETIME_RUN >> {dir}/deploy.txt; echo 1h > "$DUETIME_APPROVAL"']
+"#,
+    );
+    let mut d = w.daemon("d.log");
+    let shown = poll(Duration::from_secs(60), || {
+        let (code, out, _) = w.cli(&["show", "deploy"]);
+        (code == 0 && out.contains("parked")).then_some(out)
+    })
+    .unwrap_or_else(|| {
+        panic!(
+            "deploy never parked:\n{}",
+            fs::read_to_string(w.path("d.log")).unwrap()
+        )
+    });
+    let run = RunId(w.ran("deploy.txt")[0]);
+    let parked = shown.lines().find(|l| l.contains("parked")).unwrap();
+    assert!(
+        parked.contains(&format!("{run} awaits approval until "))
+            && parked.contains("duetime approve deploy"),
+        "{shown}"
+    );
+    let (code, out, _) = w.cli(&["show", "deploy", "--json"]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let until: duetime::Timestamp = v["job"]["awaiting_approval"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{out}"))
+        .parse()
+        .unwrap();
+    // The command asked for an hour.
+    let ahead = until.as_millis() - now_ms();
+    assert!((3_000_000..=3_600_000).contains(&ahead), "{ahead} ms");
+
+    // While parked the job stays occupied: later due times start nothing.
+    sleep(Duration::from_millis(3_000));
+    assert_eq!(
+        w.ran("deploy.txt"),
+        vec![run.0],
+        "a run started while parked"
+    );
+
+    let (code, out, err) = w.cli(&["approve", "deploy", "--by", "ana"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("approve deploy: done"), "{out}");
+    assert!(out.contains(&format!("{run} approved by ana")), "{out}");
+    let all = lines(&w);
+    let approved = all
+        .iter()
+        .position(|l| l.ends_with(&format!(": {run} approved by ana")))
+        .unwrap_or_else(|| panic!("{all:#?}"));
+    assert!(
+        all[approved..]
+            .iter()
+            .any(|l| l.starts_with("LEDGER deploy") && l.ends_with(&format!(": ran {run}"))),
+        "the approved run settles as ran: {all:#?}"
+    );
+    // Approved once: the same run cannot be approved again.
+    let (code, _, err) = w.cli(&["approve", "deploy", "--run", &run.to_string()]);
+    assert_eq!(code, 1);
+    assert!(err.contains("not awaiting approval"), "{err}");
+    // The job is free again: the next due time runs (and parks in turn).
+    assert!(
+        poll(Duration::from_secs(60), || (w.ran("deploy.txt").len() >= 2)
+            .then_some(()))
+        .is_some(),
+        "deploy never ran again after the approval"
+    );
+    // A parked run holds no process, so the drain does not wait for it.
+    let end = now_ms();
+    signal(&d, libc::SIGTERM);
+    assert_eq!(wait(&mut d, Duration::from_secs(60)), Some(0));
+    let violations = check_journal(&w, end);
+    assert!(violations.is_empty(), "{violations:#?}");
+    assert_no_due_time_ran_twice(&w, "deploy", "deploy.txt");
+}
+
+#[test]
+fn approve_refuses_an_unknown_job_and_a_job_with_nothing_parked() {
+    let w = World::new(
+        r#"
+[[job]]
+name = "plain"
+cron = "0 0 1 1 *"
+command = ["true"]
+"#,
+    );
+    let mut d = w.daemon("d.log");
+    assert!(
+        poll(Duration::from_secs(60), || (w.cli(&["show", "plain"]).0
+            == 0)
+            .then_some(()))
+        .is_some(),
+        "the daemon never defined plain"
+    );
+    signal(&d, libc::SIGTERM);
+    assert_eq!(wait(&mut d, Duration::from_secs(60)), Some(0));
+
+    let (code, out, err) = w.cli(&["approve", "nosuch"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        err.contains("approve nosuch: refused: no job named `nosuch`"),
+        "{err}"
+    );
+    let (code, out, err) = w.cli(&["approve", "plain"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        err.contains(
+            "approve plain: refused: nothing of this job awaits approval (no run is open)"
+        ),
+        "{err}"
+    );
+    let (code, out, _) = w.cli(&["approve", "plain", "--json"]);
+    assert_eq!(code, 1);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["ok"], false);
+    assert_eq!(v["kind"], "nothing_parked", "{out}");
+    // Naming a run goes to the core, which refuses any run that is not parked.
+    let (code, out, _) = w.cli(&["approve", "plain", "--run", "r7", "--json"]);
+    assert_eq!(code, 1);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["kind"], "not_awaiting_approval", "{out}");
+    let (code, _, err) = w.cli(&["approve", "plain", "--run", "seven"]);
+    assert_eq!(code, 2, "a malformed run id is a usage error: {err}");
+    let journal = lines(&w);
+    assert!(
+        !journal.iter().any(|l| l.contains("approved")),
+        "{journal:#?}"
+    );
+}
+
+#[test]
+fn config_flags_that_contradict_the_store_are_refused_and_left_out_take_the_stores() {
+    let w = World::new(
+        r#"
+[[job]]
+name = "fast"
+every = "1s"
+command = ["sh", "-c", "echo $DUETIME_RUN >> {dir}/fast.txt"]
+"#,
+    );
+    // The store is made with a 1 s tick and a cap of 2.
+    let mut first = w.daemon_with(
+        "first.log",
+        None,
+        &["--tick", "1s", "--max-runs-per-process", "2"],
+    );
+    assert!(
+        poll(Duration::from_secs(60), || (!w.ran("fast.txt").is_empty())
+            .then_some(()))
+        .is_some(),
+        "fast never ran"
+    );
+    signal(&first, libc::SIGTERM);
+    assert_eq!(wait(&mut first, Duration::from_secs(60)), Some(0));
+    let config = *w.state().config();
+    assert_eq!(config.max_runs_per_process, Some(2));
+
+    // Each flag that differs is named with the store's value; nothing starts.
+    let mut refused = w.daemon_with(
+        "refused.log",
+        None,
+        &[
+            "--tick",
+            "2s",
+            "--coordination",
+            "single_owner",
+            "--max-runs-per-process",
+            "2",
+        ],
+    );
+    let code = wait(&mut refused, Duration::from_secs(30));
+    let log = fs::read_to_string(w.path("refused.log")).unwrap();
+    assert_eq!(code, Some(64), "{log}");
+    assert!(log.contains("--tick 2s: the store has 1s"), "{log}");
+    assert!(
+        log.contains("--coordination single_owner: the store has shared"),
+        "{log}"
+    );
+    assert!(
+        !log.contains("--max-runs-per-process"),
+        "an equal flag is not a difference: {log}"
+    );
+    assert!(log.contains("leave these flags out"), "{log}");
+    assert_eq!(
+        *w.state().config(),
+        config,
+        "the store's config is unchanged"
+    );
+
+    // The core's own check of a flag's value is a usage error naming the flag.
+    let mut zero = w.daemon_with("zero.log", None, &["--max-runs-per-process", "0"]);
+    let code = wait(&mut zero, Duration::from_secs(30));
+    let log = fs::read_to_string(w.path("zero.log")).unwrap();
+    assert_eq!(code, Some(64), "{log}");
+    assert!(
+        log.contains(
+            "--max-runs-per-process 0: config: max_runs_per_process 0 would start nothing"
+        ),
+        "{log}"
+    );
+
+    // Without flags the daemon runs with the store's config: `every = "1s"` is accepted
+    // (its tick is 1 s, not the 30 s default a new store would get).
+    let before = w.ran("fast.txt").len();
+    let mut second = w.daemon_with("second.log", None, &[]);
+    let ran = poll(Duration::from_secs(60), || {
+        (w.ran("fast.txt").len() > before).then_some(())
+    });
+    signal(&second, libc::SIGTERM);
+    let code = wait(&mut second, Duration::from_secs(60));
+    let log = fs::read_to_string(w.path("second.log")).unwrap();
+    assert!(
+        ran.is_some(),
+        "fast never ran under the store's config:\n{log}"
+    );
+    assert_eq!(code, Some(0), "{log}");
 }

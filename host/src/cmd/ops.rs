@@ -1,9 +1,12 @@
-//! People's commands on the store: `list`, `show`, `pause`, `resume`, `run-now`. Each reads
-//! or applies its event in one transaction, so they work whether or not a daemon runs.
+//! People's commands on the store: `list`, `show`, `pause`, `resume`, `run-now`, `confirm`,
+//! `approve`. Each reads or applies its event in one transaction, so they work whether or
+//! not a daemon runs.
 
 use std::io::{self, Write};
 
-use duetime::{Actor, Effect, Event, Filter, JobView, Now, Schedule, Timestamp};
+use duetime::{
+    Actor, Coordination, Effect, Event, Filter, JobView, Now, Refusal, RunId, Schedule, Timestamp,
+};
 use duetime_host::store::{AnyStore, Store};
 
 use super::StoreArgs;
@@ -51,6 +54,32 @@ pub struct JobArgs {
     pub json: bool,
 }
 
+#[derive(Debug, clap::Args)]
+pub struct ApproveArgs {
+    /// The job whose parked run to approve
+    pub job: String,
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// Approve only this run (`r7` or `7`, as `duetime show` names it), not whichever run
+    /// of the job is parked now
+    #[arg(long, value_name = "RUN", value_parser = parse_run)]
+    pub run: Option<RunId>,
+    /// Who approves (recorded in the journal)
+    #[arg(long, default_value_t = whoami())]
+    pub by: String,
+    /// Print JSON instead of text
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn parse_run(text: &str) -> Result<RunId, String> {
+    let digits = text.strip_prefix('r').unwrap_or(text);
+    digits
+        .parse::<u64>()
+        .map(RunId)
+        .map_err(|_| format!("{text:?} is not a run id; accepted: r7 or 7"))
+}
+
 fn whoami() -> String {
     std::env::var("USER").unwrap_or_else(|_| "someone".into())
 }
@@ -83,6 +112,7 @@ fn view_json(v: &JobView) -> serde_json::Value {
         "owed": v.owed,
         "paused": v.paused.as_ref().map(|p| format!("{p:?}")),
         "running": v.running.map(|r| r.to_string()),
+        "awaiting_approval": v.awaiting_approval.map(|t| t.to_string()),
         "held_until": v.held_until.map(|t| t.to_string()),
         "pending_confirmation": v.pending_confirmation,
     })
@@ -145,6 +175,19 @@ pub fn list(args: &ListArgs, out: &mut dyn Write, err: &mut dyn Write) -> io::Re
             v.schedule
         )?;
     }
+    if state.config().coordination == Coordination::SingleOwner {
+        match state.owner(now) {
+            Some(o) => writeln!(
+                out,
+                "single_owner: {} decides ({}, lease until {})",
+                o.holder, o.fence, o.until
+            )?,
+            None => writeln!(
+                out,
+                "single_owner: no owner now; the next daemon to tick takes the lease"
+            )?,
+        }
+    }
     Ok(0)
 }
 
@@ -201,8 +244,14 @@ pub fn show(args: &ShowArgs, out: &mut dyn Write, err: &mut dyn Write) -> io::Re
     writeln!(out, "  settled until {}", view.settled_through)?;
     writeln!(out, "  missed (24h)  {}", view.missed_24h)?;
     writeln!(out, "  owed          {}", view.owed)?;
-    if let Some(r) = view.running {
-        writeln!(out, "  running       {r}")?;
+    match (view.running, view.awaiting_approval) {
+        (Some(r), Some(until)) => writeln!(
+            out,
+            "  parked        {r} awaits approval until {until} (then it expires): duetime approve {}",
+            view.name
+        )?,
+        (Some(r), None) => writeln!(out, "  running       {r}")?,
+        _ => {}
     }
     if let Some(p) = &view.paused {
         writeln!(out, "  paused        {p:?}")?;
@@ -262,6 +311,20 @@ pub fn command(
         },
         _ => Event::RunNow { job, actor },
     };
+    send(&mut store, kind, &args.job, event, args.json, out, err)
+}
+
+/// Applies one command event in one transaction and prints the core's reply. Exit 0 when
+/// accepted, 1 when refused.
+fn send(
+    store: &mut AnyStore,
+    kind: &str,
+    job: &str,
+    event: Event,
+    json: bool,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> io::Result<u8> {
     let effects = match store.apply(Now::at(super::now()), event) {
         Ok(e) => e,
         Err(e) => {
@@ -275,30 +338,116 @@ pub fn command(
     });
     match reply {
         Some(Ok(view)) => {
-            if args.json {
+            if json {
                 let v = view.as_deref().map(view_json);
                 writeln!(out, "{:#}", serde_json::json!({"ok": true, "job": v}))?;
             } else {
                 let status = view.as_deref().map_or("", |v| v.status.name());
-                writeln!(out, "{kind} {}: done ({status})", args.job)?;
+                writeln!(out, "{kind} {job}: done ({status})")?;
             }
             Ok(0)
         }
         Some(Err(refusal)) => {
-            if args.json {
-                writeln!(
-                    out,
-                    "{:#}",
-                    serde_json::json!({"ok": false, "refusal": refusal.to_string()})
-                )?;
-            } else {
-                writeln!(err, "{kind} {}: refused: {refusal}", args.job)?;
-            }
-            Ok(1)
+            let tag = serde_json::to_value(&refusal)
+                .ok()
+                .and_then(|v| v.get("refusal").and_then(|t| t.as_str()).map(String::from))
+                .unwrap_or_default();
+            refused(kind, job, &tag, &refusal.to_string(), json, out, err)
         }
         None => {
-            writeln!(err, "{kind} {}: no answer from the core", args.job)?;
+            writeln!(err, "{kind} {job}: no answer from the core")?;
             Ok(1)
         }
     }
+}
+
+/// A refusal, typed by `tag` (the core's refusal name, or the host's): a line on stderr,
+/// or `{"ok": false, "refusal": TEXT, "kind": TAG}` with `--json`. Exit 1.
+fn refused(
+    kind: &str,
+    job: &str,
+    tag: &str,
+    text: &str,
+    json: bool,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> io::Result<u8> {
+    if json {
+        writeln!(
+            out,
+            "{:#}",
+            serde_json::json!({"ok": false, "refusal": text, "kind": tag})
+        )?;
+    } else {
+        writeln!(err, "{kind} {job}: refused: {text}")?;
+    }
+    Ok(1)
+}
+
+/// `duetime approve JOB [--run rN]`: settles the job's parked run done
+/// (`Event::ApprovalGiven`). Without `--run` it approves the run parked now, found in the
+/// store's current state; the core checks again in the transaction, so a run that was
+/// approved, finished or expired meanwhile is refused (`not_awaiting_approval`), never
+/// approved twice. Refused: `not_found` (no such job), `nothing_parked` (the job has no
+/// parked run; only without `--run`), `not_awaiting_approval` (`--run` names another run).
+pub fn approve(args: &ApproveArgs, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<u8> {
+    let kind = "approve";
+    let Some(mut store) = open(&args.store, err)? else {
+        return Ok(1);
+    };
+    let now = super::now();
+    let view = match store.state() {
+        Ok(state) => state.job(&args.job, now),
+        Err(e) => {
+            writeln!(err, "duetime: {e}")?;
+            return Ok(1);
+        }
+    };
+    let Some(view) = view else {
+        let refusal = Refusal::NotFound {
+            job: args.job.clone(),
+        };
+        return refused(
+            kind,
+            &args.job,
+            "not_found",
+            &refusal.to_string(),
+            args.json,
+            out,
+            err,
+        );
+    };
+    let run = match (args.run, view.running, view.awaiting_approval) {
+        (Some(run), _, _) => run,
+        (None, Some(run), Some(_)) => run,
+        (None, running, _) => {
+            let now_text = match running {
+                Some(r) => format!("{r} is running, not parked"),
+                None => "no run is open".to_string(),
+            };
+            let text = format!(
+                "nothing of this job awaits approval ({now_text}); a run parks when its \
+                 command writes $DUETIME_APPROVAL and exits 0"
+            );
+            return refused(
+                kind,
+                &args.job,
+                "nothing_parked",
+                &text,
+                args.json,
+                out,
+                err,
+            );
+        }
+    };
+    let event = Event::ApprovalGiven {
+        job: args.job.clone(),
+        run,
+        actor: Actor::new(&args.by),
+    };
+    let code = send(&mut store, kind, &args.job, event, args.json, out, err)?;
+    if code == 0 && !args.json {
+        writeln!(out, "{run} approved by {}", args.by)?;
+    }
+    Ok(code)
 }

@@ -1,16 +1,24 @@
 //! `duetime run --jobs JOBS.toml`: the daemon. Upserts the definitions, starts an
 //! incarnation, and runs until SIGTERM drains it (or a second SIGINT stops it at once).
+//!
+//! Exit codes: 0 drained, 1 an invalid jobs file or a store that cannot be used, 64 a usage
+//! error that retrying cannot fix (a flag value the core refuses, or config flags that
+//! contradict the store's config: see `duetime_host::config`), 130 interrupted twice.
 
 use std::io::{self, Write};
 use std::path::PathBuf;
 
-use duetime::{Config, Duration};
+use duetime::{Config, Coordination, Duration};
+use duetime_host::config::{ConfigFlags, ConfigMismatch};
 use duetime_host::daemon::{self, Daemon, Stopped};
-use duetime_host::jobs_file;
+use duetime_host::jobs_file::{self, HostJob, JobsFileError};
 use duetime_host::runner::Runs;
-use duetime_host::store::{self, Options, StoreError};
+use duetime_host::store::{self, AnyStore, Options, Store, StoreError};
 
 use super::StoreArgs;
+
+/// Usage errors (exit 64), as `what-if` and `sim` use.
+const USAGE: u8 = 64;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -19,30 +27,76 @@ pub struct Args {
     pub jobs: PathBuf,
     #[command(flatten)]
     pub store: StoreArgs,
-    /// The tick of a new store (a store keeps the config it was created with)
-    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
-    pub tick: Duration,
+    /// The tick of a new store (default 30s). A store keeps the config it was made with:
+    /// left out, the store's is used; given and different, the daemon refuses to start
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub tick: Option<Duration>,
+    /// Who may start runs, for a new store: every daemon (`shared`, the default) or only
+    /// the holder of the owner lease (`single_owner`; the others stand by). Kept for life,
+    /// like --tick
+    #[arg(long, value_name = "MODE")]
+    pub coordination: Option<CoordinationArg>,
+    /// Most runs one daemon may have open at once, for a new store (default: no cap).
+    /// Kept for life, like --tick
+    #[arg(long, value_name = "N")]
+    pub max_runs_per_process: Option<u32>,
+}
+
+/// `--coordination`, spelled as the core spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CoordinationArg {
+    #[value(name = "shared")]
+    Shared,
+    #[value(name = "single_owner")]
+    SingleOwner,
+}
+
+impl From<CoordinationArg> for Coordination {
+    fn from(c: CoordinationArg) -> Coordination {
+        match c {
+            CoordinationArg::Shared => Coordination::Shared,
+            CoordinationArg::SingleOwner => Coordination::SingleOwner,
+        }
+    }
 }
 
 fn parse_duration(text: &str) -> Result<Duration, String> {
     text.parse::<Duration>().map_err(|e| e.to_string())
 }
 
-pub fn run(args: &Args, _out: &mut dyn Write, err: &mut dyn Write) -> io::Result<u8> {
-    let config = Config::with_tick(args.tick);
-    if let Err(why) = config.check() {
-        writeln!(err, "duetime run: --tick {}: {why}", args.tick)?;
-        return Ok(64);
+/// Why the daemon could not start (beyond a store to wait for).
+enum NotStarted {
+    Store(StoreError),
+    Config(ConfigMismatch),
+    Jobs(Vec<JobsFileError>),
+}
+
+impl From<StoreError> for NotStarted {
+    fn from(e: StoreError) -> Self {
+        NotStarted::Store(e)
     }
-    let jobs = match jobs_file::load_with(&args.jobs, &config) {
-        Ok(j) => j.jobs,
-        Err(errors) => {
-            for e in errors {
-                writeln!(err, "{e}")?;
-            }
-            return Ok(1);
-        }
+}
+
+pub fn run(args: &Args, _out: &mut dyn Write, err: &mut dyn Write) -> io::Result<u8> {
+    let flags = ConfigFlags {
+        tick: args.tick,
+        coordination: args.coordination.map(Coordination::from),
+        max_runs_per_process: args.max_runs_per_process,
     };
+    if let Err(why) = flags.check() {
+        writeln!(err, "duetime run: {why}")?;
+        return Ok(USAGE);
+    }
+    let config = flags.new_store_config();
+    // The file is read before the store is reached, so its errors come at once even while
+    // a database is still starting. Only the tick bounds a definition (`every` at least a
+    // tick), and the store's tick is not known yet (an existing store keeps its own, and a
+    // --tick that differs is refused first, as the root cause): the smallest tick any store
+    // may have stands in, and the file is checked again against the store's config.
+    let lenient = Config::with_tick(Duration::from_secs(1));
+    if let Err(errors) = jobs_file::load_with(&args.jobs, &lenient) {
+        return jobs_errors(err, errors);
+    }
     let options = Options {
         config,
         ..Options::default()
@@ -61,10 +115,16 @@ pub fn run(args: &Args, _out: &mut dyn Write, err: &mut dyn Write) -> io::Result
     let mut waited = 0u32;
     let mut d = loop {
         let started = store::open(&args.store.store, options.clone())
-            .and_then(|store| Daemon::start(store, runs.clone(), jobs.clone(), exe.clone()));
+            .map_err(NotStarted::from)
+            .and_then(|mut store| {
+                let jobs = agreed_jobs(&mut store, &flags, &args.jobs)?;
+                Ok(Daemon::start(store, runs.clone(), jobs, exe.clone())?)
+            });
         match started {
             Ok(d) => break d,
-            Err(e @ (StoreError::Unreachable { .. } | StoreError::Locked { .. })) => {
+            Err(NotStarted::Store(
+                e @ (StoreError::Unreachable { .. } | StoreError::Locked { .. }),
+            )) => {
                 if daemon::signalled() {
                     return Ok(0);
                 }
@@ -74,14 +134,41 @@ pub fn run(args: &Args, _out: &mut dyn Write, err: &mut dyn Write) -> io::Result
                 waited += 1;
                 std::thread::sleep(daemon::backoff(waited));
             }
-            Err(e) => {
+            Err(NotStarted::Store(e)) => {
                 writeln!(err, "duetime run: {e}")?;
                 return Ok(1);
             }
+            Err(NotStarted::Config(mismatch)) => {
+                writeln!(err, "duetime run: {mismatch}")?;
+                return Ok(USAGE);
+            }
+            Err(NotStarted::Jobs(errors)) => return jobs_errors(err, errors),
         }
     };
     Ok(match d.run() {
         Stopped::Drained => 0,
         Stopped::Interrupted => 130,
     })
+}
+
+/// The store's config against the flags, then the jobs file against the store's config.
+fn agreed_jobs(
+    store: &mut AnyStore,
+    flags: &ConfigFlags,
+    jobs: &std::path::Path,
+) -> Result<Vec<HostJob>, NotStarted> {
+    let stored: Config = *store.state()?.config();
+    flags
+        .agree(store.describe(), &stored)
+        .map_err(NotStarted::Config)?;
+    jobs_file::load_with(jobs, &stored)
+        .map(|j| j.jobs)
+        .map_err(NotStarted::Jobs)
+}
+
+fn jobs_errors(err: &mut dyn Write, errors: Vec<JobsFileError>) -> io::Result<u8> {
+    for e in errors {
+        writeln!(err, "{e}")?;
+    }
+    Ok(1)
 }

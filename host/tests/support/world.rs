@@ -11,7 +11,7 @@ use std::process::{Child, Command, Stdio};
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
-use duetime::{Entry, History, JobName, Record, RunId, Schedule};
+use duetime::{Entry, History, JobName, ProcessId, Record, RunId, Schedule, State};
 use duetime_host::runner::ExitFile;
 use duetime_host::store::{self, Store};
 use duetime_sim::check::{self, Horizon, JobFacts, Reported};
@@ -56,13 +56,21 @@ impl World {
 
     /// A daemon as if on its own machine: its run directories in `runs` under the world.
     pub fn daemon_at(&self, log: &str, runs: Option<&str>) -> Child {
+        self.daemon_with(log, runs, &["--tick", "1s"])
+    }
+
+    /// A daemon with these config flags (`--tick 1s`, `--coordination single_owner`, ...)
+    /// in place of the default `--tick 1s`.
+    pub fn daemon_with(&self, log: &str, runs: Option<&str>, flags: &[&str]) -> Child {
         let log = fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(self.path(log))
             .unwrap();
         let mut cmd = Command::new(BIN);
-        cmd.args(["run", "--tick", "1s", "--jobs"])
+        cmd.arg("run")
+            .args(flags)
+            .arg("--jobs")
             .arg(self.path("jobs.toml"))
             .arg("--store")
             .arg(&self.store);
@@ -99,6 +107,34 @@ impl World {
             .collect()
     }
 
+    /// The process id a daemon logged when it started (waits for the line).
+    pub fn process_of(&self, log: &str) -> ProcessId {
+        let found = poll(Duration::from_secs(60), || {
+            let text = fs::read_to_string(self.path(log)).unwrap_or_default();
+            text.lines()
+                .filter(|l| l.contains(" started"))
+                .find_map(|l| l.split("process=p").nth(1))
+                .and_then(|rest| rest.split_whitespace().next()?.parse().ok())
+                .map(ProcessId)
+        });
+        found.unwrap_or_else(|| {
+            panic!(
+                "{log} never said which process it is:\n{}",
+                fs::read_to_string(self.path(log)).unwrap_or_default()
+            )
+        })
+    }
+
+    /// The store's state as of now (a fresh read).
+    pub fn state(&self) -> State {
+        let options = store::Options {
+            create: false,
+            ..Default::default()
+        };
+        let mut store = store::open(&self.store, options).unwrap();
+        store.state().unwrap().clone()
+    }
+
     pub fn journal(&self) -> Vec<Record> {
         let options = store::Options {
             create: false,
@@ -131,6 +167,20 @@ impl World {
             outcomes.push(exit.outcome(true));
         }
         r
+    }
+}
+
+/// Asks `found` every 50 ms until it answers or `limit` passes.
+pub fn poll<T>(limit: Duration, mut found: impl FnMut() -> Option<T>) -> Option<T> {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(t) = found() {
+            return Some(t);
+        }
+        if Instant::now() > deadline {
+            return None;
+        }
+        sleep(Duration::from_millis(50));
     }
 }
 
@@ -222,6 +272,20 @@ pub fn starts(journal: &[Record], job: &str) -> BTreeMap<u64, (i64, i64)> {
                 covers: Some(c),
                 ..
             }) => Some((run.0, (c.from.as_millis(), c.to.as_millis()))),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Each start of `job`: its run id and the process that started it, in journal order.
+pub fn started_by(journal: &[Record], job: &str) -> Vec<(u64, ProcessId, i64)> {
+    journal
+        .iter()
+        .filter(|r| r.job.as_str() == job)
+        .filter_map(|r| match &r.entry {
+            Entry::History(History::Started { run, process, .. }) => {
+                Some((run.0, *process, r.at.as_millis()))
+            }
             _ => None,
         })
         .collect()
