@@ -7,6 +7,12 @@ use std::process::ExitCode;
 
 use duetime_sim::{report, run_seed, FaultMode, Options, SeedReport};
 
+/// A world allocates and frees small maps, strings and effect vectors at every event on
+/// every thread; mimalloc's per-thread free lists serve that pattern with fewer
+/// instructions and no contention between the seed threads (see `benches/README.md`).
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const USAGE: &str =
     "usage: duetime-sim [--seeds A..B | --seed N] [--threads N] [--processes N] [--jobs N]
                    [--days X] [--faults none|light|heavy|swarm] [--check-determinism]
