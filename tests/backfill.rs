@@ -123,3 +123,59 @@ fn a_failing_backfill_run_is_retried_then_failed_out() {
     s.finish("09:31", 2, failed());
     insta::assert_snapshot!(s.trace());
 }
+
+/// Found by the simulator (seed 11 with `--faults heavy`): a run's cover handed back to the
+/// owed line by a pause went to its front, before a backfill of earlier due times accepted
+/// while the run was out, so the line was out of order (the state refused to load). It
+/// goes in order now: the backfill first, then the cover.
+#[test]
+fn a_cover_handed_back_while_a_backfill_waits_keeps_the_owed_line_in_order() {
+    let mut s = Story::new();
+    s.show_history = true;
+    let mut def = job("sync", every("1h"));
+    def.missed = duetime::MissedRule::Required;
+    def.retries = 1;
+    s.define("09:00", def);
+    s.start("09:00:10", 1);
+    s.tick("10:00:10", 1);
+    backfill(&mut s, "10:01", "06:00", "08:00");
+    assert_eq!(refusal(&s), None);
+    s.send(
+        "10:02",
+        "pause sync",
+        Event::Pause {
+            job: "sync".into(),
+            actor: Actor::new("bob"),
+            note: String::new(),
+        },
+    );
+    s.note("r1 fails while the job is paused: its cover goes back in line, after the backfill");
+    s.finish(
+        "10:03",
+        1,
+        Outcome::Failed {
+            kind: "exit 1".into(),
+            retry_after: None,
+        },
+    );
+    s.send(
+        "10:04",
+        "resume sync",
+        Event::Resume {
+            job: "sync".into(),
+            actor: Actor::new("bob"),
+        },
+    );
+    s.tick("10:04:10", 1);
+    s.finish("10:05", 2, Outcome::Ok);
+    s.tick("10:05:10", 1);
+    s.finish("10:06", 3, Outcome::Ok);
+    let ledger = s.ledger();
+    let backfilled = ledger
+        .find("[06:00:00 .. 08:00:00 ×3]: missed (backfill) caught up by r2")
+        .expect(&ledger);
+    let handed_back = ledger
+        .find("[10:00:00]: missed (paused) caught up by r3")
+        .expect(&ledger);
+    assert!(backfilled < handed_back, "{ledger}");
+}

@@ -4,7 +4,8 @@
 //! (an incident told once); fed the owner lease's changes under `single_owner`, O1 (one
 //! owner dispatches at a time); U1 (a one-shot starts its instant once and ends once) and P2
 //! (a parked run is settled by approval, result or expiry, never expired early, never left
-//! parked past its bound).
+//! parked past its bound); B1 (a backfill reaches no accounted time, and its due times are
+//! accounted exactly once).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -88,8 +89,10 @@ struct Track {
     alert_throttle: Option<i64>,
     /// When the job last told an alert (T1).
     last_alert: Option<i64>,
-    /// Epochs: schedule text and the instant it applies after.
-    epochs: Vec<(String, i64)>,
+    /// Epochs: each schedule of the job's life, with the ranges of it backfilled.
+    epochs: Vec<Epoch>,
+    /// Whether any epoch holds a backfill (only then do starts look for one).
+    backfilled: bool,
     removed_at: Option<i64>,
     paused: bool,
     /// The latest start of each due time covered so far: disjoint covers, ascending (so
@@ -117,6 +120,38 @@ struct Track {
     parked: u32,
 }
 
+/// One schedule of a job's life, from its `defined` line: the schedule's text (the oracle's
+/// spec is found by it), the instant after which it accounts due times, and the ranges of
+/// its due times backfilled before that instant, in the order they were accepted.
+struct Epoch {
+    text: String,
+    from: i64,
+    backfills: Vec<Backfill>,
+}
+
+impl Epoch {
+    /// The start of the span this schedule accounts (B1: a backfill must end before it):
+    /// the first backfilled due time, else just after the definition instant (due times
+    /// are those after it, so a due time at the instant itself may be backfilled).
+    fn accounted_start(&self) -> i64 {
+        self.backfills
+            .last()
+            .map_or(self.from.saturating_add(1), |b| b.from)
+    }
+}
+
+/// An accepted backfill: its first and last due times and their count, as its `backfill`
+/// line told them, and how many ledger entries the job had then. Entries after that within
+/// its range are its own: the core lets a backfill reach no due time still owed, retrying or
+/// running, so every earlier schedule's entry there was written before it.
+#[derive(Clone, Copy)]
+struct Backfill {
+    from: i64,
+    to: i64,
+    count: u64,
+    after: usize,
+}
+
 #[derive(Clone, Copy)]
 struct OneShot {
     instant: i64,
@@ -142,6 +177,7 @@ impl Track {
             name,
             registration,
             epochs: Vec::new(),
+            backfilled: false,
             removed_at: None,
             paused: false,
             covers: Vec::new(),
@@ -398,10 +434,10 @@ pub fn check_effects(
 
 /// The checker as the journal streams: `reported` for each result a process sends (before
 /// the step that reads it), `record` for each journal line, `finish` at the end. It keeps
-/// no journal: per job, its epochs, the ledger entries (S1 and L1 judge them against the
-/// oracle at the end) and the latest start of each covered due time (S2); per run, only
-/// while it is open, its start and its reported results (S3, L3); a bit per run settled
-/// and per run lost (S3, S5).
+/// no journal: per job, its epochs with the ranges backfilled in each, the ledger entries
+/// (S1, B1 and L1 judge them against the oracle at the end) and the latest start of each
+/// covered due time (S2); per run, only while it is open, its start and its reported
+/// results (S3, L3); a bit per run settled and per run lost (S3, S5).
 pub struct Checker {
     facts: BTreeMap<JobName, JobFacts>,
     tracks: Vec<Track>,
@@ -782,11 +818,18 @@ impl Checker {
                     end_owed: None,
                     ended: false,
                 });
-                t.epochs.push((text, from.as_millis()));
+                t.epochs.push(Epoch {
+                    text,
+                    from: from.as_millis(),
+                    backfills: Vec::new(),
+                });
                 if t.epochs.len() > 1 {
                     self.probe("rescheduled");
                 }
             }
+            History::Backfill {
+                from, to, count, ..
+            } => self.backfill(idx, rec, from.as_millis(), to.as_millis(), *count),
             History::Removed { .. } => {
                 self.tracks[idx].removed_at = Some(at);
                 // A removed job's open run ends with it.
@@ -1004,6 +1047,90 @@ impl Checker {
         }
     }
 
+    /// B1: an accepted backfill reaches no due time the job's schedule in force accounts
+    /// already (it ends before the accounted start: the definition instant, moved back by
+    /// each earlier backfill) and none an earlier start still holds open. Its due times are
+    /// its schedule's own: earlier starts of another schedule at those instants, ended,
+    /// no longer bear on them (S2). `judge` holds the range to the oracle and to being
+    /// accounted exactly once.
+    fn backfill(&mut self, idx: usize, rec: &Record, from: i64, to: i64, count: u64) {
+        self.probe("backfill accepted");
+        let t = &self.tracks[idx];
+        let detail = match t.epochs.last() {
+            _ if t.removed_at.is_some() => Some("accepted after the job was removed".into()),
+            None => Some("accepted with no definition in force".into()),
+            Some(_) if from > to || count == 0 => Some(format!(
+                "of {count} due times from {} to {}",
+                ts(from),
+                ts(to)
+            )),
+            Some(e) if to >= e.accounted_start() => Some(format!(
+                "of {}..{} reaches into the span accounted from {}",
+                ts(from),
+                ts(to),
+                ts(e.accounted_start())
+            )),
+            Some(_) => None,
+        };
+        let t = &mut self.tracks[idx];
+        let after = t.entries.len();
+        let range = Backfill {
+            from,
+            to,
+            count,
+            after,
+        };
+        if let Some(detail) = detail {
+            // Kept all the same (when there is a schedule to keep it with), so its entries
+            // are judged as its own.
+            if let Some(e) = t.epochs.last_mut() {
+                e.backfills.push(range);
+                t.backfilled = true;
+            }
+            self.violation("B1", &rec.job, format!("backfill {detail}"));
+            return;
+        }
+        let lo = t.covers.partition_point(|c| c.to < from);
+        let hi = t.covers.partition_point(|c| c.from <= to);
+        let mut kept = Vec::with_capacity(hi - lo + 2);
+        let mut open = Vec::new();
+        let earlier = hi > lo;
+        for c in &t.covers[lo..hi] {
+            if c.end.is_none() {
+                open.push(c.run);
+                kept.push(*c);
+                continue;
+            }
+            if c.from < from {
+                kept.push(Cover { to: from - 1, ..*c });
+            }
+            if c.to > to {
+                kept.push(Cover { from: to + 1, ..*c });
+            }
+        }
+        t.covers.splice(lo..hi, kept);
+        t.epochs
+            .last_mut()
+            .expect("checked above")
+            .backfills
+            .push(range);
+        t.backfilled = true;
+        if earlier {
+            self.probe("backfill over an earlier schedule's runs");
+        }
+        for run in open {
+            self.violation(
+                "B1",
+                &rec.job,
+                format!(
+                    "backfill of {}..{} reaches due times {run} still holds open",
+                    ts(from),
+                    ts(to)
+                ),
+            );
+        }
+    }
+
     /// C1: a run starts only while its key has fewer runs open than the lane is wide; C2:
     /// only while its process holds fewer than the cap. H1: a job never confirmed starts
     /// nothing.
@@ -1166,6 +1293,16 @@ impl Checker {
                 if covers.is_some_and(|(a, _)| jitter > 0 && rec.at.as_millis() - a > 1_000) {
                     self.probe("jittered start");
                 }
+            }
+        }
+        if let (true, Some((a, b))) = (self.tracks[idx].backfilled, covers) {
+            let backfilled = self.tracks[idx]
+                .epochs
+                .iter()
+                .flat_map(|e| &e.backfills)
+                .any(|bf| bf.from <= a && b <= bf.to);
+            if backfilled {
+                self.probe("backfill ran");
             }
         }
         if let Some((a, b)) = covers {
@@ -1344,7 +1481,7 @@ impl Checker {
                     (MissCause::QuotaHold, _) => "quota hold skipped due times",
                     (MissCause::LaneBusy, _) => "due time waited for its lane",
                     (MissCause::ConcurrencyCap, _) => "due time waited for the process cap",
-                    (MissCause::Backfill, MissAction::CaughtUp { .. }) => "backfill ran",
+                    (MissCause::Backfill, MissAction::CaughtUp { .. }) => "backfill caught up",
                     (MissCause::Backfill, _) => "backfill skipped",
                 });
                 if e.count >= 1000 {
@@ -1463,19 +1600,44 @@ impl Checker {
             .unwrap_or(latest)
             .max(latest);
         let mut unknown = Vec::new();
-        for (i, (text, from)) in t.epochs.iter().enumerate() {
+        let mut backfill_errors = Vec::new();
+        // Each backfill against its schedule's due times within its range (inclusive): its
+        // instants may be due under other epochs too, so it keeps its own accounting.
+        let mut backfills: Vec<Backfilled> = Vec::new();
+        for (i, e) in t.epochs.iter().enumerate() {
             // A removal ends the obligations, not the accounting: a frontier pushed ahead
             // by a fast clock may have accounted due times past the removal's wall time.
-            let until = t.epochs.get(i + 1).map_or(furthest, |e| e.1);
-            match f.specs.get(text) {
-                Some(spec) => due.extend(spec.due_in(*from, until)),
-                None => unknown.push(format!(
-                    "defined with a schedule the world never gave: {text}"
-                )),
+            let until = t.epochs.get(i + 1).map_or(furthest, |e| e.from);
+            let Some(spec) = f.specs.get(&e.text) else {
+                unknown.push(format!(
+                    "defined with a schedule the world never gave: {}",
+                    e.text
+                ));
+                continue;
+            };
+            due.extend(spec.due_in(e.from, until));
+            for b in &e.backfills {
+                let bf = Backfilled::new(*b, spec);
+                if bf.at.first() != Some(&b.from)
+                    || bf.at.last() != Some(&b.to)
+                    || bf.at.len() as u64 != b.count
+                {
+                    backfill_errors.push(format!(
+                        "backfill of {} due times {}..{} but the oracle has {} there",
+                        b.count,
+                        ts(b.from),
+                        ts(b.to),
+                        bf.at.len()
+                    ));
+                }
+                backfills.push(bf);
             }
         }
         for detail in unknown {
             self.violation("S1", name, detail);
+        }
+        for detail in backfill_errors {
+            self.violation("B1", name, detail);
         }
         due.sort_by_key(|d| d.at);
         due.dedup_by_key(|d| d.at);
@@ -1495,7 +1657,49 @@ impl Checker {
         // another, and `at` ascends strictly, so a due time found where it is expected is
         // found where the search would find it.
         let mut next = 0;
-        for &(from, to, count, kind) in &t.entries {
+        // L2: a required job skips only for a cause that sets the rule aside.
+        let skipped = |kind| {
+            let LedgerKind::Missed {
+                cause,
+                action: MissAction::Skipped,
+            } = kind
+            else {
+                return None;
+            };
+            let excused = matches!(
+                cause,
+                MissCause::TooLate
+                    | MissCause::Removed
+                    | MissCause::Rescheduled
+                    | MissCause::Paused
+            );
+            (horizon.check_liveness && required && !excused).then_some(cause)
+        };
+        let l2 = |from, to, cause| {
+            format!(
+                "a required job skipped {}..{} ({cause:?})",
+                ts(from),
+                ts(to)
+            )
+        };
+        for (k, &(from, to, count, kind)) in t.entries.iter().enumerate() {
+            // B1: an entry touching a backfill's range after it was accepted is the
+            // backfill's (the latest such one): its due times, each accounted once.
+            let backfill = backfills
+                .iter_mut()
+                .rev()
+                .find(|b| b.range.after <= k && b.range.from <= to && from <= b.range.to);
+            if let Some(b) = backfill {
+                match b.account(from, to, count, kind) {
+                    Err(detail) => self.violation("B1", name, detail),
+                    Ok(()) => {
+                        if let Some(cause) = skipped(kind) {
+                            self.violation("L2", name, l2(from, to, cause));
+                        }
+                    }
+                }
+                continue;
+            }
             // S1: the entry names due times the schedule yields, counts them exactly, and
             // accounts none twice.
             let lo = if at.get(next) == Some(&from) {
@@ -1541,30 +1745,8 @@ impl Checker {
                 }
             }
             accounted.insert(pos, (from, to));
-            if horizon.check_liveness && required {
-                if let LedgerKind::Missed {
-                    cause,
-                    action: MissAction::Skipped,
-                } = kind
-                {
-                    if !matches!(
-                        cause,
-                        MissCause::TooLate
-                            | MissCause::Removed
-                            | MissCause::Rescheduled
-                            | MissCause::Paused
-                    ) {
-                        self.violation(
-                            "L2",
-                            name,
-                            format!(
-                                "a required job skipped {}..{} ({cause:?})",
-                                ts(from),
-                                ts(to)
-                            ),
-                        );
-                    }
-                }
+            if let Some(cause) = skipped(kind) {
+                self.violation("L2", name, l2(from, to, cause));
             }
         }
         if !horizon.check_liveness || t.paused || t.removed_at.is_some() {
@@ -1572,18 +1754,7 @@ impl Checker {
         }
         // L1: everything due long enough ago is accounted.
         let deadline = horizon.end - horizon.settle_bound;
-        let mut missing = 0usize;
-        let mut first_missing = None;
-        let mut ranges = accounted.iter().copied().peekable();
-        for &d in at.iter().take_while(|&&d| d <= deadline) {
-            while ranges.peek().is_some_and(|&(_, to)| to < d) {
-                ranges.next();
-            }
-            if ranges.peek().is_none_or(|&(from, _)| from > d) {
-                missing += 1;
-                first_missing.get_or_insert(d);
-            }
-        }
+        let (missing, first_missing) = unaccounted(&at, &accounted, deadline);
         if let Some(first) = first_missing {
             self.violation(
                 "L1",
@@ -1594,6 +1765,23 @@ impl Checker {
                     ts(horizon.end)
                 ),
             );
+        }
+        // ... and so is everything a backfill asked for (its due times are all past).
+        for b in &backfills {
+            let (missing, first) = unaccounted(&b.at, &b.accounted, deadline);
+            if let Some(first) = first {
+                self.violation(
+                    "L1",
+                    name,
+                    format!(
+                        "{missing} backfilled due time(s) from {} on (of the backfill {}..{}) still unaccounted at the end {}",
+                        ts(first),
+                        ts(b.range.from),
+                        ts(b.range.to),
+                        ts(horizon.end)
+                    ),
+                );
+            }
         }
         // L3: no run is left open long after it started.
         for s in open {
@@ -1609,6 +1797,88 @@ impl Checker {
                 );
             }
         }
+    }
+}
+
+/// How many of the due times `at` (ascending) up to `deadline` no range of `accounted`
+/// (disjoint, ascending) holds, and the first of them.
+fn unaccounted(at: &[i64], accounted: &[(i64, i64)], deadline: i64) -> (usize, Option<i64>) {
+    let mut missing = 0usize;
+    let mut first = None;
+    let mut ranges = accounted.iter().copied().peekable();
+    for &d in at.iter().take_while(|&&d| d <= deadline) {
+        while ranges.peek().is_some_and(|&(_, to)| to < d) {
+            ranges.next();
+        }
+        if ranges.peek().is_none_or(|&(from, _)| from > d) {
+            missing += 1;
+            first.get_or_insert(d);
+        }
+    }
+    (missing, first)
+}
+
+/// A backfill as `judge` holds it: its range, the oracle's due times there, and the ranges
+/// of them accounted so far (disjoint, ascending).
+struct Backfilled {
+    range: Backfill,
+    at: Vec<i64>,
+    accounted: Vec<(i64, i64)>,
+}
+
+impl Backfilled {
+    fn new(range: Backfill, spec: &Spec) -> Backfilled {
+        let at = spec
+            .due_in(range.from.saturating_sub(1), range.to)
+            .iter()
+            .map(|d| d.at)
+            .collect();
+        Backfilled {
+            range,
+            at,
+            accounted: Vec::new(),
+        }
+    }
+
+    /// An entry of this backfill: within its range, naming its schedule's due times and
+    /// counting them exactly, accounting none a second time.
+    fn account(&mut self, from: i64, to: i64, count: u64, kind: LedgerKind) -> Result<(), String> {
+        let (a, b) = (self.range.from, self.range.to);
+        if from < a || to > b {
+            return Err(format!(
+                "entry {}..{} ({kind:?}) reaches past the backfill {}..{} it overlaps",
+                ts(from),
+                ts(to),
+                ts(a),
+                ts(b)
+            ));
+        }
+        let lo = self.at.partition_point(|&x| x < from);
+        let hi = self.at.partition_point(|&x| x <= to);
+        let real = (hi - lo) as u64;
+        if self.at.get(lo) != Some(&from) || hi == 0 || self.at[hi - 1] != to || real != count {
+            return Err(format!(
+                "entry {}..{} ×{count} ({kind:?}) of the backfill {}..{} but the oracle has {real} due times there",
+                ts(from),
+                ts(to),
+                ts(a),
+                ts(b)
+            ));
+        }
+        let pos = self.accounted.partition_point(|&(x, _)| x <= to);
+        if let Some(&(x, y)) = pos.checked_sub(1).map(|p| &self.accounted[p]) {
+            if y >= from {
+                return Err(format!(
+                    "entry {}..{} ({kind:?}) accounts backfilled due times already accounted by {}..{}",
+                    ts(from),
+                    ts(to),
+                    ts(x),
+                    ts(y)
+                ));
+            }
+        }
+        self.accounted.insert(pos, (from, to));
+        Ok(())
     }
 }
 

@@ -780,7 +780,7 @@ impl World {
         let name = self.jobs[i].def.name.to_string();
         let actor = Actor::new(["ana", "bo", "cy"][self.rng.gen_range(0..3)]);
         let now = Now::at(Timestamp::from_millis(self.t));
-        let kind = self.rng.gen_range(0..14);
+        let kind = self.rng.gen_range(0..16);
         let event = match kind {
             0..=2 => Event::Pause {
                 job: name,
@@ -823,10 +823,65 @@ impl World {
                     actor,
                 }
             }
+            14 | 15 => {
+                let (from, to) = self.backfill_range(i);
+                *self.probes.entry("backfill asked").or_default() += 1;
+                Event::Backfill {
+                    job: name,
+                    from: Timestamp::from_millis(from),
+                    to: Timestamp::from_millis(to),
+                    actor,
+                }
+            }
             _ => Event::ForgetActor { actor },
         };
         *self.faults.entry("command").or_default() += 1;
         self.transact(None, now, event);
+    }
+
+    /// The range a person asks to backfill, knowing the job's accounted start (where a
+    /// backfill must end; the state's `accounted_from`, which an `already_accounted` refusal
+    /// names): mostly a range ending there or a little before, sometimes one reaching into
+    /// accounted time, an empty one, a short one months back or all of the months since
+    /// (refused as too many for frequent schedules), or the accounted start alone.
+    fn backfill_range(&mut self, i: usize) -> (i64, i64) {
+        const MINUTE: i64 = 60_000;
+        const HOUR: i64 = 60 * MINUTE;
+        const DAY: i64 = 24 * HOUR;
+        let accounted = self
+            .state
+            .seq_of_name(self.jobs[i].def.name.as_str())
+            .and_then(|seq| self.state.record(seq))
+            .and_then(|r| r.accounted_from)
+            .map_or(self.t, |t| t.as_millis());
+        let span = [10 * MINUTE, HOUR, 3 * HOUR, 8 * HOUR, DAY][self.rng.gen_range(0..5)];
+        match self.rng.gen_range(0..20) {
+            0..=11 => {
+                let to = if self.rng.gen_bool(0.3) {
+                    accounted
+                } else {
+                    accounted - self.rng.gen_range(0..2 * HOUR)
+                };
+                (to - span, to)
+            }
+            12..=14 => {
+                let to = accounted + self.rng.gen_range(1_000..6 * HOUR);
+                (to - span, to)
+            }
+            15 => {
+                let from = accounted - self.rng.gen_range(0..HOUR);
+                (from, from - self.rng.gen_range(1..HOUR))
+            }
+            16 | 17 => {
+                let from = accounted - self.rng.gen_range(30 * DAY..400 * DAY);
+                if self.rng.gen_bool(0.5) {
+                    (from, from + span)
+                } else {
+                    (from, accounted)
+                }
+            }
+            _ => (accounted, accounted),
+        }
     }
 
     /// The liveness phase: faults stop, clocks are set right, every host comes up, paused
@@ -1085,6 +1140,7 @@ impl World {
             _ => None,
         };
         let draining = matches!(event, Event::ProcessDraining { .. });
+        let backfill = matches!(event, Event::Backfill { .. });
         self.state.step(now, event, &mut effects);
         self.events += 1;
         if self.rng.gen_ratio(1, 1024) {
@@ -1135,6 +1191,22 @@ impl World {
                 // Written with the state even when the commit's answer is lost.
                 Effect::Owner { .. } | Effect::OwnerReleased { .. } | Effect::Drained { .. } => {
                     self.checker.coordination(&e)
+                }
+                Effect::Reply {
+                    result: Err(refusal),
+                    ..
+                } if backfill => {
+                    use duetime::Refusal as R;
+                    let probe = match refusal {
+                        R::AlreadyAccounted { .. } => "backfill refused: already accounted",
+                        R::EmptyRange { .. } => "backfill refused: empty range",
+                        R::NoDueTimes { .. } => "backfill refused: no due times",
+                        R::TooManyDueTimes { .. } => "backfill refused: too many due times",
+                        R::OwedLineFull { .. } => "backfill refused: owed line full",
+                        R::NotFound { .. } => "backfill refused: no such job",
+                        _ => "backfill refused: other",
+                    };
+                    *self.probes.entry(probe).or_default() += 1;
                 }
                 Effect::Reply {
                     result: Err(duetime::Refusal::NotAwaitingApproval { .. }),

@@ -56,6 +56,13 @@ const PROBES: &[&str] = &[
     "parked run settled by its result",
     "stale approval refused",
     "one-shot completed",
+    "backfill asked",
+    "backfill accepted",
+    "backfill ran",
+    "backfill caught up",
+    "backfill refused: already accounted",
+    "backfill refused: no due times",
+    "backfill refused: too many due times",
 ];
 
 #[test]

@@ -367,7 +367,8 @@ impl State {
     }
 
     /// A retry cleared by a pause: its due times go to the missed rule as `paused`. They
-    /// are older than anything owed, so under `catch_up_once` an owed newer one wins.
+    /// are older than anything owed but a backfill, so under `catch_up_once` an owed newer
+    /// one wins (an owed backfill counts as owing too).
     pub(super) fn unretry(&mut self, seq: u64, c: crate::effect::Covers, out: &mut Out) {
         let record = &self.jobs[&seq];
         let name = record.def.name.clone();
@@ -384,12 +385,19 @@ impl State {
                     cause: MissCause::Paused,
                     schedule: Some(Box::new(record.def.schedule.clone())),
                 };
-                self.jobs
+                let pending = &mut self
+                    .jobs
                     .get_mut(&seq)
                     .expect("found above")
                     .act_mut()
-                    .pending
-                    .push_front(owed);
+                    .pending;
+                // In order, not at the front: a backfill accepted while the run was out may
+                // owe earlier due times.
+                let at = pending
+                    .iter()
+                    .position(|o| o.from > c.to)
+                    .unwrap_or(pending.len());
+                pending.insert(at, owed);
             }
             MissedRule::CatchUpOnce if !owes => {
                 // Owed as it is, tagged like the `required` case: the cover may come from a
