@@ -49,6 +49,9 @@ enum Command {
     Confirm(cmd::ops::JobArgs),
     /// Approve a job's run parked awaiting approval (its command wrote $DUETIME_APPROVAL)
     Approve(cmd::ops::ApproveArgs),
+    /// Run a job's past due times from before its ledger begins (`show` prints where), as
+    /// catch-ups
+    Backfill(cmd::ops::BackfillArgs),
     /// Simulate a jobs file through crashes, clock jumps and racing processes, and check
     /// every promise (exit 0 held, 1 safety, 2 liveness, 3 crash, 64 usage)
     Sim(cmd::sim::Args),
@@ -99,6 +102,7 @@ fn main() -> ExitCode {
         Command::RunNow(args) => cmd::ops::command("run-now", args, &mut out, &mut err),
         Command::Confirm(args) => cmd::ops::command("confirm", args, &mut out, &mut err),
         Command::Approve(args) => cmd::ops::approve(args, &mut out, &mut err),
+        Command::Backfill(args) => cmd::ops::backfill(args, &mut out, &mut err),
         Command::Sim(args) => cmd::sim::run(args, &mut out, &mut err),
         Command::WhatIf(args) => cmd::what_if::run(args, &mut out, &mut err),
         Command::Supervise { .. } => Ok(2),

@@ -592,3 +592,199 @@ command = ["sh", "-c", "echo $DUETIME_RUN >> {dir}/fast.txt"]
     );
     assert_eq!(code, Some(0), "{log}");
 }
+
+/// Where `job`'s ledger begins, as `duetime show --json` prints it (`accounted_from`).
+fn accounted_from(w: &World, job: &str) -> Option<duetime::Timestamp> {
+    let (code, out, err) = w.cli(&["show", job, "--json"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    v["job"]["accounted_from"]
+        .as_str()
+        .map(|t| t.parse().unwrap())
+}
+
+/// A daemon defines `job`; the world's store then holds it.
+fn defined(w: &World, job: &str) -> std::process::Child {
+    let d = w.daemon("d.log");
+    assert!(
+        poll(Duration::from_secs(60), || (w.cli(&["show", job]).0 == 0)
+            .then_some(()))
+        .is_some(),
+        "the daemon never defined {job}:\n{}",
+        fs::read_to_string(w.path("d.log")).unwrap_or_default()
+    );
+    d
+}
+
+#[test]
+fn an_accepted_backfill_runs_its_due_times_as_catch_ups() {
+    let w = World::new(
+        r#"
+[[job]]
+name = "report"
+every = "1s"
+command = ["sh", "-c", "echo $DUETIME_RUN >> {dir}/report.txt"]
+"#,
+    );
+    let mut d = defined(&w, "report");
+    let accounted = accounted_from(&w, "report").expect("a new job has an accounted start");
+    let (code, shown, _) = w.cli(&["show", "report"]);
+    assert_eq!(code, 0);
+    assert!(
+        shown.contains(&format!(
+            "ledger from   {accounted} (a backfill must end at or before it)"
+        )),
+        "{shown}"
+    );
+    // Five whole seconds, well before the ledger begins: five due times of `every 1s`.
+    let whole = accounted.as_secs_floor();
+    let first = duetime::Timestamp::from_secs(whole - 10);
+    let last = duetime::Timestamp::from_secs(whole - 6);
+    let (code, out, err) = w.cli(&[
+        "backfill",
+        "report",
+        "--from",
+        &first.to_string(),
+        "--to",
+        &last.to_string(),
+        "--by",
+        "ana",
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("backfill report: done"), "{out}");
+    assert!(
+        out.contains(&format!(
+            "5 due time(s) accepted, the first {first}, the last {last}; a running daemon \
+             starts them as catch-ups"
+        )),
+        "{out}"
+    );
+    assert!(
+        lines(&w).iter().any(|l| l.ends_with(&format!(
+            ": backfill of 5 due times from {first} to {last} asked by ana"
+        ))),
+        "{:#?}",
+        lines(&w)
+    );
+    // The ledger now begins just before the first due time asked for.
+    assert_eq!(
+        accounted_from(&w, "report"),
+        Some(first.saturating_sub(duetime::Duration::from_millis(1)))
+    );
+
+    // The daemon starts them as one catch-up, which really runs.
+    let run = poll(Duration::from_secs(60), || {
+        let journal = w.journal();
+        let run = journal.iter().find_map(|r| match &r.entry {
+            Entry::History(History::Started {
+                run,
+                covers: Some(c),
+                ..
+            }) if c.from == first && c.to == last && c.count == 5 => Some(*run),
+            _ => None,
+        })?;
+        w.ran("report.txt").contains(&run.0).then_some(run)
+    })
+    .unwrap_or_else(|| {
+        panic!(
+            "the backfill never ran:\n{:#?}\n{}",
+            lines(&w),
+            fs::read_to_string(w.path("d.log")).unwrap()
+        )
+    });
+    assert!(
+        poll(Duration::from_secs(60), || lines(&w)
+            .iter()
+            .any(|l| l.ends_with(&format!(": missed (backfill) caught up by {run}")))
+            .then_some(()))
+        .is_some(),
+        "{:#?}",
+        lines(&w)
+    );
+    let end = now_ms();
+    signal(&d, libc::SIGTERM);
+    assert_eq!(wait(&mut d, Duration::from_secs(60)), Some(0));
+    let violations = check_journal(&w, end);
+    assert!(violations.is_empty(), "{violations:#?}");
+    assert_no_due_time_ran_twice(&w, "report", "report.txt");
+}
+
+#[test]
+fn backfill_refuses_accounted_time_an_empty_range_and_an_unknown_job() {
+    let w = World::new(
+        r#"
+[[job]]
+name = "plain"
+every = "1h"
+command = ["true"]
+"#,
+    );
+    let mut d = defined(&w, "plain");
+    signal(&d, libc::SIGTERM);
+    assert_eq!(wait(&mut d, Duration::from_secs(60)), Some(0));
+    let accounted = accounted_from(&w, "plain").unwrap();
+    let journal = lines(&w);
+
+    // A range reaching into the ledger: refused, naming where it must end.
+    let from = accounted.saturating_sub(duetime::Duration::from_hours(5));
+    let into = accounted.saturating_add(duetime::Duration::from_hours(1));
+    let range = [
+        "--from".to_string(),
+        from.to_string(),
+        "--to".into(),
+        into.to_string(),
+    ];
+    let mut args = vec!["backfill", "plain"];
+    args.extend(range.iter().map(String::as_str));
+    let (code, out, err) = w.cli(&args);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        err.contains(&format!(
+            "backfill plain: refused: a backfill must end at or before {accounted}; due times \
+             after it are in the ledger already"
+        )),
+        "{err}"
+    );
+    args.push("--json");
+    let (code, out, _) = w.cli(&args);
+    assert_eq!(code, 1);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["ok"], false);
+    assert_eq!(v["kind"], "already_accounted", "{out}");
+
+    // `to` before `from`.
+    let (code, out, _) = w.cli(&[
+        "backfill",
+        "plain",
+        "--from",
+        &accounted.to_string(),
+        "--to",
+        &from.to_string(),
+        "--json",
+    ]);
+    assert_eq!(code, 1);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["kind"], "empty_range", "{out}");
+
+    // No such job.
+    let (code, out, err) = w.cli(&[
+        "backfill",
+        "nosuch",
+        "--from",
+        &from.to_string(),
+        "--to",
+        &accounted.to_string(),
+    ]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        err.contains("backfill nosuch: refused: no job named `nosuch`"),
+        "{err}"
+    );
+    // An instant that does not parse is a usage error.
+    let (code, _, err) = w.cli(&["backfill", "plain", "--from", "yesterday", "--to", "now"]);
+    assert_eq!(code, 2, "{err}");
+
+    // Nothing changed.
+    assert_eq!(accounted_from(&w, "plain"), Some(accounted));
+    assert_eq!(lines(&w), journal);
+}

@@ -1,11 +1,12 @@
 //! People's commands on the store: `list`, `show`, `pause`, `resume`, `run-now`, `confirm`,
-//! `approve`. Each reads or applies its event in one transaction, so they work whether or
+//! `approve`, `backfill`. Each reads or applies its event in one transaction, so they work whether or
 //! not a daemon runs.
 
 use std::io::{self, Write};
 
 use duetime::{
-    Actor, Coordination, Effect, Event, Filter, JobView, Now, Refusal, RunId, Schedule, Timestamp,
+    Actor, Coordination, Effect, Entry, Event, Filter, History, JobView, Now, Refusal, RunId,
+    Schedule, Timestamp,
 };
 use duetime_host::store::{AnyStore, Store};
 
@@ -65,6 +66,27 @@ pub struct ApproveArgs {
     #[arg(long, value_name = "RUN", value_parser = parse_run)]
     pub run: Option<RunId>,
     /// Who approves (recorded in the journal)
+    #[arg(long, default_value_t = whoami())]
+    pub by: String,
+    /// Print JSON instead of text
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct BackfillArgs {
+    /// The job whose past due times to run
+    pub job: String,
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// The first instant of the range (RFC 3339, e.g. 2025-03-01T00:00:00Z)
+    #[arg(long, value_name = "INSTANT", value_parser = super::parse_instant)]
+    pub from: Timestamp,
+    /// The last instant of the range, inclusive: at or before where the job's ledger
+    /// begins (`duetime show` prints it as `ledger from`)
+    #[arg(long, value_name = "INSTANT", value_parser = super::parse_instant)]
+    pub to: Timestamp,
+    /// Who asks (recorded in the journal)
     #[arg(long, default_value_t = whoami())]
     pub by: String,
     /// Print JSON instead of text
@@ -197,14 +219,14 @@ pub fn show(args: &ShowArgs, out: &mut dyn Write, err: &mut dyn Write) -> io::Re
         return Ok(1);
     };
     let now = super::now();
-    let (view, schedule) = match store.state() {
+    let (view, schedule, accounted_from) = match store.state() {
         Ok(state) => {
             let view = state.job(&args.job, now);
-            let schedule: Option<Schedule> = state
+            let record = state
                 .seq_of_name(&args.job)
-                .and_then(|seq| state.record(seq))
-                .map(|r| r.def.schedule.clone());
-            (view, schedule)
+                .and_then(|seq| state.record(seq));
+            let schedule: Option<Schedule> = record.map(|r| r.def.schedule.clone());
+            (view, schedule, record.and_then(|r| r.accounted_from))
         }
         Err(e) => {
             writeln!(err, "duetime: {e}")?;
@@ -231,8 +253,10 @@ pub fn show(args: &ShowArgs, out: &mut dyn Write, err: &mut dyn Write) -> io::Re
         }
     };
     if args.json {
+        let mut job = view_json(&view);
+        job["accounted_from"] = serde_json::json!(accounted_from.map(|t| t.to_string()));
         let v = serde_json::json!({
-            "job": view_json(&view),
+            "job": job,
             "next": next.iter().map(|t| t.to_string()).collect::<Vec<_>>(),
             "journal": journal,
         });
@@ -244,6 +268,16 @@ pub fn show(args: &ShowArgs, out: &mut dyn Write, err: &mut dyn Write) -> io::Re
     writeln!(out, "  settled until {}", view.settled_through)?;
     writeln!(out, "  missed (24h)  {}", view.missed_24h)?;
     writeln!(out, "  owed          {}", view.owed)?;
+    match accounted_from {
+        Some(t) => writeln!(
+            out,
+            "  ledger from   {t} (a backfill must end at or before it)"
+        )?,
+        None => writeln!(
+            out,
+            "  ledger from   unknown (defined before backfills were kept track of; redefine it to backfill)"
+        )?,
+    }
     match (view.running, view.awaiting_approval) {
         (Some(r), Some(until)) => writeln!(
             out,
@@ -325,6 +359,29 @@ fn send(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> io::Result<u8> {
+    send_noting(store, kind, job, event, json, out, err, |_| None)
+}
+
+/// What a command adds to its answer when accepted, read from the effects the core wrote:
+/// a JSON field (`key`: `value`) and a line of text.
+struct Note {
+    key: &'static str,
+    value: serde_json::Value,
+    text: String,
+}
+
+/// `send`, adding what `note` reads from the accepted event's effects to the answer.
+#[allow(clippy::too_many_arguments)]
+fn send_noting(
+    store: &mut AnyStore,
+    kind: &str,
+    job: &str,
+    event: Event,
+    json: bool,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+    note: impl Fn(&[Effect]) -> Option<Note>,
+) -> io::Result<u8> {
     let effects = match store.apply(Now::at(super::now()), event) {
         Ok(e) => e,
         Err(e) => {
@@ -338,12 +395,20 @@ fn send(
     });
     match reply {
         Some(Ok(view)) => {
+            let note = note(&effects);
             if json {
                 let v = view.as_deref().map(view_json);
-                writeln!(out, "{:#}", serde_json::json!({"ok": true, "job": v}))?;
+                let mut answer = serde_json::json!({"ok": true, "job": v});
+                if let Some(n) = note {
+                    answer[n.key] = n.value;
+                }
+                writeln!(out, "{answer:#}")?;
             } else {
                 let status = view.as_deref().map_or("", |v| v.status.name());
                 writeln!(out, "{kind} {job}: done ({status})")?;
+                if let Some(n) = note {
+                    writeln!(out, "{}", n.text)?;
+                }
             }
             Ok(0)
         }
@@ -450,4 +515,57 @@ pub fn approve(args: &ApproveArgs, out: &mut dyn Write, err: &mut dyn Write) -> 
         writeln!(out, "{run} approved by {}", args.by)?;
     }
     Ok(code)
+}
+
+/// `duetime backfill JOB --from A --to B`: asks for the job's due times in [A, B], before
+/// where its ledger begins, to run (`Event::Backfill`), in one transaction. Accepted, they
+/// are owed with cause `backfill` and a running daemon starts them as catch-ups at its next
+/// tick. Refused with the core's words and kind: `not_found`, `empty_range`,
+/// `already_accounted` (it names the instant the range must end by), `no_due_times`,
+/// `too_many_due_times`, `owed_line_full`.
+pub fn backfill(args: &BackfillArgs, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<u8> {
+    let kind = "backfill";
+    let Some(mut store) = open(&args.store, err)? else {
+        return Ok(1);
+    };
+    let event = Event::Backfill {
+        job: args.job.clone(),
+        from: args.from,
+        to: args.to,
+        actor: Actor::new(&args.by),
+    };
+    send_noting(
+        &mut store,
+        kind,
+        &args.job,
+        event,
+        args.json,
+        out,
+        err,
+        backfill_note,
+    )
+}
+
+/// The accepted backfill's `History::Backfill` line: how many due times, the first, the last.
+fn backfill_note(effects: &[Effect]) -> Option<Note> {
+    effects.iter().find_map(|e| match e {
+        Effect::Record(r) => match &r.entry {
+            Entry::History(History::Backfill {
+                from, to, count, ..
+            }) => Some(Note {
+                key: "backfill",
+                value: serde_json::json!({
+                    "count": count,
+                    "first": from.to_string(),
+                    "last": to.to_string(),
+                }),
+                text: format!(
+                    "{count} due time(s) accepted, the first {from}, the last {to}; \
+                     a running daemon starts them as catch-ups at its next tick"
+                ),
+            }),
+            _ => None,
+        },
+        _ => None,
+    })
 }
