@@ -279,6 +279,17 @@ pub struct Waiting {
 }
 
 impl Activity {
+    /// Owes a segment out of turn (a backfill, a run's cover handed back) where it belongs
+    /// in the oldest-first line: before the first segment that starts after it ends.
+    pub(crate) fn owe_in_order(&mut self, owed: Owed) {
+        let at = self
+            .pending
+            .iter()
+            .position(|o| o.from > owed.to)
+            .unwrap_or(self.pending.len());
+        self.pending.insert(at, owed);
+    }
+
     /// Whether it equals `Activity::default()` (every field empty), without building one
     /// to compare with: `tidy` asks after every visit and every settlement.
     pub fn is_empty(&self) -> bool {

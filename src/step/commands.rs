@@ -385,19 +385,13 @@ impl State {
                     cause: MissCause::Paused,
                     schedule: Some(Box::new(record.def.schedule.clone())),
                 };
-                let pending = &mut self
-                    .jobs
+                // In order, not at the front: a backfill accepted while the run was out may
+                // owe earlier due times.
+                self.jobs
                     .get_mut(&seq)
                     .expect("found above")
                     .act_mut()
-                    .pending;
-                // In order, not at the front: a backfill accepted while the run was out may
-                // owe earlier due times.
-                let at = pending
-                    .iter()
-                    .position(|o| o.from > c.to)
-                    .unwrap_or(pending.len());
-                pending.insert(at, owed);
+                    .owe_in_order(owed);
             }
             MissedRule::CatchUpOnce if !owes => {
                 // Owed as it is, tagged like the `required` case: the cover may come from a
@@ -531,13 +525,7 @@ impl State {
             schedule: Some(Box::new(schedule.clone())),
         };
         let record = self.jobs.get_mut(&seq).expect("found above");
-        let pending = &mut record.act_mut().pending;
-        // In order: before the first segment that starts after it.
-        let at = pending
-            .iter()
-            .position(|o| o.from > last)
-            .unwrap_or(pending.len());
-        pending.insert(at, owed);
+        record.act_mut().owe_in_order(owed);
         record.accounted_from = Some(first.saturating_sub(MS));
         out.history(
             &name,
