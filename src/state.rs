@@ -726,9 +726,7 @@ impl State {
             lanes: Lanes::default(),
         };
         s.rebuild_indexes()?;
-        s.check_invariants()
-            .and_then(|()| s.check_owed_counts())
-            .map_err(inconsistent)?;
+        s.self_check().map_err(inconsistent)?;
         Ok(s)
     }
 
@@ -982,6 +980,14 @@ impl State {
         self.jobs
             .iter()
             .try_for_each(|(_, job)| check_owed_counts_of(job))
+    }
+
+    /// Everything loading checks of a state whose indexes are built: `check_invariants`
+    /// and the owed segments' counts. What a host or simulator asks of a state before it
+    /// commits it, so that nothing is stored that would not load.
+    pub fn self_check(&self) -> Result<(), String> {
+        self.check_invariants()
+            .and_then(|()| self.check_owed_counts())
     }
 
     /// Checks what must always hold; `Err` names the first broken invariant. Run after every

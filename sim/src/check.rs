@@ -23,11 +23,26 @@ pub struct Violation {
     pub invariant: &'static str,
     pub job: String,
     pub detail: String,
+    /// Something that should have happened did not by the end (`L1`, `L3`, the coverage
+    /// half of `L2`), as opposed to something forbidden that did happen (every `S`, and a
+    /// `required` job's skip, the other half of `L2`): only the latter can be shrunk,
+    /// since dropping events only makes more of the former.
+    pub liveness: bool,
 }
 
 impl Violation {
     pub fn is_liveness(&self) -> bool {
-        self.invariant.starts_with('L')
+        self.liveness
+    }
+
+    /// S6: a committed state that fails its own load check or its serde round trip.
+    pub fn state(detail: String) -> Violation {
+        Violation {
+            invariant: "S6",
+            job: "(state)".to_string(),
+            detail,
+            liveness: false,
+        }
     }
 }
 
@@ -523,11 +538,11 @@ impl Checker {
         match effect {
             Effect::Drained { process } => {
                 if self.drained.contains(process) {
-                    self.violations.push(Violation {
-                        invariant: "D1",
-                        job: "(drain)".to_string(),
-                        detail: format!("{process} told drained twice"),
-                    });
+                    self.violation_of(
+                        "D1",
+                        "(drain)".to_string(),
+                        format!("{process} told drained twice"),
+                    );
                 }
                 self.drained.push(*process);
                 if let Some(&(run, _, idx)) = self.holders.iter().find(|(_, p, _)| p == process) {
@@ -546,14 +561,11 @@ impl Checker {
                 ..
             } => {
                 if self.owner_fence.is_some_and(|f| *fence <= f) {
-                    self.violations.push(Violation {
-                        invariant: "O1",
-                        job: "(owner lease)".to_string(),
-                        detail: format!(
-                            "{process} took the owner lease with {fence}, not above the {} told before",
-                            self.owner_fence.expect("checked above")
-                        ),
-                    });
+                    let detail = format!(
+                        "{process} took the owner lease with {fence}, not above the {} told before",
+                        self.owner_fence.expect("checked above")
+                    );
+                    self.violation_of("O1", "(owner lease)".to_string(), detail);
                 }
                 match from {
                     Some(p) if p == process => self.probe("owner lease taken back after it lapsed"),
@@ -618,12 +630,33 @@ impl Checker {
         }
     }
 
+    /// S6: the state committed at that point fails its own load check or round trip.
+    pub fn state_broken(&mut self, detail: String) {
+        self.violations.push(Violation::state(detail));
+    }
+
+    /// A broken promise; a liveness one when its id is an `L`.
     fn violation(&mut self, inv: &'static str, job: &JobName, detail: String) {
+        self.violation_of(inv, job.to_string(), detail);
+    }
+
+    /// `violation` for what is not one job (a drain, the owner lease).
+    fn violation_of(&mut self, inv: &'static str, job: String, detail: String) {
         self.violations.push(Violation {
             invariant: inv,
-            job: job.to_string(),
+            job,
             detail,
+            liveness: inv.starts_with('L'),
         });
+    }
+
+    /// A broken promise that is a forbidden act whatever its id (a `required` job's skip
+    /// under `L2`): it shows in any prefix of the world, so it is shrunk like safety.
+    fn forbidden(&mut self, inv: &'static str, job: &JobName, detail: String) {
+        self.violation(inv, job, detail);
+        if let Some(v) = self.violations.last_mut() {
+            v.liveness = false;
+        }
     }
 
     /// The current registration of `job`, made on first sight. The core hands out clones
@@ -1443,8 +1476,19 @@ impl Checker {
                 action: MissAction::Skipped,
             }
         );
+        // An instant before the schedule's accounted start is not its due time: an
+        // earlier schedule's entry whose range holds it does not settle it.
+        let accounted_start = self.tracks[idx]
+            .epochs
+            .last()
+            .map_or(i64::MIN, Epoch::accounted_start);
         if let Some(os) = self.tracks[idx].one_shot.as_mut() {
-            if from <= os.instant && os.instant <= to && !os.ended && !superseded {
+            if from <= os.instant
+                && os.instant <= to
+                && os.instant >= accounted_start
+                && !os.ended
+                && !superseded
+            {
                 os.end_owed = Some(e.kind);
             }
         }
@@ -1673,7 +1717,7 @@ impl Checker {
                     | MissCause::Rescheduled
                     | MissCause::Paused
             );
-            (horizon.check_liveness && required && !excused).then_some(cause)
+            (required && !excused).then_some(cause)
         };
         let l2 = |from, to, cause| {
             format!(
@@ -1694,7 +1738,7 @@ impl Checker {
                     Err(detail) => self.violation("B1", name, detail),
                     Ok(()) => {
                         if let Some(cause) = skipped(kind) {
-                            self.violation("L2", name, l2(from, to, cause));
+                            self.forbidden("L2", name, l2(from, to, cause));
                         }
                     }
                 }
@@ -1746,7 +1790,7 @@ impl Checker {
             }
             accounted.insert(pos, (from, to));
             if let Some(cause) = skipped(kind) {
-                self.violation("L2", name, l2(from, to, cause));
+                self.forbidden("L2", name, l2(from, to, cause));
             }
         }
         if !horizon.check_liveness || t.paused || t.removed_at.is_some() {

@@ -35,6 +35,14 @@ impl std::str::FromStr for FaultMode {
     }
 }
 
+impl FaultMode {
+    /// Whether worlds of this mode self-check every committed state (S6): the modes that
+    /// hunt for bugs pay for it; the others round-trip the state now and then.
+    pub fn checks_state(self) -> bool {
+        matches!(self, FaultMode::Heavy)
+    }
+}
+
 /// What the user may pin on the command line; the rest is drawn.
 #[derive(Debug, Clone, Default)]
 pub struct Overrides {
@@ -67,6 +75,8 @@ pub struct Faults {
 #[derive(Debug, Clone)]
 pub struct WorldConfig {
     pub seed: u64,
+    /// The fault mode the world was drawn in.
+    pub mode: FaultMode,
     pub processes: usize,
     pub start_ms: i64,
     pub safety_ms: i64,
@@ -226,6 +236,7 @@ pub fn draw_world(seed: u64, rng: &mut ChaCha8Rng, o: &Overrides) -> WorldConfig
     let max_runs_per_process = extra.gen_bool(0.3).then(|| extra.gen_range(1..=3));
     WorldConfig {
         seed,
+        mode,
         processes,
         start_ms,
         safety_ms,

@@ -21,6 +21,64 @@ use rand_chacha::ChaCha8Rng;
 pub use check::{Horizon, JobFacts, Probes, Violation};
 pub use gen::{FaultMode, Overrides, WorldConfig};
 
+thread_local! {
+    /// Set while `quietly` runs on this thread: a panic then prints nothing and leaves its
+    /// message and place here.
+    static QUIET: std::cell::RefCell<Option<Option<String>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `f`, turning a panic into `Err(message at place)` without printing anything: a
+/// failing seed is reported once, by its verdict, not by a backtrace per replay (a shrink
+/// replays a crashing world thousands of times). Panics elsewhere print as usual.
+pub fn quietly<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    static HOOK: std::sync::Once = std::sync::Once::new();
+    HOOK.call_once(|| {
+        let default = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let quiet = QUIET.with(|q| {
+                let mut q = q.borrow_mut();
+                let Some(slot) = q.as_mut() else { return false };
+                let msg = info
+                    .payload()
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| info.payload().downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_else(|| "a panic".to_string());
+                let place = info
+                    .location()
+                    .map_or(String::new(), |l| format!(" at {}:{}", l.file(), l.line()));
+                *slot = Some(format!("{msg}{place}"));
+                true
+            });
+            if !quiet {
+                default(info);
+            }
+        }));
+    });
+    let outer = QUIET.with(|q| q.borrow_mut().replace(None));
+    let result = catch_unwind(AssertUnwindSafe(f));
+    let caught = QUIET.with(|q| std::mem::replace(&mut *q.borrow_mut(), outer));
+    result.map_err(|_| caught.flatten().unwrap_or_else(|| "a panic".to_string()))
+}
+
+/// S6 for one committed state: it passes the core's own load check (`State::self_check`)
+/// and survives a serde round trip unchanged; on success `state` is the reloaded copy, so
+/// the world goes on from what a host would load. `Err` says what broke.
+pub fn round_trip(state: &mut duetime::State) -> Result<(), String> {
+    state
+        .self_check()
+        .map_err(|e| format!("the state fails its own load check: {e}"))?;
+    let json =
+        serde_json::to_vec(state).map_err(|e| format!("the state does not serialize: {e}"))?;
+    let copy: duetime::State =
+        serde_json::from_slice(&json).map_err(|e| format!("the state does not load: {e}"))?;
+    if copy != *state {
+        return Err("the state changed in a serde round trip".to_string());
+    }
+    *state = copy;
+    Ok(())
+}
+
 /// How one seed ended.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Verdict {
@@ -70,17 +128,23 @@ pub struct SeedReport {
 impl SeedReport {
     /// The failure as a regression (the seed must have been run with `record_inputs`).
     pub fn regression(&self) -> Option<replay::Regression> {
-        let (invariant, job) = match &self.verdict {
+        let (invariant, job, liveness) = match &self.verdict {
             Verdict::Held => return None,
-            Verdict::Crash(_) => ("crash".to_string(), String::new()),
+            Verdict::Crash(_) => ("crash".to_string(), String::new(), false),
             _ => {
-                let v = self.violations.first()?;
-                (v.invariant.to_string(), v.job.clone())
+                // A forbidden act first: it is what shrinking keeps.
+                let v = self
+                    .violations
+                    .iter()
+                    .find(|v| !v.is_liveness())
+                    .or(self.violations.first())?;
+                (v.invariant.to_string(), v.job.clone(), v.is_liveness())
             }
         };
         Some(replay::Regression {
             origin: self.config.clone(),
             invariant,
+            liveness,
             job,
             tick_ms: self.tick_ms,
             single_owner: self.single_owner,
@@ -92,7 +156,7 @@ impl SeedReport {
     }
 }
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Options {
     pub overrides: Overrides,
     pub record_inputs: bool,
@@ -104,6 +168,26 @@ pub struct Options {
     /// Keep run durations in the liveness phase (for the user's own jobs: a job that cannot
     /// keep up must show it, not be rescued by runs made quick).
     pub keep_durations: bool,
+    /// Self-check every committed state (S6), whatever the fault mode (heavy and extreme
+    /// worlds always do).
+    pub check_state: bool,
+    /// How long shrinking one failure may take; the shortest trace found by then is kept.
+    pub shrink_budget: std::time::Duration,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            overrides: Overrides::default(),
+            record_inputs: false,
+            hash_trace: false,
+            readable_trace: false,
+            jobs: None,
+            keep_durations: false,
+            check_state: false,
+            shrink_budget: std::time::Duration::from_secs(30),
+        }
+    }
 }
 
 /// The liveness bounds: due times older than this at the end must be accounted; runs older
@@ -126,14 +210,14 @@ pub fn run_seed(seed: u64, opts: &Options) -> SeedReport {
     let tick_ms = cfg.tick_ms as u64;
     let single_owner = cfg.single_owner;
     let max_runs_per_process = cfg.max_runs_per_process;
+    let cfg_checks_state = cfg.mode.checks_state();
     let mut world = world::World::new(cfg, rng, jobs, opts.record_inputs, opts.hash_trace);
     if opts.readable_trace {
         world.trace = Some(Vec::new());
     }
     world.keep_durations = opts.keep_durations;
-    let outcome = catch_unwind(AssertUnwindSafe(|| {
-        world.run();
-    }));
+    world.check_state = opts.check_state || cfg_checks_state;
+    let outcome = quietly(|| world.run());
     let mut report = SeedReport {
         seed,
         config: config_line,
@@ -161,12 +245,7 @@ pub fn run_seed(seed: u64, opts: &Options) -> SeedReport {
             check_liveness: true,
         }),
     };
-    if let Err(panic) = outcome {
-        let msg = panic
-            .downcast_ref::<String>()
-            .cloned()
-            .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-            .unwrap_or_else(|| "a panic".to_string());
+    if let Err(msg) = outcome {
         report.verdict = Verdict::Crash(msg);
         return report;
     }

@@ -84,6 +84,15 @@ fn parse_args() -> Result<Args, String> {
             "--trace" => a.trace = true,
             "--save-regression" => a.save_regression = Some(value()?),
             "--replay-file" => a.replay_file = Some(value()?),
+            "--check-state" => a.opts.check_state = true,
+            "--shrink-seconds" => {
+                let secs: f64 = value()?
+                    .parse()
+                    .ok()
+                    .filter(|s: &f64| s.is_finite() && *s >= 0.0)
+                    .ok_or("--shrink-seconds needs a number of seconds (0 or more)")?;
+                a.opts.shrink_budget = std::time::Duration::from_secs_f64(secs);
+            }
             "-h" | "--help" => return Err(String::new()),
             other => return Err(format!("unknown argument `{other}`")),
         }

@@ -6,6 +6,7 @@
 
 use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::time::Instant;
 
 use duetime::{Config, Coordination, Duration, Effect, Event, JobName, Now, State};
 use serde::{Deserialize, Serialize};
@@ -19,6 +20,9 @@ pub struct Regression {
     pub origin: String,
     /// The broken invariant it showed when saved (`S1`... or `crash`).
     pub invariant: String,
+    /// Whether that is a liveness failure (not shrunk; see `Violation::liveness`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub liveness: bool,
     pub job: String,
     pub tick_ms: u64,
     /// The store ran `single_owner` coordination (absent: shared).
@@ -69,24 +73,49 @@ pub fn config(tick_ms: u64, single_owner: bool, cap: Option<u32>) -> Config {
     config
 }
 
+/// How much of the state's own checking a replay does after each step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StateChecks {
+    /// Every committed state must pass the core's self-check and survive a serde round
+    /// trip (S6): what a kept regression replays with.
+    Full,
+    /// Only the journal is checked: shrinking a failure that is not about the state
+    /// replays thousands of times, and the round trips would be most of its cost.
+    JournalOnly,
+}
+
 /// Feeds `inputs` to a fresh state with `config` and checks the journal (and, under
-/// `single_owner`, the owner lease's changes: O1).
+/// `single_owner`, the owner lease's changes: O1), with every state checked (S6).
 pub fn replay(
     config: Config,
     inputs: &[(Now, Event)],
     facts: &BTreeMap<JobName, JobFacts>,
     horizon: Horizon,
 ) -> Finding {
+    replay_with(config, inputs, facts, horizon, StateChecks::Full)
+}
+
+/// `replay`, with the state checks asked for. A state that fails its own load check, or
+/// does not survive a serde round trip, is an S6 finding at the step that wrote it.
+pub fn replay_with(
+    config: Config,
+    inputs: &[(Now, Event)],
+    facts: &BTreeMap<JobName, JobFacts>,
+    horizon: Horizon,
+    checks: StateChecks,
+) -> Finding {
     let single_owner = config.coordination == Coordination::SingleOwner;
-    let run = catch_unwind(AssertUnwindSafe(|| {
+    let run = crate::quietly(|| {
         let mut state = State::new(config);
         let mut journal: Vec<Effect> = Vec::new();
         let mut effects = Vec::new();
-        for (now, event) in inputs {
+        for (i, (now, event)) in inputs.iter().enumerate() {
             state.step(*now, event.clone(), &mut effects);
-            // As the world does now and then: the state must survive its own serde.
-            let json = serde_json::to_string(&state).expect("state serializes");
-            state = serde_json::from_str(&json).expect("state deserializes");
+            if checks == StateChecks::Full {
+                if let Err(what) = crate::round_trip(&mut state) {
+                    return Err(format!("after input {i} ({event}): {what}"));
+                }
+            }
             journal.extend(effects.drain(..).filter(|e| {
                 matches!(
                     e,
@@ -97,17 +126,12 @@ pub fn replay(
                 )
             }));
         }
-        journal
-    }));
+        Ok(journal)
+    });
     match run {
-        Err(panic) => Finding::Crash(
-            panic
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "a panic".into()),
-        ),
-        Ok(journal) => {
+        Err(panic) => Finding::Crash(panic),
+        Ok(Err(what)) => Finding::Broken(vec![Violation::state(what)]),
+        Ok(Ok(journal)) => {
             let mut probes = check::Probes::new();
             let reported = check::reported_in(inputs.iter().map(|(_, e)| e));
             let v = check::check_effects(
@@ -138,20 +162,33 @@ impl Regression {
     }
 
     /// Delta debugging over the inputs: drop chunks, halving the chunk size, while the same
-    /// invariant still breaks for the same job. `budget` bounds the replays.
-    pub fn shrink(&mut self, budget: usize) {
+    /// invariant still breaks for the same job, until `deadline`; what is left when it
+    /// passes is the best found. Returns whether it finished before the deadline.
+    /// Failures that are not about the state replay without its round trips (see
+    /// `StateChecks`); the result is checked once with them.
+    pub fn shrink(&mut self, deadline: Instant) -> bool {
         let (inv, job) = (self.invariant.clone(), self.job.clone());
+        let checks = if inv == "S6" || inv == "crash" {
+            StateChecks::Full
+        } else {
+            StateChecks::JournalOnly
+        };
+        let (config, facts, horizon) = (self.config(), self.facts.clone(), self.horizon);
+        let shows = |inputs: &[(Now, Event)]| {
+            replay_with(config, inputs, &facts, horizon, checks).shows(&inv, &job)
+        };
         let mut chunk = self.inputs.len() / 2;
-        let mut tries = 0;
-        while chunk >= 1 && tries < budget {
+        while chunk >= 1 {
             let mut i = 0;
             let mut shrunk = false;
-            while i < self.inputs.len() && tries < budget {
+            while i < self.inputs.len() {
+                if Instant::now() >= deadline {
+                    return false;
+                }
                 let end = (i + chunk).min(self.inputs.len());
                 let mut candidate = self.inputs.clone();
                 candidate.drain(i..end);
-                tries += 1;
-                if replay(self.config(), &candidate, &self.facts, self.horizon).shows(&inv, &job) {
+                if shows(&candidate) {
                     self.inputs = candidate;
                     shrunk = true;
                 } else {
@@ -162,6 +199,7 @@ impl Regression {
                 chunk /= 2;
             }
         }
+        true
     }
 }
 

@@ -204,6 +204,8 @@ pub enum Shrink {
     Shrunk {
         before: usize,
         regression: Box<replay::Regression>,
+        /// False when the time budget ran out first: the trace is the shortest found.
+        finished: bool,
     },
 }
 
@@ -216,16 +218,17 @@ pub fn shrink(seed: u64, opts: &Options) -> Shrink {
     let Some(mut reg) = r.regression() else {
         return Shrink::Nothing;
     };
-    if reg.invariant.starts_with('L') {
+    if reg.liveness {
         return Shrink::Liveness;
     }
     // A shrunk trace keeps the safety failure; its truncated world says nothing of liveness.
     reg.horizon.check_liveness = false;
     let before = reg.inputs.len();
-    reg.shrink(4_000);
+    let finished = reg.shrink(std::time::Instant::now() + opts.shrink_budget);
     Shrink::Shrunk {
         before,
         regression: Box::new(reg),
+        finished,
     }
 }
 
@@ -237,10 +240,19 @@ pub fn write_shrink(out: &mut dyn Write, s: &Shrink) -> io::Result<()> {
             out,
             "(liveness failures are not shrunk: dropping events only makes more of them)"
         ),
-        Shrink::Shrunk { before, regression } => {
+        Shrink::Shrunk {
+            before,
+            regression,
+            finished,
+        } => {
             writeln!(
                 out,
-                "shrunk trace: {} of {} events still break {} for {}:",
+                "shrunk trace{}: {} of {} events still break {} for {}:",
+                if *finished {
+                    ""
+                } else {
+                    " (the shrink budget ran out; the shortest found)"
+                },
                 regression.inputs.len(),
                 before,
                 regression.invariant,
@@ -303,8 +315,13 @@ pub fn to_json(
             };
             let shrunk = if i < SHRINK_FIRST {
                 match shrink(r.seed, opts) {
-                    Shrink::Shrunk { before, regression } => serde_json::json!({
+                    Shrink::Shrunk {
+                        before,
+                        regression,
+                        finished,
+                    } => serde_json::json!({
                         "events_before": before,
+                        "finished": finished,
                         "events": regression.inputs.len(),
                         "invariant": regression.invariant,
                         "job": regression.job,

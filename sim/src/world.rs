@@ -243,8 +243,6 @@ pub struct World {
     queue: Queue,
     /// Reused for every step's effects.
     effects: Vec<Effect>,
-    /// Reused for the state's serde round trips.
-    json: Vec<u8>,
     pub state: State,
     /// The checker, fed each journal record and each reported result as they happen: no
     /// journal is kept.
@@ -277,6 +275,11 @@ pub struct World {
     pub trace: Option<Vec<String>>,
     /// Runs keep their durations when the world heals (see `heal`).
     pub keep_durations: bool,
+    /// Every committed state passes the core's self-check (S6), not only those round
+    /// tripped now and then.
+    pub check_state: bool,
+    /// A committed state failed S6: the world stops there.
+    broken: bool,
     /// Manual runs queued while a process drained under `single_owner`: the job, and the
     /// draining processes then (the probe wants the run started by another).
     manual_in_drain: Vec<(String, Vec<ProcessId>)>,
@@ -316,7 +319,6 @@ impl World {
             rng,
             queue: Queue::default(),
             effects: Vec::new(),
-            json: Vec::new(),
             state: State::new(config),
             checker,
             prev_digests,
@@ -337,6 +339,8 @@ impl World {
             hash_trace,
             trace: None,
             keep_durations: false,
+            check_state: false,
+            broken: false,
             manual_in_drain: Vec::new(),
             deposed: Vec::new(),
         };
@@ -451,7 +455,8 @@ impl World {
                 }
                 None => self.queue.pop().expect("peeked"),
             };
-            if t > self.end {
+            if t > self.end || self.broken {
+                // (A broken state is not worth running on: its S6 finding is the story.)
                 break;
             }
             self.t = t;
@@ -1143,18 +1148,22 @@ impl World {
         let backfill = matches!(event, Event::Backfill { .. });
         self.state.step(now, event, &mut effects);
         self.events += 1;
-        if self.rng.gen_ratio(1, 1024) {
-            let mut json = std::mem::take(&mut self.json);
-            json.clear();
-            serde_json::to_writer(&mut json, &self.state).expect("state serializes");
-            let copy: State = serde_json::from_slice(&json).expect("state deserializes");
-            self.json = json;
-            assert!(
-                copy == self.state,
-                "S6: the state changed in a serde round trip"
-            );
-            self.state = copy;
+        // S6: what was committed must load. Every step under `check_state`; a full round
+        // trip now and then always (the world goes on from the reloaded copy).
+        let checked = if self.rng.gen_ratio(1, 1024) {
             *self.probes.entry("state round trip").or_default() += 1;
+            crate::round_trip(&mut self.state)
+        } else if self.check_state {
+            self.state
+                .self_check()
+                .map_err(|e| format!("the state fails its own load check: {e}"))
+        } else {
+            Ok(())
+        };
+        if let Err(what) = checked {
+            self.checker
+                .state_broken(format!("after the event at {}: {what}", now.wall));
+            self.broken = true;
         }
         let lost = f.lost_answer > 0.0 && self.rng.gen_bool(f.lost_answer.min(1.0));
         if lost {

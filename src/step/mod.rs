@@ -181,10 +181,7 @@ impl State {
         self.conclude_one_shots(out.effects, start);
         self.throttle_alerts(first_effect, &mut out);
         #[cfg(debug_assertions)]
-        if let Err(broken) = self
-            .check_invariants()
-            .and_then(|()| self.check_owed_counts())
-        {
+        if let Err(broken) = self.self_check() {
             panic!("duetime invariant broken after a step: {broken}");
         }
     }
