@@ -479,7 +479,7 @@ impl std::fmt::Display for Refusal {
             ),
             Refusal::OwedLineFull { max } => write!(
                 f,
-                "the job already owes {max} separate ranges of due times; backfill once they have run"
+                "the job already owes {max} separate ranges of due times, and none of them can be dropped to make room; try again once some have run"
             ),
         }
     }

@@ -152,6 +152,41 @@ pub struct Owed {
     pub schedule: Option<Box<Schedule>>,
 }
 
+impl Owed {
+    /// Whether it starts and ends on due times of `schedule` and counts exactly the due
+    /// times between: what walking it in batches and merging it rely on.
+    pub(crate) fn holds_exactly(&self, schedule: &Schedule) -> bool {
+        const MS: Duration = Duration::from_millis(1);
+        let before = self.from.saturating_sub(MS);
+        let on_due =
+            |t: Timestamp| before == t || schedule.next_after(t.saturating_sub(MS)) == Some(t);
+        let counted = schedule.count_in(before, self.to) + u64::from(before == self.from);
+        on_due(self.from) && on_due(self.to) && counted == self.count
+    }
+
+    /// Whether `next` may join this segment: both of one schedule (`current` when
+    /// untagged), `next` starting on the due time after this one's last, each holding
+    /// exactly what it says (an untagged segment always does; a tagged one is checked, as
+    /// a cover handed back may carry due times of a schedule since replaced), and both
+    /// backfills or neither (`skip_owed` keeps a person's backfill whole).
+    pub(crate) fn joins(&self, next: &Owed, current: &Schedule) -> bool {
+        if self.schedule != next.schedule
+            || (self.cause == MissCause::Backfill) != (next.cause == MissCause::Backfill)
+        {
+            return false;
+        }
+        let s = self.schedule.as_deref().unwrap_or(current);
+        s.next_after(self.to) == Some(next.from)
+            && (self.schedule.is_none() || (self.holds_exactly(s) && next.holds_exactly(s)))
+    }
+
+    /// Takes `next` (which `joins` it) in: counts stay exact, the older cause stays.
+    pub(crate) fn absorb(&mut self, next: Owed) {
+        self.to = next.to;
+        self.count += next.count;
+    }
+}
+
 /// What a run covers, with the cause that made it late (`None`: on time).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Cover {
@@ -280,14 +315,33 @@ pub struct Waiting {
 
 impl Activity {
     /// Owes a segment out of turn (a backfill, a run's cover handed back) where it belongs
-    /// in the oldest-first line: before the first segment that starts after it ends.
-    pub(crate) fn owe_in_order(&mut self, owed: Owed) {
+    /// in the oldest-first line: before the first segment that starts after it ends. A
+    /// full line first makes room by merging (`make_room`).
+    pub(crate) fn owe_in_order(&mut self, owed: Owed, current: &Schedule) {
+        if self.pending.len() >= MAX_OWED_SEGMENTS {
+            self.make_room(current);
+        }
         let at = self
             .pending
             .iter()
             .position(|o| o.from > owed.to)
             .unwrap_or(self.pending.len());
         self.pending.insert(at, owed);
+    }
+
+    /// Merges the newest two segments that follow one another (`Owed::joins`), keeping
+    /// every count exact; false when no two do. Causes alternate (overlap, downtime,
+    /// clock) far more often than debts are disjoint, and a schedule change tags what is
+    /// owed without making it disjoint, so this nearly always finds a pair.
+    pub(crate) fn make_room(&mut self, current: &Schedule) -> bool {
+        let pending = &mut self.pending;
+        let pair = (1..pending.len())
+            .rev()
+            .find(|&i| pending[i - 1].joins(&pending[i], current));
+        let Some(i) = pair else { return false };
+        let newer = pending.remove(i).expect("in range");
+        pending[i - 1].absorb(newer);
+        true
     }
 
     /// Whether it equals `Activity::default()` (every field empty), without building one
@@ -432,6 +486,15 @@ impl JobRecord {
         let retry = a.retry.map(|r| r.cover.covers.from);
         let owed = a.pending.front().map(|o| o.from);
         [run, retry, owed].into_iter().flatten().min()
+    }
+
+    /// Whether `instant` lies in the span this job's current schedule accounts: after
+    /// `accounted_from` (its definition, moved back by each backfill). An instant at or
+    /// before it was never due under this schedule, whatever an earlier schedule's
+    /// entries covering it say. A job from a state older than `accounted_from` accounts
+    /// everything (its start is unknown).
+    pub fn accounts(&self, instant: Timestamp) -> bool {
+        self.accounted_from.is_none_or(|from| instant > from)
     }
 
     /// Whether a one-shot's `instant` is looked at and nothing still covers it: a run, a
@@ -1133,22 +1196,18 @@ fn check_record(
 
 /// `State::check_owed_counts` for one job.
 fn check_owed_counts_of(job: &JobRecord) -> Result<(), String> {
-    const MS: Duration = Duration::from_millis(1);
     let Some(a) = job.act() else { return Ok(()) };
     for o in &a.pending {
         // Walked in pieces, or open to merging (an untagged segment is the current
         // schedule's and the next owed due time may join it): it must hold exactly
         // the due times it says. A tagged segment of at most one batch is started
-        // whole and never merged, so its instants are all that matter.
+        // whole, and merged only once it is found exact (`Activity::make_room`), so
+        // its instants are all that matter.
         let walked = o.count > REQUIRED_BATCH || (o.cause == MissCause::Overlap && o.count > 1);
         if !walked && o.schedule.is_some() {
             continue;
         }
-        let s = o.schedule.as_deref().unwrap_or(&job.def.schedule);
-        let before = o.from.saturating_sub(MS);
-        let on_due = |t: Timestamp| before == t || s.next_after(t.saturating_sub(MS)) == Some(t);
-        let counted = s.count_in(before, o.to) + u64::from(before == o.from);
-        if !on_due(o.from) || !on_due(o.to) || counted != o.count {
+        if !o.holds_exactly(o.schedule.as_deref().unwrap_or(&job.def.schedule)) {
             return Err(format!(
                 "{}: owed segment {}..{} does not hold {} due times",
                 job.def.name, o.from, o.to, o.count

@@ -179,3 +179,79 @@ fn a_cover_handed_back_while_a_backfill_waits_keeps_the_owed_line_in_order() {
         .expect(&ledger);
     assert!(backfilled < handed_back, "{ledger}");
 }
+
+/// A `required` job never drops a due time to the bound on its owed line: with 32 disjoint
+/// backfills owed (the job paused, so none runs), a 33rd backfill and a new schedule are
+/// refused, typed, and the line is left whole; once resumed, every backfilled due time runs.
+#[test]
+fn a_required_job_whose_owed_line_is_full_refuses_a_new_schedule_rather_than_drop_a_debt() {
+    let mut s = Story::new();
+    let mut def = job("sync", every("1h"));
+    def.missed = duetime::MissedRule::Required;
+    s.define("2025-06-04 00:00", def.clone());
+    s.send("2025-06-04 00:01", "pause sync by bob", {
+        Event::Pause {
+            job: "sync".into(),
+            actor: Actor::new("bob"),
+            note: String::new(),
+        }
+    });
+    // Every other hour of the days before, going back: 32 ranges with gaps between them.
+    for k in 0..32u32 {
+        let hour = 2 + 2 * i64::from(k);
+        let t = at("2025-06-04 00:00").as_millis() - hour * 3_600_000;
+        let when = duetime::Timestamp::from_millis(t).to_string();
+        let asked = format!("2025-06-04 00:{:02}", k + 2);
+        s.send(&asked, &format!("backfill {when}"), {
+            Event::Backfill {
+                job: "sync".into(),
+                from: duetime::Timestamp::from_millis(t),
+                to: duetime::Timestamp::from_millis(t),
+                actor: Actor::new("bob"),
+            }
+        });
+        assert_eq!(refusal(&s), None, "backfill {k} is accepted");
+    }
+    assert_eq!(
+        s.state.job("sync", at("2025-06-04 00:40")).unwrap().owed,
+        32
+    );
+    let full = Some(Refusal::OwedLineFull { max: 32 });
+    backfill(
+        &mut s,
+        "2025-06-04 00:41",
+        "2025-06-01 00:00",
+        "2025-06-01 00:00",
+    );
+    assert_eq!(refusal(&s), full, "a 33rd range has no room");
+    let mut moved = def.clone();
+    moved.schedule = every("2h");
+    s.send("2025-06-04 00:42", "sync moves to every 2h", {
+        Event::Upsert {
+            def: Box::new(moved),
+            actor: Actor::new("alice"),
+        }
+    });
+    assert_eq!(
+        refusal(&s),
+        full,
+        "a new schedule would need room of its own"
+    );
+    assert_eq!(
+        s.state.job("sync", at("2025-06-04 00:42")).unwrap().owed,
+        32
+    );
+    s.send("2025-06-04 00:43", "resume sync by bob", {
+        Event::Resume {
+            job: "sync".into(),
+            actor: Actor::new("bob"),
+        }
+    });
+    s.start("2025-06-04 00:44", 1);
+    for run in 1..=32 {
+        s.finish("2025-06-04 00:45", run, Outcome::Ok);
+    }
+    let ledger = s.ledger();
+    assert_eq!(ledger.matches("missed (backfill) caught up").count(), 32);
+    assert!(!ledger.contains("skipped"), "{ledger}");
+}

@@ -343,3 +343,59 @@ fn a_one_shot_settled_by_an_expired_approval_completes_with_that_run() {
     );
     insta::assert_snapshot!(s.trace());
 }
+
+/// An instant before the one-shot's definition is not its due time: an earlier schedule's
+/// catch-up whose range holds it does not end the one-shot, and a backfill of it later runs
+/// it and ends it. (Found by the simulator: the catch-up "completed" the one-shot, the
+/// backfill then started its instant again, and the state failed its own load check.)
+#[test]
+fn an_earlier_schedules_catch_up_over_a_one_shots_past_instant_does_not_end_it() {
+    let mut s = Story::new();
+    s.show_history = true;
+    let mut def = job("report", every("10m"));
+    def.missed = duetime::MissedRule::Required;
+    s.define("08:55", def.clone());
+    s.start("08:59:30", 1);
+    s.tick("09:00:05", 1);
+    s.finish("09:00:10", 1, Outcome::Ok);
+    s.crash("09:01", 1);
+    s.start("11:00:05", 2);
+    s.note("r2 catches up 09:10..10:50 under the old schedule; 11:00 waits behind it");
+    let mut once = def.clone();
+    once.schedule = Schedule::at(at("10:15"));
+    s.command(
+        "11:01",
+        "report becomes a one-shot at 10:15 (already past)",
+        {
+            Event::Upsert {
+                def: Box::new(once),
+                actor: Actor::new("alice"),
+            }
+        },
+    );
+    s.finish("11:02", 2, Outcome::Ok);
+    assert_eq!(
+        s.state.job("report", at("11:02")).unwrap().ended,
+        None,
+        "the old schedule's catch-up is not about 10:15"
+    );
+    s.command("11:03", "backfill report 10:00..10:30 by bob", {
+        Event::Backfill {
+            job: "report".into(),
+            from: at("10:00"),
+            to: at("10:30"),
+            actor: Actor::new("bob"),
+        }
+    });
+    s.note("r3 runs the old schedule's 11:00, owed while r2 ran; then r4 the backfill");
+    s.finish("11:04", 3, Outcome::Ok);
+    s.finish("11:05", 4, Outcome::Ok);
+    assert_eq!(
+        s.state.job("report", at("11:05")).unwrap().ended,
+        Some(OneShotEnd::Completed {
+            run: RunId(4),
+            at: at("11:05")
+        })
+    );
+    insta::assert_snapshot!(s.trace());
+}

@@ -120,6 +120,10 @@ impl State {
             self.reply(Some(seq), Some(name), out);
             return;
         }
+        if self.refuse_schedule_change(seq, &def, out) {
+            return;
+        }
+        let job = &self.jobs[&seq];
         if job.def.requires_confirmation || def.requires_confirmation {
             // A change to (or away from) a definition that needs confirmation is held;
             // the definition in force keeps running until `Confirm`.
@@ -177,6 +181,12 @@ impl State {
             State::refuse(Some(name), Refusal::WrongDigest { given, expected }, out);
             return;
         }
+        if !record.is_unconfirmed() {
+            let held = held.clone();
+            if self.refuse_schedule_change(seq, &held, out) {
+                return;
+            }
+        }
         let now = out.now;
         let record = self.jobs.get_mut(&seq).expect("found above");
         let act = record.act_mut();
@@ -211,6 +221,33 @@ impl State {
         record.tidy();
         self.reindex(seq);
         self.reply(Some(seq), Some(name), out);
+    }
+
+    /// Whether the job's owed line has room for one more segment, merging two that follow
+    /// one another if it must. A full line of disjoint debts has none.
+    fn has_owed_room(&mut self, seq: u64) -> bool {
+        let Some(JobRecord { def, activity, .. }) = self.jobs.get_mut(&seq) else {
+            return false;
+        };
+        activity
+            .as_deref_mut()
+            .is_none_or(|a| a.pending.len() < MAX_OWED_SEGMENTS || a.make_room(&def.schedule))
+    }
+
+    /// Whether putting `def` in force must be refused: a new schedule for a `required` job
+    /// owes the new schedule's due times apart from the old ones, and a full line of
+    /// disjoint debts could make room only by dropping the oldest, which `required` never
+    /// does. Refused before anything changes.
+    fn refuse_schedule_change(&mut self, seq: u64, def: &JobDef, out: &mut Out) -> bool {
+        let changes = self.jobs[&seq].def.schedule != def.schedule;
+        if !changes || def.missed != MissedRule::Required || self.has_owed_room(seq) {
+            return false;
+        }
+        let refusal = Refusal::OwedLineFull {
+            max: MAX_OWED_SEGMENTS,
+        };
+        State::refuse(Some(def.name.clone()), refusal, out);
+        true
     }
 
     /// Puts a changed definition in force. A changed schedule starts from now; the old
@@ -387,11 +424,10 @@ impl State {
                 };
                 // In order, not at the front: a backfill accepted while the run was out may
                 // owe earlier due times.
-                self.jobs
-                    .get_mut(&seq)
-                    .expect("found above")
-                    .act_mut()
-                    .owe_in_order(owed);
+                let JobRecord { def, activity, .. } = self.jobs.get_mut(&seq).expect("found above");
+                activity
+                    .get_or_insert_with(Default::default)
+                    .owe_in_order(owed, &def.schedule);
             }
             MissedRule::CatchUpOnce if !owes => {
                 // Owed as it is, tagged like the `required` case: the cover may come from a
@@ -482,16 +518,6 @@ impl State {
             State::refuse(Some(name), refusal, out);
             return;
         }
-        if record
-            .act()
-            .is_some_and(|a| a.pending.len() >= MAX_OWED_SEGMENTS)
-        {
-            let refusal = Refusal::OwedLineFull {
-                max: MAX_OWED_SEGMENTS,
-            };
-            State::refuse(Some(name), refusal, out);
-            return;
-        }
         // Due times still held from a schedule the job had before (owed, retrying or
         // running) may lie before `accounted_from`: a backfill may not reach them, so that
         // no instant is held twice and the owed line stays in order.
@@ -517,15 +543,27 @@ impl State {
             State::refuse(Some(name), refusal, out);
             return;
         }
+        let schedule = Box::new(schedule.clone());
+        // The last refusal: making room merges what is owed (it changes nothing else).
+        if !self.has_owed_room(seq) {
+            let refusal = Refusal::OwedLineFull {
+                max: MAX_OWED_SEGMENTS,
+            };
+            State::refuse(Some(name), refusal, out);
+            return;
+        }
         let owed = Owed {
             from: first,
             to: last,
             count,
             cause: MissCause::Backfill,
-            schedule: Some(Box::new(schedule.clone())),
+            schedule: Some(schedule),
         };
         let record = self.jobs.get_mut(&seq).expect("found above");
-        record.act_mut().owe_in_order(owed);
+        let JobRecord { def, activity, .. } = &mut *record;
+        activity
+            .get_or_insert_with(Default::default)
+            .owe_in_order(owed, &def.schedule);
         record.accounted_from = Some(first.saturating_sub(MS));
         out.history(
             &name,

@@ -317,56 +317,36 @@ impl State {
     /// it directly (something skipped in between would otherwise be walked into again).
     ///
     /// The line holds at most `MAX_OWED_SEGMENTS`. A full line makes room by merging two
-    /// segments that follow one another (the newest such pair; the newer cause is folded
-    /// into the older one, counts stay exact): causes alternate (overlap, downtime, clock
-    /// jump) far more often than debts are disjoint, and a `required` job must not lose due
-    /// times to a bound on its state. Only a line of 32 disjoint debts records its oldest
-    /// segment skipped: the bound on a job's state wins then.
+    /// segments that follow one another (`Activity::make_room`; the newer cause is folded
+    /// into the older one, counts stay exact): a `required` job must not lose due times to
+    /// a bound on its state. Only a line of 32 disjoint debts records its oldest segment
+    /// skipped: the bound on a job's state wins then (a `required` job's line never gets
+    /// there: a backfill or a schedule change that would need the room is refused).
     pub(crate) fn owe(&mut self, seq: u64, owed: Owed, out: &mut Out) {
         let Some(job) = self.jobs.get_mut(&seq) else {
             return;
         };
         let crate::state::JobRecord { def, activity, .. } = job;
-        let follows = |a: &Owed, b: &Owed| {
-            a.schedule.is_none()
-                && b.schedule.is_none()
-                && def.schedule.next_after(a.to) == Some(b.from)
-        };
-        let pending = &mut activity.get_or_insert_with(Default::default).pending;
-        let contiguous = pending
-            .back()
-            .is_some_and(|back| back.cause == owed.cause && follows(back, &owed));
-        if contiguous {
-            let back = pending.back_mut().expect("checked above");
-            back.to = owed.to;
-            back.count += owed.count;
+        let act = activity.get_or_insert_with(Default::default);
+        let pending = &mut act.pending;
+        // A full line takes the new due times into its newest segment whatever its cause.
+        let full = pending.len() >= MAX_OWED_SEGMENTS;
+        if let Some(back) = pending
+            .back_mut()
+            .filter(|back| (full || back.cause == owed.cause) && back.joins(&owed, &def.schedule))
+        {
+            back.absorb(owed);
             return;
         }
-        if pending.len() < MAX_OWED_SEGMENTS {
-            pending.push_back(owed);
+        if pending.len() < MAX_OWED_SEGMENTS || act.make_room(&def.schedule) {
+            act.pending.push_back(owed);
             return;
         }
-        if pending.back().is_some_and(|back| follows(back, &owed)) {
-            let back = pending.back_mut().expect("checked above");
-            back.to = owed.to;
-            back.count += owed.count;
-            return;
-        }
-        let pair = (1..pending.len())
-            .rev()
-            .find(|&i| follows(&pending[i - 1], &pending[i]));
-        if let Some(i) = pair {
-            let newer = pending.remove(i).expect("in range");
-            let older = &mut pending[i - 1];
-            older.to = newer.to;
-            older.count += newer.count;
-            pending.push_back(owed);
-            return;
-        }
-        let oldest = pending
+        let oldest = act
+            .pending
             .pop_front()
             .expect("a full line has an oldest segment");
-        pending.push_back(owed);
+        act.pending.push_back(owed);
         let name = def.name.clone();
         self.note_missed(seq, oldest.count, out.now);
         out.ledger(

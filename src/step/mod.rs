@@ -205,11 +205,15 @@ impl State {
             };
             let found = self.seq_of(name.as_str()).filter(|seq| {
                 // Ended only once nothing covers the instant any more (a stored state may
-                // hold it twice; the last cover to settle ends it).
+                // hold it twice; the last cover to settle ends it), and only by an entry
+                // about the instant as this schedule's due time: an instant before the
+                // definition is not due (unless backfilled), so an entry of an earlier
+                // schedule whose range happens to hold it says nothing of it.
                 self.jobs.get(seq).is_some_and(|j| {
                     j.ended.is_none()
                         && matches!(j.def.schedule,
                             Schedule::At { instant } if e.from <= instant && instant <= e.to
+                                && j.accounts(instant)
                                 && j.one_shot_settled(instant))
                 })
             });
