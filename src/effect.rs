@@ -83,6 +83,14 @@ pub enum ClockGapKind {
     ClockForward,
     /// The wall clock was set back.
     ClockBackward,
+    /// The wall clock reads further ahead of the store's clock than `clock_jump` (`by` is
+    /// how much further): the process's time is held to the store's, and it claims and
+    /// accounts nothing until its clock agrees again or it is the only one left.
+    HeldAhead,
+    /// A process held ahead has heard from no process with a sane clock for a lease TTL:
+    /// its clock is taken as right from now on (a restart after downtime, a lone host
+    /// whose clock was set).
+    Released,
 }
 
 /// Why a job that could start is waiting.
@@ -614,6 +622,8 @@ impl Snake for ClockGapKind {
             ClockGapKind::Asleep => "asleep",
             ClockGapKind::ClockForward => "clock_forward",
             ClockGapKind::ClockBackward => "clock_backward",
+            ClockGapKind::HeldAhead => "held_ahead",
+            ClockGapKind::Released => "released",
         }
     }
 }
@@ -895,7 +905,17 @@ impl fmt::Display for Effect {
             Effect::Alert(a) => write!(f, "ALERT {}: {}", a.job, a.kind),
             Effect::ClockGap {
                 process, kind, by, ..
-            } => write!(f, "CLOCK {process}: {} by {by}", snake(kind)),
+            } => match kind {
+                ClockGapKind::HeldAhead => write!(
+                    f,
+                    "CLOCK {process}: held_ahead, {by} ahead of the store's clock (over clock_jump): held to the store's time"
+                ),
+                ClockGapKind::Released => write!(
+                    f,
+                    "CLOCK {process}: released, no sane clock heard for two ticks: its clock is taken as right"
+                ),
+                _ => write!(f, "CLOCK {process}: {} by {by}", snake(kind)),
+            },
             Effect::Reply { job, result } => {
                 let job = job.as_ref().map_or("-", |j| j.as_str());
                 match result {

@@ -32,7 +32,10 @@ use crate::time::{Duration, Timestamp};
 ///   `quota_hold`, `waiting`, `held` and `unconfirmed`; a run's `parked`; definitions'
 ///   `wait_budget`, `alert_throttle`, `concurrency_limit`, `jitter` and
 ///   `requires_confirmation` (`tests/fixtures/state-v4.json`).
-pub const FORMAT_VERSION: u32 = 4;
+/// - 5: whose clock judges (`step/clock.rs`): the state's `clock`, processes' `base` and
+///   `hold`, each absent when unused so format-4 states load unchanged
+///   (`tests/fixtures/state-v5.json`).
+pub const FORMAT_VERSION: u32 = 5;
 
 /// Timing the whole scheduler shares. Defaults: a 30 s tick; leases, lateness grace and the
 /// wait after a timeout's `Cancel` of two ticks each; 20 manual runs per job per hour.
@@ -531,6 +534,34 @@ pub struct ProcessRec {
     /// The clock that counts sleep, when the host reads one (`Now::boot`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_boot: Option<Timestamp>,
+    /// The store's time at this process's last event (`step/clock.rs`): its wall clock
+    /// when that was sane, else what the store vouched for then. Absent in states written
+    /// before format 5 (read as `last_wall`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base: Option<Timestamp>,
+    /// Set while its wall clock is held ahead of the store's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hold: Option<ClockHold>,
+}
+
+/// A process whose wall clock reads further ahead of the store's than `clock_jump` (see
+/// `step/clock.rs`): held to the store's time until its clock agrees again or it is alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClockHold {
+    /// Its monotonic reading when it last found itself alone: no process with a sane clock
+    /// has spoken since. A lease TTL of that releases it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alone_since: Option<Timestamp>,
+    /// The cause the due times its clock passed get when it is released: `down` for a
+    /// new incarnation (a restart after downtime), `clock_forward` for a clock set ahead.
+    pub cause: MissCause,
+    /// How far its wall clock read ahead of the store's at its last event, in ms: what a
+    /// process contradicting it differs from, and how its wakes map to its own clock.
+    pub lead: i64,
+    /// A new incarnation, held before the store could measure it: it decides nothing until
+    /// it is released or a process the store knows shows the store's clock is alive.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub waiting: bool,
 }
 
 impl ProcessRec {
@@ -541,7 +572,25 @@ impl ProcessRec {
             last_mono: now.mono,
             draining: false,
             last_boot: now.boot,
+            base: None,
+            hold: None,
         }
+    }
+
+    /// The store's time at its last event (see `base`).
+    pub fn base(&self) -> Timestamp {
+        self.base.unwrap_or(self.last_wall)
+    }
+
+    /// Whether its clock is held ahead of the store's now.
+    pub fn held(&self) -> bool {
+        self.hold.is_some()
+    }
+
+    /// Whether it is a new incarnation held before its time could be measured: it decides
+    /// nothing yet.
+    pub fn waiting(&self) -> bool {
+        self.hold.is_some_and(|h| h.waiting)
     }
 }
 
@@ -559,6 +608,8 @@ struct StateData {
     processes: BTreeMap<ProcessId, ProcessRec>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     owner: Option<OwnerLease>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    clock: Option<Timestamp>,
 }
 
 /// Everything in the state but the jobs: the format version, the config, the counters and
@@ -577,6 +628,9 @@ pub struct Globals {
     /// The owner lease (`single_owner` coordination only); absent when none is held.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub owner: Option<OwnerLease>,
+    /// The store's clock (`State::clock`); absent before any process has spoken.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock: Option<Timestamp>,
 }
 
 /// Why a stored state could not be loaded.
@@ -611,6 +665,10 @@ pub struct State {
     pub(crate) jobs: Jobs,
     pub(crate) processes: BTreeMap<ProcessId, ProcessRec>,
     pub(crate) owner: Option<OwnerLease>,
+    /// The store's clock: the latest time it can vouch for, carried forward by what the
+    /// processes measure between their events, never by a wall clock's jump
+    /// (`step/clock.rs`). `None` until a process has spoken.
+    pub(crate) clock: Option<Timestamp>,
     // Derived, rebuilt on load.
     pub(crate) by_name: BTreeMap<JobName, u64>,
     pub(crate) wake: BTreeSet<(Timestamp, u64)>,
@@ -627,6 +685,7 @@ impl PartialEq for State {
             && self.jobs == other.jobs
             && self.processes == other.processes
             && self.owner == other.owner
+            && self.clock == other.clock
     }
 }
 
@@ -657,6 +716,7 @@ impl From<State> for StateData {
             jobs: s.jobs,
             processes: s.processes,
             owner: s.owner,
+            clock: s.clock,
         }
     }
 }
@@ -672,6 +732,7 @@ impl TryFrom<StateData> for State {
             next_fence: d.next_fence,
             processes: d.processes,
             owner: d.owner,
+            clock: d.clock,
         };
         State::assemble(globals, d.jobs)
     }
@@ -740,6 +801,7 @@ impl State {
             jobs: Jobs::default(),
             processes: BTreeMap::new(),
             owner: None,
+            clock: None,
             by_name: BTreeMap::new(),
             wake: BTreeSet::new(),
             runs: BTreeMap::new(),
@@ -749,6 +811,13 @@ impl State {
 
     pub fn config(&self) -> &Config {
         &self.config
+    }
+
+    /// The store's clock: the latest time it can vouch for, carried by what the processes
+    /// measure between their events (`None` until a process has spoken). A host's view of
+    /// "now" for its store, whatever one machine's wall clock says.
+    pub fn clock(&self) -> Option<Timestamp> {
+        self.clock
     }
 
     pub fn job_count(&self) -> usize {
@@ -783,6 +852,7 @@ impl State {
             jobs,
             processes: globals.processes,
             owner: globals.owner,
+            clock: globals.clock,
             by_name: BTreeMap::new(),
             wake: BTreeSet::new(),
             runs: BTreeMap::new(),
@@ -803,6 +873,7 @@ impl State {
             next_fence: self.next_fence,
             processes: self.processes.clone(),
             owner: self.owner,
+            clock: self.clock,
         }
     }
 
@@ -924,6 +995,7 @@ impl State {
         self.next_fence = globals.next_fence;
         self.processes = globals.processes;
         self.owner = globals.owner;
+        self.clock = globals.clock;
         for &seq in changes.keys() {
             if let Some(old) = self.jobs.remove(&seq) {
                 self.by_name.remove(&old.def.name);
@@ -1012,13 +1084,49 @@ impl State {
     /// The earliest instant a `Tick` from `process` can change anything, by that process's
     /// wall clock; `None` when it has nothing to wait for (it is draining: it claims
     /// nothing, and only its heartbeats for the runs it holds matter). Under shared
-    /// coordination that is `next_wake`. Under `single_owner` the owner wakes for the jobs
+    /// coordination that is `next_wake`; a process whose clock is held ahead of the store's
+    /// wakes two ticks after its last event, by its own clock, to be released if it is
+    /// alone, and while one is held every other wakes within a tick to show that it is not. Under `single_owner` the owner wakes for the jobs
     /// and to renew its lease halfway through it; a standby only when the lease can lapse
     /// (a tick before then does nothing but renew its runs), and at once when none is held.
     pub fn next_wake_for(&self, process: ProcessId) -> Option<Timestamp> {
-        if self.processes.get(&process).is_some_and(|p| p.draining) {
+        let rec = self.processes.get(&process);
+        if rec.is_some_and(|p| p.draining) {
             return None;
         }
+        let hold = rec.and_then(|p| p.hold);
+        let solitude = crate::step::solitude(&self.config);
+        if let (Some(rec), Some(h)) = (rec, hold.filter(|h| h.waiting)) {
+            // Waiting (`step/clock.rs`): it decides nothing, so only its release matters,
+            // by its own clock.
+            let _ = h;
+            return Some(rec.last_wall.saturating_add(solitude));
+        }
+        // A held process works on the store's time: its wakes read by its own clock are
+        // later by its lead, and it wakes to be released too.
+        let lead = hold.map_or(0, |h| h.lead);
+        let shift = |t: Timestamp| Timestamp::from_millis(t.as_millis().saturating_add(lead));
+        let release = rec
+            .filter(|_| hold.is_some())
+            .map(|r| r.last_wall.saturating_add(solitude));
+        let wake = self.next_wake_for_work(process).map(shift);
+        let wake = match (wake, release) {
+            (Some(w), Some(r)) => Some(w.min(r)),
+            (w, r) => w.or(r),
+        };
+        // While another process's clock is held ahead, every sane one shows itself once a
+        // tick, so that the held one is released only when it really is alone.
+        let witness = rec
+            .filter(|_| self.processes.values().any(ProcessRec::held))
+            .map(|r| r.last_wall.saturating_add(self.config.tick));
+        match (wake, witness) {
+            (Some(w), Some(v)) => Some(w.min(v)),
+            (w, v) => w.or(v),
+        }
+    }
+
+    /// `next_wake_for` of a process whose clock is not held: when it next has work.
+    fn next_wake_for_work(&self, process: ProcessId) -> Option<Timestamp> {
         if self.config.coordination == Coordination::Shared {
             return self.next_wake();
         }
@@ -1029,7 +1137,17 @@ impl State {
                 let renew = o.until.saturating_sub(half);
                 Some(self.next_wake().map_or(renew, |w| w.min(renew)))
             }
-            Some(o) => Some(o.until.saturating_add(Duration::from_millis(1))),
+            Some(o) => {
+                // It can lapse at `until`, or sooner when the store stops hearing from its
+                // holder (a lease written under a clock far ahead: `step/clock.rs`).
+                let silent_from = self.processes.get(&o.holder).map(|h| {
+                    h.base()
+                        .saturating_add(self.config.lease_ttl)
+                        .saturating_add(self.config.clock_jump)
+                });
+                let lapse = silent_from.map_or(o.until, |s| s.min(o.until));
+                Some(lapse.saturating_add(Duration::from_millis(1)))
+            }
         }
     }
 

@@ -19,8 +19,8 @@ fn a_second_incident_within_the_throttle_goes_to_the_journal_and_a_later_one_is_
     s.tick("09:00:10", 1);
     s.tick("09:05:30", 1);
     s.crash("09:06", 1);
-    s.note("p2 finds r1's lease lapsed: a new incident, 24 minutes after the stall alert");
-    s.start("09:30", 2);
+    s.note("p2 finds r1's lease lapsed: a new incident, 25 minutes after the stall alert");
+    s.start_alone("09:30", 2);
     let held = s.last.iter().any(|e| {
         matches!(e, duetime::Effect::Record(r)
             if matches!(r.entry, duetime::Entry::History(History::AlertHeld { .. })))

@@ -60,10 +60,12 @@ fn a_wall_clock_set_forward_records_what_it_passed_as_clock_forward() {
     s.tick("09:30", 1);
     s.wall_set(1, "3h", false);
     s.tick("12:30:30", 1);
-    s.finish("12:31", 2, Outcome::Ok);
+    s.note("held: p1 is the only process, so after two ticks its clock is taken as right");
+    s.tick("12:31:30", 1);
+    s.finish("12:32", 2, Outcome::Ok);
     s.note("the same lateness found by a process that was down is `down`");
-    s.crash("12:32", 1);
-    s.start("15:30:30", 2);
+    s.crash("12:33", 1);
+    s.start_alone("15:30:30", 2);
     insta::assert_snapshot!(s.trace());
 }
 
@@ -82,7 +84,8 @@ fn a_machine_asleep_is_told_from_a_clock_set_forward_by_the_clock_that_counts_sl
     s.finish("12:31", 2, Outcome::Ok);
     s.wall_set(1, "2h", false);
     s.tick("14:32", 1);
-    s.finish("14:33", 3, Outcome::Ok);
+    s.tick("14:33", 1);
+    s.finish("14:34", 3, Outcome::Ok);
     s.wall_set(1, "2h", true);
     s.note("told; nothing already accounted runs again");
     s.tick("12:34", 1);
@@ -128,8 +131,8 @@ fn a_catch_up_window_records_due_times_older_than_it_too_late_after_an_outage() 
     s.define("08:59", required);
     s.start("08:59:30", 1);
     s.crash("08:59:40", 1);
-    s.start("14:30", 2);
-    s.finish("14:31", 1, Outcome::Ok);
+    s.start_alone("14:30", 2);
+    s.finish("14:31:10", 1, Outcome::Ok);
     s.finish("14:32", 2, Outcome::Ok);
     insta::assert_snapshot!(s.trace());
 }
@@ -183,13 +186,13 @@ fn catch_up_once_owes_one_catch_up_across_two_restarts_while_its_run_holds_a_lon
     s.start("08:59:30", 1);
     s.tick("09:00:10", 1);
     s.note("p1 goes silent holding r1 (a GC pause): no ticks until 14:40");
-    s.start("11:30", 2);
-    s.crash("11:31", 2);
-    let view = s.state.job("digest", at("11:31")).unwrap();
+    s.start_alone("11:30", 2);
+    s.crash("11:32", 2);
+    let view = s.state.job("digest", at("11:32")).unwrap();
     assert_eq!(view.owed, 1);
-    s.start("14:30", 3);
-    s.crash("14:31", 3);
-    let view = s.state.job("digest", at("14:31")).unwrap();
+    s.start_alone("14:30", 3);
+    s.crash("14:32", 3);
+    let view = s.state.job("digest", at("14:32")).unwrap();
     assert_eq!(view.owed, 1, "still one catch-up owed after two restarts");
     s.finish("14:40", 1, Outcome::Ok);
     s.finish("14:45", 2, Outcome::Ok);
@@ -653,10 +656,12 @@ fn a_job_view_shows_status_next_due_settled_through_last_run_missed_and_owed() {
     insta::assert_snapshot!(out);
 }
 
-/// The state without the process records (which any tick touches), for "changed nothing".
+/// The state without the process records and the store's clock (which any tick moves),
+/// for "changed nothing".
 fn jobs_json(state: &State) -> serde_json::Value {
     let mut v = serde_json::to_value(state).unwrap();
     v.as_object_mut().unwrap().remove("processes");
+    v.as_object_mut().unwrap().remove("clock");
     v
 }
 

@@ -27,7 +27,7 @@ fn crash_then_restart_skips_what_passed_under_the_skip_rule() {
     s.tick("09:00:10", 1);
     s.finish("09:01", 1, Outcome::Ok);
     s.crash("09:30", 1);
-    s.start("12:30", 2);
+    s.start_alone("12:30", 2);
     insta::assert_snapshot!(s.trace());
 }
 
@@ -39,8 +39,8 @@ fn crash_then_restart_catches_up_once_with_the_newest() {
     s.define("08:59", def);
     s.start("08:59:30", 1);
     s.crash("09:30", 1);
-    s.start("12:30", 2);
-    s.finish("12:31", 1, Outcome::Ok);
+    s.start_alone("12:30", 2);
+    s.finish("12:31:10", 1, Outcome::Ok);
     insta::assert_snapshot!(s.trace());
 }
 
@@ -52,7 +52,7 @@ fn required_job_covers_a_two_day_outage_in_batches_oldest_first() {
     s.define("08:59:30", def);
     s.start("08:59:40", 1);
     s.crash("08:59:50", 1);
-    s.start("2025-06-04 09:00:30", 2);
+    s.start_alone("2025-06-04 09:00:30", 2);
     s.finish("2025-06-04 09:05", 1, Outcome::Ok);
     s.finish("2025-06-04 09:10", 2, Outcome::Ok);
     s.finish("2025-06-04 09:15", 3, Outcome::Ok);
@@ -272,15 +272,15 @@ fn a_job_lost_again_and_again_alerts_once_until_a_success_or_a_resume() {
     s.tick("09:00:10", 1);
     s.crash("09:00:20", 1);
     s.note("r1's lease lapses: lost, alerted; r2 starts over the same due time");
-    s.start("09:02", 2);
-    s.crash("09:02:10", 2);
+    s.start_alone("09:02", 2);
+    s.crash("09:03:10", 2);
     s.note("r2 lost too: the same incident, not told again");
-    s.start("09:04", 3);
-    s.finish("09:05", 3, Outcome::Ok);
+    s.start_alone("09:05", 3);
+    s.finish("09:06:30", 3, Outcome::Ok);
     s.note("a success ended the incident: the next loss is told");
     s.tick("10:00:10", 3);
     s.crash("10:00:20", 3);
-    s.start("10:02", 4);
+    s.start_alone("10:02", 4);
     s.command(
         "10:02:30",
         "pause",
@@ -300,7 +300,7 @@ fn a_job_lost_again_and_again_alerts_once_until_a_success_or_a_resume() {
     );
     s.crash("10:03:10", 4);
     s.note("a person's resume also ends it: the next loss is told");
-    s.start("10:05", 5);
+    s.start_alone("10:05", 5);
     let trace = s.trace();
     assert_eq!(trace.matches("ALERT").count(), 3, "{trace}");
     insta::assert_snapshot!(trace);

@@ -374,12 +374,20 @@ proptest! {
             effects.clear();
             state.step(Now::at(t), event, &mut effects);
             let lease = state.owner_lease();
+            // The time the core acted on: the wall clock, or the store's clock when it held
+            // that wall clock ahead (`step/clock.rs`), as every record of the step says.
+            let acted = effects.iter().find_map(|e| match e {
+                Effect::Record(r) => Some(r.at),
+                _ => None,
+            });
             for e in &effects {
                 match e {
                     Effect::Start { run, fence, process, job, .. } => {
                         let o = lease.expect("a start with no owner");
                         prop_assert_eq!(o.holder, *process, "a start by a non-owner");
-                        prop_assert!(t <= o.until, "a start under a lapsed lease");
+                        let acted = acted.expect("a start is recorded");
+                        prop_assert!(acted <= t, "the core acted ahead of the wall clock");
+                        prop_assert!(acted <= o.until, "a start under a lapsed lease");
                         jobs_of.insert(*run, job.to_string());
                         if let Some((_, held)) = procs.iter_mut().flatten().find(|(p, _)| p == process) {
                             held.push(Held { run: *run, fence: *fence });
@@ -422,12 +430,21 @@ fn a_store_that_keeps_jobs_apart_carries_the_owner_lease_in_its_globals() {
     assert_eq!(globals.owner.map(|o| o.holder), Some(ProcessId(1)));
     let rebuilt = State::from_parts(globals.clone(), Vec::new()).unwrap();
     assert_eq!(rebuilt, s);
-    // Another process took the lease in the store: putting its globals moves it here.
+    // Another process took the lease in the store (started after p1 went quiet, so held
+    // for two ticks first): putting its globals moves it here.
     let mut other = rebuilt.clone();
     other.step(
         Now::at(at("09:05")),
         Event::ProcessStarted {
             process: ProcessId(2),
+        },
+        &mut effects,
+    );
+    other.step(
+        Now::at(at("09:06")),
+        Event::Tick {
+            process: ProcessId(2),
+            held: Vec::new(),
         },
         &mut effects,
     );

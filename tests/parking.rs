@@ -290,7 +290,7 @@ fn a_one_shot_whose_instant_passes_while_every_process_is_down_expires() {
     s.define("08:50", job("notify", Schedule::at(at("09:00"))));
     s.start("08:55", 1);
     s.crash("08:58", 1);
-    s.start("10:30", 2);
+    s.start_alone("10:30", 2);
     let expired: Vec<&History> = s
         .last
         .iter()
@@ -314,9 +314,9 @@ fn a_one_shot_whose_instant_passes_while_every_process_is_down_expires() {
     def.missed = duetime::MissedRule::CatchUpOnce;
     def.catch_up_window = Some("30m".parse().unwrap());
     s.define("11:10", def);
-    s.start("13:00", 3);
+    let then = s.start_alone("13:00", 3);
     assert!(matches!(
-        s.state.job("remind", at("13:00")).unwrap().ended,
+        s.state.job("remind", at(&then)).unwrap().ended,
         Some(OneShotEnd::Expired {
             cause: MissCause::TooLate,
             ..
@@ -359,7 +359,7 @@ fn an_earlier_schedules_catch_up_over_a_one_shots_past_instant_does_not_end_it()
     s.tick("09:00:05", 1);
     s.finish("09:00:10", 1, Outcome::Ok);
     s.crash("09:01", 1);
-    s.start("11:00:05", 2);
+    s.start_alone("10:59:05", 2);
     s.note("r2 catches up 09:10..10:50 under the old schedule; 11:00 waits behind it");
     let mut once = def.clone();
     once.schedule = Schedule::at(at("10:15"));

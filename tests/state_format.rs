@@ -15,6 +15,7 @@ const FIXTURE: &str = "tests/fixtures/state-v1.json";
 const FIXTURE_V2: &str = "tests/fixtures/state-v2.json";
 const FIXTURE_V3: &str = "tests/fixtures/state-v3.json";
 const FIXTURE_V4: &str = "tests/fixtures/state-v4.json";
+const FIXTURE_V5: &str = "tests/fixtures/state-v5.json";
 /// 2025-01-01T00:00:00Z
 const T0: i64 = 1_735_689_600_000;
 
@@ -236,6 +237,7 @@ fn rich_state() -> State {
         },
     );
     format_4_parts(&mut d);
+    format_5_parts(&mut d);
     d.state
 }
 
@@ -293,6 +295,36 @@ fn format_4_parts(d: &mut Driver) {
         ),
         Event::ProcessStarted {
             process: ProcessId(3),
+        },
+        &mut effects,
+    );
+}
+
+/// What format 5 added: the store's clock, and processes whose wall clocks read far ahead
+/// of it: a new incarnation waiting (held before its time could be measured) and a known
+/// process whose clock was set forward, held and working on the store's time.
+fn format_5_parts(d: &mut Driver) {
+    let mut effects = Vec::new();
+    let wall = |secs: i64| Timestamp::from_millis(T0 + secs * 1000);
+    d.state.step(
+        Now::new(wall(640), Timestamp::from_millis(70_000)),
+        Event::ProcessStarted {
+            process: ProcessId(5),
+        },
+        &mut effects,
+    );
+    d.state.step(
+        Now::new(wall(650 + 86_400), Timestamp::from_millis(80_000)),
+        Event::Tick {
+            process: ProcessId(5),
+            held: Vec::new(),
+        },
+        &mut effects,
+    );
+    d.state.step(
+        Now::new(wall(660 + 7200), Timestamp::from_millis(50_000)),
+        Event::ProcessStarted {
+            process: ProcessId(4),
         },
         &mut effects,
     );
@@ -522,6 +554,35 @@ fn state_from_format_4_loads_with_what_format_4_added() {
     assert!(job("noisy")["last_alert"].is_number());
     assert!(job("quota")["accounted_from"].is_number());
     assert!(json["processes"]["3"]["last_boot"].is_number());
+}
+
+/// Writes the format-5 fixture. Run once, when format 5 was current; never again:
+/// `cargo test --test state_format -- --ignored write_v5_fixture`.
+#[test]
+#[ignore]
+fn write_v5_fixture() {
+    write_fixture(5, FIXTURE_V5);
+}
+
+#[test]
+fn fixture_is_what_this_build_writes_while_format_5_is_current() {
+    assert_fixture_is_written_while_current(5, FIXTURE_V5);
+}
+
+#[test]
+fn state_from_format_5_loads_with_the_store_clock_and_held_clocks() {
+    let v = read_fixture(FIXTURE_V5);
+    assert_eq!(v["format"], 5);
+    let state: State = serde_json::from_value(v.clone()).expect("a v5 state loads");
+    state.self_check().unwrap();
+    assert_eq!(state.clock(), Some(Timestamp::from_millis(T0 + 650_000)));
+    let waiting = &v["processes"]["4"]["hold"];
+    assert_eq!(waiting["waiting"], true, "{waiting}");
+    assert_eq!(waiting["cause"], "down");
+    let working = &v["processes"]["5"]["hold"];
+    assert!(working.get("waiting").is_none(), "{working}");
+    assert_eq!(working["cause"], "clock_forward");
+    assert!(working["lead"].as_i64().unwrap() > 86_000_000);
 }
 
 #[test]

@@ -259,10 +259,10 @@ pub struct World {
     /// Per job, the digest of the definition before its latest change (a stale confirm).
     prev_digests: Vec<Option<String>>,
     healed: bool,
-    /// The latest wall time any process has shown the core, and when the run ends: long
-    /// enough after healing that even decisions made under a clock running days ahead
-    /// come due.
-    max_wall: i64,
+    /// When the run ends: the liveness phase after healing, or longer when the store's
+    /// clock is ahead of true time then (a lone process's clock ran ahead and was taken
+    /// as right, see the core's `step/clock.rs`), so that what was decided under it comes
+    /// due.
     end: i64,
     pub events: u64,
     pub faults: Counts,
@@ -329,7 +329,6 @@ impl World {
             seen_names,
             removed,
             healed: false,
-            max_wall: i64::MIN,
             end: i64::MAX,
             events: 0,
             faults: Counts::new(),
@@ -893,9 +892,11 @@ impl World {
     /// jobs are resumed, runs stop failing.
     fn heal(&mut self) {
         self.healed = true;
-        self.end = self
-            .end
-            .max(self.max_wall.saturating_add(self.cfg.liveness_ms));
+        if let Some(clock) = self.state.clock() {
+            self.end = self
+                .end
+                .max(clock.as_millis().saturating_add(self.cfg.liveness_ms));
+        }
         for job in &mut self.jobs {
             if !self.keep_durations {
                 // Healed runs of drawn jobs are quick, so backlogs built up under faults can
@@ -1128,7 +1129,6 @@ impl World {
                 &event
             ));
         }
-        self.max_wall = self.max_wall.max(now.wall.as_millis());
         if let Some(h) = host {
             self.hosts[h].shown_at = self.t;
         }
@@ -1230,6 +1230,8 @@ impl World {
                         ClockGapKind::Asleep => "clock gap: asleep",
                         ClockGapKind::ClockForward => "clock gap: set forward",
                         ClockGapKind::ClockBackward => "clock gap: set back",
+                        ClockGapKind::HeldAhead => "clock held ahead of the store's",
+                        ClockGapKind::Released => "clock held ahead released (alone)",
                     };
                     *self.probes.entry(probe).or_default() += 1;
                 }

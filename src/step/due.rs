@@ -6,7 +6,7 @@
 use std::collections::VecDeque;
 
 use crate::effect::{LedgerKind, MissAction, MissCause, Trigger};
-use crate::event::{Held, Now, ProcessId};
+use crate::event::{Held, ProcessId};
 use crate::job::{MissedRule, Overlap};
 use crate::schedule::Schedule;
 use crate::state::{Owed, State, MAX_OWED_SEGMENTS};
@@ -68,31 +68,39 @@ pub fn last_due(schedule: &Schedule, after: Timestamp, until: Timestamp) -> Opti
 }
 
 impl State {
-    /// Renews the caller's leases, then gives every job whose wake time has come its turn.
+    /// Renews the caller's leases, then gives every job whose wake time has come its turn
+    /// (none when the caller is a new incarnation waiting for its clock to be judged).
     pub(crate) fn tick(
         &mut self,
-        now: Now,
+        judged: super::clock::Judged,
         process: ProcessId,
         held: &[Held],
-        late_cause: MissCause,
         out: &mut Out,
     ) {
-        self.renew(now.wall, process, held, out);
-        if !self.lead(now.wall, process, out) {
+        let now = judged.at;
+        self.renew(now, process, held, out);
+        if judged.waiting || !self.lead(now, process, out) {
             return;
         }
         // Waiters first (they are older than anything due now), then again for lanes that
-        // runs lost in the visits freed.
-        self.admit(now.wall, process, out);
-        let due: Vec<u64> = self
+        // runs lost in the visits freed. Runs of holders the store no longer hears from
+        // are looked at whatever their leases' `until` says.
+        self.admit(now, process, out);
+        let mut due: Vec<u64> = self
             .wake
-            .range(..=(now.wall, u64::MAX))
+            .range(..=(now, u64::MAX))
             .map(|&(_, seq)| seq)
             .collect();
-        for seq in due {
-            self.visit(seq, now.wall, process, late_cause, out);
+        let silent = self.jobs_of_silent_holders();
+        if !silent.is_empty() {
+            due.extend(silent);
+            due.sort_unstable();
+            due.dedup();
         }
-        self.admit(now.wall, process, out);
+        for seq in due {
+            self.visit(seq, now, process, judged.late_cause, out);
+        }
+        self.admit(now, process, out);
     }
 
     /// One job's turn: its open run first (lease, deadline, stall), then the due times that

@@ -3,6 +3,7 @@
 //! times (missed rule, overlap), `runs` starts runs and watches leases and deadlines,
 //! `settle` takes results, `commands` carries out definitions and people's commands.
 
+mod clock;
 mod commands;
 mod due;
 mod owner;
@@ -10,16 +11,16 @@ mod runs;
 mod settle;
 
 use crate::effect::{
-    Alert, AlertKind, ClockGapKind, Effect, Entry, History, LedgerEntry, LedgerKind, MissAction,
-    MissCause, Record,
+    Alert, AlertKind, Effect, Entry, History, LedgerEntry, LedgerKind, MissAction, Record,
 };
 use crate::event::{Event, Now, ProcessId};
 use crate::job::JobName;
 use crate::schedule::Schedule;
 use crate::state::OneShotEnd;
-use crate::state::{ProcessRec, State};
+use crate::state::State;
 use crate::time::{Duration, Timestamp};
 
+pub(crate) use clock::solitude;
 pub use due::last_due;
 
 /// The by-value form, `(State, Event, Now) -> (State, Effects)`, for callers who want it.
@@ -128,20 +129,27 @@ impl State {
         );
         let drains = may_end_runs.then(|| self.drains_before(&event)).flatten();
         let first_effect = out.effects.len();
+        // A process's event is judged by the store's clock (`clock.rs`); from here on the
+        // step acts on the judged time.
+        let judge = |state: &mut State, process, fresh, out: &mut Out| {
+            let judged = state.judge_clock(process, now, fresh, out);
+            out.now = judged.at;
+            judged
+        };
         match event {
             Event::Upsert { def, actor } => self.upsert(*def, actor, &mut out),
             Event::Remove { job, actor } => self.remove(&job, actor, &mut out),
             Event::ProcessStarted { process } => {
-                self.prune_processes(now.wall);
-                self.processes.insert(process, ProcessRec::new(now));
-                self.tick(now, process, &[], MissCause::Down, &mut out);
+                self.prune_processes();
+                let judged = judge(self, process, true, &mut out);
+                self.tick(judged, process, &[], &mut out);
             }
             Event::Tick { process, held } => {
-                let cause = self.observe_clock(process, now, &mut out);
-                self.tick(now, process, &held, cause, &mut out);
+                let judged = judge(self, process, false, &mut out);
+                self.tick(judged, process, &held, &mut out);
             }
             Event::ProcessDraining { process } => {
-                self.observe_clock(process, now, &mut out);
+                judge(self, process, false, &mut out);
                 self.drain(process, &mut out);
             }
             Event::Adopt {
@@ -149,8 +157,8 @@ impl State {
                 run,
                 fence,
             } => {
-                self.observe_clock(process, now, &mut out);
-                self.adopt(now.wall, process, run, fence, &mut out);
+                let judged = judge(self, process, false, &mut out);
+                self.adopt(judged.at, process, run, fence, &mut out);
             }
             Event::RunFinished {
                 process,
@@ -159,7 +167,7 @@ impl State {
                 fence,
                 outcome,
             } => {
-                self.observe_clock(process, now, &mut out);
+                out.now = self.judge_result_clock(process, now);
                 self.finish(process, &job, run, fence, outcome, &mut out);
             }
             Event::Pause { job, actor, note } => self.pause(&job, actor, note, &mut out),
@@ -245,53 +253,6 @@ impl State {
         }
     }
 
-    /// Notes a process's clocks and says which cause late due times found now get. Between
-    /// two events of one process, a wall clock that moved more than the monotonic clock by
-    /// over `config.clock_jump` ran ahead: `asleep` if the clock that counts sleep moved
-    /// with it (see `Now`), else `clock_forward` (also when the host reads no such clock:
-    /// then a sleep cannot be told from a step). A wall clock that moved less, by as much,
-    /// was set back: `clock_backward`, announced only; nothing is re-run and no lease looks
-    /// younger for it (the frontier and leases only move forward). Each gap is told to the
-    /// host as an `Effect::ClockGap`.
-    fn observe_clock(&mut self, process: ProcessId, now: Now, out: &mut Out) -> MissCause {
-        let threshold = i128::from(self.config.clock_jump.as_millis());
-        let rec = self
-            .processes
-            .entry(process)
-            .or_insert_with(|| ProcessRec::new(now));
-        let ms = |t: Timestamp| i128::from(t.as_millis());
-        let wall = ms(now.wall) - ms(rec.last_wall);
-        let mono = ms(now.mono) - ms(rec.last_mono);
-        let slept = match (now.boot, rec.last_boot) {
-            (Some(b), Some(last)) => Some((ms(b) - ms(last) - mono).max(0)),
-            _ => None,
-        };
-        rec.last_wall = now.wall;
-        rec.last_mono = now.mono;
-        rec.last_boot = now.boot;
-        let lead = wall - mono;
-        let (kind, cause) = if lead > threshold {
-            // Asleep when the sleep explains the lead (up to the threshold).
-            if slept.is_some_and(|s| s + threshold >= lead) {
-                (ClockGapKind::Asleep, MissCause::Asleep)
-            } else {
-                (ClockGapKind::ClockForward, MissCause::ClockForward)
-            }
-        } else if lead < -threshold {
-            (ClockGapKind::ClockBackward, MissCause::Down)
-        } else {
-            return MissCause::Down;
-        };
-        let by = Duration::from_millis(u64::try_from(lead.unsigned_abs()).unwrap_or(u64::MAX));
-        out.effects.push(Effect::ClockGap {
-            at: now.wall,
-            process,
-            kind,
-            by,
-        });
-        cause
-    }
-
     /// Applies each job's `alert_throttle` to the alerts this step told (from `first` on):
     /// one within the throttle of the job's last alert becomes a journal line instead, and
     /// its incident is not counted as told, so it is told when it happens again after the
@@ -330,10 +291,11 @@ impl State {
         }
     }
 
-    /// Forgets processes silent for a day that hold no run and not the owner lease, so
-    /// incarnations do not pile up.
-    fn prune_processes(&mut self, now: Timestamp) {
-        let cutoff = now.saturating_sub(Duration::from_days(1));
+    /// Forgets processes silent for a day of the store's clock that hold no run and not
+    /// the owner lease, so incarnations do not pile up.
+    fn prune_processes(&mut self) {
+        let Some(clock) = self.clock else { return };
+        let cutoff = clock.saturating_sub(Duration::from_days(1));
         let holders: std::collections::BTreeSet<ProcessId> = self
             .runs
             .values()
@@ -341,7 +303,7 @@ impl State {
             .chain(self.owner.map(|o| o.holder))
             .collect();
         self.processes
-            .retain(|p, rec| rec.last_wall >= cutoff || holders.contains(p));
+            .retain(|p, rec| rec.base() >= cutoff || holders.contains(p));
     }
 
     pub(crate) fn seq_of(&self, name: &str) -> Option<u64> {

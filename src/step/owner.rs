@@ -23,8 +23,11 @@ impl State {
             return false;
         }
         let ttl = self.config.lease_ttl;
+        // A holder the store has stopped hearing from has lost the lease, whatever `until`
+        // its clock wrote (`clock.rs`).
+        let silent = self.owner.is_some_and(|o| self.holder_silent(o.holder));
         match &mut self.owner {
-            Some(o) if now <= o.until => {
+            Some(o) if now <= o.until && !silent => {
                 if o.holder != process {
                     return false;
                 }
@@ -58,11 +61,17 @@ impl State {
         }
     }
 
-    /// Whether `process` may claim a run at `now`: it is known and not draining, and under
+    /// Whether `process` may claim a run at `now`: it is known, not draining and not waiting
+    /// for its clock to be judged, and under
     /// `single_owner` it holds the owner lease, unlapsed. The state keeps one lease, whose
     /// fence is the highest any owner was given, so holding it is holding the highest fence.
     pub(crate) fn can_claim(&self, process: ProcessId, now: Timestamp) -> bool {
-        if self.processes.get(&process).is_none_or(|p| p.draining) {
+        // A new incarnation waiting for its clock to be judged decides nothing (`clock.rs`).
+        if self
+            .processes
+            .get(&process)
+            .is_none_or(|p| p.draining || p.waiting())
+        {
             return false;
         }
         match self.config.coordination {

@@ -93,6 +93,11 @@ impl State {
     /// sends `Cancel`, and a `Cancel` unanswered past its grace settles the run timed out.
     pub(crate) fn watch_run(&mut self, seq: u64, now: Timestamp, out: &mut Out) {
         let grace = self.config.cancel_grace;
+        let silent = self
+            .jobs
+            .get(&seq)
+            .and_then(|j| j.run_holder())
+            .is_some_and(|h| self.holder_silent(h));
         let Some(job) = self.jobs.get_mut(&seq) else {
             return;
         };
@@ -107,7 +112,7 @@ impl State {
             }
             return;
         }
-        if now > run.lease_until {
+        if now > run.lease_until || silent {
             self.lose_run(seq, now, out);
             return;
         }

@@ -206,6 +206,19 @@ impl Story {
         );
     }
 
+    /// Process `p` starts after every other process has gone quiet (a restart after
+    /// downtime): its clock is further ahead of what the store last heard than
+    /// `clock_jump`, so it is held (it decides nothing) until it has heard from no one for
+    /// two ticks, then ticks once more and is released, its clock taken as right. Returns
+    /// the time of that tick.
+    pub fn start_alone(&mut self, time: &str, p: u64) -> String {
+        self.start(time, p);
+        let solitude = self.state.config().tick.saturating_mul(2);
+        let then = label_of(at(time).saturating_add(solitude));
+        self.tick(&then, p);
+        then
+    }
+
     pub fn tick(&mut self, time: &str, p: u64) {
         let process = ProcessId(p);
         let held = self.held_by(process);
@@ -223,14 +236,7 @@ impl Story {
         let (mut t, end) = (at(from), at(to));
         let step: Duration = step.parse().unwrap();
         while t <= end {
-            let label = t.to_string();
-            let clock = label[11..19].to_string();
-            let time = if label.starts_with(DAY) {
-                clock
-            } else {
-                format!("{} {}", &label[..10], clock)
-            };
-            self.tick(&time, p);
+            self.tick(&label_of(t), p);
             t = t.saturating_add(step);
         }
     }
@@ -313,6 +319,17 @@ impl Story {
 impl Default for Story {
     fn default() -> Self {
         Story::new()
+    }
+}
+
+/// An instant as the stories write it: `"09:00:30"` on the story's day, else with its date.
+pub fn label_of(t: Timestamp) -> String {
+    let label = t.to_string();
+    let clock = label[11..19].to_string();
+    if label.starts_with(DAY) {
+        clock
+    } else {
+        format!("{} {}", &label[..10], clock)
     }
 }
 

@@ -1,0 +1,348 @@
+//! Whose clock judges. Every process reads its own wall clock, and any of them may be wrong:
+//! skewed, set forward by days, set back. A lease or a frontier moved by a clock days ahead
+//! would hold a job (or skip its due times) until honest clocks catch up, so the core does
+//! not take any one process's word for the time.
+//!
+//! The store keeps its own clock (`State::clock`): the latest time it can vouch for. It is
+//! carried forward by what the processes themselves measure between their events (the
+//! monotonic clock, or the clock that counts sleep when the host reads one), never by a
+//! wall clock's jump. Each event of a process is then judged:
+//!
+//! - a wall clock at most `config.clock_jump` ahead of what the store vouches for (or
+//!   behind it, by any amount) is taken as it reads: skew is normal, and a clock behind
+//!   never makes a lease younger or the frontier move back;
+//! - a wall clock further ahead is **held** (told as `ClockGap` `held_ahead`): a process
+//!   the store has heard from before goes on working on the store's time (its own
+//!   monotonic clock carries it); a new incarnation, whose claim cannot be measured, first
+//!   **waits**, deciding nothing, since the store's clock may only be stale (everyone was
+//!   down) rather than its wall clock wrong;
+//! - a held process is **released**, its wall clock taken as right (`released`), once it
+//!   agrees with the store's again, or once no other process has contradicted it for
+//!   `solitude` (two ticks) of its own time: then it is the only witness (a restart after
+//!   downtime, a lone daemon whose clock was set), and the due times its clock has passed
+//!   are late, with the cause that held it (`down` for a new incarnation, `clock_forward`).
+//!   A process contradicts a held one when its own lead over the store's clock differs
+//!   from the held one's by more than `clock_jump`; one the store has heard from before
+//!   also shows the store's clock is alive, so a waiting process starts working on it.
+//!   While anyone is held, every other process wakes at least once a tick
+//!   (`State::next_wake_for`), so a held process that hears nobody really is alone.
+//!
+//! Leases are judged by the store's clock too: a holder the store has not heard from for a
+//! lease TTL plus `clock_jump` of store time has lost what it holds, whatever the `until`
+//! its own clock wrote (a lease written under a clock since found wrong lapses on time).
+
+use crate::effect::{ClockGapKind, Effect, MissCause};
+use crate::event::{Now, ProcessId};
+use crate::state::{ClockHold, ProcessRec, State};
+use crate::time::{Duration, Timestamp};
+
+use super::Out;
+
+/// How the core took one event's clock.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Judged {
+    /// The time the step acts on.
+    pub at: Timestamp,
+    /// The cause late due times found now get.
+    pub late_cause: MissCause,
+    /// The process is a new incarnation whose clock is held ahead of the store's, whose
+    /// time cannot be measured yet: it decides nothing (visits no job, claims nothing).
+    pub waiting: bool,
+}
+
+/// What the process measured since its previous event: its monotonic clock, or the clock
+/// that counts sleep when it reads one and that moved more.
+fn elapsed(rec: &ProcessRec, now: Now) -> Duration {
+    let ms =
+        |a: Timestamp, b: Timestamp| u64::try_from(a.as_millis().saturating_sub(b.as_millis()));
+    let mono = ms(now.mono, rec.last_mono).unwrap_or(0);
+    let boot = match (now.boot, rec.last_boot) {
+        (Some(b), Some(last)) => ms(b, last).unwrap_or(0),
+        _ => 0,
+    };
+    Duration::from_millis(mono.max(boot))
+}
+
+impl State {
+    /// Judges the time of a result `process` reports, as its other events are (measured
+    /// from its last event by the reading the result carries), but notes nothing of its
+    /// clocks: a result may be delivered late or by another hand, with a reading that is
+    /// not its process's own, so it must neither move the store's clock nor hold or
+    /// release anyone. At worst such a reading is taken as no time passed.
+    pub(crate) fn judge_result_clock(&self, process: ProcessId, now: Now) -> Timestamp {
+        let Some(clock) = self.clock else {
+            return now.wall;
+        };
+        let vouched = match self.processes.get(&process) {
+            Some(rec) => clock.max(rec.base().saturating_add(elapsed(rec, now))),
+            None => clock,
+        };
+        now.wall.min(vouched.saturating_add(self.config.clock_jump))
+    }
+
+    /// Judges the clock of an event of `process` (see the module doc), noting its clocks
+    /// and telling the host of any gap or hold. `fresh`: a new incarnation, with no earlier
+    /// event to measure from.
+    pub(crate) fn judge_clock(
+        &mut self,
+        process: ProcessId,
+        now: Now,
+        fresh: bool,
+        out: &mut Out,
+    ) -> Judged {
+        let known = !fresh && self.processes.contains_key(&process);
+        // A reading older than the process's last (a result delivered late, with the time
+        // it was read) says nothing new of its clocks: it is judged, not noted.
+        let stale = known && self.processes[&process].last_mono > now.mono;
+        let gap_cause = if known && !stale {
+            self.observe_gap(process, now, out)
+        } else {
+            MissCause::Down
+        };
+        let rec = self
+            .processes
+            .entry(process)
+            .or_insert_with(|| ProcessRec::new(now));
+        if !known {
+            *rec = ProcessRec::new(now);
+        }
+        let measured = known.then(|| {
+            if stale {
+                Duration::ZERO
+            } else {
+                elapsed(rec, now)
+            }
+        });
+        if !stale {
+            rec.last_wall = now.wall;
+            rec.last_mono = now.mono;
+            rec.last_boot = now.boot;
+        }
+        // What the store vouches for now: its clock, carried by this process's own measure
+        // since its previous event. Before any process has spoken, the first one's word.
+        let Some(seen) = self.clock else {
+            rec.base = Some(now.wall);
+            self.clock = Some(now.wall);
+            return Judged {
+                at: now.wall,
+                late_cause: gap_cause,
+                waiting: false,
+            };
+        };
+        let vouched = measured.map_or(seen, |e| seen.max(rec.base().saturating_add(e)));
+        let lead = now.wall.as_millis().saturating_sub(vouched.as_millis());
+        let was_held = self.processes[&process].held();
+        let judged = self.judge_lead(process, now, (vouched, lead, known), gap_cause, out);
+        if was_held && known && judged.at == now.wall && lead > 0 {
+            // Released: what it holds was timed on the store's clock, which its own clock
+            // now replaces, `lead` ahead; its runs are as old as it measured them.
+            self.reanchor_runs(process, Duration::from_millis(lead.unsigned_abs()));
+        }
+        let base = self.processes[&process].base();
+        self.clock = Some(seen.max(base));
+        if !stale {
+            self.contradict_holds(process, lead, known);
+        }
+        judged
+    }
+
+    /// The verdict on one event's wall clock, `lead` ms ahead of what the store vouches for
+    /// (`vouched`), from a process the store has heard from before (`known`) or a new
+    /// incarnation: taken, held, or released (see the module doc).
+    fn judge_lead(
+        &mut self,
+        process: ProcessId,
+        now: Now,
+        (vouched, lead, known): (Timestamp, i64, bool),
+        gap_cause: MissCause,
+        out: &mut Out,
+    ) -> Judged {
+        let jump = i64::try_from(self.config.clock_jump.as_millis()).unwrap_or(i64::MAX);
+        let solitude = solitude(&self.config);
+        let rec = self.processes.get_mut(&process).expect("noted above");
+        if lead <= jump {
+            rec.hold = None;
+            rec.base = Some(vouched.max(now.wall));
+            return Judged {
+                at: now.wall,
+                late_cause: gap_cause,
+                waiting: false,
+            };
+        }
+        let fresh = !known;
+        let new_hold = rec.hold.is_none();
+        let hold = rec.hold.get_or_insert(ClockHold {
+            alone_since: None,
+            cause: if fresh {
+                MissCause::Down
+            } else {
+                MissCause::ClockForward
+            },
+            lead,
+            waiting: fresh,
+        });
+        hold.lead = lead;
+        let since = *hold.alone_since.get_or_insert(now.mono);
+        if now.mono.saturating_since(since) >= solitude {
+            // No one contradicted it for a while: its clock is the only witness.
+            let cause = hold.cause;
+            rec.hold = None;
+            rec.base = Some(now.wall);
+            let gap = clock_gap(now.wall, process, ClockGapKind::Released, Duration::ZERO);
+            out.effects.push(gap);
+            return Judged {
+                at: now.wall,
+                late_cause: cause,
+                waiting: false,
+            };
+        }
+        let waiting = hold.waiting;
+        rec.base = Some(vouched);
+        if new_hold {
+            let by = Duration::from_millis(lead.unsigned_abs());
+            out.effects
+                .push(clock_gap(now.wall, process, ClockGapKind::HeldAhead, by));
+        }
+        Judged {
+            at: vouched,
+            // Its wall clock's jump passed no due time: the store's time is what it works on.
+            late_cause: MissCause::Down,
+            waiting,
+        }
+    }
+
+    /// Moves the instants of the runs `process` holds (start, deadline, lease, a pending
+    /// cancel) later by `by`: its time base moved by that much when it was released, and a
+    /// run it measured as a minute old must not look `by` older for it.
+    fn reanchor_runs(&mut self, process: ProcessId, by: Duration) {
+        let held: Vec<u64> = self
+            .runs
+            .values()
+            .copied()
+            .filter(|seq| self.jobs.get(seq).and_then(|j| j.run_holder()) == Some(process))
+            .collect();
+        for seq in held {
+            let Some(run) = self
+                .jobs
+                .get_mut(&seq)
+                .and_then(|j| j.activity.as_deref_mut())
+                .and_then(|a| a.run.as_mut())
+            else {
+                continue;
+            };
+            run.started = run.started.saturating_add(by);
+            run.deadline = run.deadline.saturating_add(by);
+            run.lease_until = run.lease_until.saturating_add(by);
+            run.cancel_sent = run.cancel_sent.map(|t| t.saturating_add(by));
+            self.reindex(seq);
+        }
+    }
+
+    /// An event of `process` whose wall clock leads the store's by `lead` ms: every other
+    /// held process whose lead differs by more than `clock_jump` is contradicted (its
+    /// solitude starts again), and when `process` is one the store has heard from before,
+    /// the store's clock is alive, so a waiting one starts working on it.
+    fn contradict_holds(&mut self, process: ProcessId, lead: i64, vouches: bool) {
+        let jump = i64::try_from(self.config.clock_jump.as_millis()).unwrap_or(i64::MAX);
+        for (p, rec) in self.processes.iter_mut() {
+            let Some(hold) = rec.hold.as_mut().filter(|_| *p != process) else {
+                continue;
+            };
+            if hold.lead.abs_diff(lead) > jump.unsigned_abs() {
+                hold.alone_since = None;
+                if vouches {
+                    hold.waiting = false;
+                }
+            }
+        }
+    }
+
+    /// Compares a known process's wall clock with its monotonic (and sleep-counting) clock
+    /// since its previous event, and tells a gap as `Effect::ClockGap`: forward more than
+    /// `config.clock_jump` is `asleep` if the sleep explains it, else `clock_forward` (also
+    /// when the host reads no such clock: a sleep cannot then be told from a step); back as
+    /// much is `clock_backward`, announced only (nothing is re-run, no lease looks younger).
+    /// Returns the cause late due times found now get.
+    fn observe_gap(&mut self, process: ProcessId, now: Now, out: &mut Out) -> MissCause {
+        let threshold = i128::from(self.config.clock_jump.as_millis());
+        let Some(rec) = self.processes.get(&process) else {
+            return MissCause::Down;
+        };
+        let ms = |t: Timestamp| i128::from(t.as_millis());
+        let wall = ms(now.wall) - ms(rec.last_wall);
+        let mono = ms(now.mono) - ms(rec.last_mono);
+        let slept = match (now.boot, rec.last_boot) {
+            (Some(b), Some(last)) => Some((ms(b) - ms(last) - mono).max(0)),
+            _ => None,
+        };
+        let lead = wall - mono;
+        let (kind, cause) = if lead > threshold {
+            // Asleep when the sleep explains the lead (up to the threshold).
+            if slept.is_some_and(|s| s + threshold >= lead) {
+                (ClockGapKind::Asleep, MissCause::Asleep)
+            } else {
+                (ClockGapKind::ClockForward, MissCause::ClockForward)
+            }
+        } else if lead < -threshold {
+            (ClockGapKind::ClockBackward, MissCause::Down)
+        } else {
+            return MissCause::Down;
+        };
+        let by = Duration::from_millis(u64::try_from(lead.unsigned_abs()).unwrap_or(u64::MAX));
+        out.effects.push(clock_gap(now.wall, process, kind, by));
+        cause
+    }
+
+    /// Whether the store has not heard from `holder` for a lease TTL plus `clock_jump` of
+    /// its own clock: whatever the `until` of its leases says, they have lapsed. (The slack
+    /// is the most a sane clock may push the store's clock ahead in one event.)
+    pub(crate) fn holder_silent(&self, holder: ProcessId) -> bool {
+        let (Some(clock), Some(rec)) = (self.clock, self.processes.get(&holder)) else {
+            return false;
+        };
+        let bound = self.config.lease_ttl.saturating_add(self.config.clock_jump);
+        clock > rec.base().saturating_add(bound)
+    }
+
+    /// The jobs whose open run is held by a process the store has not heard from for
+    /// longer than a lease (`holder_silent`): a tick visits them whatever their wake time
+    /// says, since a lease written under a clock far ahead would not wake them for days.
+    /// Costs a look per process holding runs; a pass over the open runs only when one of
+    /// them has fallen silent (after which it holds none).
+    pub(crate) fn jobs_of_silent_holders(&self) -> Vec<u64> {
+        let silent: Vec<ProcessId> = self
+            .lanes
+            .holders()
+            .filter(|p| self.holder_silent(*p))
+            .collect();
+        if silent.is_empty() {
+            return Vec::new();
+        }
+        self.runs
+            .values()
+            .copied()
+            .filter(|seq| {
+                self.jobs
+                    .get(seq)
+                    .and_then(|j| j.run_holder())
+                    .is_some_and(|h| silent.contains(&h))
+            })
+            .collect()
+    }
+}
+
+/// How long a held process must hear from no process with a sane clock before its own
+/// clock is taken as right: two ticks, so that every sane process, waking at least once a
+/// tick while anyone is held, has spoken at least once in it.
+pub(crate) fn solitude(config: &crate::state::Config) -> Duration {
+    config.tick.saturating_mul(2)
+}
+
+fn clock_gap(at: Timestamp, process: ProcessId, kind: ClockGapKind, by: Duration) -> Effect {
+    Effect::ClockGap {
+        at,
+        process,
+        kind,
+        by,
+    }
+}

@@ -1,0 +1,130 @@
+//! Whose clock judges: a process whose wall clock reads far ahead of what the store can
+//! vouch for is held to the store's clock, so a clock days ahead neither moves the frontier
+//! (skipping or running due times before they come) nor writes a lease that holds a job for
+//! days; one that is alone for two ticks is taken at its word. See `src/step/clock.rs`.
+
+mod support;
+
+use duetime::{ClockGapKind, Effect, LedgerKind, MissAction, MissCause, MissedRule, Outcome};
+use support::*;
+
+fn gaps(effects: &[Effect]) -> Vec<ClockGapKind> {
+    effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::ClockGap { kind, .. } => Some(*kind),
+            _ => None,
+        })
+        .collect()
+}
+
+fn skipped_by_clock(trace: &str) -> bool {
+    trace.contains("missed (clock_forward)")
+}
+
+#[test]
+fn a_clock_set_days_ahead_while_another_process_lives_is_held_and_works_on_the_stores_time() {
+    let mut s = Story::new();
+    s.show_history = true;
+    s.define("08:59", job("sync", every("1m")));
+    s.start("08:59:30", 1);
+    s.start("08:59:35", 2);
+    s.tick("09:00:05", 1);
+    s.finish("09:00:10", 1, Outcome::Ok);
+    s.wall_set(2, "2d", false);
+    s.note("p2's clock now reads two days ahead; p1's is right");
+    s.tick("2025-06-04 09:00:35", 2);
+    assert_eq!(
+        gaps(&s.last),
+        [ClockGapKind::ClockForward, ClockGapKind::HeldAhead]
+    );
+    s.note("held, p2 starts what is due on the store's time, not two days on");
+    s.tick("2025-06-04 09:01:02", 2);
+    assert!(s.last.iter().any(|e| matches!(e, Effect::Start { .. })));
+    s.tick("09:01:05", 1);
+    s.finish("2025-06-04 09:01:10", 2, Outcome::Ok);
+    s.tick("09:02:05", 1);
+    s.tick("2025-06-04 09:02:32", 2);
+    let trace = s.trace();
+    assert!(!skipped_by_clock(&trace), "{trace}");
+    assert!(
+        !trace.contains("released"),
+        "p1 speaks every tick: p2 is never alone"
+    );
+    assert!(
+        !trace.contains("2025-06-04T"),
+        "no due time two days on was touched:\n{trace}"
+    );
+    insta::assert_snapshot!(trace);
+}
+
+#[test]
+fn a_new_incarnation_with_a_clock_days_ahead_decides_nothing_until_the_store_shows_it_is_alive() {
+    let mut s = Story::new();
+    let mut def = job("report", every("1h"));
+    def.missed = MissedRule::Required;
+    s.define("08:59", def);
+    s.start("08:59:30", 1);
+    s.wall_set(2, "3d", false);
+    s.start("2025-06-05 09:00", 2);
+    assert_eq!(gaps(&s.last), [ClockGapKind::HeldAhead]);
+    assert!(
+        !s.last.iter().any(|e| matches!(e, Effect::Start { .. })),
+        "a new incarnation whose clock cannot be measured starts nothing"
+    );
+    s.note("p1 speaks: the store's clock is alive, so p2 works on it from now on");
+    s.tick("09:00:05", 1);
+    s.finish("09:00:10", 1, Outcome::Ok);
+    s.tick("2025-06-05 09:00:40", 2);
+    s.tick("10:00:05", 1);
+    let trace = s.ledger();
+    assert_eq!(trace.lines().count(), 1, "{trace}");
+    assert!(trace.contains("ran r1"), "{trace}");
+    insta::assert_snapshot!(s.trace());
+}
+
+#[test]
+fn a_lone_process_set_ahead_is_taken_at_its_word_and_a_lease_it_wrote_lapses_by_the_stores_clock() {
+    let mut s = Story::new();
+    s.show_history = true;
+    let mut def = job("sync", every("1h"));
+    def.safe_to_repeat = true;
+    def.timeout = "2h".parse().unwrap();
+    s.define("08:59", def);
+    s.start("08:59:30", 1);
+    s.tick("09:00:10", 1);
+    s.finish("09:00:20", 1, Outcome::Ok);
+    s.wall_set(1, "1d", false);
+    s.tick("2025-06-03 09:00:40", 1);
+    s.note("alone for two ticks: p1's clock is the only witness");
+    s.tick("2025-06-03 09:01:40", 1);
+    assert_eq!(gaps(&s.last), [ClockGapKind::Released]);
+    s.tick("2025-06-03 10:00:05", 1);
+    s.crash("2025-06-03 10:00:20", 1);
+    s.note("p1 crashes holding r2, whose lease its clock wrote a day ahead of true time");
+    s.note("p2's clock is right: behind the store's, which it carries on by what it measures");
+    s.start("10:01:00", 2);
+    s.tick_through("10:01:30", "10:03:30", "30s", 2);
+    let lost = s.trace().contains("r2 lost (lease lapsed)");
+    assert!(
+        lost,
+        "the store stopped hearing from p1: its lease lapsed by the store's clock, not a day on\n{}",
+        s.trace()
+    );
+    let kinds: Vec<LedgerKind> = s
+        .last
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Record(r) => match &r.entry {
+                duetime::Entry::Ledger(l) => Some(l.kind),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
+    assert!(!kinds.contains(&LedgerKind::Missed {
+        cause: MissCause::ClockForward,
+        action: MissAction::Skipped
+    }));
+    insta::assert_snapshot!(s.trace());
+}
