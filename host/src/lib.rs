@@ -4,5 +4,6 @@
 pub mod config;
 pub mod daemon;
 pub mod jobs_file;
+pub mod log;
 pub mod runner;
 pub mod store;

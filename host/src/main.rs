@@ -13,6 +13,7 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use duetime_host::log::Lenient;
 
 mod cmd;
 
@@ -82,15 +83,13 @@ fn main() -> ExitCode {
         return ExitCode::from(duetime_host::runner::supervise(dir).clamp(0, 255) as u8);
     }
     if matches!(cli.command, Command::Run(_)) {
-        use std::io::IsTerminal;
-        tracing_subscriber::fmt()
-            .with_writer(io::stderr)
-            .with_ansi(io::stderr().is_terminal())
-            .with_target(false)
-            .init();
+        duetime_host::log::init_daemon_log();
     }
     let mut out = io::stdout().lock();
-    let mut err = io::stderr().lock();
+    // Not locked for the whole command: `sim`'s progress bar draws on stderr from another
+    // thread, which a lock held here would block forever. And lenient: a message nobody
+    // can read (a closed stderr) is no reason to fail or to stop.
+    let mut err = Lenient(io::stderr());
     let result = match &cli.command {
         Command::Check(args) => cmd::check::run(args, &mut out, &mut err),
         Command::Next(args) => cmd::next::run(args, &mut out, &mut err),
