@@ -40,19 +40,26 @@ enum Command {
     List(cmd::ops::ListArgs),
     /// Show one job: its state, next due times and recent journal
     Show(cmd::ops::ShowArgs),
+    /// Which daemons run on the store: alive or not, their pids, the owner, last heard
+    Status(cmd::ops::StatusArgs),
+    /// Print what a job's run printed (the newest, or --run rN); --follow until it ends
+    Logs(cmd::ops::LogsArgs),
     /// Pause a job (due times meanwhile meet its missed rule when it resumes)
-    Pause(cmd::ops::JobArgs),
+    Pause(cmd::ops::PauseArgs),
     /// Resume a paused job
-    Resume(cmd::ops::JobArgs),
+    Resume(cmd::ops::ResumeArgs),
     /// Run a job once now (jobs safe to repeat only)
-    RunNow(cmd::ops::JobArgs),
+    RunNow(cmd::ops::RunNowArgs),
     /// Apply a job's definition held for confirmation (`--digest`, as `show` prints it)
-    Confirm(cmd::ops::JobArgs),
+    Confirm(cmd::ops::ConfirmArgs),
     /// Approve a job's run parked awaiting approval (its command wrote $DUETIME_APPROVAL)
     Approve(cmd::ops::ApproveArgs),
     /// Run a job's past due times from before its ledger begins (`show` prints where), as
     /// catch-ups
     Backfill(cmd::ops::BackfillArgs),
+    /// Remove a job from the store (take it out of the jobs file too, or the next daemon
+    /// to start defines it again)
+    Remove(cmd::ops::RemoveArgs),
     /// Simulate a jobs file through crashes, clock jumps and racing processes, and check
     /// every promise (exit 0 held, 1 safety, 2 liveness, 3 crash, 64 usage)
     Sim(cmd::sim::Args),
@@ -77,6 +84,18 @@ fn main() -> ExitCode {
             let _ = e.print();
             return ExitCode::from(cmd::sim::USAGE);
         }
+        // With --json, a usage error is the JSON error object too (exit 2, as clap's).
+        Err(e) if e.use_stderr() && std::env::args().any(|a| a == "--json") => {
+            let text = e.render().to_string();
+            let first = text
+                .lines()
+                .next()
+                .unwrap_or("")
+                .trim_start_matches("error: ");
+            let v = cmd::json::error("usage", first);
+            let _ = writeln!(io::stdout(), "{v:#}");
+            return ExitCode::from(2);
+        }
         Err(e) => e.exit(),
     };
     if let Command::Supervise { dir } = &cli.command {
@@ -96,12 +115,15 @@ fn main() -> ExitCode {
         Command::Run(args) => cmd::run::run(args, &mut out, &mut err),
         Command::List(args) => cmd::ops::list(args, &mut out, &mut err),
         Command::Show(args) => cmd::ops::show(args, &mut out, &mut err),
-        Command::Pause(args) => cmd::ops::command("pause", args, &mut out, &mut err),
-        Command::Resume(args) => cmd::ops::command("resume", args, &mut out, &mut err),
-        Command::RunNow(args) => cmd::ops::command("run-now", args, &mut out, &mut err),
-        Command::Confirm(args) => cmd::ops::command("confirm", args, &mut out, &mut err),
+        Command::Status(args) => cmd::ops::status(args, &mut out, &mut err),
+        Command::Logs(args) => cmd::ops::logs(args, &mut out, &mut err),
+        Command::Pause(args) => cmd::ops::pause(args, &mut out, &mut err),
+        Command::Resume(args) => cmd::ops::resume(args, &mut out, &mut err),
+        Command::RunNow(args) => cmd::ops::run_now(args, &mut out, &mut err),
+        Command::Confirm(args) => cmd::ops::confirm(args, &mut out, &mut err),
         Command::Approve(args) => cmd::ops::approve(args, &mut out, &mut err),
         Command::Backfill(args) => cmd::ops::backfill(args, &mut out, &mut err),
+        Command::Remove(args) => cmd::ops::remove(args, &mut out, &mut err),
         Command::Sim(args) => cmd::sim::run(args, &mut out, &mut err),
         Command::WhatIf(args) => cmd::what_if::run(args, &mut out, &mut err),
         Command::Supervise { .. } => Ok(2),

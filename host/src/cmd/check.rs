@@ -47,6 +47,7 @@ pub fn run(args: &Args, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<
     match jobs_file::load_with(&args.file, &duetime::Config::with_tick(args.tick)) {
         Ok(jobs) if args.json => {
             let v = serde_json::json!({
+                "ok": true,
                 "file": file,
                 "valid": true,
                 "from": from.to_string(),
@@ -71,6 +72,9 @@ pub fn run(args: &Args, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<
         }
         Err(errors) if args.json => {
             let v = serde_json::json!({
+                "ok": false,
+                "kind": "invalid",
+                "error": format!("{file}: invalid, {} error(s)", errors.len()),
                 "file": file,
                 "valid": false,
                 "jobs": [],

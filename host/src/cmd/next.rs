@@ -41,7 +41,8 @@ pub fn run(args: &Args, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<
         Ok(c) => c,
         Err(e) => {
             if args.json {
-                let v = serde_json::json!({ "expression": args.expr, "error": e.to_string() });
+                let mut v = super::json::error("invalid_expression", &e.to_string());
+                v["expression"] = super::cut(&args.expr).into();
                 writeln!(out, "{v:#}")?;
             } else {
                 writeln!(err, "duetime next: {e}")?;
@@ -66,6 +67,7 @@ pub fn run(args: &Args, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<
     if args.json {
         let policy = cron.policy();
         let v = serde_json::json!({
+            "ok": true,
             "expression": cron.expr(),
             "zone": cron.zone().name(),
             "fixed_time": cron.is_fixed_time(),

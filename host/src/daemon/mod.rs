@@ -31,8 +31,6 @@ use crate::store::{DaemonInfo, Store, StoreError};
 /// signal or another process's change is noticed within it.
 const POLL: std::time::Duration = std::time::Duration::from_millis(200);
 const IDLE_POLL: std::time::Duration = std::time::Duration::from_secs(1);
-/// How often old run directories are pruned.
-const PRUNE_EVERY: std::time::Duration = std::time::Duration::from_secs(60);
 /// Who the jobs file's definitions and removals are recorded as.
 pub const JOBS_FILE_ACTOR: &str = "jobs-file";
 
@@ -78,7 +76,6 @@ pub struct Daemon<S: Store> {
     last_tick: Option<Instant>,
     tick: std::time::Duration,
     keep_runs: usize,
-    last_prune: Instant,
     /// The last journal line looked at for people's commands (`people.rs`).
     journal_seen: i64,
     /// Events that effects asked for (a run that could not even start reports at once).
@@ -124,7 +121,6 @@ impl<S: Store> Daemon<S> {
             last_tick: None,
             tick: std::time::Duration::from_millis(tick.as_millis()),
             keep_runs: setup.keep_runs,
-            last_prune: Instant::now(),
             journal_seen,
             follow_ups: Vec::new(),
         };
@@ -193,7 +189,9 @@ impl<S: Store> Daemon<S> {
         if signalled() {
             self.drain()?;
         }
-        self.collect()?;
+        if self.collect()? > 0 {
+            self.prune();
+        }
         let now = self.clock.now();
         let wake = self.store.state()?.next_wake_for(self.process);
         let tick_due = self.last_tick.is_none_or(|t| t.elapsed() >= self.tick);
@@ -214,9 +212,6 @@ impl<S: Store> Daemon<S> {
             self.last_tick = Some(Instant::now());
         }
         self.log_people()?;
-        if self.last_prune.elapsed() >= PRUNE_EVERY {
-            self.prune();
-        }
         self.sleep_time()
     }
 
@@ -243,9 +238,9 @@ impl<S: Store> Daemon<S> {
     }
 
     /// Removes the run directories beyond the newest `keep_runs` of each job (never one
-    /// not yet reported).
+    /// not yet reported): at start and whenever runs were reported, so the directories
+    /// read stay few.
     fn prune(&mut self) {
-        self.last_prune = Instant::now();
         let removed = self.runs.prune(self.keep_runs);
         if removed > 0 {
             info!(removed, keep = self.keep_runs, "pruned old run directories");

@@ -194,7 +194,9 @@ impl<S: Store> Daemon<S> {
     }
 
     /// Reports every held run that has ended; forgets one whose supervisor vanished.
-    pub(super) fn collect(&mut self) -> Result<(), StoreError> {
+    /// Returns how many were reported.
+    pub(super) fn collect(&mut self) -> Result<usize, StoreError> {
+        let mut reported = 0;
         let ids: Vec<RunId> = self.held.keys().copied().collect();
         for run in ids {
             match self.runs.state(run) {
@@ -219,10 +221,13 @@ impl<S: Store> Daemon<S> {
                         kill_grace_ms: None,
                         context: None,
                     };
-                    if let Err(e) = self.report(&file, exit.outcome(timed_out)) {
-                        // The result stays in its exit file: try again next turn.
-                        warn!(%run, "could not report yet: {e}");
-                        self.held.insert(run, h);
+                    match self.report(&file, exit.outcome(timed_out)) {
+                        Ok(()) => reported += 1,
+                        Err(e) => {
+                            // The result stays in its exit file: try again next turn.
+                            warn!(%run, "could not report yet: {e}");
+                            self.held.insert(run, h);
+                        }
                     }
                 }
                 RunState::Vanished => {
@@ -232,6 +237,6 @@ impl<S: Store> Daemon<S> {
                 }
             }
         }
-        Ok(())
+        Ok(reported)
     }
 }

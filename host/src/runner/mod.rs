@@ -166,6 +166,13 @@ impl Runs {
         Ok(Runs { root })
     }
 
+    /// The run directories at `root`, for reading (nothing is created).
+    pub fn at(root: &Path) -> Runs {
+        Runs {
+            root: root.to_path_buf(),
+        }
+    }
+
     /// The directory holding the run directories.
     pub fn root(&self) -> &Path {
         &self.root
