@@ -325,7 +325,13 @@ impl fmt::Display for FieldProblem {
             FieldProblem::OutOfRange { value, accepted } => {
                 write!(f, "{value} is out of range; accepted: {accepted}")
             }
-            FieldProblem::Cron(e) => e.fmt(f),
+            FieldProblem::Cron(e) => {
+                e.fmt(f)?;
+                match crate::hints::cron(e) {
+                    Some(hint) => write!(f, " (did you mean `{hint}`?)"),
+                    None => Ok(()),
+                }
+            }
             FieldProblem::Schedule(e) => {
                 let text = e.to_string();
                 f.write_str(text.strip_prefix("every: ").unwrap_or(&text))
@@ -648,28 +654,7 @@ fn describe(v: &Value) -> &'static str {
 /// The accepted key closest to a misspelt one (at most two edits, or a different case).
 fn suggest(key: &str, accepted: &'static [&'static str]) -> Option<&'static str> {
     let lower = key.to_ascii_lowercase().replace('-', "_");
-    accepted
-        .iter()
-        .map(|a| (edit_distance(&lower, a), *a))
-        .filter(|(d, _)| *d <= 2)
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, a)| a)
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().take(64).collect();
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.iter().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let cur = row[j + 1];
-            row[j + 1] = (prev + usize::from(ca != cb)).min(row[j] + 1).min(cur + 1);
-            prev = cur;
-        }
-    }
-    row[b.len()]
+    crate::hints::nearest(&lower, accepted.iter().copied(), 2)
 }
 
 /// Line numbers of jobs and their fields, from a second, typed read of the text that keeps

@@ -71,32 +71,40 @@ enum Command {
     Supervise { dir: std::path::PathBuf },
 }
 
+/// A usage error, with every long word of clap's message (a pasted value) cut. `duetime
+/// sim` keeps duetime-sim's exit codes, where 2 is a liveness violation: its usage errors
+/// exit 64 instead of clap's 2; `what-if` uses 64 for usage too, so its flag errors and its
+/// own checks of them exit alike. With --json the error is the JSON error object.
+fn usage_error(e: &clap::Error) -> ExitCode {
+    let text: String = e
+        .render()
+        .to_string()
+        .split_inclusive(char::is_whitespace)
+        .map(|w| {
+            let cut = cmd::cut(w.trim_end());
+            let tail = &w[w.trim_end().len()..];
+            format!("{cut}{tail}")
+        })
+        .collect();
+    let code = match std::env::args().nth(1).as_deref() {
+        Some("sim" | "what-if") => cmd::sim::USAGE,
+        _ => 2,
+    };
+    if std::env::args().any(|a| a == "--json") {
+        let first = text.lines().next().unwrap_or("");
+        let v = cmd::json::error("usage", first.trim_start_matches("error: "));
+        let _ = writeln!(io::stdout(), "{v:#}");
+    } else {
+        let _ = write!(Lenient(io::stderr()), "{text}");
+    }
+    ExitCode::from(code)
+}
+
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
-        // `duetime sim` keeps duetime-sim's exit codes, where 2 is a liveness violation:
-        // its usage errors exit 64 instead of clap's 2; `what-if` uses 64 for usage too, so
-        // its flag errors and its own checks of them exit alike.
-        Err(e)
-            if e.use_stderr()
-                && matches!(std::env::args().nth(1).as_deref(), Some("sim" | "what-if")) =>
-        {
-            let _ = e.print();
-            return ExitCode::from(cmd::sim::USAGE);
-        }
-        // With --json, a usage error is the JSON error object too (exit 2, as clap's).
-        Err(e) if e.use_stderr() && std::env::args().any(|a| a == "--json") => {
-            let text = e.render().to_string();
-            let first = text
-                .lines()
-                .next()
-                .unwrap_or("")
-                .trim_start_matches("error: ");
-            let v = cmd::json::error("usage", first);
-            let _ = writeln!(io::stdout(), "{v:#}");
-            return ExitCode::from(2);
-        }
-        Err(e) => e.exit(),
+        Err(e) if !e.use_stderr() => e.exit(),
+        Err(e) => return usage_error(&e),
     };
     if let Command::Supervise { dir } = &cli.command {
         return ExitCode::from(duetime_host::runner::supervise(dir).clamp(0, 255) as u8);

@@ -419,7 +419,10 @@ fn an_empty_file_or_an_empty_database_is_refused_and_left_untouched() {
     drop(conn);
     let err = SqliteStore::open_with(&bare, options()).err().unwrap();
     assert!(matches!(err, StoreError::Corrupt { .. }), "{err:?}");
-    assert!(err.to_string().contains("without duetime's tables"), "{err}");
+    assert!(
+        err.to_string().contains("without duetime's tables"),
+        "{err}"
+    );
 }
 
 #[test]

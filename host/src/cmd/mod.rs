@@ -5,6 +5,7 @@
 pub mod check;
 pub mod due;
 pub mod json;
+pub mod lint;
 pub mod next;
 pub mod ops;
 pub mod run;

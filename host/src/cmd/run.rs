@@ -65,7 +65,12 @@ impl From<CoordinationArg> for Coordination {
 }
 
 fn parse_duration(text: &str) -> Result<Duration, String> {
-    text.parse::<Duration>().map_err(|e| e.to_string())
+    text.parse::<Duration>().map_err(|_| {
+        format!(
+            "`{}` is not a duration; accepted: such as 30s, 1m, 1h30m",
+            super::cut(text)
+        )
+    })
 }
 
 /// Why the daemon could not start (beyond a store to wait for).

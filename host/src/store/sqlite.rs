@@ -477,7 +477,9 @@ fn refuse_empty(path: &Path, store: &str) -> Result<(), StoreError> {
 /// file beside it (rollback journal, so the file is whole once closed), then hard-linked
 /// to `path`, which fails if another process got there first (its store is then used).
 fn create_new(path: &Path, store: &str, options: &Options) -> Result<(), StoreError> {
-    let name = path.file_name().map_or("store".into(), |n| n.to_string_lossy());
+    let name = path
+        .file_name()
+        .map_or("store".into(), |n| n.to_string_lossy());
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.subsec_nanos());
