@@ -90,7 +90,7 @@ fn check_with_a_store_uses_the_stores_tick() {
         },
     )
     .unwrap();
-    drop(duetime_host::store::Store::state(&mut store).unwrap());
+    assert!(duetime_host::store::Store::state(&mut store).is_ok());
     drop(store);
     let r = duetime_in(dir.path(), &["check", "jobs.toml", "--store", "s.db"]);
     assert_eq!(r.code, 0, "{}", r.stderr);

@@ -2,7 +2,7 @@
 //! read from this machine's run directories. The newest run of the job by default;
 //! `--follow` keeps printing until the run ends.
 
-use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::io::{self, Read, Write};
 use std::time::Duration;
 
 use duetime::RunId;
@@ -118,8 +118,7 @@ fn follow(
         if ended {
             return Ok(());
         }
-        // Reads from where the last read stopped.
-        let _ = file.seek(SeekFrom::Current(0));
+        // The next read goes on from where this one stopped.
         std::thread::sleep(FOLLOW_POLL);
     }
 }
