@@ -292,3 +292,50 @@ command = ["sh", "-c", "echo hello from $DUETIME_RUN"]
         "{out}"
     );
 }
+
+#[test]
+fn a_run_whose_daemon_died_is_shown_orphaned_not_running() {
+    let w = World::new(
+        r#"
+[[job]]
+name = "long"
+every = "1h"
+missed = "catch_up_once"
+command = ["sh", "-c", "echo $DUETIME_RUN >> {dir}/long.txt; sleep 8"]
+"#,
+    );
+    let mut d = w.daemon("d.log");
+    let process = w.process_of("d.log");
+    // The first due time is an hour away: a backfill of two old ones starts a run now.
+    let (code, out, err) = w.cli(&[
+        "backfill",
+        "long",
+        "--from",
+        "2000-01-01T00:00:00Z",
+        "--to",
+        "2000-01-01T01:00:00Z",
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        poll(Duration::from_secs(60), || (!w.ran("long.txt").is_empty())
+            .then_some(()))
+        .is_some()
+    );
+    signal(&d, libc::SIGKILL);
+    wait(&mut d, Duration::from_secs(10));
+    // Its lease (two 1 s ticks) lapses with nobody to renew it.
+    let shown = poll(Duration::from_secs(30), || {
+        let (_, out, _) = w.cli(&["list"]);
+        out.lines()
+            .find(|l| l.starts_with("long"))
+            .filter(|l| l.contains("orphaned"))
+            .map(str::to_string)
+    });
+    assert!(shown.is_some(), "{}", w.cli(&["list"]).1);
+    let (_, out, _) = w.cli(&["status"]);
+    let line = out
+        .lines()
+        .find(|l| l.starts_with(&process.to_string()))
+        .unwrap();
+    assert!(line.contains("gone"), "{out}");
+}
