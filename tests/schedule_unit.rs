@@ -400,3 +400,67 @@ fn schedules_serialize_and_print() {
     let bad = r#"{"kind":"cron","expr":"0 9 * * 8","tz":"UTC"}"#;
     assert!(serde_json::from_str::<Schedule>(bad).is_err());
 }
+
+/// The first `n` due times after `from`, as text.
+fn firsts(s: &Schedule, from: &str, n: usize) -> Vec<String> {
+    s.iter_after(ts(from))
+        .take(n)
+        .map(|t| t.to_string())
+        .collect()
+}
+
+#[test]
+fn a_step_past_its_fields_end_matches_only_the_first_value_as_in_cronie() {
+    // `*/30` in the hour field is hour 0 alone; `*/100` in day-of-month is day 1 alone.
+    let s = cron("0 */30 * * *", "UTC");
+    assert_eq!(
+        firsts(&s, "2025-03-01T00:00:00Z", 2),
+        ["2025-03-02T00:00:00Z", "2025-03-03T00:00:00Z"]
+    );
+    assert_eq!(
+        s.next_after(ts("2025-03-01T00:00:00Z")),
+        cron("0 0 * * *", "UTC").next_after(ts("2025-03-01T00:00:00Z"))
+    );
+    let s = cron("1 1 */100 * *", "UTC");
+    assert_eq!(
+        firsts(&s, "2025-03-01T00:00:00Z", 2),
+        ["2025-03-01T01:01:00Z", "2025-04-01T01:01:00Z"]
+    );
+    let notes: Vec<String> = duetime::schedule::wide_steps("0 */30 * * *")
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(
+        notes,
+        ["hour: `*/30` steps past the end of its range, so it matches only 0 (as in cronie)"]
+    );
+    // A step that fits its range is no note; nor is a step of a range that it fits.
+    assert!(duetime::schedule::wide_steps("*/15 */12 * * *").is_empty());
+    assert_eq!(duetime::schedule::wide_steps("0 9 1-5/10 * *").len(), 1);
+}
+
+#[test]
+fn a_day_of_week_range_ending_at_sunday_written_0_or_sun_runs_through_sunday() {
+    let from = "2025-03-01T00:00:00Z";
+    let through = cron("0 9 * * 1-7", "UTC");
+    for spelling in [
+        "0 9 * * mon-sun",
+        "0 9 * * mon-0",
+        "0 9 * * 1-0",
+        "0 9 * * MON-SUN",
+    ] {
+        assert_eq!(
+            firsts(&cron(spelling, "UTC"), from, 14),
+            firsts(&through, from, 14),
+            "{spelling}"
+        );
+    }
+    assert_eq!(
+        firsts(&cron("0 9 * * fri-0", "UTC"), from, 6),
+        firsts(&cron("0 9 * * fri,sat,sun", "UTC"), from, 6)
+    );
+    // Ranges that really run backwards stay refused.
+    for backwards in ["0 9 * * thu-tue", "0 9 * * sat-fri"] {
+        assert!(Schedule::cron(backwards, None).is_err(), "{backwards}");
+    }
+}

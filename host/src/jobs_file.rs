@@ -325,7 +325,13 @@ impl fmt::Display for FieldProblem {
             FieldProblem::OutOfRange { value, accepted } => {
                 write!(f, "{value} is out of range; accepted: {accepted}")
             }
-            FieldProblem::Cron(e) => e.fmt(f),
+            FieldProblem::Cron(e) => {
+                e.fmt(f)?;
+                match crate::hints::cron(e) {
+                    Some(hint) => write!(f, " (did you mean `{hint}`?)"),
+                    None => Ok(()),
+                }
+            }
             FieldProblem::Schedule(e) => {
                 let text = e.to_string();
                 f.write_str(text.strip_prefix("every: ").unwrap_or(&text))
@@ -648,28 +654,7 @@ fn describe(v: &Value) -> &'static str {
 /// The accepted key closest to a misspelt one (at most two edits, or a different case).
 fn suggest(key: &str, accepted: &'static [&'static str]) -> Option<&'static str> {
     let lower = key.to_ascii_lowercase().replace('-', "_");
-    accepted
-        .iter()
-        .map(|a| (edit_distance(&lower, a), *a))
-        .filter(|(d, _)| *d <= 2)
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, a)| a)
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().take(64).collect();
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.iter().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let cur = row[j + 1];
-            row[j + 1] = (prev + usize::from(ca != cb)).min(row[j] + 1).min(cur + 1);
-            prev = cur;
-        }
-    }
-    row[b.len()]
+    crate::hints::nearest(&lower, accepted.iter().copied(), 2)
 }
 
 /// Line numbers of jobs and their fields, from a second, typed read of the text that keeps
@@ -817,10 +802,40 @@ impl<'a> JobReader<'a> {
         );
     }
 
-    /// The job's definition and command, or `None` after recording why not.
+    /// The job's definition and command, or `None` after recording why not. Every field
+    /// is read whatever others got wrong, and the core's checks run on what could be read
+    /// (defaults standing in for the fields in error), so one pass reports every mistake.
     fn read(&mut self, t: &toml::Table, config: &Config) -> Option<HostJob> {
         // Name first: every later error names the job by it.
-        let name = match t.get("name") {
+        let name = self.name(t);
+        for key in t.keys().filter(|k| !JOB_FIELDS.contains(&k.as_str())) {
+            self.field_error(
+                key,
+                FieldProblem::Unknown {
+                    accepted: JOB_FIELDS,
+                    suggestion: suggest(key, JOB_FIELDS),
+                },
+            );
+        }
+        let schedule = self.schedule(t);
+        let command = self.command(t);
+        let def = self.definition(t, name.clone(), schedule.clone());
+        let read_cleanly = self.errors.is_empty();
+        self.core_checks(def.clone(), config, schedule.is_some());
+        let (true, true, Some(_), Some(_), Some(command)) = (
+            read_cleanly,
+            self.errors.is_empty(),
+            name,
+            schedule,
+            command,
+        ) else {
+            return None;
+        };
+        Some(HostJob { def, command })
+    }
+
+    fn name(&mut self, t: &toml::Table) -> Option<JobName> {
+        match t.get("name") {
             Some(Value::String(s)) => {
                 self.job = JobRef::Named(s.clone());
                 match JobName::new(s) {
@@ -851,108 +866,91 @@ impl<'a> JobReader<'a> {
                 );
                 None
             }
-        };
-
-        for key in t.keys().filter(|k| !JOB_FIELDS.contains(&k.as_str())) {
-            self.field_error(
-                key,
-                FieldProblem::Unknown {
-                    accepted: JOB_FIELDS,
-                    suggestion: suggest(key, JOB_FIELDS),
-                },
-            );
         }
+    }
 
-        let title = self.string(t, "title", "a string of at most 200 characters");
-        let schedule = self.schedule(t);
-        let command = self.command(t);
-        let missed = self.choice(t, "missed", "a missed rule", MISSED);
-        let overlap = self.choice(t, "overlap", "an overlap policy", OVERLAP);
-        let retries = self.retries(t);
-        let backoff = self.backoff(t);
-        let timeout = self.duration(t, "timeout");
-        let stall_after = self.duration(t, "stall_after");
-        let catch_up_window = self.duration(t, "catch_up_window");
-        let safe_to_repeat = self.boolean(t, "safe_to_repeat");
-        let legal_duty = self.boolean(t, "legal_duty");
-        let concurrency_key = self.string(
+    /// The definition from every field that could be read; a field in error (recorded
+    /// already) keeps its default, a missing name or schedule a stand-in, so the core's
+    /// checks can still run on the rest.
+    fn definition(
+        &mut self,
+        t: &toml::Table,
+        name: Option<JobName>,
+        schedule: Option<Schedule>,
+    ) -> JobDef {
+        let name = name.unwrap_or_else(|| JobName::new("job").expect("a valid name"));
+        let schedule = schedule.unwrap_or_else(stand_in_schedule);
+        let mut def = JobDef::new(name, schedule);
+        if let Some(title) = self.string(t, "title", "a string of at most 200 characters") {
+            def.title = title;
+        }
+        if let Some(missed) = self.choice(t, "missed", "a missed rule", MISSED) {
+            def.missed = missed;
+        }
+        def.overlap = self.choice(t, "overlap", "an overlap policy", OVERLAP);
+        if let Some(retries) = self.retries(t) {
+            def.retries = retries;
+        }
+        if let Some(backoff) = self.backoff(t) {
+            def.backoff = backoff;
+        }
+        if let Some(timeout) = self.duration(t, "timeout") {
+            def.timeout = timeout;
+        }
+        if let Some(stall_after) = self.duration(t, "stall_after") {
+            def.stall_after = stall_after;
+        }
+        def.catch_up_window = self.duration(t, "catch_up_window");
+        if let Some(b) = self.boolean(t, "safe_to_repeat") {
+            def.safe_to_repeat = b;
+        }
+        if let Some(b) = self.boolean(t, "legal_duty") {
+            def.legal_duty = b;
+        }
+        def.concurrency_key = self.string(
             t,
             "concurrency_key",
             "a string of 1-128 printable characters",
         );
-        let pause_after_failures = self.failure_streak(t);
-        let wait_budget = self.duration(t, "wait_budget");
-        let alert_throttle = self.duration(t, "alert_throttle");
-        let concurrency_limit = self.count_at_least_1(t, "concurrency_limit");
-        let jitter = self.duration(t, "jitter");
-        let requires_confirmation = self.boolean(t, "requires_confirmation");
-
-        if !self.errors.is_empty() {
-            return None;
-        }
-        let (Some(name), Some(schedule), Some(command)) = (name, schedule, command) else {
-            return None;
-        };
-        let mut def = JobDef::new(name, schedule);
-        if let Some(title) = title {
-            def.title = title;
-        }
-        if let Some(missed) = missed {
-            def.missed = missed;
-        }
-        def.overlap = overlap;
-        if let Some(retries) = retries {
-            def.retries = retries;
-        }
-        if let Some(backoff) = backoff {
-            def.backoff = backoff;
-        }
-        if let Some(timeout) = timeout {
-            def.timeout = timeout;
-        }
-        if let Some(stall_after) = stall_after {
-            def.stall_after = stall_after;
-        }
-        def.catch_up_window = catch_up_window;
-        if let Some(b) = safe_to_repeat {
-            def.safe_to_repeat = b;
-        }
-        if let Some(b) = legal_duty {
-            def.legal_duty = b;
-        }
-        def.concurrency_key = concurrency_key;
-        def.pause_after_failures = pause_after_failures;
-        def.wait_budget = wait_budget;
-        def.alert_throttle = alert_throttle;
-        def.concurrency_limit = concurrency_limit;
-        def.jitter = jitter;
-        if let Some(b) = requires_confirmation {
+        def.pause_after_failures = self.failure_streak(t);
+        def.wait_budget = self.duration(t, "wait_budget");
+        def.alert_throttle = self.duration(t, "alert_throttle");
+        def.concurrency_limit = self.count_at_least_1(t, "concurrency_limit");
+        def.jitter = self.duration(t, "jitter");
+        if let Some(b) = self.boolean(t, "requires_confirmation") {
             def.requires_confirmation = b;
         }
+        def
+    }
 
-        if let Err(e) = def.validate(config) {
-            let problem = match e {
-                DefError::TooManyRetries { retries } => FieldProblem::OutOfRange {
-                    value: i64::from(retries),
-                    accepted: format!("0-{MAX_RETRIES}"),
-                },
-                // The core's words ("zero") do not fit a timeout of 500ms; say what it is.
-                DefError::ZeroTimeout => FieldProblem::BadValue {
-                    text: def.timeout.to_string(),
-                    what: "a timeout",
-                    accepted: "a duration of at least 1s".to_string(),
-                },
-                e => FieldProblem::Def(e),
+    /// Every refusal of the core's `JobDef::validate`, not only its first: each one found
+    /// is recorded and its field set back to the default, and the check runs again.
+    /// Refusals about a field already in error are not repeated, nor those about the
+    /// stand-in schedule.
+    fn core_checks(&mut self, mut def: JobDef, config: &Config, real_schedule: bool) {
+        let in_error: Vec<String> = self
+            .errors
+            .iter()
+            .filter_map(|e| {
+                e.field()
+                    .map(|f| f.split('.').next().unwrap_or(f).to_string())
+            })
+            .collect();
+        // Each pass resets one field, and there are fewer kinds of refusal than this.
+        for _ in 0..32 {
+            let Err(e) = def.validate(config) else {
+                return;
             };
-            let field = match &problem {
-                FieldProblem::Def(e) => def_error_field(e),
-                FieldProblem::OutOfRange { .. } => "retries",
-                _ => "timeout",
-            };
-            self.field_error(field, problem);
-            return None;
+            let (field, problem) = def_problem(&def, e.clone());
+            let involved = involved_fields(&e);
+            let stand_in = !real_schedule && involved.iter().any(|f| SCHEDULE_FIELDS.contains(f));
+            if !stand_in && !involved.iter().any(|f| in_error.iter().any(|g| g == f)) {
+                self.field_error(field, problem);
+            }
+            if !reset_field(&mut def, &e) {
+                return;
+            }
         }
-        Some(HostJob { def, command })
     }
 
     fn string(&mut self, t: &toml::Table, field: &str, accepted: &str) -> Option<String> {
@@ -1445,6 +1443,71 @@ impl<'a> JobReader<'a> {
     }
 }
 
+/// The schedule a definition is checked with when its own could not be read: daily,
+/// longer than any tick, so it adds no refusal of its own.
+fn stand_in_schedule() -> Schedule {
+    Schedule::every(Duration::from_days(1), Duration::ZERO).expect("a day is a valid period")
+}
+
+/// The field a core refusal is about, and the problem as the file reports it.
+fn def_problem(def: &JobDef, e: DefError) -> (&'static str, FieldProblem) {
+    match e {
+        DefError::TooManyRetries { retries } => (
+            "retries",
+            FieldProblem::OutOfRange {
+                value: i64::from(retries),
+                accepted: format!("0-{MAX_RETRIES}"),
+            },
+        ),
+        // The core's words ("zero") do not fit a timeout of 500ms; say what it is.
+        DefError::ZeroTimeout => (
+            "timeout",
+            FieldProblem::BadValue {
+                text: def.timeout.to_string(),
+                what: "a timeout",
+                accepted: "a duration of at least 1s".to_string(),
+            },
+        ),
+        e => (def_error_field(&e), FieldProblem::Def(e)),
+    }
+}
+
+/// Every field a core refusal depends on: one read in error (a misspelt missed rule)
+/// would make the refusal (a legal duty that is not `required`) a wrong guess.
+fn involved_fields(e: &DefError) -> Vec<&'static str> {
+    let mut fields = vec![def_error_field(e)];
+    match e {
+        DefError::LegalDutyNeedsRequired => fields.push("missed"),
+        DefError::LegalDutyHasWindow => fields.push("legal_duty"),
+        DefError::RequiredCannotSkipOverlap => fields.push("missed"),
+        DefError::JitterTooLong { .. } => fields.extend(SCHEDULE_FIELDS),
+        _ => {}
+    }
+    fields
+}
+
+/// Sets the field a core refusal is about back to its default, so the next check looks
+/// past it. False when there is nothing to reset (the check would refuse the same again).
+fn reset_field(def: &mut JobDef, e: &DefError) -> bool {
+    let default = JobDef::new(def.name.clone(), def.schedule.clone());
+    match e {
+        DefError::BadName { .. } | DefError::DuplicateName { .. } => return false,
+        DefError::TitleTooLong { .. } => def.title = default.title,
+        DefError::LegalDutyNeedsRequired => def.legal_duty = false,
+        DefError::LegalDutyHasWindow => def.catch_up_window = None,
+        DefError::RequiredCannotSkipOverlap => def.overlap = None,
+        DefError::EveryShorterThanTick { .. } => def.schedule = stand_in_schedule(),
+        DefError::ZeroTimeout => def.timeout = default.timeout,
+        DefError::TooManyRetries { .. } => def.retries = default.retries,
+        DefError::BadBackoff => def.backoff = default.backoff,
+        DefError::BadConcurrencyKey { .. } => def.concurrency_key = None,
+        DefError::ZeroFailureStreak => def.pause_after_failures = None,
+        DefError::BadConcurrencyLimit { .. } => def.concurrency_limit = None,
+        DefError::JitterTooLong { .. } => def.jitter = None,
+    }
+    true
+}
+
 /// The core's names for its rules, as its serde writes them (a test checks they agree).
 pub const MISSED: &[(MissedRule, &str)] = &[
     (MissedRule::Skip, "skip"),
@@ -1608,6 +1671,60 @@ command = ["x"]
         assert!(es[4].starts_with(
             "jobs.toml:9: job \"a\": field \"name\": \"a\" is already the name of job #1 (line 2)"
         ));
+    }
+
+    #[test]
+    fn field_errors_and_the_cores_refusals_come_in_one_pass() {
+        let es = errors(
+            r#"
+[[job]]
+name = "a"
+every = "5m"
+command = ["x"]
+timeout = "soon"
+legal_duty = true
+jitter = "2h"
+concurrency_limit = 0
+pause_after_failures = 0
+
+[[job]]
+name = "b"
+cron = "61 * * * *"
+command = ["x"]
+missed = "requried"
+legal_duty = true
+catch_up_window = "1h"
+retries = 500
+"#,
+        );
+        let fields: Vec<&str> = es
+            .iter()
+            .map(|e| {
+                e.split("field \"")
+                    .nth(1)
+                    .unwrap()
+                    .split('"')
+                    .next()
+                    .unwrap()
+            })
+            .collect();
+        // Job a: a field error, then every refusal of the core; job b: field errors, and
+        // the core's refusals that do not hang on them (not "legal_duty needs required",
+        // since `missed` itself is misspelt).
+        assert_eq!(
+            fields,
+            [
+                "timeout",
+                "legal_duty",
+                "jitter",
+                "concurrency_limit",
+                "pause_after_failures",
+                "cron",
+                "missed",
+                "retries"
+            ],
+            "{es:#?}"
+        );
     }
 
     #[test]

@@ -3,6 +3,8 @@
 
 pub mod config;
 pub mod daemon;
+pub mod hints;
 pub mod jobs_file;
+pub mod log;
 pub mod runner;
 pub mod store;

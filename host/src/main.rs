@@ -13,6 +13,7 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use duetime_host::log::Lenient;
 
 mod cmd;
 
@@ -39,19 +40,26 @@ enum Command {
     List(cmd::ops::ListArgs),
     /// Show one job: its state, next due times and recent journal
     Show(cmd::ops::ShowArgs),
+    /// Which daemons run on the store: alive or not, their pids, the owner, last heard
+    Status(cmd::ops::StatusArgs),
+    /// Print what a job's run printed (the newest, or --run rN); --follow until it ends
+    Logs(cmd::ops::LogsArgs),
     /// Pause a job (due times meanwhile meet its missed rule when it resumes)
-    Pause(cmd::ops::JobArgs),
+    Pause(cmd::ops::PauseArgs),
     /// Resume a paused job
-    Resume(cmd::ops::JobArgs),
+    Resume(cmd::ops::ResumeArgs),
     /// Run a job once now (jobs safe to repeat only)
-    RunNow(cmd::ops::JobArgs),
+    RunNow(cmd::ops::RunNowArgs),
     /// Apply a job's definition held for confirmation (`--digest`, as `show` prints it)
-    Confirm(cmd::ops::JobArgs),
+    Confirm(cmd::ops::ConfirmArgs),
     /// Approve a job's run parked awaiting approval (its command wrote $DUETIME_APPROVAL)
     Approve(cmd::ops::ApproveArgs),
     /// Run a job's past due times from before its ledger begins (`show` prints where), as
     /// catch-ups
     Backfill(cmd::ops::BackfillArgs),
+    /// Remove a job from the store (take it out of the jobs file too, or the next daemon
+    /// to start defines it again)
+    Remove(cmd::ops::RemoveArgs),
     /// Simulate a jobs file through crashes, clock jumps and racing processes, and check
     /// every promise (exit 0 held, 1 safety, 2 liveness, 3 crash, 64 usage)
     Sim(cmd::sim::Args),
@@ -63,46 +71,67 @@ enum Command {
     Supervise { dir: std::path::PathBuf },
 }
 
+/// A usage error, with every long word of clap's message (a pasted value) cut. `duetime
+/// sim` keeps duetime-sim's exit codes, where 2 is a liveness violation: its usage errors
+/// exit 64 instead of clap's 2; `what-if` uses 64 for usage too, so its flag errors and its
+/// own checks of them exit alike. With --json the error is the JSON error object.
+fn usage_error(e: &clap::Error) -> ExitCode {
+    let text: String = e
+        .render()
+        .to_string()
+        .split_inclusive(char::is_whitespace)
+        .map(|w| {
+            let cut = cmd::cut(w.trim_end());
+            let tail = &w[w.trim_end().len()..];
+            format!("{cut}{tail}")
+        })
+        .collect();
+    let code = match std::env::args().nth(1).as_deref() {
+        Some("sim" | "what-if") => cmd::sim::USAGE,
+        _ => 2,
+    };
+    if std::env::args().any(|a| a == "--json") {
+        let first = text.lines().next().unwrap_or("");
+        let v = cmd::json::error("usage", first.trim_start_matches("error: "));
+        let _ = writeln!(io::stdout(), "{v:#}");
+    } else {
+        let _ = write!(Lenient(io::stderr()), "{text}");
+    }
+    ExitCode::from(code)
+}
+
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
-        // `duetime sim` keeps duetime-sim's exit codes, where 2 is a liveness violation:
-        // its usage errors exit 64 instead of clap's 2; `what-if` uses 64 for usage too, so
-        // its flag errors and its own checks of them exit alike.
-        Err(e)
-            if e.use_stderr()
-                && matches!(std::env::args().nth(1).as_deref(), Some("sim" | "what-if")) =>
-        {
-            let _ = e.print();
-            return ExitCode::from(cmd::sim::USAGE);
-        }
-        Err(e) => e.exit(),
+        Err(e) if !e.use_stderr() => e.exit(),
+        Err(e) => return usage_error(&e),
     };
     if let Command::Supervise { dir } = &cli.command {
         return ExitCode::from(duetime_host::runner::supervise(dir).clamp(0, 255) as u8);
     }
     if matches!(cli.command, Command::Run(_)) {
-        use std::io::IsTerminal;
-        tracing_subscriber::fmt()
-            .with_writer(io::stderr)
-            .with_ansi(io::stderr().is_terminal())
-            .with_target(false)
-            .init();
+        duetime_host::log::init_daemon_log();
     }
     let mut out = io::stdout().lock();
-    let mut err = io::stderr().lock();
+    // Not locked for the whole command: `sim`'s progress bar draws on stderr from another
+    // thread, which a lock held here would block forever. And lenient: a message nobody
+    // can read (a closed stderr) is no reason to fail or to stop.
+    let mut err = Lenient(io::stderr());
     let result = match &cli.command {
         Command::Check(args) => cmd::check::run(args, &mut out, &mut err),
         Command::Next(args) => cmd::next::run(args, &mut out, &mut err),
         Command::Run(args) => cmd::run::run(args, &mut out, &mut err),
         Command::List(args) => cmd::ops::list(args, &mut out, &mut err),
         Command::Show(args) => cmd::ops::show(args, &mut out, &mut err),
-        Command::Pause(args) => cmd::ops::command("pause", args, &mut out, &mut err),
-        Command::Resume(args) => cmd::ops::command("resume", args, &mut out, &mut err),
-        Command::RunNow(args) => cmd::ops::command("run-now", args, &mut out, &mut err),
-        Command::Confirm(args) => cmd::ops::command("confirm", args, &mut out, &mut err),
+        Command::Status(args) => cmd::ops::status(args, &mut out, &mut err),
+        Command::Logs(args) => cmd::ops::logs(args, &mut out, &mut err),
+        Command::Pause(args) => cmd::ops::pause(args, &mut out, &mut err),
+        Command::Resume(args) => cmd::ops::resume(args, &mut out, &mut err),
+        Command::RunNow(args) => cmd::ops::run_now(args, &mut out, &mut err),
+        Command::Confirm(args) => cmd::ops::confirm(args, &mut out, &mut err),
         Command::Approve(args) => cmd::ops::approve(args, &mut out, &mut err),
         Command::Backfill(args) => cmd::ops::backfill(args, &mut out, &mut err),
+        Command::Remove(args) => cmd::ops::remove(args, &mut out, &mut err),
         Command::Sim(args) => cmd::sim::run(args, &mut out, &mut err),
         Command::WhatIf(args) => cmd::what_if::run(args, &mut out, &mut err),
         Command::Supervise { .. } => Ok(2),

@@ -398,6 +398,61 @@ fn garbage_or_a_foreign_database_is_corrupt_not_a_panic() {
 }
 
 #[test]
+fn an_empty_file_or_an_empty_database_is_refused_and_left_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let zero = dir.path().join("zero.db");
+    std::fs::write(&zero, b"").unwrap();
+    for create in [false, true] {
+        let options = Options {
+            create,
+            ..options()
+        };
+        let err = SqliteStore::open_with(&zero, options).err().unwrap();
+        assert!(matches!(err, StoreError::Corrupt { .. }), "{err:?}");
+        assert!(err.to_string().contains("empty (0 bytes)"), "{err}");
+        assert_eq!(std::fs::metadata(&zero).unwrap().len(), 0, "it was written");
+    }
+    // An SQLite database with no tables at all is no store either.
+    let bare = dir.path().join("bare.db");
+    let conn = rusqlite::Connection::open(&bare).unwrap();
+    conn.execute_batch("PRAGMA user_version = 1").unwrap();
+    drop(conn);
+    let err = SqliteStore::open_with(&bare, options()).err().unwrap();
+    assert!(matches!(err, StoreError::Corrupt { .. }), "{err:?}");
+    assert!(
+        err.to_string().contains("without duetime's tables"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_new_store_is_made_whole_and_only_where_nothing_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("new.db");
+    // Handles racing to make the same new store: each ends up with the one store.
+    let handles: Vec<_> = (0..4)
+        .map(|i| {
+            let path = path.clone();
+            std::thread::spawn(move || {
+                let mut store = SqliteStore::open_with(&path, options()).unwrap();
+                store.apply(at(i), upsert(&format!("j{i}"), 60)).unwrap();
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+    assert_eq!(open(&path).state().unwrap().job_count(), 4);
+    // No temporary file is left beside it.
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".new-"))
+        .collect();
+    assert!(names.is_empty(), "{names:?}");
+}
+
+#[test]
 fn an_inconsistent_stored_state_is_a_load_error() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("inconsistent.db");

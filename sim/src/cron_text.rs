@@ -292,7 +292,12 @@ fn field(rule: &FieldRule, text: &str) -> Result<Vec<u32>, String> {
         let (low, high) = if range == "*" || (range == "?" && rule.question) {
             (rule.low, if rule.name == DOW.name { 6 } else { rule.high })
         } else if let Some((a, b)) = range.split_once('-') {
-            let (a, b) = (value(rule, a, item)?, value(rule, b, item)?);
+            let (a, mut b) = (value(rule, a, item)?, value(rule, b, item)?);
+            // cronie: a day-of-week range ending at Sunday written `0` (`mon-sun`,
+            // `fri-0`) runs through Sunday, 7.
+            if rule.name == DOW.name && b == 0 && a > 0 {
+                b = 7;
+            }
             if a > b {
                 return Err(format!(
                     "`{item}` in the {} field is a backward range",
@@ -375,7 +380,7 @@ mod tests {
         assert_eq!(oracle, core, "{expr} in {zone} from {from}");
     }
 
-    const EXPRS: [&str; 22] = [
+    const EXPRS: [&str; 26] = [
         "* * * * *",
         "*/7 * * * *",
         "5-50/15 * * * *",
@@ -398,6 +403,10 @@ mod tests {
         "@daily",
         "@weekly",
         "0 30 2 * * *",
+        "0 9 * * mon-sun",
+        "0 9 * * fri-0",
+        "0 */30 * * *",
+        "1 1 */100 * *",
     ];
 
     #[test]

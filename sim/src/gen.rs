@@ -50,6 +50,9 @@ pub struct Overrides {
     pub jobs: Option<usize>,
     pub days: Option<f64>,
     pub faults: Option<FaultMode>,
+    /// The store's tick in milliseconds (default 30 s), for jobs files written for
+    /// another tick (`duetime sim --tick`).
+    pub tick_ms: Option<i64>,
 }
 
 /// Per-hour rates and per-event probabilities of every fault.
@@ -241,7 +244,7 @@ pub fn draw_world(seed: u64, rng: &mut ChaCha8Rng, o: &Overrides) -> WorldConfig
         start_ms,
         safety_ms,
         liveness_ms,
-        tick_ms: 30_000,
+        tick_ms: o.tick_ms.unwrap_or(30_000).max(1_000),
         faults,
         dst_zone,
         single_owner: draw_single_owner(seed),
@@ -395,7 +398,8 @@ fn draw_features(cfg: &WorldConfig, jobs: &mut [SimJob], tightest: &[i64]) {
 }
 
 pub fn draw_jobs(rng: &mut ChaCha8Rng, cfg: &WorldConfig, count: Option<usize>) -> Vec<SimJob> {
-    let n = count.unwrap_or_else(|| rng.gen_range(5..=12));
+    // At least one job: the world picks among them (a range of none cannot be drawn from).
+    let n = count.unwrap_or_else(|| rng.gen_range(5..=12)).max(1);
     let span = cfg.safety_ms + cfg.liveness_ms;
     let mut tightest_of = Vec::with_capacity(n);
     let mut jobs: Vec<SimJob> = (0..n)

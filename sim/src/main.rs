@@ -17,7 +17,54 @@ const USAGE: &str =
     "usage: duetime-sim [--seeds A..B | --seed N] [--threads N] [--processes N] [--jobs N]
                    [--days X] [--faults none|light|heavy|swarm] [--check-determinism]
                    [--replay N [--trace]] [--save-regression DIR] [--replay-file PATH]
+                   [--check-state] [--shrink-seconds S]
 exit codes: 0 all held, 1 safety violation, 2 liveness violation, 3 a panic in the core, 64 usage";
+
+/// `--help`: the usage, then what each flag does.
+const HELP: &str = "Seeded worlds of processes racing for one store (crashes, clock jumps, stalls,
+lost commit answers), each checked against an oracle: every promise of the core held.
+
+  --seeds A..B           the seeds to run, B excluded (default 0..100)
+  --seed N               just seed N
+  --threads N            threads running seeds, 1 or more (default: the number of cores)
+  --processes N          processes sharing the store, 1 to 64 (default: drawn, 2 to 6)
+  --jobs N               jobs per world, 1 to 1000 (default: drawn, 5 to 12)
+  --days X               simulated days per world, above 0 and up to 366 (default: drawn,
+                         0.75 to 1.5); the last quarter, at least 4 h, has no faults
+  --faults MODE          none, light, heavy, or swarm: each seed draws its own rates (default)
+  --check-determinism    run every seed twice and compare trace hashes
+  --replay N             run seed N alone and print its failure, shrunk
+  --trace                with --replay: print the world event by event
+  --save-regression DIR  keep each shrunk failure as DIR/seed-N.json
+  --replay-file PATH     replay a kept regression file
+  --check-state          self-check every committed state (S6); heavy worlds always do
+  --shrink-seconds S     how long shrinking one failure may take (default 30)
+  -h, --help             this text
+";
+
+/// Most processes and jobs a world may be given (as `duetime sim` bounds them).
+const MAX_PROCESSES: usize = 64;
+const MAX_JOBS: usize = 1_000;
+
+/// `--processes`, `--jobs`: a whole number in `low..=high`.
+fn count(flag: &str, text: &str, low: usize, high: usize) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(n) if (low..=high).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "{flag}: `{text}`; accepted: a whole number from {low} to {high}"
+        )),
+    }
+}
+
+/// `--days`: above 0, up to a year.
+fn days(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(d) if d.is_finite() && d > 0.0 && d <= 366.0 => Ok(d),
+        _ => Err(format!(
+            "--days: `{text}`; accepted: a number of days above 0, up to 366"
+        )),
+    }
+}
 
 struct Args {
     seeds: std::ops::Range<u64>,
@@ -30,7 +77,8 @@ struct Args {
     replay_file: Option<String>,
 }
 
-fn parse_args() -> Result<Args, String> {
+/// The arguments, or `None` for `--help`.
+fn parse_args() -> Result<Option<Args>, String> {
     let mut a = Args {
         seeds: 0..100,
         threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
@@ -67,17 +115,13 @@ fn parse_args() -> Result<Args, String> {
                     .map_err(|_| "--seed needs a number".to_string())?;
                 a.seeds = n..n + 1;
             }
-            "--threads" => a.threads = value()?.parse().map_err(|_| "--threads needs a number")?,
+            "--threads" => a.threads = count("--threads", &value()?, 1, 1024)?,
             "--processes" => {
                 a.opts.overrides.processes =
-                    Some(value()?.parse().map_err(|_| "--processes needs a number")?)
+                    Some(count("--processes", &value()?, 1, MAX_PROCESSES)?)
             }
-            "--jobs" => {
-                a.opts.overrides.jobs = Some(value()?.parse().map_err(|_| "--jobs needs a number")?)
-            }
-            "--days" => {
-                a.opts.overrides.days = Some(value()?.parse().map_err(|_| "--days needs a number")?)
-            }
+            "--jobs" => a.opts.overrides.jobs = Some(count("--jobs", &value()?, 1, MAX_JOBS)?),
+            "--days" => a.opts.overrides.days = Some(days(&value()?)?),
             "--faults" => a.opts.overrides.faults = Some(value()?.parse::<FaultMode>()?),
             "--check-determinism" => a.check_determinism = true,
             "--replay" => a.replay = Some(value()?.parse().map_err(|_| "--replay needs a seed")?),
@@ -93,21 +137,24 @@ fn parse_args() -> Result<Args, String> {
                     .ok_or("--shrink-seconds needs a number of seconds (0 or more)")?;
                 a.opts.shrink_budget = std::time::Duration::from_secs_f64(secs);
             }
-            "-h" | "--help" => return Err(String::new()),
+            "-h" | "--help" => return Ok(None),
             other => return Err(format!("unknown argument `{other}`")),
         }
     }
     a.threads = a.threads.max(1);
-    Ok(a)
+    Ok(Some(a))
 }
 
 fn main() -> ExitCode {
     let args = match parse_args() {
-        Ok(a) => a,
+        Ok(Some(a)) => a,
+        Ok(None) => {
+            let mut out = io::stdout().lock();
+            let _ = writeln!(out, "{USAGE}\n\n{HELP}");
+            return ExitCode::SUCCESS;
+        }
         Err(e) => {
-            if !e.is_empty() {
-                eprintln!("duetime-sim: {e}");
-            }
+            eprintln!("duetime-sim: {e}");
             eprintln!("{USAGE}");
             return ExitCode::from(64);
         }

@@ -11,7 +11,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-pub use self::cron::{CronError, CronSchedule, Field, Problem};
+pub use self::cron::{wide_steps, CronError, CronSchedule, Field, Problem, WideStep};
 pub use dst::{DstPolicy, Fold, Gap};
 pub use zone::Zone;
 

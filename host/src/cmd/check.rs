@@ -30,12 +30,18 @@ pub struct Args {
     /// at least this long
     #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
     pub tick: duetime::Duration,
+    /// Check against this store's tick (the store a daemon will run on) instead of --tick
+    #[arg(long, value_name = "PATH|URL", conflicts_with = "tick")]
+    pub store: Option<String>,
 }
 
 fn parse_duration(text: &str) -> Result<duetime::Duration, String> {
-    let d = text
-        .parse::<duetime::Duration>()
-        .map_err(|e| e.to_string())?;
+    let d = text.parse::<duetime::Duration>().map_err(|_| {
+        format!(
+            "`{}` is not a duration; accepted: such as 30s, 1m, 1h30m",
+            super::cut(text)
+        )
+    })?;
     duetime::Config::with_tick(d).check().map(|()| d)
 }
 
@@ -44,9 +50,28 @@ pub fn run(args: &Args, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<
     let file = args.file.display().to_string();
     let from = args.from.unwrap_or_else(super::now);
     let count = args.count as usize;
-    match jobs_file::load_with(&args.file, &duetime::Config::with_tick(args.tick)) {
+    let tick = match &args.store {
+        None => args.tick,
+        Some(location) => match store_tick(location) {
+            Ok(t) => t,
+            Err(e) => {
+                if args.json {
+                    writeln!(
+                        out,
+                        "{:#}",
+                        super::json::error(super::json::store_kind(&e), &e.to_string())
+                    )?;
+                } else {
+                    writeln!(err, "duetime check: {e}")?;
+                }
+                return Ok(1);
+            }
+        },
+    };
+    match jobs_file::load_with(&args.file, &duetime::Config::with_tick(tick)) {
         Ok(jobs) if args.json => {
             let v = serde_json::json!({
+                "ok": true,
                 "file": file,
                 "valid": true,
                 "from": from.to_string(),
@@ -71,6 +96,9 @@ pub fn run(args: &Args, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<
         }
         Err(errors) if args.json => {
             let v = serde_json::json!({
+                "ok": false,
+                "kind": "invalid",
+                "error": format!("{file}: invalid, {} error(s)", errors.len()),
                 "file": file,
                 "valid": false,
                 "jobs": [],
@@ -92,6 +120,17 @@ pub fn run(args: &Args, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<
             Ok(1)
         }
     }
+}
+
+/// The tick of an existing store (never made here).
+fn store_tick(location: &str) -> Result<duetime::Duration, duetime_host::store::StoreError> {
+    use duetime_host::store::Store;
+    let options = duetime_host::store::Options {
+        create: false,
+        ..Default::default()
+    };
+    let mut store = duetime_host::store::open(location, options)?;
+    Ok(store.state()?.config().tick)
 }
 
 fn schedule_text(s: &Schedule) -> String {
@@ -206,6 +245,9 @@ fn job_text(job: &HostJob, from: Timestamp, count: usize) -> String {
             }
         }
     }
+    for w in super::lint::warnings(job, from) {
+        row("warning", &format!("{}: {}", w.field, w.text));
+    }
     // Rows of an empty key and an empty value leave trailing spaces; trim every line.
     s.lines().map(|l| format!("{}\n", l.trim_end())).collect()
 }
@@ -228,6 +270,7 @@ fn job_json(job: &HostJob, from: Timestamp, count: usize) -> serde_json::Value {
         "def": d,
         "command": job.command,
         "next": due::upcoming(&d.schedule, from, count).iter().map(due::to_json).collect::<Vec<_>>(),
+        "warnings": super::lint::warnings(job, from),
     })
 }
 

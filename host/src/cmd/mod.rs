@@ -4,6 +4,8 @@
 
 pub mod check;
 pub mod due;
+pub mod json;
+pub mod lint;
 pub mod next;
 pub mod ops;
 pub mod run;
@@ -14,7 +16,26 @@ use duetime::Timestamp;
 
 /// `--from` and similar: an RFC 3339 instant, as the core parses it.
 pub fn parse_instant(text: &str) -> Result<Timestamp, String> {
-    text.parse::<Timestamp>().map_err(|e| e.to_string())
+    text.parse::<Timestamp>().map_err(|_| {
+        format!(
+            "`{}` is not an instant; accepted: RFC 3339, such as 2025-03-01T00:00:00Z",
+            cut(text)
+        )
+    })
+}
+
+/// The longest piece of a person's input echoed back in a message.
+pub const ECHO_MAX: usize = 80;
+
+/// `text` as an error message may echo it: at most `ECHO_MAX` characters, then `…` and how
+/// long it really was, so a pasted megabyte does not come back as a megabyte.
+pub fn cut(text: &str) -> String {
+    let mut chars = text.chars();
+    let head: String = chars.by_ref().take(ECHO_MAX).collect();
+    match chars.count() {
+        0 => head,
+        rest => format!("{head}… ({} characters)", ECHO_MAX + rest),
+    }
 }
 
 /// The wall clock, read once per command (never by the core).

@@ -40,11 +40,16 @@ pub fn run(args: &Args, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<
     let cron = match CronSchedule::parse(&args.expr, args.tz.as_deref()) {
         Ok(c) => c,
         Err(e) => {
+            let text = match duetime_host::hints::cron(&e) {
+                Some(hint) => format!("{e} (did you mean `{hint}`?)"),
+                None => e.to_string(),
+            };
             if args.json {
-                let v = serde_json::json!({ "expression": args.expr, "error": e.to_string() });
+                let mut v = super::json::error("invalid_expression", &text);
+                v["expression"] = super::cut(&args.expr).into();
                 writeln!(out, "{v:#}")?;
             } else {
-                writeln!(err, "duetime next: {e}")?;
+                writeln!(err, "duetime next: {text}")?;
             }
             return Ok(1);
         }
@@ -66,6 +71,7 @@ pub fn run(args: &Args, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<
     if args.json {
         let policy = cron.policy();
         let v = serde_json::json!({
+            "ok": true,
             "expression": cron.expr(),
             "zone": cron.zone().name(),
             "fixed_time": cron.is_fixed_time(),
@@ -76,6 +82,7 @@ pub fn run(args: &Args, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<
             },
             "from": from.to_string(),
             "due": dues.iter().map(due::to_json).collect::<Vec<_>>(),
+            "warnings": duetime::schedule::wide_steps(cron.expr()).iter().map(ToString::to_string).collect::<Vec<_>>(),
         });
         writeln!(out, "{v:#}")?;
     } else {
@@ -98,6 +105,9 @@ fn text(cron: &CronSchedule, from: Timestamp, dues: &[Due]) -> String {
         "dst         {}\n",
         due::policy_text(cron, "set with --gap/--fold")
     ));
+    for w in duetime::schedule::wide_steps(cron.expr()) {
+        s.push_str(&format!("note        {w}\n"));
+    }
     s.push_str(&format!("after       {from}\n\n"));
     if dues.is_empty() {
         s.push_str("no due times after that\n");

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use duetime::{Config, Coordination, Duration};
 use duetime_host::config::{ConfigFlags, ConfigMismatch};
-use duetime_host::daemon::{self, Daemon, Stopped};
+use duetime_host::daemon::{self, Daemon, Setup, Stopped};
 use duetime_host::jobs_file::{self, HostJob, JobsFileError};
 use duetime_host::runner::Runs;
 use duetime_host::store::{self, AnyStore, Options, Store, StoreError};
@@ -40,6 +40,10 @@ pub struct Args {
     /// Kept for life, like --tick
     #[arg(long, value_name = "N")]
     pub max_runs_per_process: Option<u32>,
+    /// How many finished run directories (output and exit status) to keep per job; older
+    /// ones are removed once reported. A run not yet reported is always kept
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub keep_runs: usize,
 }
 
 /// `--coordination`, spelled as the core spells it.
@@ -61,7 +65,12 @@ impl From<CoordinationArg> for Coordination {
 }
 
 fn parse_duration(text: &str) -> Result<Duration, String> {
-    text.parse::<Duration>().map_err(|e| e.to_string())
+    text.parse::<Duration>().map_err(|_| {
+        format!(
+            "`{}` is not a duration; accepted: such as 30s, 1m, 1h30m",
+            super::cut(text)
+        )
+    })
 }
 
 /// Why the daemon could not start (beyond a store to wait for).
@@ -118,7 +127,14 @@ pub fn run(args: &Args, _out: &mut dyn Write, err: &mut dyn Write) -> io::Result
             .map_err(NotStarted::from)
             .and_then(|mut store| {
                 let jobs = agreed_jobs(&mut store, &flags, &args.jobs)?;
-                Ok(Daemon::start(store, runs.clone(), jobs, exe.clone())?)
+                let setup = Setup {
+                    runs: runs.clone(),
+                    jobs,
+                    jobs_file: args.jobs.clone(),
+                    exe: exe.clone(),
+                    keep_runs: args.keep_runs,
+                };
+                Ok(Daemon::start(store, setup)?)
             });
         match started {
             Ok(d) => break d,

@@ -44,6 +44,10 @@ pub struct Args {
     /// (default: 0.75 to 1.5, drawn per seed)
     #[arg(long, value_name = "D", value_parser = parse_days)]
     pub days: Option<f64>,
+    /// The store's tick the worlds run with, as `duetime run --tick` (an `every` must be
+    /// at least a tick)
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_tick)]
+    pub tick: Duration,
     /// Threads running seeds (default: the number of cores)
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub threads: Option<u16>,
@@ -89,6 +93,17 @@ fn parse_days(text: &str) -> Result<f64, String> {
     }
 }
 
+/// A tick the core accepts (at least 1 s).
+fn parse_tick(text: &str) -> Result<Duration, String> {
+    let d = text.parse::<Duration>().map_err(|_| {
+        format!(
+            "`{}` is not a duration; accepted: such as 1s, 30s, 1m",
+            super::cut(text)
+        )
+    })?;
+    duetime::Config::with_tick(d).check().map(|()| d)
+}
+
 fn parse_rate(text: &str) -> Result<f64, String> {
     match text.parse::<f64>() {
         Ok(p) if (0.0..=1.0).contains(&p) => Ok(p),
@@ -108,7 +123,7 @@ pub fn run(args: &Args, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<
         )?;
         return Ok(USAGE);
     }
-    let defs = match jobs_file::load(&args.file) {
+    let defs = match jobs_file::load_with(&args.file, &duetime::Config::with_tick(args.tick)) {
         Ok(f) => f.jobs.into_iter().map(|j| j.def).collect::<Vec<_>>(),
         Err(errors) => {
             // As `duetime check` prints them, so one run shows everything to fix.
@@ -145,6 +160,7 @@ pub fn run(args: &Args, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<
             jobs: None,
             days: args.days,
             faults: args.faults,
+            tick_ms: Some(args.tick.as_millis() as i64),
         },
         jobs: Some(Arc::clone(&jobs)),
         keep_durations: true,
@@ -252,6 +268,9 @@ fn replay_command(args: &Args, seed: u64) -> String {
     }
     if let Some(d) = args.days {
         s += &format!(" --days {d}");
+    }
+    if args.tick != Duration::from_secs(30) {
+        s += &format!(" --tick {}", args.tick);
     }
     for (job, (lo, hi)) in &args.durations {
         let value = format!("{job}={}", range_text(*lo, *hi));

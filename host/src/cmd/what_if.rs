@@ -11,8 +11,8 @@
 //! - **Start.** With `--store PATH|URL` (an existing store; it is only read, through
 //!   `store::open` and `Store::state`), the store's current state and config; else a
 //!   fresh state with `--tick` (default 30 s). Either way the file's definitions are upserted
-//!   at `--from` (actor `jobs-file`), as a `duetime run` started then would. Jobs in the store
-//!   that the file lacks are replayed too, as if their runs succeeded.
+//!   at `--from` (actor `jobs-file`), as a `duetime run` started then would, and the jobs
+//!   in the store that the file lacks are removed, as such a daemon removes them.
 //! - **Span.** From `--from` (default: now with a store; for a fresh state the start of the
 //!   earliest window given, else now) to `--until` (default: one day after the end of the
 //!   latest window, or after `--from`: a day shows every daily job once past the trouble).
@@ -716,11 +716,25 @@ impl<'a> World<'a> {
         effects
     }
 
+    /// What a daemon does as it starts: the file's definitions upserted, the jobs the file
+    /// lacks removed.
     fn upsert_all(&mut self) {
         let defs = self.defs.clone();
+        let gone: Vec<String> = self
+            .state
+            .records()
+            .map(|(_, r)| r.def.name.to_string())
+            .filter(|name| !defs.iter().any(|d| d.name.as_str() == name))
+            .collect();
         for def in defs {
             self.step(Event::Upsert {
                 def: Box::new(def),
+                actor: Actor::new("jobs-file"),
+            });
+        }
+        for job in gone {
+            self.step(Event::Remove {
+                job,
                 actor: Actor::new("jobs-file"),
             });
         }

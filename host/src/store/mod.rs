@@ -8,6 +8,7 @@
 //! `postgres://` URL, and nothing above this module knows which it got.
 
 mod cache;
+pub mod daemons;
 pub mod postgres;
 pub mod sqlite;
 
@@ -16,6 +17,7 @@ use std::fmt;
 use duetime::{Config, Effect, Event, LoadError, Now, Record, State, Timestamp};
 
 pub use cache::Loads;
+pub use daemons::DaemonInfo;
 pub use postgres::{Isolation, PostgresStore};
 pub use sqlite::{SqliteStore, SCHEMA_VERSION};
 
@@ -96,6 +98,22 @@ impl Store for AnyStore {
     }
     fn journal_all(&mut self) -> Result<Vec<Record>, StoreError> {
         self.inner().journal_all()
+    }
+    fn journal_after(
+        &mut self,
+        after: i64,
+        kinds: &[&str],
+    ) -> Result<Vec<(i64, Record)>, StoreError> {
+        self.inner().journal_after(after, kinds)
+    }
+    fn journal_end(&mut self) -> Result<i64, StoreError> {
+        self.inner().journal_end()
+    }
+    fn register_daemon(&mut self, info: &DaemonInfo) -> Result<(), StoreError> {
+        self.inner().register_daemon(info)
+    }
+    fn daemons(&mut self) -> Result<Vec<DaemonInfo>, StoreError> {
+        self.inner().daemons()
     }
     fn describe(&self) -> &str {
         match self {
@@ -225,6 +243,24 @@ pub trait Store {
 
     /// The whole journal, oldest first (the simulator's checker reads it).
     fn journal_all(&mut self) -> Result<Vec<Record>, StoreError>;
+
+    /// The journal lines after line `after` (by the journal's own order) whose kind
+    /// (`history.paused`, ...) is one of `kinds`, with their line numbers.
+    fn journal_after(
+        &mut self,
+        after: i64,
+        kinds: &[&str],
+    ) -> Result<Vec<(i64, Record)>, StoreError>;
+
+    /// The number of the journal's last line (0 when it is empty).
+    fn journal_end(&mut self) -> Result<i64, StoreError>;
+
+    /// Writes who a daemon incarnation is (`duetime status`), and forgets the records of
+    /// incarnations the core no longer knows.
+    fn register_daemon(&mut self, info: &DaemonInfo) -> Result<(), StoreError>;
+
+    /// Every daemon record, in process order.
+    fn daemons(&mut self) -> Result<Vec<DaemonInfo>, StoreError>;
 
     /// Where the store is, as error messages name it.
     fn describe(&self) -> &str;

@@ -27,7 +27,8 @@ use postgres::error::SqlState;
 use postgres::{Client, IsolationLevel, NoTls, Statement};
 
 use super::cache::{parse_line, seq_key, seq_of_key, Cache, Loads, Rows, Writes};
-use super::{Body, Options, Store, StoreError, SCHEMA_VERSION};
+use super::daemons::{known_processes, parse_daemon};
+use super::{Body, DaemonInfo, Options, Store, StoreError, SCHEMA_VERSION};
 
 /// `MIGRATIONS[v]` takes a store from schema version `v` to `v + 1`, in step with SQLite's
 /// list (the same version numbers mean the same tables). Append only.
@@ -482,6 +483,83 @@ impl Store for PostgresStore {
 
     fn journal_all(&mut self) -> Result<Vec<Record>, StoreError> {
         self.read_journal("SELECT id, at, job, json FROM journal ORDER BY id", &[])
+    }
+
+    fn journal_after(
+        &mut self,
+        after: i64,
+        kinds: &[&str],
+    ) -> Result<Vec<(i64, Record)>, StoreError> {
+        let store = self.cache.store.clone();
+        let kinds: Vec<&str> = kinds.to_vec();
+        let conn = self.connection()?;
+        let rows = conn
+            .client
+            .query(
+                "SELECT id, at, job, json FROM journal WHERE id > $1 AND kind = ANY($2) \
+                 ORDER BY id",
+                &[&after, &kinds],
+            )
+            .map_err(|e| map_err(&store, e))?;
+        rows.iter()
+            .map(|r| {
+                let id: i64 = r.get(0);
+                parse_line(&store, id, r.get(1), r.get(2), r.get(3)).map(|l| (id, l))
+            })
+            .collect()
+    }
+
+    fn journal_end(&mut self) -> Result<i64, StoreError> {
+        let store = self.cache.store.clone();
+        self.connection()?
+            .client
+            .query_one("SELECT COALESCE(MAX(id), 0) FROM journal", &[])
+            .map(|r| r.get(0))
+            .map_err(|e| map_err(&store, e))
+    }
+
+    fn register_daemon(&mut self, info: &DaemonInfo) -> Result<(), StoreError> {
+        let known = known_processes(self.state()?, info);
+        let forget: Vec<String> = self
+            .daemons()?
+            .iter()
+            .filter(|d| !known.contains(&d.process))
+            .map(DaemonInfo::key)
+            .collect();
+        let store = self.cache.store.clone();
+        let json = serde_json::to_string(info).map_err(|e| StoreError::Database {
+            store: store.clone(),
+            detail: format!("cannot serialize: {e}"),
+        })?;
+        let err = |e| map_err(&store, e);
+        let conn = self.connection()?;
+        let mut tx = conn.client.transaction().map_err(err)?;
+        tx.execute(
+            "INSERT INTO meta (key, value) VALUES ($1, $2) \
+             ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            &[&info.key(), &json],
+        )
+        .map_err(err)?;
+        for key in &forget {
+            tx.execute("DELETE FROM meta WHERE key = $1", &[key])
+                .map_err(err)?;
+        }
+        tx.commit().map_err(err)
+    }
+
+    fn daemons(&mut self) -> Result<Vec<DaemonInfo>, StoreError> {
+        let store = self.cache.store.clone();
+        let rows = self
+            .connection()?
+            .client
+            .query("SELECT key, value FROM meta WHERE key LIKE 'daemon:%'", &[])
+            .map_err(|e| map_err(&store, e))?;
+        let mut out = rows
+            .iter()
+            .map(|r| parse_daemon(&store, r.get(0), r.get(1)))
+            .collect::<Result<Vec<_>, _>>()?;
+        out.sort_by_key(|d| d.process);
+        Ok(out)
     }
 
     fn describe(&self) -> &str {

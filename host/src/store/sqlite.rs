@@ -30,7 +30,8 @@ use rusqlite::{
 };
 
 use super::cache::{parse_line, seq_key, seq_of_key, Cache, Loads, Rows, Writes};
-use super::{Body, Options, Store, StoreError};
+use super::daemons::{known_processes, parse_daemon};
+use super::{Body, DaemonInfo, Options, Store, StoreError};
 
 /// The schema this build writes; a store with a newer one is refused.
 pub const SCHEMA_VERSION: i64 = 1;
@@ -77,21 +78,38 @@ impl SqliteStore {
         SqliteStore::open_with(path, Options::default())
     }
 
+    /// Opens the store at `path`. Only a path where nothing exists is made into a new
+    /// store (with `options.create`), and atomically: the schema is built in a file of its
+    /// own beside it and linked into place, so no reader ever sees a store half made. An
+    /// existing file that is not a duetime store (an empty file, a truncated one, another
+    /// program's database) is refused as corrupt and left exactly as it was.
     pub fn open_with(path: &Path, options: Options) -> Result<SqliteStore, StoreError> {
         let store = path.display().to_string();
-        if !options.create && !path.exists() {
-            return Err(StoreError::Missing { store });
+        if !path.exists() {
+            if !options.create {
+                return Err(StoreError::Missing { store });
+            }
+            create_new(path, &store, &options)?;
         }
+        refuse_empty(path, &store)?;
         let err = |e: rusqlite::Error| map_err(&store, e);
         let conn = Connection::open(path).map_err(err)?;
         conn.busy_timeout(options.busy_timeout).map_err(err)?;
-        // Switching a new file to WAL, and creating its schema, can meet another process
-        // doing the same: SQLite answers "busy" at once there, without waiting, so the
-        // waiting is done here, up to the same timeout.
+        // Read before anything is written: garbage shows up here as NotADatabase, and a
+        // database without duetime's tables is refused untouched.
+        if schema_version(&conn, &store)? == 0 {
+            return Err(StoreError::Corrupt {
+                store,
+                detail: "an SQLite database without duetime's tables; a store is made only \
+                         by `duetime run` where no file exists"
+                    .to_string(),
+            });
+        }
+        // Switching to WAL can meet another process doing the same: SQLite answers "busy"
+        // at once there, without waiting, so the waiting is done here, up to the timeout.
         let deadline = std::time::Instant::now() + options.busy_timeout;
         loop {
             let opened = (|| {
-                // The first statement reads the file: garbage shows up here as NotADatabase.
                 let _mode: String = conn
                     .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
                     .map_err(err)?;
@@ -240,6 +258,93 @@ impl Store for SqliteStore {
         self.read_journal("SELECT id, at, job, json FROM journal ORDER BY id", [])
     }
 
+    fn journal_after(
+        &mut self,
+        after: i64,
+        kinds: &[&str],
+    ) -> Result<Vec<(i64, Record)>, StoreError> {
+        let kinds = serde_json::to_string(kinds).unwrap_or_else(|_| "[]".into());
+        let store = &self.cache.store;
+        let err = |e| map_err(store, e);
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT id, at, job, json FROM journal
+                 WHERE id > ?1 AND kind IN (SELECT value FROM json_each(?2)) ORDER BY id",
+            )
+            .map_err(err)?;
+        let rows = stmt
+            .query_map(params![after, kinds], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, String>(3)?,
+                ))
+            })
+            .map_err(err)?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (id, at, job, json) = row.map_err(err)?;
+            out.push((id, parse_line(store, id, at, &job, &json)?));
+        }
+        Ok(out)
+    }
+
+    fn journal_end(&mut self) -> Result<i64, StoreError> {
+        self.conn
+            .query_row("SELECT COALESCE(MAX(id), 0) FROM journal", [], |r| r.get(0))
+            .map_err(|e| map_err(&self.cache.store, e))
+    }
+
+    fn register_daemon(&mut self, info: &DaemonInfo) -> Result<(), StoreError> {
+        let known = known_processes(self.state()?, info);
+        let forget: Vec<String> = self
+            .daemons()?
+            .iter()
+            .filter(|d| !known.contains(&d.process))
+            .map(DaemonInfo::key)
+            .collect();
+        let store = &self.cache.store;
+        let err = |e| map_err(store, e);
+        let json = serde_json::to_string(info).map_err(|e| StoreError::Database {
+            store: store.clone(),
+            detail: format!("cannot serialize: {e}"),
+        })?;
+        let tx =
+            Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate).map_err(err)?;
+        tx.execute(
+            "INSERT INTO meta (key, value) VALUES (?1, ?2)
+             ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            params![info.key(), json],
+        )
+        .map_err(err)?;
+        for key in forget {
+            tx.execute("DELETE FROM meta WHERE key = ?1", params![key])
+                .map_err(err)?;
+        }
+        tx.commit().map_err(err)
+    }
+
+    fn daemons(&mut self) -> Result<Vec<DaemonInfo>, StoreError> {
+        let store = &self.cache.store;
+        let err = |e| map_err(store, e);
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT key, value FROM meta WHERE key LIKE 'daemon:%'")
+            .map_err(err)?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
+            .map_err(err)?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (key, value) = row.map_err(err)?;
+            out.push(parse_daemon(store, &key, &value)?);
+        }
+        out.sort_by_key(|d| d.process);
+        Ok(out)
+    }
+
     fn describe(&self) -> &str {
         &self.cache.store
     }
@@ -352,6 +457,51 @@ impl Rows for SqlRows<'_> {
         }
         Ok(())
     }
+}
+
+/// An empty file is no store: SQLite would take it for a new database and write one.
+fn refuse_empty(path: &Path, store: &str) -> Result<(), StoreError> {
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_file() && m.len() == 0 => Err(StoreError::Corrupt {
+            store: store.to_string(),
+            detail: "the file is empty (0 bytes), so it holds no store; a store is made \
+                     only by `duetime run` where no file exists (remove the empty file to \
+                     start a new one)"
+                .to_string(),
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// Makes a new store at `path`, which did not exist: the schema is built in a temporary
+/// file beside it (rollback journal, so the file is whole once closed), then hard-linked
+/// to `path`, which fails if another process got there first (its store is then used).
+fn create_new(path: &Path, store: &str, options: &Options) -> Result<(), StoreError> {
+    let name = path
+        .file_name()
+        .map_or("store".into(), |n| n.to_string_lossy());
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let temp = path.with_file_name(format!(".{name}.new-{}-{nanos}", std::process::id()));
+    let made = (|| {
+        let conn = Connection::open(&temp).map_err(|e| map_err(store, e))?;
+        conn.pragma_update(None, "synchronous", "FULL")
+            .map_err(|e| map_err(store, e))?;
+        migrate(&conn, store, &options.config)?;
+        conn.close().map_err(|(_, e)| map_err(store, e))
+    })();
+    let linked = made.and_then(|()| match std::fs::hard_link(&temp, path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(StoreError::Database {
+            store: store.to_string(),
+            detail: format!("cannot create the store: {e}"),
+        }),
+    });
+    let _ = std::fs::remove_file(&temp);
+    let _ = std::fs::remove_file(format!("{}-journal", temp.display()));
+    linked
 }
 
 /// Creates the schema or brings it up to date; refuses a newer one.

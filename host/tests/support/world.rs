@@ -67,6 +67,18 @@ impl World {
             .append(true)
             .open(self.path(log))
             .unwrap();
+        self.daemon_command(runs, flags)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .unwrap()
+    }
+
+    /// `duetime run` on this world's jobs file and store, its streams left for the caller
+    /// to set. Run directories are kept (`--keep-runs`): the checker reads every run's
+    /// `exit.json` as the ground truth of what was reported.
+    pub fn daemon_command(&self, runs: Option<&str>, flags: &[&str]) -> Command {
         let mut cmd = Command::new(BIN);
         cmd.arg("run")
             .args(flags)
@@ -74,14 +86,13 @@ impl World {
             .arg(self.path("jobs.toml"))
             .arg("--store")
             .arg(&self.store);
+        if !flags.contains(&"--keep-runs") {
+            cmd.args(["--keep-runs", "100000"]);
+        }
         if let Some(runs) = runs {
             cmd.arg("--runs").arg(self.path(runs));
         }
-        cmd.stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .unwrap()
+        cmd
     }
 
     pub fn cli(&self, args: &[&str]) -> (i32, String, String) {

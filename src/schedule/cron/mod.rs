@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use fields::Matcher;
 pub use fields::{Fields, LOCAL_END, LOCAL_MIN};
-pub use parse::{CronError, Field, Problem};
+pub use parse::{wide_steps, CronError, Field, Problem, WideStep};
 
 use super::dst::{DstPolicy, Fold, Gap};
 use super::zone::Zone;

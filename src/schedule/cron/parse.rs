@@ -98,8 +98,9 @@ impl fmt::Display for CronError {
             ),
             CronError::FieldCount { found, text } => write!(
                 f,
-                "`{text}` has {found} field{}: expected 5 (minute hour day-of-month month \
+                "`{}` has {found} field{}: expected 5 (minute hour day-of-month month \
                  day-of-week) or 6 with a leading second field",
+                shown(text),
                 if *found == 1 { "" } else { "s" }
             ),
             CronError::UnknownMacro { text } if text == "@reboot" => write!(
@@ -107,14 +108,15 @@ impl fmt::Display for CronError {
                 "`@reboot` has no due times, so it is not a schedule here; accepted macros: {MACROS}"
             ),
             CronError::UnknownMacro { text } => {
-                write!(f, "`{text}` is not a known macro; accepted: {MACROS}")
+                write!(f, "`{}` is not a known macro; accepted: {MACROS}", shown(text))
             }
             CronError::MacroWithFields { text } => write!(
                 f,
-                "`{text}`: a macro stands alone, with nothing after it but the end of the line"
+                "`{}`: a macro stands alone, with nothing after it but the end of the line",
+                shown(text)
             ),
             CronError::Field { field, text, problem } => {
-                write!(f, "{field}: `{text}` ")?;
+                write!(f, "{field}: `{}` ", shown(text))?;
                 match problem {
                     Problem::OutOfRange { low, high } => {
                         write!(f, "is out of range {low}-{high}")
@@ -149,13 +151,16 @@ impl fmt::Display for CronError {
             }
             CronError::UnknownZone { text } => write!(
                 f,
-                "unknown time zone `{text}`: expected an IANA name such as \
-                 `America/New_York`, `Europe/London` or `UTC`"
+                "unknown time zone `{}`: expected an IANA name such as \
+                 `America/New_York`, `Europe/London` or `UTC`",
+                shown(text)
             ),
             CronError::ZoneConflict { in_text, given } => write!(
                 f,
-                "the expression says `CRON_TZ={in_text}` but the schedule's zone is \
-                 `{given}`; give the zone once"
+                "the expression says `CRON_TZ={}` but the schedule's zone is \
+                 `{}`; give the zone once",
+                shown(in_text),
+                shown(given)
             ),
         }
     }
@@ -357,8 +362,8 @@ fn parse_item(spec: &Spec, item: &str, whole: &str, out: &mut Items) -> Result<(
             let too_long = !step_text.is_empty() && step_text.bytes().all(|b| b.is_ascii_digit());
             let step = parse_number(step_text).ok_or_else(|| {
                 if too_long {
-                    // Digits, just too many of them for any field.
-                    err(item, Problem::StepTooLarge { high: spec.high })
+                    // Digits, just too many of them for any step.
+                    err(item, Problem::StepTooLarge { high: MAX_STEP })
                 } else {
                     err(
                         item,
@@ -371,9 +376,8 @@ fn parse_item(spec: &Spec, item: &str, whole: &str, out: &mut Items) -> Result<(
             if step == 0 {
                 return Err(err(item, Problem::ZeroStep));
             }
-            if step > spec.high {
-                return Err(err(item, Problem::StepTooLarge { high: spec.high }));
-            }
+            // A step past the field's end (`*/30` in hours) is cronie's and Debian cron's
+            // too: it matches the range's first value only (`wide_steps` tells of it).
             (range, Some(step))
         }
     };
@@ -401,7 +405,13 @@ fn parse_item(spec: &Spec, item: &str, whole: &str, out: &mut Items) -> Result<(
         return Err(err(item, Problem::Misplaced));
     } else if let Some((a, b)) = range.split_once('-') {
         let a = parse_value(spec, a, item)?;
-        let b = parse_value(spec, b, item)?;
+        let mut b = parse_value(spec, b, item)?;
+        // cronie reads a day-of-week range ending at Sunday written `0` or `sun`
+        // (`mon-sun`, `fri-0`) as running through Sunday (7); one that really runs
+        // backwards (`thu-tue`) is refused.
+        if is_dow && b == 0 && a > 0 {
+            b = 7;
+        }
         if a > b {
             return Err(err(item, Problem::BackwardRange));
         }
@@ -464,6 +474,103 @@ fn parse_value(spec: &Spec, text: &str, item: &str) -> Result<u32, CronError> {
                 accepted: spec.accepted,
             })
         })
+}
+
+/// The largest step written (nine digits); longer ones are refused.
+const MAX_STEP: u32 = 999_999_999;
+
+/// A step that goes past the end of its range, so the item matches only its first value
+/// (`*/30` in the hour field is hour 0 alone): cronie accepts it, and so does this parser,
+/// but a person likely meant something else, so `duetime check` and `next` say so.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WideStep {
+    pub field: Field,
+    /// The item as written (`*/30`).
+    pub item: String,
+    /// The one value it matches.
+    pub matches: u32,
+}
+
+impl fmt::Display for WideStep {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}: `{}` steps past the end of its range, so it matches only {} (as in cronie)",
+            self.field,
+            shown(&self.item),
+            self.matches
+        )
+    }
+}
+
+/// The items of an expression whose step goes past their range's end (see `WideStep`);
+/// empty for text that does not parse.
+pub fn wide_steps(input: &str) -> Vec<WideStep> {
+    let Ok(parsed) = parse(input) else {
+        return Vec::new();
+    };
+    let tokens: Vec<&str> = parsed.text.split(' ').collect();
+    let (specs, fields): (&[Spec], &[&str]) = match tokens.len() {
+        6 => (
+            &[SECOND, MINUTE, HOUR, DAY_OF_MONTH, MONTH, DAY_OF_WEEK],
+            &tokens,
+        ),
+        5 => (&[MINUTE, HOUR, DAY_OF_MONTH, MONTH, DAY_OF_WEEK], &tokens),
+        _ => return Vec::new(),
+    };
+    let mut wide = Vec::new();
+    for (spec, text) in specs.iter().zip(fields) {
+        for item in text.split(',') {
+            if let Some(w) = wide_step(spec, item) {
+                wide.push(w);
+            }
+        }
+    }
+    wide
+}
+
+fn wide_step(spec: &Spec, item: &str) -> Option<WideStep> {
+    let (range, step) = item.split_once('/')?;
+    let step = parse_number(step)?;
+    let top = if spec.field == Field::DayOfWeek {
+        6
+    } else {
+        spec.high
+    };
+    let (low, high) = if range == "*" || range == "?" {
+        (spec.low, top)
+    } else {
+        let (a, b) = range.split_once('-')?;
+        let a = parse_value(spec, a, item).ok()?;
+        let b = parse_value(spec, b, item).ok()?;
+        let b = if spec.field == Field::DayOfWeek && b == 0 && a > 0 {
+            7
+        } else {
+            b
+        };
+        (a, b)
+    };
+    (step > 1 && low.saturating_add(step) > high).then(|| WideStep {
+        field: spec.field,
+        item: item.to_string(),
+        matches: low,
+    })
+}
+
+/// The longest piece of input an error echoes; longer text is cut, so a pasted
+/// megabyte does not come back as a megabyte.
+const SHOWN_MAX: usize = 80;
+
+/// `text` as an error echoes it: cut to `SHOWN_MAX` characters, then how long it was.
+fn shown(text: &str) -> std::borrow::Cow<'_, str> {
+    match text.char_indices().nth(SHOWN_MAX) {
+        None => std::borrow::Cow::Borrowed(text),
+        Some((at, _)) => std::borrow::Cow::Owned(format!(
+            "{}… ({} characters)",
+            &text[..at],
+            text.chars().count()
+        )),
+    }
 }
 
 fn parse_number(text: &str) -> Option<u32> {

@@ -1,13 +1,20 @@
 //! Running a job's command so that it outlives the daemon that started it.
 //!
 //! Each run gets a directory `<runs>/<run id>/`. The daemon writes `run.json` (what to run,
-//! under which run id and fence) and starts `duetime _supervise <dir>`, a small supervisor in
-//! its own process group. The supervisor starts the command in a process group of its own
-//! (so a signal meant for the command never reaches the supervisor, and a signal to the
-//! daemon's terminal reaches neither), with stdout and stderr appended to `out.log` (a file,
-//! not a pipe: nothing breaks when the daemon dies), writes the command's pid to `child.pid`,
-//! waits, and writes how it ended to `exit.json`. Every file is written to a temporary name
-//! and renamed, so a reader sees all of it or nothing.
+//! under which run id and fence, by when it must end, what it covers) and starts
+//! `duetime _supervise <dir>`, a small supervisor in its own process group. The supervisor
+//! (`supervise.rs`) starts the command in a process group of its own (so a signal meant for
+//! the command never reaches the supervisor, and a signal to the daemon's terminal reaches
+//! neither), with stdout and stderr appended to `out.log` (a file, not a pipe: nothing
+//! breaks when the daemon dies), writes the command's pid to `child.pid`, waits, and writes
+//! how it ended to `exit.json`. Every file is written to a temporary name and renamed, so a
+//! reader sees all of it or nothing.
+//!
+//! The supervisor, not the daemon, stops the command: at its deadline (the core's, from
+//! `Start`) or when the daemon asks (a `cancel` file), with SIGTERM and then SIGKILL after
+//! the kill grace. So a command that ignores SIGTERM is killed on time whatever the
+//! daemon's tick, even while no daemon runs, and is dead before the core would settle the
+//! run on its own (two ticks after its cancel).
 //!
 //! A command asks for a person's approval by writing a duration (the time to wait,
 //! `24h`; empty for `DEFAULT_APPROVAL_TTL`) to the file `$DUETIME_APPROVAL` (`approval` in
@@ -17,12 +24,20 @@
 //!
 //! A daemon that dies (even `kill -9`) leaves supervisor and command running; the next
 //! incarnation finds the directory, and either adopts the run (the supervisor still lives) or
-//! reports it from `exit.json`. `reported` marks a run whose result has been committed.
+//! reports it from `exit.json`. `reported` marks a run whose result has been committed; the
+//! daemon keeps the newest reported directories of each job and prunes older ones
+//! (`Runs::prune`).
+
+mod context;
+mod supervise;
+
+pub use context::{RunContext, TriggerName};
+pub use supervise::supervise;
 
 use std::collections::BTreeMap;
 use std::fs;
 use std::io::{self, Write};
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
@@ -32,6 +47,10 @@ use serde::{Deserialize, Serialize};
 /// The file in a run's directory where its command asks for approval (the command finds
 /// its path in `DUETIME_APPROVAL`).
 pub const APPROVAL_FILE: &str = "approval";
+
+/// The file in a run's directory by which the daemon asks the supervisor to stop the
+/// command; it holds the reason.
+pub const CANCEL_FILE: &str = "cancel";
 
 /// How long a parked run waits for approval when the command wrote an empty approval file.
 pub const DEFAULT_APPROVAL_TTL: Duration = Duration::from_days(1);
@@ -49,6 +68,27 @@ pub struct RunFile {
     pub workdir: Option<PathBuf>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub env: BTreeMap<String, String>,
+    /// When the command must have ended (the core's deadline, in milliseconds since the
+    /// epoch by this machine's wall clock): the supervisor stops it then. `None` in files
+    /// of older daemons: no deadline is kept by the supervisor.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline_ms: Option<i64>,
+    /// How long a stopped command gets between SIGTERM and SIGKILL.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kill_grace_ms: Option<u64>,
+    /// What the run covers, told to the command in `DUETIME_*` variables.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<RunContext>,
+}
+
+/// The longest a stopped command gets between SIGTERM and SIGKILL; with a short tick the
+/// grace is the tick, so the command is dead before the core settles the run without it.
+pub const MAX_KILL_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The kill grace under a core tick: at most `MAX_KILL_GRACE`, and at most one tick (the
+/// core records a cancelled run timed out two ticks after its cancel).
+pub fn kill_grace(tick: Duration) -> std::time::Duration {
+    std::time::Duration::from_millis(tick.as_millis()).min(MAX_KILL_GRACE)
 }
 
 /// How the command ended, as the supervisor saw it.
@@ -65,6 +105,9 @@ pub struct ExitFile {
     /// person to approve the run within that duration.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approval: Option<String>,
+    /// The supervisor stopped the command because its deadline passed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub timed_out: bool,
 }
 
 impl ExitFile {
@@ -82,7 +125,7 @@ impl ExitFile {
                     Err(why) => Outcome::failed(&format!("approval file: {why}")),
                 },
             },
-            _ if cancelled_for_timeout => Outcome::TimedOut,
+            _ if cancelled_for_timeout || self.timed_out => Outcome::TimedOut,
             (Some(code), _, _) => Outcome::failed(&format!("exit {code}")),
             (None, Some(sig), _) => Outcome::failed(&format!("signal {}", signal_name(sig))),
             (None, None, None) => Outcome::failed("ended without a status"),
@@ -121,6 +164,18 @@ impl Runs {
         let root = root.into();
         fs::create_dir_all(&root)?;
         Ok(Runs { root })
+    }
+
+    /// The run directories at `root`, for reading (nothing is created).
+    pub fn at(root: &Path) -> Runs {
+        Runs {
+            root: root.to_path_buf(),
+        }
+    }
+
+    /// The directory holding the run directories.
+    pub fn root(&self) -> &Path {
+        &self.root
     }
 
     pub fn dir(&self, run: RunId) -> PathBuf {
@@ -208,6 +263,62 @@ impl Runs {
         write_atomic(&self.dir(run).join("reported"), why.as_bytes())
     }
 
+    /// Asks the run's supervisor to stop its command (SIGTERM, then SIGKILL after the
+    /// kill grace). A file, not a signal to the supervisor: it is there for the supervisor
+    /// to find even if it was busy, and it says why.
+    pub fn request_stop(&self, run: RunId, why: &str) -> io::Result<()> {
+        write_atomic(&self.dir(run).join(CANCEL_FILE), why.as_bytes())
+    }
+
+    /// Every run directory of `job` found here, oldest first (for `duetime logs`).
+    pub fn runs_of(&self, job: &str) -> Vec<RunFile> {
+        let mut runs: Vec<RunFile> = self
+            .all()
+            .into_iter()
+            .filter(|(_, f)| f.job == job)
+            .map(|(_, f)| f)
+            .collect();
+        runs.sort_by_key(|r| r.run);
+        runs
+    }
+
+    /// Removes the run directories of each job beyond its newest `keep` that are done
+    /// with: reported (their result is in the store) and ended (an exit file, or no
+    /// supervisor left). A run not yet reported, or still going, is never removed: the
+    /// next incarnation needs it. Returns how many were removed.
+    pub fn prune(&self, keep: usize) -> usize {
+        let mut by_job: BTreeMap<String, Vec<(u64, PathBuf)>> = BTreeMap::new();
+        for (path, file) in self.all() {
+            let done = path.join("reported").exists()
+                && !matches!(self.state(file.id()), RunState::Running);
+            if done {
+                by_job.entry(file.job).or_default().push((file.run, path));
+            }
+        }
+        let mut removed = 0;
+        for (_, mut runs) in by_job {
+            runs.sort_by_key(|(run, _)| std::cmp::Reverse(*run));
+            for (_, path) in runs.into_iter().skip(keep) {
+                if fs::remove_dir_all(&path).is_ok() {
+                    removed += 1;
+                }
+            }
+        }
+        removed
+    }
+
+    /// Every run directory with a readable `run.json`.
+    fn all(&self) -> Vec<(PathBuf, RunFile)> {
+        let Ok(entries) = fs::read_dir(&self.root) else {
+            return Vec::new();
+        };
+        entries
+            .filter_map(|e| e.ok())
+            .map(|e| e.path())
+            .filter_map(|p| read_json::<RunFile>(&p.join("run.json")).map(|f| (p, f)))
+            .collect()
+    }
+
     /// Rewrites the run's owner after an adoption.
     pub fn set_process(&self, run: RunId, process: ProcessId) -> io::Result<()> {
         let path = self.dir(run).join("run.json");
@@ -228,77 +339,7 @@ impl RunFile {
     }
 }
 
-/// The body of `duetime _supervise <dir>`: start the command, wait for it, write how it
-/// ended. Returns the supervisor's exit code.
-pub fn supervise(dir: &Path) -> i32 {
-    let Some(file) = read_json::<RunFile>(&dir.join("run.json")) else {
-        return 2;
-    };
-    // Absolute, so a command with its own `workdir` finds it too.
-    let approval =
-        std::path::absolute(dir.join(APPROVAL_FILE)).unwrap_or_else(|_| dir.join(APPROVAL_FILE));
-    // Only this run's command may ask; nothing left from before counts.
-    let _ = fs::remove_file(&approval);
-    let exit = match start_command(dir, &file, &approval) {
-        Ok(mut child) => {
-            let _ = write_atomic(&dir.join("child.pid"), child.id().to_string().as_bytes());
-            match child.wait() {
-                Ok(status) => ExitFile {
-                    code: status.code(),
-                    signal: status.signal(),
-                    error: None,
-                    approval: (status.code() == Some(0))
-                        .then(|| fs::read_to_string(&approval).ok())
-                        .flatten()
-                        .map(|t| t.trim().to_string()),
-                },
-                Err(e) => ExitFile {
-                    code: None,
-                    signal: None,
-                    error: Some(format!("waiting for it failed: {e}")),
-                    approval: None,
-                },
-            }
-        }
-        Err(e) => ExitFile {
-            code: None,
-            signal: None,
-            error: Some(e.to_string()),
-            approval: None,
-        },
-    };
-    match serde_json::to_vec(&exit) {
-        Ok(bytes) if write_atomic(&dir.join("exit.json"), &bytes).is_ok() => 0,
-        _ => 1,
-    }
-}
-
-fn start_command(dir: &Path, file: &RunFile, approval: &Path) -> io::Result<Child> {
-    let (program, args) = file
-        .argv
-        .split_first()
-        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "empty command"))?;
-    let log = fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(dir.join("out.log"))?;
-    let mut cmd = Command::new(program);
-    cmd.args(args)
-        .envs(&file.env)
-        .env("DUETIME_RUN", file.run.to_string())
-        .env("DUETIME_JOB", &file.job)
-        .env("DUETIME_APPROVAL", approval)
-        .stdin(Stdio::null())
-        .stdout(log.try_clone()?)
-        .stderr(log)
-        .process_group(0);
-    if let Some(wd) = &file.workdir {
-        cmd.current_dir(wd);
-    }
-    cmd.spawn()
-}
-
-fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let tmp = path.with_extension("tmp");
     {
         let mut f = fs::File::create(&tmp)?;
@@ -308,12 +349,12 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     fs::rename(tmp, path)
 }
 
-fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Option<T> {
+pub(crate) fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Option<T> {
     let bytes = fs::read(path).ok()?;
     serde_json::from_slice(&bytes).ok()
 }
 
-fn read_pid(path: &Path) -> Option<u32> {
+pub(crate) fn read_pid(path: &Path) -> Option<u32> {
     fs::read_to_string(path).ok()?.trim().parse().ok()
 }
 
@@ -353,6 +394,7 @@ mod tests {
             signal: None,
             error: None,
             approval: approval.map(str::to_string),
+            timed_out: false,
         }
     }
 

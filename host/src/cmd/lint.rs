@@ -1,0 +1,99 @@
+//! Warnings about a valid jobs file: things the core accepts that will not do what a
+//! person expects (a schedule that never fires, an `at` already past, a program that is
+//! not there, a missing workdir, a cron step that matches only one value). `duetime check`
+//! prints them with each job; they do not make the file invalid.
+
+use std::path::{Path, PathBuf};
+
+use duetime::{Schedule, Timestamp};
+use duetime_host::jobs_file::HostJob;
+use serde::Serialize;
+
+/// One warning: the field it is about and what to know.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Warning {
+    pub field: &'static str,
+    pub text: String,
+}
+
+/// Every warning about `job`, looking from `from`.
+pub fn warnings(job: &HostJob, from: Timestamp) -> Vec<Warning> {
+    let mut out = Vec::new();
+    schedule(&job.def.schedule, from, &mut out);
+    command(job, &mut out);
+    out
+}
+
+fn schedule(s: &Schedule, from: Timestamp, out: &mut Vec<Warning>) {
+    match s {
+        Schedule::At { instant } if *instant <= from => out.push(Warning {
+            field: "at",
+            text: format!(
+                "{instant} is not after {from}: a job's ledger begins where it is defined, \
+                 so this one never runs"
+            ),
+        }),
+        Schedule::Cron(c) => {
+            if s.next_after(from).is_none() {
+                out.push(Warning {
+                    field: "cron",
+                    text: format!(
+                        "`{}` has no due time after {from}: it never fires (a day that no \
+                         month has, such as 31 February?)",
+                        c.expr()
+                    ),
+                });
+            }
+            for w in duetime::schedule::wide_steps(c.expr()) {
+                out.push(Warning {
+                    field: "cron",
+                    text: w.to_string(),
+                });
+            }
+        }
+        _ => {}
+    }
+}
+
+fn command(job: &HostJob, out: &mut Vec<Warning>) {
+    let workdir = job.command.workdir.as_deref();
+    if let Some(w) = workdir.filter(|w| !w.is_dir()) {
+        out.push(Warning {
+            field: "workdir",
+            text: format!(
+                "{} is not a directory here; the run would fail to start",
+                w.display()
+            ),
+        });
+    }
+    let Some(program) = job.command.argv.first() else {
+        return;
+    };
+    if program.contains('/') {
+        let path = match workdir {
+            Some(w) if !Path::new(program).is_absolute() => w.join(program),
+            _ => PathBuf::from(program),
+        };
+        if !executable(&path) {
+            out.push(Warning {
+                field: "command",
+                text: format!("{} is not an executable file here", path.display()),
+            });
+        }
+    } else if !on_path(program) {
+        out.push(Warning {
+            field: "command",
+            text: format!("`{program}` is not found on PATH here; the run would fail to start"),
+        });
+    }
+}
+
+fn executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+fn on_path(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|dir| executable(&dir.join(program))))
+}

@@ -1,0 +1,148 @@
+//! `duetime list`: every job, attention first, with when it runs next and when it last
+//! ran, absolute and relative (`in 12m`, `3h ago`), like `systemctl list-timers`.
+
+use std::io::{self, Write};
+
+use duetime::{Coordination, Filter, JobView, State, Timestamp};
+use duetime_host::store::Store;
+
+use super::{open, relative, store_failed, view_json, Shown, StoreArgs};
+
+#[derive(Debug, clap::Args)]
+pub struct ListArgs {
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// Print JSON instead of text
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// One row: the view and how it is shown.
+struct Row {
+    view: JobView,
+    shown: Shown,
+}
+
+/// Every job's view, ranked by the core (attention first, then by name).
+fn rows(state: &State, now: Timestamp) -> Vec<Row> {
+    let mut views = Vec::new();
+    let mut after: Option<String> = None;
+    loop {
+        let page = state.jobs(&Filter::default(), after.as_deref(), 500, now);
+        views.extend(page.items);
+        match page.next {
+            Some(n) => after = Some(n),
+            None => break,
+        }
+    }
+    views
+        .into_iter()
+        .map(|view| {
+            let record = state
+                .seq_of_name(view.name.as_str())
+                .and_then(|s| state.record(s));
+            let shown = Shown::of(&view, record, now);
+            Row { view, shown }
+        })
+        .collect()
+}
+
+pub fn list(args: &ListArgs, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<u8> {
+    let mut store = match open(&args.store, args.json, out, err)? {
+        Ok(s) => s,
+        Err(code) => return Ok(code),
+    };
+    let now = crate::cmd::now();
+    let state = match store.state() {
+        Ok(s) => s,
+        Err(e) => return store_failed(&e, args.json, out, err),
+    };
+    let rows = rows(state, now);
+    if args.json {
+        let jobs: Vec<_> = rows.iter().map(|r| view_json(&r.view, r.shown)).collect();
+        let v = serde_json::json!({"ok": true, "now": now.to_string(), "jobs": jobs});
+        writeln!(out, "{v:#}")?;
+        return Ok(0);
+    }
+    write_table(out, &rows, now)?;
+    if state.config().coordination == Coordination::SingleOwner {
+        match state.owner(now) {
+            Some(o) => writeln!(
+                out,
+                "single_owner: {} decides ({}, lease until {})",
+                o.holder, o.fence, o.until
+            )?,
+            None => writeln!(
+                out,
+                "single_owner: no owner now; the next daemon to tick takes the lease"
+            )?,
+        }
+    }
+    Ok(0)
+}
+
+/// The cells of one row, in column order.
+fn cells(r: &Row, now: Timestamp) -> [String; 9] {
+    let v = &r.view;
+    let next = v.next_due.filter(|_| r.shown.will_run());
+    let (last_at, last_ago, outcome) = match &v.last {
+        Some(l) => (
+            l.at.to_string(),
+            relative(now, l.at),
+            serde_json::to_value(l.outcome)
+                .ok()
+                .and_then(|o| o.as_str().map(String::from))
+                .unwrap_or_default(),
+        ),
+        None => ("-".into(), "-".into(), "-".into()),
+    };
+    [
+        v.name.to_string(),
+        r.shown.name().to_string(),
+        next.map_or("-".into(), |t| t.to_string()),
+        next.map_or("-".into(), |t| relative(now, t)),
+        last_at,
+        last_ago,
+        outcome,
+        format!("{}/{}", v.missed_24h, v.owed),
+        v.schedule.clone(),
+    ]
+}
+
+fn write_table(out: &mut dyn Write, rows: &[Row], now: Timestamp) -> io::Result<()> {
+    let head = [
+        "job",
+        "status",
+        "next",
+        "left",
+        "last",
+        "passed",
+        "outcome",
+        "missed/owed",
+        "schedule",
+    ];
+    let body: Vec<[String; 9]> = rows.iter().map(|r| cells(r, now)).collect();
+    let mut width = head.map(str::len);
+    for row in &body {
+        for (w, c) in width.iter_mut().zip(row) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let line = |cells: [&str; 9]| {
+        let mut s = String::new();
+        for (i, (c, w)) in cells.iter().zip(width).enumerate() {
+            if i + 1 == cells.len() {
+                s.push_str(c);
+            } else {
+                s.push_str(&format!("{c:<w$}  "));
+            }
+        }
+        s
+    };
+    writeln!(out, "{}", line(head))?;
+    for row in &body {
+        let cells: [&str; 9] = std::array::from_fn(|i| row[i].as_str());
+        writeln!(out, "{}", line(cells))?;
+    }
+    Ok(())
+}

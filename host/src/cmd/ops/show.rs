@@ -1,0 +1,208 @@
+//! `duetime show JOB`: its state, the due times that will run next, and the journal of
+//! the last days.
+
+use std::io::{self, Write};
+
+use duetime::{Effect, JobRecord, JobView, Record, Timestamp};
+use duetime_host::store::Store;
+
+use super::{json, open, paused_text, relative, store_failed, view_json, Shown, StoreArgs};
+
+#[derive(Debug, clap::Args)]
+pub struct ShowArgs {
+    /// The job
+    pub job: String,
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// How many days of the journal to show
+    #[arg(long, default_value_t = 3)]
+    pub days: u64,
+    /// Print JSON instead of text
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// What `show` prints, read in one go.
+struct JobReport {
+    view: JobView,
+    shown: Shown,
+    /// The next due times that will run (none while paused or unconfirmed).
+    next: Vec<Timestamp>,
+    accounted_from: Option<Timestamp>,
+    unconfirmed: bool,
+    journal: Vec<Record>,
+    since: Timestamp,
+    now: Timestamp,
+}
+
+pub fn show(args: &ShowArgs, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<u8> {
+    let mut store = match open(&args.store, args.json, out, err)? {
+        Ok(s) => s,
+        Err(code) => return Ok(code),
+    };
+    let now = crate::cmd::now();
+    let found = match store.state() {
+        Ok(state) => state.job(&args.job, now).map(|view| {
+            let record: Option<&JobRecord> = state
+                .seq_of_name(&args.job)
+                .and_then(|seq| state.record(seq));
+            let shown = Shown::of(&view, record, now);
+            let next: Vec<Timestamp> = match record {
+                Some(r) if shown.will_run() => r.def.schedule.iter_after(now).take(5).collect(),
+                _ => Vec::new(),
+            };
+            let accounted_from = record.and_then(|r| r.accounted_from);
+            let unconfirmed = record.is_some_and(JobRecord::is_unconfirmed);
+            (view, shown, next, accounted_from, unconfirmed)
+        }),
+        Err(e) => return store_failed(&e, args.json, out, err),
+    };
+    let Some((view, shown, next, accounted_from, unconfirmed)) = found else {
+        let text = format!("no job named {:?} in the store", crate::cmd::cut(&args.job));
+        if args.json {
+            writeln!(out, "{:#}", json::error("not_found", &text))?;
+        } else {
+            writeln!(err, "duetime show: {text}")?;
+        }
+        return Ok(1);
+    };
+    let since = now.saturating_sub(duetime::Duration::from_days(args.days));
+    let journal = match store.journal_for(&args.job, since) {
+        Ok(j) => j,
+        Err(e) => return store_failed(&e, args.json, out, err),
+    };
+    let job = JobReport {
+        view,
+        shown,
+        next,
+        accounted_from,
+        unconfirmed,
+        journal,
+        since,
+        now,
+    };
+    if args.json {
+        writeln!(out, "{:#}", to_json(&job))?;
+    } else {
+        write_text(out, &job)?;
+    }
+    Ok(0)
+}
+
+fn to_json(j: &JobReport) -> serde_json::Value {
+    let mut job = view_json(&j.view, j.shown);
+    job["accounted_from"] = json::time_opt(j.accounted_from);
+    serde_json::json!({
+        "ok": true,
+        "job": job,
+        "next": j.next.iter().map(|t| json::time(*t)).collect::<Vec<_>>(),
+        "journal": j.journal.iter().map(json::record).collect::<Vec<_>>(),
+    })
+}
+
+fn write_text(out: &mut dyn Write, j: &JobReport) -> io::Result<()> {
+    let view = &j.view;
+    writeln!(out, "{} ({})", view.name.as_str(), view.schedule)?;
+    writeln!(out, "  status        {}", j.shown.name())?;
+    writeln!(out, "  settled until {}", view.settled_through)?;
+    writeln!(out, "  missed (24h)  {}", view.missed_24h)?;
+    writeln!(out, "  owed          {}", view.owed)?;
+    match (j.accounted_from, j.unconfirmed) {
+        (_, true) => writeln!(
+            out,
+            "  ledger from   not yet: the definition waits for confirmation, and its ledger \
+             begins when it is confirmed"
+        )?,
+        (Some(t), false) => writeln!(
+            out,
+            "  ledger from   {t} (a backfill must end at or before it)"
+        )?,
+        (None, false) => writeln!(
+            out,
+            "  ledger from   unknown (defined before backfills were kept track of; redefine it to backfill)"
+        )?,
+    }
+    write_activity(out, j)?;
+    if j.shown.will_run() {
+        writeln!(out, "next due times:")?;
+        for t in &j.next {
+            writeln!(out, "  {t}  ({})", relative(j.now, *t))?;
+        }
+    } else if j.shown == Shown::Paused {
+        writeln!(
+            out,
+            "next due times: none while paused (`duetime resume {}`; the due times passed \
+             meanwhile meet the missed rule)",
+            view.name
+        )?;
+    } else {
+        writeln!(
+            out,
+            "next due times: none until the definition is confirmed"
+        )?;
+    }
+    writeln!(out, "journal since {}:", j.since)?;
+    for r in &j.journal {
+        let line = Effect::Record(r.clone()).to_string();
+        writeln!(out, "  {}  {line}", r.at)?;
+    }
+    Ok(())
+}
+
+/// The lines about what holds the job now: its run, pause, confirmation, quota hold.
+fn write_activity(out: &mut dyn Write, j: &JobReport) -> io::Result<()> {
+    let view = &j.view;
+    match (view.running, view.awaiting_approval) {
+        (Some(r), Some(until)) => writeln!(
+            out,
+            "  parked        {r} awaits approval until {until} (then it expires): duetime approve {}",
+            view.name
+        )?,
+        (Some(r), None) if j.shown == Shown::Orphaned => writeln!(
+            out,
+            "  running       {r}, but its daemon stopped renewing its lease: the next daemon \
+             to tick records it lost (or adopts it on its machine); `duetime status` shows \
+             which daemons are alive"
+        )?,
+        (Some(r), None) => writeln!(out, "  running       {r}")?,
+        _ => {}
+    }
+    if let Some(p) = &view.paused {
+        let note = if p.note.is_empty() {
+            String::new()
+        } else {
+            format!(" ({:?})", p.note)
+        };
+        writeln!(
+            out,
+            "  paused        {} since {}{note}",
+            paused_text(&p.by),
+            p.since
+        )?;
+    }
+    if let Some(d) = &view.pending_confirmation {
+        writeln!(
+            out,
+            "  held          a {} definition waits: duetime confirm {} --digest {d}",
+            if j.unconfirmed { "new" } else { "changed" },
+            view.name
+        )?;
+    }
+    if let Some(until) = &view.held_until {
+        writeln!(out, "  quota hold    until {until}")?;
+    }
+    if let Some(l) = &view.last {
+        let outcome = serde_json::to_value(l.outcome)
+            .ok()
+            .and_then(|o| o.as_str().map(String::from))
+            .unwrap_or_default();
+        writeln!(
+            out,
+            "  last run      {} at {} ({}): {outcome}",
+            l.run,
+            l.at,
+            relative(j.now, l.at)
+        )?;
+    }
+    Ok(())
+}

@@ -1,0 +1,199 @@
+//! `duetime status`: which daemons run on the store, from what the core last heard from
+//! each (its clocks, its drain) and what each said of itself when it started (its pid,
+//! machine, jobs file, run directories).
+
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+
+use duetime::{ProcessId, State, Timestamp};
+use duetime_host::store::daemons::host_name;
+use duetime_host::store::{DaemonInfo, Store};
+
+use super::{json, open, relative, store_failed, StoreArgs};
+
+#[derive(Debug, clap::Args)]
+pub struct StatusArgs {
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// Print JSON instead of text
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// How a daemon is doing, as far as the store can tell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Health {
+    /// Heard from within its lease (two ticks).
+    Alive,
+    Draining,
+    /// Not heard from for longer than its lease: stopped, stuck or cut off; its runs'
+    /// leases lapse.
+    Silent,
+    /// On this machine, and its pid is not running.
+    Gone,
+}
+
+impl Health {
+    fn name(self) -> &'static str {
+        match self {
+            Health::Alive => "alive",
+            Health::Draining => "draining",
+            Health::Silent => "silent",
+            Health::Gone => "gone",
+        }
+    }
+}
+
+/// One daemon's line.
+struct Daemon {
+    process: ProcessId,
+    info: Option<DaemonInfo>,
+    last_heard: Option<Timestamp>,
+    health: Health,
+    runs: usize,
+}
+
+fn pid_alive(pid: u32) -> bool {
+    // SAFETY: kill(2) with signal 0 only checks that the process exists.
+    let rc = unsafe { libc::kill(pid as libc::pid_t, 0) };
+    rc == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+fn daemons(state: &State, infos: Vec<DaemonInfo>, now: Timestamp) -> Vec<Daemon> {
+    let globals = state.globals();
+    let lease = state.config().tick.as_millis().saturating_mul(2) as i64;
+    let mut runs: BTreeMap<ProcessId, usize> = BTreeMap::new();
+    for (_, r) in state.records() {
+        if let Some(p) = r.run_holder() {
+            *runs.entry(p).or_default() += 1;
+        }
+    }
+    let mut by_process: BTreeMap<ProcessId, Option<DaemonInfo>> =
+        globals.processes.keys().map(|p| (*p, None)).collect();
+    for info in infos {
+        by_process.insert(info.process, Some(info));
+    }
+    let here = host_name();
+    by_process
+        .into_iter()
+        .map(|(process, info)| {
+            let rec = globals.processes.get(&process);
+            let last_heard = rec.map(|r| r.last_wall);
+            let local_dead = info
+                .as_ref()
+                .is_some_and(|i| i.host == here && !pid_alive(i.pid));
+            let silent = last_heard.is_none_or(|t| now.as_millis() - t.as_millis() > lease);
+            let health = match (local_dead, rec.is_some_and(|r| r.draining), silent) {
+                (true, _, _) => Health::Gone,
+                (_, _, true) => Health::Silent,
+                (_, true, _) => Health::Draining,
+                _ => Health::Alive,
+            };
+            Daemon {
+                process,
+                info,
+                last_heard,
+                health,
+                runs: runs.get(&process).copied().unwrap_or(0),
+            }
+        })
+        .collect()
+}
+
+pub fn status(args: &StatusArgs, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<u8> {
+    let mut store = match open(&args.store, args.json, out, err)? {
+        Ok(s) => s,
+        Err(code) => return Ok(code),
+    };
+    let now = crate::cmd::now();
+    let infos = match store.daemons() {
+        Ok(i) => i,
+        Err(e) => return store_failed(&e, args.json, out, err),
+    };
+    let describe = store.describe().to_string();
+    let state = match store.state() {
+        Ok(s) => s,
+        Err(e) => return store_failed(&e, args.json, out, err),
+    };
+    let list = daemons(state, infos, now);
+    let config = state.config();
+    let coordination = serde_json::to_value(config.coordination)
+        .ok()
+        .and_then(|v| v.as_str().map(String::from))
+        .unwrap_or_default();
+    let owner = state.owner(now);
+    if args.json {
+        let v = serde_json::json!({
+            "ok": true,
+            "store": describe,
+            "now": json::time(now),
+            "tick": config.tick.to_string(),
+            "coordination": coordination,
+            "owner": owner.map(|o| serde_json::json!({
+                "process": o.holder.to_string(), "fence": o.fence.to_string(), "until": json::time(o.until),
+            })),
+            "daemons": list.iter().map(daemon_json).collect::<Vec<_>>(),
+        });
+        writeln!(out, "{v:#}")?;
+        return Ok(0);
+    }
+    writeln!(
+        out,
+        "store {describe}: tick {}, coordination {coordination}",
+        config.tick
+    )?;
+    if let Some(o) = owner {
+        writeln!(
+            out,
+            "owner {} ({}, lease until {})",
+            o.holder, o.fence, o.until
+        )?;
+    }
+    if list.is_empty() {
+        writeln!(out, "no daemon has run on this store in the last day")?;
+        return Ok(0);
+    }
+    for d in &list {
+        writeln!(out, "{}", daemon_line(d, now))?;
+    }
+    Ok(0)
+}
+
+fn daemon_line(d: &Daemon, now: Timestamp) -> String {
+    let heard = d
+        .last_heard
+        .map_or("never".to_string(), |t| relative(now, t));
+    let mut line = format!(
+        "{:<5} {:<8} last heard {heard}, {} run(s) held",
+        d.process.to_string(),
+        d.health.name(),
+        d.runs
+    );
+    if let Some(i) = &d.info {
+        line.push_str(&format!(
+            "; pid {} on {}, started {} ({}), jobs {}, runs {}",
+            i.pid,
+            i.host,
+            i.started,
+            relative(now, i.started),
+            i.jobs_file,
+            i.runs
+        ));
+    }
+    line
+}
+
+fn daemon_json(d: &Daemon) -> serde_json::Value {
+    serde_json::json!({
+        "process": d.process.to_string(),
+        "state": d.health.name(),
+        "last_heard": json::time_opt(d.last_heard),
+        "runs": d.runs,
+        "pid": d.info.as_ref().map(|i| i.pid),
+        "host": d.info.as_ref().map(|i| i.host.clone()),
+        "started": json::time_opt(d.info.as_ref().map(|i| i.started)),
+        "jobs_file": d.info.as_ref().map(|i| i.jobs_file.clone()),
+        "runs_dir": d.info.as_ref().map(|i| i.runs.clone()),
+        "version": d.info.as_ref().map(|i| i.version.clone()),
+    })
+}

@@ -1,0 +1,346 @@
+//! The daemon: one incarnation of a host process. It makes the store's jobs match the jobs
+//! file (upserting each definition, removing the jobs the file no longer has), says it
+//! started, adopts or reports what its predecessors left running, then loops: collect
+//! finished runs, tick when the tick interval or the store's next wake says so, carry out
+//! the effects, log the commands people sent, prune old run directories, sleep. Every event
+//! is one store transaction, and effects are carried out only after the commit.
+//!
+//! Signals: SIGTERM (or a first SIGINT) drains: no new claims, the incarnation exits when
+//! its own runs have ended. A second SIGINT stops at once and leaves the children running,
+//! for the next incarnation to adopt.
+
+mod clock;
+mod people;
+mod runs;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::Child;
+use std::time::Instant;
+
+use duetime::{Actor, CancelReason, Effect, Entry, Event, Fence, Held, History, ProcessId, RunId};
+use tracing::{info, warn};
+
+pub use clock::{backoff, install_signal_handlers, signalled, Clock};
+
+use crate::jobs_file::HostJob;
+use crate::runner::Runs;
+use crate::store::{DaemonInfo, Store, StoreError};
+
+/// How often a daemon holding runs looks for their results; also the longest sleep, so a
+/// signal or another process's change is noticed within it.
+const POLL: std::time::Duration = std::time::Duration::from_millis(200);
+const IDLE_POLL: std::time::Duration = std::time::Duration::from_secs(1);
+/// Who the jobs file's definitions and removals are recorded as.
+pub const JOBS_FILE_ACTOR: &str = "jobs-file";
+
+/// What a daemon is started with, beside its store.
+pub struct Setup {
+    pub runs: Runs,
+    /// The jobs file's jobs, in file order.
+    pub jobs: Vec<HostJob>,
+    /// The jobs file, as the daemon's start line and `duetime status` name it.
+    pub jobs_file: PathBuf,
+    /// The binary to run as each run's supervisor (this one).
+    pub exe: PathBuf,
+    /// How many reported run directories to keep per job.
+    pub keep_runs: usize,
+}
+
+/// A run this incarnation carries out.
+struct Holding {
+    job: String,
+    fence: Fence,
+    /// The supervisor, when this incarnation started it (to reap it).
+    supervisor: Option<Child>,
+    /// Why it was cancelled, once it was (its supervisor is stopping it).
+    cancel: Option<CancelReason>,
+}
+
+/// Why a daemon stopped.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Stopped {
+    Drained,
+    Interrupted,
+}
+
+pub struct Daemon<S: Store> {
+    store: S,
+    runs: Runs,
+    jobs: BTreeMap<String, HostJob>,
+    process: ProcessId,
+    clock: Clock,
+    held: BTreeMap<RunId, Holding>,
+    exe: PathBuf,
+    draining: bool,
+    last_tick: Option<Instant>,
+    tick: std::time::Duration,
+    keep_runs: usize,
+    /// The last journal line looked at for people's commands (`people.rs`).
+    journal_seen: i64,
+    /// Events that effects asked for (a run that could not even start reports at once).
+    follow_ups: Vec<Event>,
+}
+
+impl<S: Store> Daemon<S> {
+    /// Makes the store's jobs those of the file, starts a new incarnation and takes over
+    /// what earlier ones left behind.
+    pub fn start(mut store: S, setup: Setup) -> Result<Daemon<S>, StoreError> {
+        let clock = Clock::default();
+        let tick = store.state()?.config().tick;
+        let effects = sync_jobs(&mut store, &setup.jobs, &clock)?;
+        log_sync(&effects);
+        let process = store.next_process_id()?;
+        let journal_seen = store.journal_end()?;
+        let info = DaemonInfo::of_this_process(process, &setup.jobs_file, setup.runs.root());
+        store.register_daemon(&info)?;
+        info!(
+            process = %process,
+            pid = info.pid,
+            store = store.describe(),
+            tick = %tick,
+            runs = %setup.runs.root().display(),
+            jobs = setup.jobs.len(),
+            jobs_file = %setup.jobs_file.display(),
+            keep_runs = setup.keep_runs,
+            "started"
+        );
+        let mut daemon = Daemon {
+            store,
+            runs: setup.runs,
+            jobs: setup
+                .jobs
+                .into_iter()
+                .map(|j| (j.def.name.to_string(), j))
+                .collect(),
+            process,
+            clock,
+            held: BTreeMap::new(),
+            exe: setup.exe,
+            draining: false,
+            last_tick: None,
+            tick: std::time::Duration::from_millis(tick.as_millis()),
+            keep_runs: setup.keep_runs,
+            journal_seen,
+            follow_ups: Vec::new(),
+        };
+        // Before `ProcessStarted`: its tick would find the runs' leases lapsed (nobody
+        // renewed them while no daemon ran) and record them lost.
+        daemon.take_over()?;
+        daemon.apply(Event::ProcessStarted { process })?;
+        daemon.last_tick = Some(Instant::now());
+        daemon.prune();
+        Ok(daemon)
+    }
+
+    pub fn process(&self) -> ProcessId {
+        self.process
+    }
+
+    /// One event, one transaction; then its effects.
+    fn apply(&mut self, event: Event) -> Result<Vec<Effect>, StoreError> {
+        let now = self.clock.now();
+        let effects = self.store.apply(now, event)?;
+        self.carry_out(&effects);
+        while let Some(e) = self.follow_ups.pop() {
+            let now = self.clock.now();
+            let more = self.store.apply(now, e)?;
+            self.carry_out(&more);
+        }
+        Ok(effects)
+    }
+
+    fn carry_out(&mut self, effects: &[Effect]) {
+        for e in effects {
+            match e {
+                Effect::Start {
+                    run, job, process, ..
+                } if *process == self.process => {
+                    info!(%run, %job, "{e}");
+                    self.launch(e);
+                }
+                Effect::Cancel {
+                    run,
+                    process,
+                    reason,
+                    ..
+                } if *process == self.process => self.cancel(*run, *reason),
+                Effect::Record(r)
+                    if !matches!(r.entry, Entry::History(History::Started { .. })) =>
+                {
+                    info!(job = %r.job, "{e}");
+                }
+                Effect::Alert(a) => warn!(job = %a.job, "{e}"),
+                Effect::ClockGap { process, .. } if *process == self.process => warn!("{e}"),
+                // Who owns the store (single_owner) and drains: a line each, so a log shows
+                // which incarnation was deciding when.
+                Effect::Owner { .. } | Effect::OwnerReleased { .. } => info!("{e}"),
+                // The daemon exits when its own runs have ended (`run`), which it knows first
+                // hand; the core's word is logged beside it.
+                Effect::Drained { process } if *process == self.process => info!("{e}"),
+                _ => {}
+            }
+        }
+    }
+
+    /// Collects finished runs, ticks when due, logs people's commands, prunes. Returns how
+    /// long to sleep before the next turn.
+    pub fn turn(&mut self) -> Result<std::time::Duration, StoreError> {
+        if signalled() {
+            self.drain()?;
+        }
+        if self.collect()? > 0 {
+            self.prune();
+        }
+        let now = self.clock.now();
+        let wake = self.store.state()?.next_wake_for(self.process);
+        let tick_due = self.last_tick.is_none_or(|t| t.elapsed() >= self.tick);
+        let wake_due = !self.draining && wake.is_some_and(|w| w <= now.wall);
+        if tick_due || wake_due {
+            let held: Vec<Held> = self
+                .held
+                .iter()
+                .map(|(&run, h)| Held {
+                    run,
+                    fence: h.fence,
+                })
+                .collect();
+            self.apply(Event::Tick {
+                process: self.process,
+                held,
+            })?;
+            self.last_tick = Some(Instant::now());
+        }
+        self.log_people()?;
+        self.sleep_time()
+    }
+
+    /// Until the next tick or wake, at most a poll.
+    fn sleep_time(&mut self) -> Result<std::time::Duration, StoreError> {
+        let until_tick = self
+            .tick
+            .saturating_sub(self.last_tick.map_or(self.tick, |t| t.elapsed()));
+        let until_wake = match self.store.state()?.next_wake_for(self.process) {
+            Some(w) if !self.draining => {
+                let ms = w
+                    .as_millis()
+                    .saturating_sub(self.clock.now().wall.as_millis());
+                std::time::Duration::from_millis(ms.max(0) as u64)
+            }
+            _ => until_tick,
+        };
+        let poll = if self.held.is_empty() {
+            IDLE_POLL
+        } else {
+            POLL
+        };
+        Ok(until_tick.min(until_wake).min(poll))
+    }
+
+    /// Removes the run directories beyond the newest `keep_runs` of each job (never one
+    /// not yet reported): at start and whenever runs were reported, so the directories
+    /// read stay few.
+    fn prune(&mut self) {
+        let removed = self.runs.prune(self.keep_runs);
+        if removed > 0 {
+            info!(removed, keep = self.keep_runs, "pruned old run directories");
+        }
+    }
+
+    fn drain(&mut self) -> Result<(), StoreError> {
+        if !self.draining {
+            info!(process = %self.process, runs = self.held.len(), "draining");
+            self.apply(Event::ProcessDraining {
+                process: self.process,
+            })?;
+            self.draining = true;
+        }
+        Ok(())
+    }
+
+    /// Runs until drained (every own run ended) or interrupted twice.
+    pub fn run(&mut self) -> Stopped {
+        let mut failures = 0u32;
+        loop {
+            if clock::ints() >= 2 {
+                info!(process = %self.process, runs = self.held.len(), "interrupted: leaving runs to the next incarnation");
+                return Stopped::Interrupted;
+            }
+            let sleep = match self.turn() {
+                Ok(d) => {
+                    if failures > 0 {
+                        info!(failures, "store reachable again");
+                        failures = 0;
+                    }
+                    d
+                }
+                Err(e) => {
+                    // A locked or unreachable store: nothing was changed; try again,
+                    // less often the longer it lasts. Runs go on meanwhile; their leases
+                    // lapse if it lasts past them, and the core accounts for that.
+                    if failures.is_multiple_of(10) {
+                        warn!(failures, "store: {e}; retrying");
+                    }
+                    failures += 1;
+                    backoff(failures)
+                }
+            };
+            if self.draining && self.held.is_empty() {
+                info!(process = %self.process, "drained");
+                return Stopped::Drained;
+            }
+            std::thread::sleep(sleep.max(std::time::Duration::from_millis(10)));
+        }
+    }
+}
+
+/// Makes the store's jobs the file's, in one transaction: every definition upserted, every
+/// job the file no longer has removed (its owed and unsettled due times recorded
+/// `missed (removed)`), both as `jobs-file`. The file is the truth for the store: a job
+/// left out of it would otherwise be claimed by daemons that have no command for it.
+fn sync_jobs<S: Store>(
+    store: &mut S,
+    jobs: &[HostJob],
+    clock: &Clock,
+) -> Result<Vec<Effect>, StoreError> {
+    let in_file: std::collections::BTreeSet<&str> =
+        jobs.iter().map(|j| j.def.name.as_str()).collect();
+    let gone: Vec<String> = store
+        .state()?
+        .records()
+        .map(|(_, r)| r.def.name.to_string())
+        .filter(|name| !in_file.contains(name.as_str()))
+        .collect();
+    let actor = Actor::new(JOBS_FILE_ACTOR);
+    let mut events: Vec<Event> = jobs
+        .iter()
+        .map(|j| Event::Upsert {
+            def: Box::new(j.def.clone()),
+            actor: actor.clone(),
+        })
+        .collect();
+    events.extend(gone.into_iter().map(|job| Event::Remove {
+        job,
+        actor: actor.clone(),
+    }));
+    let now = clock.now();
+    store.transact(&mut |state, effects| {
+        for e in events.iter().cloned() {
+            state.step(now, e, effects);
+        }
+        Ok(())
+    })
+}
+
+/// A warning for each definition the core refused and each job removed.
+fn log_sync(effects: &[Effect]) {
+    for e in effects {
+        match e {
+            Effect::Reply { result: Err(_), .. } => warn!("definition refused: {e}"),
+            Effect::Record(r) if matches!(r.entry, Entry::History(History::Removed { .. })) => {
+                warn!(job = %r.job, "not in the jobs file: removed from the store");
+            }
+            _ => {}
+        }
+    }
+}

@@ -1,0 +1,242 @@
+//! The daemon's runs: taking over what earlier incarnations left, launching a `Start`,
+//! asking a run's supervisor to stop it, and reporting how runs ended.
+
+use std::collections::BTreeMap;
+
+use duetime::{CancelReason, Effect, Event, MissCause, Outcome, RunId};
+use tracing::{error, info, warn};
+
+use super::{Daemon, Holding};
+use crate::runner::{kill_grace, RunContext, RunFile, RunState, TriggerName};
+use crate::store::{Store, StoreError};
+
+impl<S: Store> Daemon<S> {
+    /// Runs of earlier incarnations: adopted if still going, reported if they ended, let go
+    /// (their lease lapses, the core records them lost) if nobody knows how they ended.
+    pub(super) fn take_over(&mut self) -> Result<(), StoreError> {
+        for file in self.runs.unreported() {
+            if file.process == self.process.0 {
+                continue;
+            }
+            let run = file.id();
+            match self.runs.state(run) {
+                RunState::Running => self.adopt(&file)?,
+                RunState::Exited(exit) => self.report(&file, exit.outcome(false))?,
+                RunState::Vanished => {
+                    warn!(%run, job = %file.job, "its supervisor is gone and left no result; the lease will lapse");
+                    let _ = self.runs.mark_reported(run, "vanished");
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn adopt(&mut self, file: &RunFile) -> Result<(), StoreError> {
+        let (run, fence) = (file.id(), file.fence());
+        let effects = self.apply(Event::Adopt {
+            process: self.process,
+            run,
+            fence,
+        })?;
+        let refused = effects
+            .iter()
+            .any(|e| matches!(e, Effect::Cancel { run: r, .. } if *r == run));
+        if refused {
+            // The core has settled, lost or removed it meanwhile: stop the command.
+            let _ = self.runs.request_stop(run, "no longer open");
+            let _ = self.runs.signal(run, libc::SIGTERM);
+            let _ = self.runs.mark_reported(run, "cancelled: no longer open");
+            warn!(%run, job = %file.job, "not adopted (no longer open); stopped");
+            return Ok(());
+        }
+        let _ = self.runs.set_process(run, self.process);
+        info!(%run, job = %file.job, "adopted");
+        self.held.insert(
+            run,
+            Holding {
+                job: file.job.clone(),
+                fence,
+                supervisor: None,
+                cancel: None,
+            },
+        );
+        Ok(())
+    }
+
+    fn report(&mut self, file: &RunFile, outcome: Outcome) -> Result<(), StoreError> {
+        let run = file.id();
+        info!(%run, job = %file.job, %outcome, "finished");
+        self.apply(Event::RunFinished {
+            process: self.process,
+            job: file.job.clone(),
+            run,
+            fence: file.fence(),
+            outcome,
+        })?;
+        let _ = self.runs.mark_reported(run, "reported");
+        Ok(())
+    }
+
+    /// Carries out a `Start` for this process: the run's directory and its supervisor.
+    pub(super) fn launch(&mut self, start: &Effect) {
+        let Effect::Start {
+            run,
+            job,
+            fence,
+            attempt,
+            trigger,
+            covers,
+            deadline,
+            ..
+        } = start
+        else {
+            return;
+        };
+        let (run, fence) = (*run, *fence);
+        let backfill = self.is_backfill(job.as_str(), run);
+        let Some(host_job) = self.jobs.get(job.as_str()) else {
+            // Only a job another daemon's jobs file defined: every daemon sharing a store
+            // must read the same file (README, "The daemon").
+            error!(%run, %job, "not in this daemon's jobs file, so it has no command; reported failed");
+            self.follow_ups.push(Event::RunFinished {
+                process: self.process,
+                job: job.to_string(),
+                run,
+                fence,
+                outcome: Outcome::failed("not in the jobs file of the daemon that claimed it"),
+            });
+            return;
+        };
+        let trigger = TriggerName::of(*trigger, backfill);
+        let file = RunFile {
+            run: run.0,
+            fence: fence.0,
+            job: job.to_string(),
+            process: self.process.0,
+            argv: host_job.command.argv.clone(),
+            workdir: host_job.command.workdir.clone(),
+            env: host_job.command.env.clone(),
+            deadline_ms: Some(deadline.as_millis()),
+            kill_grace_ms: Some(kill_grace(self.core_tick()).as_millis() as u64),
+            context: Some(RunContext::new(job, run, trigger, *attempt, *covers)),
+        };
+        match self.runs.start(&self.exe, &file) {
+            Ok(child) => {
+                self.held.insert(
+                    run,
+                    Holding {
+                        job: job.to_string(),
+                        fence,
+                        supervisor: Some(child),
+                        cancel: None,
+                    },
+                );
+            }
+            Err(e) => {
+                error!(%run, %job, "could not start the supervisor: {e}");
+                let _ = self.runs.mark_reported(run, "not started");
+                self.follow_ups.push(Event::RunFinished {
+                    process: self.process,
+                    job: job.to_string(),
+                    run,
+                    fence,
+                    outcome: Outcome::failed(&format!("not started: {e}")),
+                });
+            }
+        }
+    }
+
+    fn core_tick(&self) -> duetime::Duration {
+        duetime::Duration::from_millis(self.tick.as_millis() as u64)
+    }
+
+    /// Whether the run just started covers due times a person asked for with `duetime
+    /// backfill`: its open run, in the state the start committed, is late with that cause.
+    fn is_backfill(&mut self, job: &str, run: RunId) -> bool {
+        let Ok(state) = self.store.state() else {
+            return false;
+        };
+        state
+            .seq_of_name(job)
+            .and_then(|seq| state.record(seq))
+            .and_then(|r| r.run())
+            .filter(|open| open.id == run)
+            .and_then(|open| open.cover)
+            .is_some_and(|c| c.late == Some(MissCause::Backfill))
+    }
+
+    /// Asks the run's supervisor to stop its command. A run cancelled because its lease
+    /// was lost is no longer ours: its result would be stale, so it is forgotten here
+    /// while the supervisor still stops it.
+    pub(super) fn cancel(&mut self, run: RunId, reason: CancelReason) {
+        let Some(h) = self.held.get_mut(&run) else {
+            return;
+        };
+        let why = match reason {
+            CancelReason::Timeout => "timeout",
+            CancelReason::LeaseLost => "lease_lost",
+            CancelReason::Stopping => "stopping",
+        };
+        info!(%run, job = %h.job, reason = why, "cancel");
+        let _ = self.runs.request_stop(run, why);
+        // At once as well, for a supervisor of an older build that knows no cancel file.
+        let _ = self.runs.signal(run, libc::SIGTERM);
+        if reason == CancelReason::LeaseLost {
+            let _ = self.runs.mark_reported(run, "cancelled: lease lost");
+            if let Some(mut h) = self.held.remove(&run) {
+                if let Some(child) = h.supervisor.as_mut() {
+                    let _ = child.try_wait();
+                }
+            }
+            return;
+        }
+        h.cancel = Some(reason);
+    }
+
+    /// Reports every held run that has ended; forgets one whose supervisor vanished.
+    /// Returns how many were reported.
+    pub(super) fn collect(&mut self) -> Result<usize, StoreError> {
+        let mut reported = 0;
+        let ids: Vec<RunId> = self.held.keys().copied().collect();
+        for run in ids {
+            match self.runs.state(run) {
+                RunState::Running => {}
+                RunState::Exited(exit) => {
+                    let Some(mut h) = self.held.remove(&run) else {
+                        continue;
+                    };
+                    if let Some(child) = h.supervisor.as_mut() {
+                        let _ = child.wait();
+                    }
+                    let timed_out = h.cancel == Some(CancelReason::Timeout);
+                    let file = RunFile {
+                        run: run.0,
+                        fence: h.fence.0,
+                        job: h.job.clone(),
+                        process: self.process.0,
+                        argv: Vec::new(),
+                        workdir: None,
+                        env: BTreeMap::new(),
+                        deadline_ms: None,
+                        kill_grace_ms: None,
+                        context: None,
+                    };
+                    match self.report(&file, exit.outcome(timed_out)) {
+                        Ok(()) => reported += 1,
+                        Err(e) => {
+                            // The result stays in its exit file: try again next turn.
+                            warn!(%run, "could not report yet: {e}");
+                            self.held.insert(run, h);
+                        }
+                    }
+                }
+                RunState::Vanished => {
+                    warn!(%run, "its supervisor vanished without a result; the lease will lapse");
+                    let _ = self.runs.mark_reported(run, "vanished");
+                    self.held.remove(&run);
+                }
+            }
+        }
+        Ok(reported)
+    }
+}

@@ -1,0 +1,92 @@
+//! Which daemons run on a store, for `duetime status`: each incarnation writes who it is
+//! (its operating-system pid, its machine, its jobs file and run directories) beside the
+//! core's state, in the `meta` table under `daemon:<process>`. The core knows the same
+//! processes only by id and by when it last heard from them; together they say which
+//! daemons are alive. Not an event: nothing the core decides depends on it.
+
+use duetime::{ProcessId, Timestamp};
+use serde::{Deserialize, Serialize};
+
+/// The `meta` key prefix of a daemon's record.
+pub const META_PREFIX: &str = "daemon:";
+
+/// One daemon incarnation, as it described itself when it started.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DaemonInfo {
+    pub process: ProcessId,
+    /// Its operating-system process id, on `host`.
+    pub pid: u32,
+    pub host: String,
+    pub started: Timestamp,
+    pub jobs_file: String,
+    pub runs: String,
+    /// The duetime version it runs.
+    pub version: String,
+}
+
+impl DaemonInfo {
+    /// This process, started now.
+    pub fn of_this_process(
+        process: ProcessId,
+        jobs_file: &std::path::Path,
+        runs: &std::path::Path,
+    ) -> DaemonInfo {
+        let absolute = |p: &std::path::Path| {
+            std::path::absolute(p)
+                .unwrap_or_else(|_| p.to_path_buf())
+                .display()
+                .to_string()
+        };
+        DaemonInfo {
+            process,
+            pid: std::process::id(),
+            host: host_name(),
+            started: Timestamp::from_millis(chrono::Utc::now().timestamp_millis()),
+            jobs_file: absolute(jobs_file),
+            runs: absolute(runs),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+        }
+    }
+
+    /// The `meta` key it is kept under.
+    pub fn key(&self) -> String {
+        format!("{META_PREFIX}{}", self.process)
+    }
+}
+
+/// This machine's name (`gethostname`), or `unknown`.
+pub fn host_name() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: the buffer is valid and writable for its length; the name is NUL-terminated
+    // when it fits, and the last byte stays 0 otherwise.
+    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len() - 1) };
+    if rc != 0 {
+        return "unknown".to_string();
+    }
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    String::from_utf8_lossy(&buf[..end]).into_owned()
+}
+
+/// The processes whose records to keep: those the core still knows, and the one
+/// registering.
+pub(crate) fn known_processes(
+    state: &duetime::State,
+    info: &DaemonInfo,
+) -> std::collections::BTreeSet<ProcessId> {
+    let mut known: std::collections::BTreeSet<ProcessId> =
+        state.globals().processes.keys().copied().collect();
+    known.insert(info.process);
+    known
+}
+
+/// One `meta` row of a daemon record.
+pub(crate) fn parse_daemon(
+    store: &str,
+    key: &str,
+    value: &str,
+) -> Result<DaemonInfo, super::StoreError> {
+    serde_json::from_str(value).map_err(|e| super::StoreError::Corrupt {
+        store: store.to_string(),
+        detail: format!("meta {key}: {e}"),
+    })
+}
