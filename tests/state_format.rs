@@ -578,11 +578,11 @@ fn state_from_format_5_loads_with_the_store_clock_and_held_clocks() {
     assert_eq!(state.clock(), Some(Timestamp::from_millis(T0 + 650_000)));
     let waiting = &v["processes"]["4"]["hold"];
     assert_eq!(waiting["waiting"], true, "{waiting}");
-    assert_eq!(waiting["cause"], "down");
+    assert!(waiting["lead"].as_i64().unwrap() > 7_000_000);
     let working = &v["processes"]["5"]["hold"];
     assert!(working.get("waiting").is_none(), "{working}");
-    assert_eq!(working["cause"], "clock_forward");
     assert!(working["lead"].as_i64().unwrap() > 86_000_000);
+    assert!(state.records().count() > 10);
 }
 
 #[test]
