@@ -263,3 +263,24 @@ fn a_fixed_job_set_can_be_simulated_instead_of_drawn_ones() {
         );
     }
 }
+
+/// The watchdog: a world that spends more events per simulated hour than its bound is
+/// stopped and reported stuck (exit code 4), with how far it got, not left to spin.
+#[test]
+fn a_world_past_its_event_bound_is_stopped_and_called_stuck() {
+    let opts = Options {
+        max_events_per_hour: 50.0,
+        ..Options::default()
+    };
+    let r = run_seed(3, &opts);
+    let Verdict::Stuck(why) = &r.verdict else {
+        panic!("not stopped: {:?}", r.verdict);
+    };
+    assert!(
+        why.starts_with("the core made no progress: seed 3 spent"),
+        "{why}"
+    );
+    assert!(why.contains("over the bound of 50 an hour"), "{why}");
+    assert_eq!(r.verdict.exit_code(), 4);
+    assert!(r.events < 10_000, "stopped early: {} events", r.events);
+}
