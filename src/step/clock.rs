@@ -24,9 +24,11 @@
 //!   downtime, a lone host whose clock was set, or every live process agreeing that the
 //!   store's clock is behind), so its clock is taken as right and the store's clock moves to
 //!   it; the due times it passed are late (`down` for a new incarnation, else
-//!   `clock_forward`), and the runs it holds keep the age it measured. A process
-//!   contradicts a held one when its own lead over the store's clock differs by more than
-//!   `clock_jump` (two processes restarted after one outage agree). While anyone waits,
+//!   `clock_forward`), and the runs it holds keep the age it measured. Only a process whose
+//!   own clock is taken as it reads contradicts a held one, when the held one reads more
+//!   than two `clock_jump`s further ahead (`disagreement`); held processes carry their own
+//!   estimates of the store's time, so they are no evidence against each other (two
+//!   processes restarted after one outage are released together). While anyone waits,
 //!   every other process wakes at least once a tick (`State::next_wake_for`), so a process
 //!   that hears nobody really is alone. A clock held behind is never released: the store's
 //!   clock does not go back.
@@ -185,31 +187,31 @@ impl State {
         }
     }
 
-    /// An event of `process` whose wall clock leads the store's by `lead` ms: every other
-    /// process held ahead whose lead differs by more than `disagreement` is contradicted
-    /// (its
-    /// solitude starts again), and when `process` is one the store has heard from before,
-    /// the store's clock is alive, so a waiting one starts working on it.
+    /// An event of `process` whose wall clock leads the store's by `lead` ms. If its clock
+    /// was taken as it reads (it is not held), it contradicts every process held ahead
+    /// whose lead is more than `disagreement` beyond its own (that one's solitude starts
+    /// again): a sane clock is evidence; a held one is not, since each held process carries
+    /// its own estimate of the store's time. And when `process` is one the store has heard
+    /// from before, the store's clock is alive, so a waiting one starts working on it.
     fn contradict_holds(&mut self, process: ProcessId, lead: i64, vouches: bool) {
-        let mine = self
-            .processes
-            .get(&process)
-            .is_some_and(ProcessRec::held_ahead);
+        let speaker = self.processes.get(&process);
+        let mine = speaker.is_some_and(ProcessRec::held_ahead);
         if self.holds.ahead <= usize::from(mine) {
             return;
         }
-        let disagree = disagreement(&self.config).as_millis();
+        let sane = speaker.is_some_and(|p| !p.held());
+        let disagree = i64::try_from(disagreement(&self.config).as_millis()).unwrap_or(i64::MAX);
         let mut woke = false;
         for (p, rec) in self.processes.iter_mut() {
             let Some(hold) = rec.hold.as_mut().filter(|h| *p != process && h.lead > 0) else {
                 continue;
             };
-            if hold.lead.abs_diff(lead) > disagree {
+            if sane && hold.lead.saturating_sub(lead) > disagree {
                 hold.alone_since = None;
-                if vouches && hold.waiting {
-                    hold.waiting = false;
-                    woke = true;
-                }
+            }
+            if vouches && hold.waiting {
+                hold.waiting = false;
+                woke = true;
             }
         }
         if woke {
@@ -364,13 +366,11 @@ fn observe_gap(
     cause
 }
 
-/// How far two processes' leads over the store's clock must differ for one to contradict
-/// the other: ten clock jumps (ten minutes by default). Each process carries the store's
-/// clock by its own measure from where it last saw it, so sane processes' leads differ by
-/// a jump or two, more after hours of drift; what the hold guards against is clocks hours
-/// or days apart.
+/// How much further ahead than a sane process's clock a held one must read to be
+/// contradicted by it: two clock jumps (two minutes by default), one for each clock's
+/// allowed skew.
 pub(crate) fn disagreement(config: &Config) -> Duration {
-    config.clock_jump.saturating_mul(10)
+    config.clock_jump.saturating_mul(2)
 }
 
 /// How long a held process must hear from no process with a sane clock before its own
