@@ -684,19 +684,20 @@ pub struct State {
 }
 
 /// See `State::holds`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct HoldCounts {
-    /// Held ahead (the ones a contradiction concerns), and of those, waiting.
-    pub ahead: usize,
+    /// The processes held ahead (the ones a contradiction concerns), in process order, and
+    /// how many of them wait.
+    pub ahead: Vec<ProcessId>,
     pub waiting: usize,
 }
 
 impl HoldCounts {
     pub(crate) fn of(processes: &BTreeMap<ProcessId, ProcessRec>) -> HoldCounts {
         let mut c = HoldCounts::default();
-        for p in processes.values().filter(|p| p.held_ahead()) {
-            c.ahead += 1;
-            c.waiting += usize::from(p.waiting());
+        for (&p, rec) in processes.iter().filter(|(_, r)| r.held_ahead()) {
+            c.ahead.push(p);
+            c.waiting += usize::from(rec.waiting());
         }
         c
     }

@@ -194,16 +194,20 @@ impl State {
     /// its own estimate of the store's time. And when `process` is one the store has heard
     /// from before, the store's clock is alive, so a waiting one starts working on it.
     fn contradict_holds(&mut self, process: ProcessId, lead: i64, vouches: bool) {
-        let speaker = self.processes.get(&process);
-        let mine = speaker.is_some_and(ProcessRec::held_ahead);
-        if self.holds.ahead <= usize::from(mine) {
+        let others = self.holds.ahead.iter().any(|p| *p != process);
+        if !others {
             return;
         }
-        let sane = speaker.is_some_and(|p| !p.held());
+        let sane = self.processes.get(&process).is_some_and(|p| !p.held());
         let disagree = i64::try_from(disagreement(&self.config).as_millis()).unwrap_or(i64::MAX);
         let mut woke = false;
-        for (p, rec) in self.processes.iter_mut() {
-            let Some(hold) = rec.hold.as_mut().filter(|h| *p != process && h.lead > 0) else {
+        for p in &self.holds.ahead {
+            let Some(hold) = self
+                .processes
+                .get_mut(p)
+                .and_then(|r| r.hold.as_mut())
+                .filter(|_| *p != process)
+            else {
                 continue;
             };
             if sane && hold.lead.saturating_sub(lead) > disagree {
@@ -236,14 +240,14 @@ impl State {
     /// Costs a look per process holding runs; a pass over the open runs only when one of
     /// them has fallen silent (after which it holds none).
     pub(crate) fn jobs_of_silent_holders(&self) -> Vec<u64> {
+        if !self.lanes.holders().any(|p| self.holder_silent(p)) {
+            return Vec::new();
+        }
         let silent: Vec<ProcessId> = self
             .lanes
             .holders()
             .filter(|p| self.holder_silent(*p))
             .collect();
-        if silent.is_empty() {
-            return Vec::new();
-        }
         self.runs
             .values()
             .copied()
