@@ -348,7 +348,7 @@ impl World {
         config.max_runs_per_process = cfg.max_runs_per_process;
         let mut checker = Checker::new(crate::facts_of(&jobs));
         if cfg.single_owner {
-            checker.hold_single_owner();
+            checker.hold_single_owner(config.lease_ttl.as_millis() as i64);
         }
         checker.set_cap(cfg.max_runs_per_process);
         let prev_digests = vec![None; jobs.len()];
@@ -1312,9 +1312,16 @@ impl World {
         if let Some(h) = host {
             self.hosts[h].shown_at = self.t;
         }
-        if let Event::RunFinished { run, outcome, .. } = &event {
+        if let Event::RunFinished {
+            run,
+            outcome,
+            fence,
+            ..
+        } = &event
+        {
             // The checker's ground truth: every result a process reported.
             self.checker.reported(*run, outcome);
+            self.checker.delivered(*run, *fence, outcome);
         }
         let mut effects = std::mem::take(&mut self.effects);
         let mut parked = Vec::new();
@@ -1442,6 +1449,7 @@ impl World {
             }
         }
         self.effects = effects;
+        self.checker.step_done();
         let owner_after = self.state.owner_lease().map(|o| (o.holder, o.fence));
         if let (Some(p), Some((holder, _))) = (ticked, owner_after) {
             if holder != p {

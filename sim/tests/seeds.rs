@@ -13,6 +13,8 @@ const SEEDS: std::ops::Range<u64> = 620..640;
 
 /// Rare situations the generator must reach within `SEEDS`; a weaker generator shows here.
 const PROBES: &[&str] = &[
+    "current result settled its run",
+    "retry covered what failed",
     "clock held ahead of the store's",
     "clock held ahead released (alone)",
     "lease expired while running",
