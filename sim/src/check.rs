@@ -382,7 +382,6 @@ pub type Probes = BTreeMap<&'static str, u64>;
 /// replay): a settlement must be one of them, or the core's own timeout.
 pub type Reported = BTreeMap<duetime::RunId, Vec<Outcome>>;
 
-
 /// Checks a whole journal at once: every reported result is known from the start.
 pub fn check(
     journal: &[Record],
@@ -415,7 +414,6 @@ pub fn check_capped(
     }
     c.finish(horizon, probes)
 }
-
 
 /// The checker as the journal streams: `reported` for each result a process sends (before
 /// the step that reads it), `record` for each journal line, `finish` at the end. It keeps
