@@ -90,9 +90,15 @@ pub enum ClockGapKind {
     /// The wall clock reads further behind the store's clock than `clock_jump`: the
     /// process works on the store's time.
     HeldBehind,
-    /// A new incarnation held ahead has been contradicted by no one for two ticks: its clock
-    /// is taken as right from now on (a restart after downtime).
+    /// A process held ahead has been contradicted by no one for two ticks: its clock is
+    /// taken as right from now on (a restart after downtime, a lone host whose clock was
+    /// set forward).
     Released,
+    /// A process held behind (`by` behind) has been contradicted by no one for two ticks:
+    /// its clock is taken as right and the store's clock goes back to it (a lone host whose
+    /// clock was fast and has been corrected). No due time runs again: each job's frontier
+    /// stays where it was, so the schedule waits until the clock reaches it.
+    ReleasedBehind,
 }
 
 /// Why a job that could start is waiting.
@@ -627,6 +633,7 @@ impl Snake for ClockGapKind {
             ClockGapKind::HeldAhead => "held_ahead",
             ClockGapKind::HeldBehind => "held_behind",
             ClockGapKind::Released => "released",
+            ClockGapKind::ReleasedBehind => "released_behind",
         }
     }
 }
@@ -920,6 +927,10 @@ impl fmt::Display for Effect {
                 ClockGapKind::Released => write!(
                     f,
                     "CLOCK {process}: released, no one contradicted it for two ticks: its clock is taken as right"
+                ),
+                ClockGapKind::ReleasedBehind => write!(
+                    f,
+                    "CLOCK {process}: released_behind, no one contradicted it for two ticks: its clock is taken as right, {by} behind the store's (no due time runs again)"
                 ),
                 _ => write!(f, "CLOCK {process}: {} by {by}", snake(kind)),
             },

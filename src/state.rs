@@ -548,7 +548,7 @@ pub struct ProcessRec {
 /// behind (see `step/clock.rs`): it works on the store's time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ClockHold {
-    /// One held ahead: its monotonic reading when it last found itself alone (no process
+    /// Its monotonic reading when it last found itself alone (no process with a sane clock
     /// has contradicted it since). Two ticks of that release it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub alone_since: Option<Timestamp>,
@@ -690,14 +690,20 @@ pub(crate) struct HoldCounts {
     /// how many of them wait.
     pub ahead: Vec<ProcessId>,
     pub waiting: usize,
+    /// The processes held behind, in process order: a sane clock contradicts them too.
+    pub behind: Vec<ProcessId>,
 }
 
 impl HoldCounts {
     pub(crate) fn of(processes: &BTreeMap<ProcessId, ProcessRec>) -> HoldCounts {
         let mut c = HoldCounts::default();
-        for (&p, rec) in processes.iter().filter(|(_, r)| r.held_ahead()) {
-            c.ahead.push(p);
-            c.waiting += usize::from(rec.waiting());
+        for (&p, rec) in processes.iter().filter(|(_, r)| r.held()) {
+            if rec.held_ahead() {
+                c.ahead.push(p);
+                c.waiting += usize::from(rec.waiting());
+            } else {
+                c.behind.push(p);
+            }
         }
         c
     }
@@ -1140,10 +1146,11 @@ impl State {
         let lead = hold.map_or(0, |h| h.lead);
         let shift = |t: Timestamp| Timestamp::from_millis(t.as_millis().saturating_add(lead));
         let wake = self.next_wake_for_work(process).map(shift);
-        // While a new incarnation waits, every other process shows itself once a tick, so
-        // that the waiting one is released only when it really is alone.
+        // While a new incarnation waits or a clock is held behind, every process shows
+        // itself once a tick, so that a held one is released only when it really is alone
+        // (and one held behind, which runs early by its own clock, is released promptly).
         let witness = rec
-            .filter(|_| self.holds.waiting > 0)
+            .filter(|_| self.holds.waiting > 0 || !self.holds.behind.is_empty())
             .map(|r| r.last_wall.saturating_add(self.config.tick));
         match (wake, witness) {
             (Some(w), Some(v)) => Some(w.min(v)),

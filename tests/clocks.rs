@@ -1,7 +1,9 @@
 //! Whose clock judges: a process whose wall clock reads far ahead of what the store can
 //! vouch for is held to the store's clock, so a clock days ahead neither moves the frontier
 //! (skipping or running due times before they come) nor writes a lease that holds a job for
-//! days; one that is alone for two ticks is taken at its word. See `src/step/clock.rs`.
+//! days; one that is alone for two ticks is taken at its word, ahead or behind (a clock
+//! corrected back runs the schedule on its clock again, and nothing runs twice). See
+//! `src/step/clock.rs`.
 
 mod support;
 
@@ -126,5 +128,50 @@ fn a_lone_process_set_ahead_is_taken_at_its_word_and_a_lease_it_wrote_lapses_by_
         cause: MissCause::ClockForward,
         action: MissAction::Skipped
     }));
+    insta::assert_snapshot!(s.trace());
+}
+
+#[test]
+fn a_lone_clock_that_ran_fast_and_is_corrected_back_runs_the_schedule_on_its_clock_again() {
+    let mut s = Story::new();
+    s.show_history = true;
+    let mut def = job("report", cron("*/10 * * * *"));
+    def.safe_to_repeat = true;
+    s.define("08:49", def);
+    s.start("08:49:30", 1);
+    s.tick("09:00:05", 1);
+    s.finish("09:00:10", 1, Outcome::Ok);
+    s.tick("09:10:05", 1);
+    s.finish("09:10:10", 2, Outcome::Ok);
+    s.wall_set(1, "25m", true);
+    s.note("p1's clock was 25 minutes fast; NTP steps it back (true time is 08:45)");
+    s.tick("08:45:35", 1);
+    assert_eq!(
+        gaps(&s.last),
+        [ClockGapKind::ClockBackward, ClockGapKind::HeldBehind]
+    );
+    s.note("held behind, it works on the store's time while a sane clock may contradict it");
+    s.tick("08:46:05", 1);
+    s.tick("08:46:35", 1);
+    assert_eq!(gaps(&s.last), [ClockGapKind::ReleasedBehind]);
+    s.note("alone for two ticks: its clock is taken as right, and the store's goes back");
+    s.tick_through("08:50:00", "09:19:00", "3m", 1);
+    let trace = s.ledger();
+    assert_eq!(
+        trace.matches("[09:10:00]").count(),
+        1,
+        "09:10 ran once, before the clock went back, and not again:\n{trace}"
+    );
+    assert!(
+        !trace.contains("[09:20:00]"),
+        "09:20 is not due by the corrected clock before 09:20:\n{trace}"
+    );
+    s.tick("09:20:05", 1);
+    assert!(
+        s.trace()
+            .contains("START report r3 f3 on p1: schedule attempt 1 covering [09:20:00]"),
+        "09:20 starts when the corrected clock reaches it:\n{}",
+        s.trace()
+    );
     insta::assert_snapshot!(s.trace());
 }

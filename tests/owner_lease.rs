@@ -238,8 +238,10 @@ fn a_wall_clock_gone_back_never_makes_the_owner_lease_younger() {
     assert_eq!(owners(&s.last), vec![(ProcessId(2), Fence(2))]);
     assert_eq!(
         s.state.next_wake_for(ProcessId(1)),
-        Some(at("08:32:00.002")),
-        "p1 wakes when the new lease can lapse, read by its own clock (half an hour behind)"
+        Some(at("08:30:30")),
+        "p1, held behind, wakes a tick after its last event by its own clock (before the \
+         new lease can lapse, at 08:32:00.002 by it): while a clock is held behind every \
+         process shows itself once a tick, so it is contradicted, or released, in time"
     );
     assert_eq!(
         s.state.next_wake_for(ProcessId(2)),

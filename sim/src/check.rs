@@ -14,8 +14,8 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use duetime::{
-    Alert, AlertKind, Effect, Entry, Fence, History, JobName, LedgerKind, MissAction, MissCause,
-    MissedRule, Outcome, ProcessId, Record, RunId,
+    Alert, AlertKind, ClockGapKind, Effect, Entry, Fence, History, JobName, LedgerKind, MissAction,
+    MissCause, MissedRule, Outcome, ProcessId, Record, RunId,
 };
 
 use crate::oracle::{Due, Spec};
@@ -571,6 +571,24 @@ impl Checker {
             Effect::OwnerReleased { process, .. } if self.owner == Some(*process) => {
                 self.owner = None;
                 self.released = true;
+            }
+            Effect::ClockGap {
+                kind: ClockGapKind::ReleasedBehind,
+                by,
+                ..
+            } => {
+                // The store's clock went back `by`, and the instants measured on it with
+                // it: the owner lease's taking, quota holds' and approval windows' ends.
+                // (Every parked run alike: no order of the map reaches a verdict.)
+                let by = i64::try_from(by.as_millis()).unwrap_or(i64::MAX);
+                self.owner_taken = self.owner_taken.map(|t| t.saturating_sub(by));
+                for t in &mut self.tracks {
+                    t.held_until = t.held_until.map(|h| h.saturating_sub(by));
+                }
+                for p in self.parked.values_mut() {
+                    p.until = p.until.saturating_sub(by);
+                }
+                self.probe("a clock held behind released");
             }
             _ => {}
         }

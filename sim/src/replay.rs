@@ -131,7 +131,8 @@ pub fn replay_with(
                     Effect::Record(r) => checker.record(&r),
                     Effect::Owner { .. }
                     | Effect::OwnerReleased { .. }
-                    | Effect::Drained { .. } => checker.coordination(&e),
+                    | Effect::Drained { .. }
+                    | Effect::ClockGap { .. } => checker.coordination(&e),
                     Effect::Alert(a) => checker.alert(&a),
                     _ => {}
                 }

@@ -1413,6 +1413,9 @@ impl World {
                 // Told by the core even when the commit's answer is lost on the way.
                 Effect::Alert(a) => self.checker.alert(&a),
                 Effect::ClockGap { kind, .. } => {
+                    // (A clock released behind moves the store's clock back: O2 measures
+                    // on it.)
+                    self.checker.coordination(&e);
                     let probe = match kind {
                         ClockGapKind::Asleep => "clock gap: asleep",
                         ClockGapKind::ClockForward => "clock gap: set forward",
@@ -1420,6 +1423,7 @@ impl World {
                         ClockGapKind::HeldAhead => "clock held ahead of the store's",
                         ClockGapKind::HeldBehind => "clock held behind the store's",
                         ClockGapKind::Released => "clock held ahead released (alone)",
+                        ClockGapKind::ReleasedBehind => "clock held behind released (alone)",
                     };
                     *self.probes.entry(probe).or_default() += 1;
                 }

@@ -30,12 +30,19 @@
 //!   estimates of the store's time, so they are no evidence against each other (two
 //!   processes restarted after one outage are released together). While anyone waits,
 //!   every other process wakes at least once a tick (`State::next_wake_for`), so a process
-//!   that hears nobody really is alone. A clock held behind is never released: the store's
-//!   clock does not go back.
+//!   that hears nobody really is alone;
+//! - a process held behind that no sane clock has contradicted for `solitude` is released
+//!   too (`released_behind`): the store's clock was set by a clock that ran fast and has
+//!   since been corrected (or this is the only witness left), so the store's clock goes
+//!   back to it. Every job's frontier stays where it was, so nothing runs again: the
+//!   schedule waits for the clock to reach it. (Held for good, it would run every job
+//!   early by its own clock for as long as it lived.) While anyone is held behind, every
+//!   process wakes at least once a tick too.
 //!
 //! The cost: a restart after downtime waits two ticks before it catches up, and a lone
-//! process whose clock is wrong ahead is believed (there is no one to say otherwise); the
-//! frontier it moved stays moved.
+//! process whose clock is wrong is believed (there is no one to say otherwise): ahead, the
+//! frontier it moved stays moved; behind, the schedule waits until its clock reaches the
+//! frontier.
 //!
 //! Leases are judged by the store's clock too: a holder the store has not heard from for a
 //! lease TTL plus `clock_jump` of store time has lost what it holds, whatever the `until`
@@ -58,6 +65,8 @@ pub(crate) struct Judged {
     /// The process is a new incarnation whose clock is held ahead of the store's, whose
     /// time cannot be measured yet: it decides nothing (visits no job, claims nothing).
     pub waiting: bool,
+    /// A process held behind was released: the store's clock goes back to its clock.
+    pub back: bool,
 }
 
 /// What the process measured since its previous event: its monotonic clock, or the clock
@@ -130,6 +139,7 @@ impl State {
                 at: now.wall,
                 late_cause: gap_cause,
                 waiting: false,
+                back: false,
             };
         };
         let vouched = measured.map_or(seen, |e| seen.max(rec.base().saturating_add(e)));
@@ -146,29 +156,103 @@ impl State {
         );
         let after = rec.hold;
         let base = rec.base();
-        self.clock = Some(seen.max(base));
+        // The store's clock only goes back when a lone clock held behind is released.
+        self.clock = Some(if judged.back { base } else { seen.max(base) });
         let kind = |h: Option<ClockHold>| h.map(|h| (h.lead > 0, h.waiting));
         if kind(before) != kind(after) || !known {
             self.holds = HoldCounts::of(&self.processes);
         }
-        if before.is_some() && after.is_none() && known && judged.at == now.wall && lead > 0 {
-            // Released: what it holds was timed on the store's clock, which its own clock
-            // now replaces, `lead` ahead; its runs are as old as it measured them.
-            self.reanchor_runs(process, Duration::from_millis(lead.unsigned_abs()));
+        let released = before.is_some() && after.is_none() && judged.at == now.wall;
+        if judged.back {
+            // The store's clock went back: every instant it wrote on the fast time base
+            // (when each process was last heard, leases, deadlines) goes back with it.
+            self.reanchor_store(process, lead);
+        } else if released && known && lead > 0 {
+            // Released ahead: what it holds was timed on the store's clock, which its own
+            // clock now replaces, `lead` ahead; its runs and its owner lease are as old as
+            // it measured them (its lease does not lapse for the move).
+            self.reanchor_runs(Some(process), lead);
+            if let Some(owner) = self.owner.as_mut().filter(|o| o.holder == process) {
+                owner.until = owner
+                    .until
+                    .saturating_add(Duration::from_millis(lead.unsigned_abs()));
+            }
         }
         self.contradict_holds(process, lead, known);
         judged
     }
 
-    /// Moves the instants of the runs `process` holds (start, deadline, lease, a pending
-    /// cancel) later by `by`: its time base moved by that much when it was released, and a
-    /// run it measured as a minute old must not look `by` older for it.
-    fn reanchor_runs(&mut self, process: ProcessId, by: Duration) {
+    /// The store's clock went back by `-lead` ms to the clock of `released`: when every
+    /// other process was last heard from, every open run's instants and the owner lease
+    /// go back as much, and so do the waits measured from an event (a retry's backoff, a
+    /// quota hold, a parked run's approval window): nothing looks younger (a lease held
+    /// for a day by a clock a day fast) or older than it is, and nothing waits longer than
+    /// it was asked to. Due times are the schedule's: every job's frontier stays, and waits
+    /// for the clock to reach it.
+    fn reanchor_store(&mut self, released: ProcessId, lead: i64) {
+        let by = Duration::from_millis(lead.unsigned_abs());
+        for (p, rec) in &mut self.processes {
+            if *p != released {
+                rec.base = rec.base.map(|b| b.saturating_sub(by));
+            }
+        }
+        if let Some(owner) = &mut self.owner {
+            owner.until = owner.until.saturating_sub(by);
+        }
+        self.reanchor_runs(None, lead);
+        // Waits measured from an event (a retry's backoff, a quota hold, a parked run's
+        // approval window) are as long as they were asked to be.
+        let waiting: Vec<u64> = self
+            .jobs
+            .iter()
+            .filter(|(_, j)| {
+                j.activity.as_deref().is_some_and(|a| {
+                    a.retry.is_some()
+                        || a.quota_hold.is_some()
+                        || a.run.as_ref().is_some_and(|r| r.parked.is_some())
+                })
+            })
+            .map(|(seq, _)| *seq)
+            .collect();
+        for seq in waiting {
+            let Some(a) = self
+                .jobs
+                .get_mut(&seq)
+                .and_then(|j| j.activity.as_deref_mut())
+            else {
+                continue;
+            };
+            if let Some(retry) = &mut a.retry {
+                retry.at = retry.at.saturating_sub(by);
+            }
+            a.quota_hold = a.quota_hold.map(|t| t.saturating_sub(by));
+            if let Some(run) = &mut a.run {
+                run.parked = run.parked.map(|t| t.saturating_sub(by));
+            }
+            self.reindex(seq);
+        }
+    }
+
+    /// Moves the instants of the runs `process` holds (every open run for `None`: start,
+    /// deadline, lease, a pending cancel) by `lead` ms (later when positive): the time base
+    /// moved by that much when a process was released, and a run measured as a minute old
+    /// must not look older or younger for it.
+    fn reanchor_runs(&mut self, process: Option<ProcessId>, lead: i64) {
+        let by = Duration::from_millis(lead.unsigned_abs());
+        let shift = |t: Timestamp| {
+            if lead >= 0 {
+                t.saturating_add(by)
+            } else {
+                t.saturating_sub(by)
+            }
+        };
         let held: Vec<u64> = self
             .runs
             .values()
             .copied()
-            .filter(|seq| self.jobs.get(seq).and_then(|j| j.run_holder()) == Some(process))
+            .filter(|seq| {
+                process.is_none() || self.jobs.get(seq).and_then(|j| j.run_holder()) == process
+            })
             .collect();
         for seq in held {
             let Some(run) = self
@@ -179,29 +263,33 @@ impl State {
             else {
                 continue;
             };
-            run.started = run.started.saturating_add(by);
-            run.deadline = run.deadline.saturating_add(by);
-            run.lease_until = run.lease_until.saturating_add(by);
-            run.cancel_sent = run.cancel_sent.map(|t| t.saturating_add(by));
+            run.started = shift(run.started);
+            run.deadline = shift(run.deadline);
+            run.lease_until = shift(run.lease_until);
+            run.cancel_sent = run.cancel_sent.map(shift);
             self.reindex(seq);
         }
     }
 
-    /// An event of `process` whose wall clock leads the store's by `lead` ms. If its clock
-    /// was taken as it reads (it is not held), it contradicts every process held ahead
-    /// whose lead is more than `disagreement` beyond its own (that one's solitude starts
-    /// again): a sane clock is evidence; a held one is not, since each held process carries
-    /// its own estimate of the store's time. And when `process` is one the store has heard
-    /// from before, the store's clock is alive, so a waiting one starts working on it.
+    /// An event of `process` whose wall clock leads the store's by `lead` ms. It
+    /// contradicts every process held behind whose lead differs from its own by more than
+    /// `disagreement`, and, if its own clock was taken as it reads (it is not held), every
+    /// process held ahead that far beyond it (the contradicted one's solitude starts
+    /// again). Ahead, only a sane clock is evidence, since each held process carries its
+    /// own estimate of the store's time (two processes restarted after one outage are
+    /// released together); the store's clock goes back only when every process that
+    /// speaks agrees with the one held behind. And when `process` is one the store has
+    /// heard from before, the store's clock is alive, so a waiting one starts working on
+    /// it.
     fn contradict_holds(&mut self, process: ProcessId, lead: i64, vouches: bool) {
-        let others = self.holds.ahead.iter().any(|p| *p != process);
-        if !others {
+        let HoldCounts { ahead, behind, .. } = &self.holds;
+        if !ahead.iter().chain(behind).any(|p| *p != process) {
             return;
         }
         let sane = self.processes.get(&process).is_some_and(|p| !p.held());
         let disagree = i64::try_from(disagreement(&self.config).as_millis()).unwrap_or(i64::MAX);
         let mut woke = false;
-        for p in &self.holds.ahead {
+        for p in ahead.iter().chain(behind) {
             let Some(hold) = self
                 .processes
                 .get_mut(p)
@@ -210,7 +298,8 @@ impl State {
             else {
                 continue;
             };
-            if sane && hold.lead.saturating_sub(lead) > disagree {
+            let behind = hold.lead < 0;
+            if (sane || behind) && hold.lead.saturating_sub(lead).abs() > disagree {
                 hold.alone_since = None;
             }
             if vouches && hold.waiting {
@@ -280,16 +369,17 @@ fn judge_lead(
             at: now.wall,
             late_cause: gap_cause,
             waiting: false,
+            back: false,
         };
     }
     let ahead = lead > 0;
+    let by = Duration::from_millis(lead.unsigned_abs());
     if rec.hold.is_none_or(|h| (h.lead > 0) != ahead) {
         rec.hold = Some(ClockHold {
             alone_since: None,
             lead,
             waiting: ahead && !known,
         });
-        let by = Duration::from_millis(lead.unsigned_abs());
         let kind = if ahead {
             ClockGapKind::HeldAhead
         } else {
@@ -299,27 +389,9 @@ fn judge_lead(
     }
     let hold = rec.hold.as_mut().expect("set above");
     hold.lead = lead;
-    if ahead {
-        let since = *hold.alone_since.get_or_insert(now.mono);
-        if now.mono.saturating_since(since) >= solitude(config) {
-            // No one contradicted it for a while: its clock is the only witness (the
-            // store's clock stopped while everyone was down, or every process now agrees
-            // it is behind). The store's clock moves to it.
-            let cause = if hold.waiting {
-                MissCause::Down
-            } else {
-                MissCause::ClockForward
-            };
-            rec.hold = None;
-            rec.base = Some(now.wall);
-            let gap = clock_gap(now.wall, process, ClockGapKind::Released, Duration::ZERO);
-            out.effects.push(gap);
-            return Judged {
-                at: now.wall,
-                late_cause: cause,
-                waiting: false,
-            };
-        }
+    let since = *hold.alone_since.get_or_insert(now.mono);
+    if now.mono.saturating_since(since) >= solitude(config) {
+        return release(process, rec, now, by, ahead, out);
     }
     let waiting = hold.waiting;
     rec.base = Some(vouched);
@@ -328,6 +400,44 @@ fn judge_lead(
         // Its wall clock's jump passed no due time: the store's time is what it works on.
         late_cause: MissCause::Down,
         waiting,
+        back: false,
+    }
+}
+
+/// Releases a process held `by` ahead of the store's clock (or behind it) that no sane
+/// clock has contradicted for `solitude`: its clock is the only witness, and is taken as
+/// right. Ahead, the store's clock moves to it (the store's clock stopped while everyone
+/// was down, or every process now agrees it is behind) and the due times it passes are
+/// late. Behind, the store's clock goes back to it (the store's clock was set by a clock
+/// that ran fast, since corrected): every job's frontier stays, so nothing runs again and
+/// the schedule waits for the clock to reach it, instead of running early by its clock
+/// for as long as the process lives.
+fn release(
+    process: ProcessId,
+    rec: &mut ProcessRec,
+    now: Now,
+    by: Duration,
+    ahead: bool,
+    out: &mut Out,
+) -> Judged {
+    let waited = rec.waiting();
+    rec.hold = None;
+    rec.base = Some(now.wall);
+    let (kind, by, late_cause) = match (ahead, waited) {
+        (true, true) => (ClockGapKind::Released, Duration::ZERO, MissCause::Down),
+        (true, false) => (
+            ClockGapKind::Released,
+            Duration::ZERO,
+            MissCause::ClockForward,
+        ),
+        (false, _) => (ClockGapKind::ReleasedBehind, by, MissCause::Down),
+    };
+    out.effects.push(clock_gap(now.wall, process, kind, by));
+    Judged {
+        at: now.wall,
+        late_cause,
+        waiting: false,
+        back: !ahead,
     }
 }
 
