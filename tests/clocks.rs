@@ -7,7 +7,10 @@
 
 mod support;
 
-use duetime::{ClockGapKind, Effect, LedgerKind, MissAction, MissCause, MissedRule, Outcome};
+use duetime::{
+    ClockGapKind, Effect, Event, Fence, LedgerKind, MissAction, MissCause, MissedRule, Now,
+    Outcome, ProcessId, RunId,
+};
 use support::*;
 
 fn gaps(effects: &[Effect]) -> Vec<ClockGapKind> {
@@ -172,6 +175,52 @@ fn a_lone_clock_that_ran_fast_and_is_corrected_back_runs_the_schedule_on_its_clo
             .contains("START report r3 f3 on p1: schedule attempt 1 covering [09:20:00]"),
         "09:20 starts when the corrected clock reaches it:\n{}",
         s.trace()
+    );
+    insta::assert_snapshot!(s.trace());
+}
+
+#[test]
+fn a_result_delivered_with_a_reading_from_another_origin_is_timed_within_a_lease_of_its_process() {
+    let mut s = Story::new();
+    s.show_history = true;
+    let mut def = job("sync", every("1h"));
+    def.timeout = "2h".parse().unwrap();
+    s.define("08:59", def);
+    s.start("08:59:30", 1);
+    s.tick("09:00:10", 1);
+    s.note("r1's result comes by another hand, whose monotonic clock counts from elsewhere");
+    s.note("(it reads twelve hours more than p1's): it must not carry the store's time there");
+    let result = Event::RunFinished {
+        process: ProcessId(1),
+        job: "sync".into(),
+        run: RunId(1),
+        fence: Fence(1),
+        outcome: Outcome::Ok,
+    };
+    let now = Now::new(at("09:05:00"), at("21:05:00"));
+    s.send_now(now, "09:05:00", "r1's result arrives", result);
+    let config = s.state.config();
+    let latest = at("09:00:10")
+        .saturating_add(config.lease_ttl)
+        .saturating_add(config.clock_jump);
+    let times: Vec<_> = s
+        .last
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Record(r) => Some(r.at),
+            _ => None,
+        })
+        .collect();
+    assert!(!times.is_empty(), "r1 settled:\n{}", s.trace());
+    assert!(
+        times.iter().all(|t| *t <= latest),
+        "judged at most a lease (and a clock_jump) after p1's last event ({latest}), not by \
+         the other origin: {times:?}"
+    );
+    assert_eq!(
+        s.state.clock(),
+        Some(at("09:00:10")),
+        "a result moves no clock"
     );
     insta::assert_snapshot!(s.trace());
 }

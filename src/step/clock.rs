@@ -92,8 +92,13 @@ impl State {
         let Some(clock) = self.clock else {
             return now.wall;
         };
+        // (What it measured counts for a lease at most: a reading from another hand may
+        // count from another origin, and a process silent for longer has lost its runs.)
         let vouched = match self.processes.get(&process) {
-            Some(rec) => clock.max(rec.base().saturating_add(elapsed(rec, now))),
+            Some(rec) => {
+                let measured = elapsed(rec, now).min(self.config.lease_ttl);
+                clock.max(rec.base().saturating_add(measured))
+            }
             None => clock,
         };
         now.wall.min(vouched.saturating_add(self.config.clock_jump))
