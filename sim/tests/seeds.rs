@@ -17,6 +17,7 @@ const PROBES: &[&str] = &[
     "retry covered what failed",
     "clock held ahead of the store's",
     "clock held ahead released (alone)",
+    "clock held behind released (alone)",
     "lease expired while running",
     "stale result refused",
     "lost run of a job not safe to repeat",
