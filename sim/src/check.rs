@@ -1,5 +1,5 @@
-//! The checker: reads only the journal (ledger and history records, including each run's
-//! start) and the oracle's due times, never the core's state, and holds the safety
+//! The checker: reads the journal (ledger and history records, including each run's start)
+//! and the oracle's due times, never the core's state (but for V1's views), and holds the safety
 //! invariants S1-S5 and the liveness promises L1-L3 of DESIGN.md; fed the alerts too, A1
 //! (an incident told once); fed the owner lease's changes under `single_owner`, O1 (one
 //! owner dispatches at a time); U1 (a one-shot starts its instant once and ends once) and P2
@@ -8,7 +8,10 @@
 //! accounted exactly once). And what must happen, not only what must not: R1 (a result
 //! reported with a run's current fence settles or parks it in its step), R2 (a retry covers
 //! exactly what the run that failed before it covered), O2 (an owner lease is not taken
-//! again within a lease of its taking: a renewal keeps its fence).
+//! again within a lease of its taking: a renewal keeps its fence). And V1, the one place
+//! it looks at the core's state, through its public views only: every so many steps, what
+//! `job()` tells of each job (exists, paused, held for confirmation, running, awaiting
+//! approval, quota hold) must agree with the journal.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -459,7 +462,13 @@ pub struct Checker {
     /// The processes told `Drained` (D1: once each).
     drained: Vec<ProcessId>,
     lanes: Concurrency,
+    /// Steps seen by `views` (V1 looks every `VIEW_EVERY`th).
+    view_steps: u64,
 }
+
+/// How often V1 compares the views with the journal: every so many steps (a view of every
+/// job at every step would double the simulator's cost).
+const VIEW_EVERY: u64 = 16;
 
 impl Checker {
     pub fn new(facts: BTreeMap<JobName, JobFacts>) -> Checker {
@@ -498,6 +507,7 @@ impl Checker {
             to_settle: Vec::new(),
             holders: Vec::new(),
             drained: Vec::new(),
+            view_steps: 0,
         }
     }
 
@@ -635,6 +645,85 @@ impl Checker {
                     "{run} was reported with its current fence and is still open after the step"
                 ),
             );
+        }
+    }
+
+    /// V1, after a step: what the core's `job()` view tells of each job agrees with the
+    /// journal as the checker has followed it. A job exists unless the journal removed it;
+    /// it is paused exactly when the journal last paused it; it holds for confirmation the
+    /// definition (by digest) the journal holds; the run it names as running is the one
+    /// the journal has open for it; it is awaiting approval exactly when one of its runs
+    /// is parked; and a quota hold it shows is the one the journal holds it by. Looked at
+    /// every `VIEW_EVERY` steps (the same steps in a world and in its replays).
+    pub fn views(&mut self, state: &duetime::State, now: duetime::Timestamp) {
+        self.view_steps += 1;
+        if self.view_steps % VIEW_EVERY != 0 {
+            return;
+        }
+        self.probe("views compared with the journal");
+        let current = self.current.clone();
+        for idx in current {
+            let t = &self.tracks[idx];
+            let view = state.job(t.name.as_str(), now);
+            let Some(v) = view else {
+                if t.removed_at.is_none() {
+                    let detail = "the journal has it defined; job() knows no such job".into();
+                    self.violation("V1", &t.name.clone(), detail);
+                }
+                continue;
+            };
+            let mut wrong = Vec::new();
+            if t.removed_at.is_some() {
+                wrong.push("job() shows a job the journal removed".to_string());
+            }
+            if v.paused.is_some() != t.paused {
+                wrong.push(format!(
+                    "paused {} by the view, {} by the journal",
+                    v.paused.is_some(),
+                    t.paused
+                ));
+            }
+            if v.pending_confirmation != t.held {
+                wrong.push(format!(
+                    "holds {:?} for confirmation by the view, {:?} by the journal",
+                    v.pending_confirmation, t.held
+                ));
+            }
+            // (A parked run holds no process, but stays the job's open run.)
+            let open = self
+                .holders
+                .iter()
+                .find(|h| h.2 == idx)
+                .map(|h| h.0)
+                .or_else(|| {
+                    let mut parked = self.parked.iter().filter(|(_, p)| p.track == idx);
+                    parked.next().map(|(run, _)| *run)
+                });
+            if v.running != open {
+                wrong.push(format!(
+                    "running {:?} by the view, {open:?} by the journal",
+                    v.running
+                ));
+            }
+            if v.awaiting_approval.is_some() != (t.parked > 0) {
+                wrong.push(format!(
+                    "awaiting approval {} by the view, {} runs parked by the journal",
+                    v.awaiting_approval.is_some(),
+                    t.parked
+                ));
+            }
+            if let Some(until) = v.held_until {
+                if t.held_until != Some(until.as_millis()) {
+                    wrong.push(format!(
+                        "held until {until} by the view, {:?} by the journal",
+                        t.held_until.map(ts)
+                    ));
+                }
+            }
+            if !wrong.is_empty() {
+                let name = t.name.clone();
+                self.violation("V1", &name, wrong.join("; "));
+            }
         }
     }
 

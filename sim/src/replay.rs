@@ -138,6 +138,7 @@ pub fn replay_with(
                 }
             }
             checker.step_done();
+            checker.views(&state, now.wall);
         }
         Ok(checker)
     });

@@ -1454,6 +1454,7 @@ impl World {
         }
         self.effects = effects;
         self.checker.step_done();
+        self.checker.views(&self.state, now.wall);
         let owner_after = self.state.owner_lease().map(|o| (o.holder, o.fence));
         if let (Some(p), Some((holder, _))) = (ticked, owner_after) {
             if holder != p {

@@ -15,6 +15,7 @@ const SEEDS: std::ops::Range<u64> = 620..640;
 const PROBES: &[&str] = &[
     "current result settled its run",
     "retry covered what failed",
+    "views compared with the journal",
     "clock held ahead of the store's",
     "clock held ahead released (alone)",
     "clock held behind released (alone)",

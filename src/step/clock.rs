@@ -82,6 +82,22 @@ fn elapsed(rec: &ProcessRec, now: Now) -> Duration {
     Duration::from_millis(mono.max(boot))
 }
 
+/// What a result's reading measured since its process's last event, if the reading is the
+/// process's own: its wall clock moved as much as its monotonic (or sleep-counting) clock,
+/// within `clock_jump`. A reading from another hand counts from another origin (a
+/// monotonic clock half a day off would time the result, and the runs its step starts,
+/// half a day ahead of the store's clock), so it is taken as no time passed.
+fn own_elapsed(config: &Config, rec: &ProcessRec, now: Now) -> Duration {
+    let measured = elapsed(rec, now);
+    let wall = i128::from(now.wall.as_millis()) - i128::from(rec.last_wall.as_millis());
+    let apart = (wall - i128::from(measured.as_millis())).unsigned_abs();
+    if apart <= u128::from(config.clock_jump.as_millis()) {
+        measured
+    } else {
+        Duration::ZERO
+    }
+}
+
 impl State {
     /// Judges the time of a result `process` reports, as its other events are (measured
     /// from its last event by the reading the result carries), but notes nothing of its
@@ -92,13 +108,11 @@ impl State {
         let Some(clock) = self.clock else {
             return now.wall;
         };
-        // (What it measured counts for a lease at most: a reading from another hand may
-        // count from another origin, and a process silent for longer has lost its runs.)
         let vouched = match self.processes.get(&process) {
-            Some(rec) => {
-                let measured = elapsed(rec, now).min(self.config.lease_ttl);
-                clock.max(rec.base().saturating_add(measured))
-            }
+            Some(rec) => clock.max(
+                rec.base()
+                    .saturating_add(own_elapsed(&self.config, rec, now)),
+            ),
             None => clock,
         };
         now.wall.min(vouched.saturating_add(self.config.clock_jump))
