@@ -258,6 +258,8 @@ pub struct World {
     removed: Vec<bool>,
     /// Per job, the digest of the definition before its latest change (a stale confirm).
     prev_digests: Vec<Option<String>>,
+    /// How many times people changed a job's command (each new command is told apart by it).
+    commands_changed: u64,
     healed: bool,
     /// When the run ends: the liveness phase after healing, or longer when the store's
     /// clock is ahead of true time then (a lone process's clock ran ahead and was taken
@@ -322,6 +324,7 @@ impl World {
             state: State::new(config),
             checker,
             prev_digests,
+            commands_changed: 0,
             adopted: None,
             hosts: Vec::new(),
             next_process: 1,
@@ -803,6 +806,18 @@ impl World {
                 self.jobs[i].def.schedule = schedule;
                 self.jobs[i].spec = spec;
                 *self.faults.entry("schedule change").or_default() += 1;
+                Event::Upsert {
+                    def: Box::new(self.jobs[i].def.clone()),
+                    actor,
+                }
+            }
+            11 => {
+                // A change of what the host runs (a new command), nothing else: held for a
+                // job that requires confirmation like any other change (H1).
+                self.prev_digests[i] = Some(self.jobs[i].def.digest());
+                self.commands_changed += 1;
+                self.jobs[i].def.payload = Some(format!("command v{}", self.commands_changed));
+                *self.faults.entry("command change").or_default() += 1;
                 Event::Upsert {
                     def: Box::new(self.jobs[i].def.clone()),
                     actor,

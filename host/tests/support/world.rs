@@ -255,6 +255,7 @@ pub fn check_journal(w: &World, end: i64) -> Vec<String> {
                 concurrency_key: j.def.concurrency_key.clone(),
                 concurrency_limit: j.def.concurrency_limit,
                 jitter_ms: j.def.jitter.map(|d| d.as_millis()),
+                requires_confirmation: j.def.requires_confirmation,
             };
             (j.def.name.clone(), f)
         })
