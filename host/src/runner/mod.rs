@@ -68,6 +68,14 @@ pub struct RunFile {
     pub workdir: Option<PathBuf>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub env: BTreeMap<String, String>,
+    /// Read by the supervisor when the command starts (its values are never written here).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub env_file: Option<PathBuf>,
+    /// Whom the command runs as (`identity.rs`); `None`: the supervisor's own user.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
     /// When the command must have ended (the core's deadline, in milliseconds since the
     /// epoch by this machine's wall clock): the supervisor stops it then. `None` in files
     /// of older daemons: no deadline is kept by the supervisor.

@@ -45,6 +45,13 @@ impl World {
         World { dir, store }
     }
 
+    /// Rewrites the jobs file (`{dir}` stands for the world's directory), as a person
+    /// editing it between daemons would.
+    pub fn write_jobs(&self, jobs: &str) {
+        let text = jobs.replace("{dir}", &self.dir.path().display().to_string());
+        fs::write(self.path("jobs.toml"), text).unwrap();
+    }
+
     pub fn path(&self, name: &str) -> PathBuf {
         self.dir.path().join(name)
     }
