@@ -73,10 +73,13 @@ fn the_digest_is_stable_sha256_hex() {
 
 const PINNED: &str = "a059879c518569b1940c08fa656cc62fedbcf5ac5adc2eb6147eb53aadeb8a2a";
 
+/// A change to one field of a definition.
+type Change = fn(&mut JobDef);
+
 #[test]
 fn the_digest_covers_every_field_of_the_definition() {
     let def = guarded("1h");
-    let changes: Vec<(&str, fn(&mut JobDef))> = vec![
+    let changes: Vec<(&str, Change)> = vec![
         ("name", |d| d.name = duetime::JobName::new("other").unwrap()),
         ("title", |d| d.title = "x".into()),
         ("schedule", |d| d.schedule = every("2h")),

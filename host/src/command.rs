@@ -94,7 +94,10 @@ impl Command {
     pub fn env_text(&self) -> String {
         self.env
             .iter()
-            .map(|(k, v)| format!("{k}={}", shell_word(crate::secret::shown(k, v))))
+            .map(|(k, v)| match crate::secret::is_secret_name(k) {
+                true => format!("{k}={}", crate::secret::HIDDEN),
+                false => format!("{k}={}", shell_word(v)),
+            })
             .collect::<Vec<_>>()
             .join(" ")
     }

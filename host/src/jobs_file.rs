@@ -178,6 +178,11 @@ pub enum JobProblem {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum FieldProblem {
+    /// True of this machine, not of the text: a user or group it does not have, or one
+    /// the daemon cannot switch to.
+    NotOnThisMachine {
+        message: String,
+    },
     Missing {
         accepted: &'static str,
     },
@@ -322,6 +327,7 @@ impl fmt::Display for FieldProblem {
                 }
                 write!(f, "; accepted: {}", accepted.join(", "))
             }
+            FieldProblem::NotOnThisMachine { message } => f.write_str(message),
             FieldProblem::WrongType { found, accepted } => {
                 write!(f, "is {found}; accepted: {accepted}")
             }
@@ -473,6 +479,33 @@ impl JobsFileError {
             | JobsFileError::Field { line, .. } => *line,
         }
     }
+}
+
+/// What the file asks of this machine: every job's `user` and `group` exist here, and, for
+/// the daemon (`as_daemon`), that it may switch to them (only root may run a job as
+/// another user). A jobs file is text checked anywhere; these are checked where it runs.
+pub fn check_machine(file: &str, jobs: &JobsFile, as_daemon: bool) -> Vec<JobsFileError> {
+    let mut errors = Vec::new();
+    for job in &jobs.jobs {
+        let c = &job.command;
+        let refused = crate::runner::identity::resolve(c.user.as_deref(), c.group.as_deref())
+            .and_then(|run_as| match run_as {
+                Some(r) if as_daemon => r.permitted(),
+                _ => Ok(()),
+            });
+        if let Err(e) = refused {
+            errors.push(JobsFileError::Field {
+                file: file.to_string(),
+                line: None,
+                job: JobRef::Named(job.def.name.to_string()),
+                field: e.field().to_string(),
+                problem: FieldProblem::NotOnThisMachine {
+                    message: e.to_string(),
+                },
+            });
+        }
+    }
+    errors
 }
 
 /// Reads and checks a jobs file under the default core config. Errors name the file as

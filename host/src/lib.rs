@@ -8,6 +8,7 @@ pub mod daemon;
 pub mod hints;
 pub mod jobs_file;
 pub mod log;
+pub mod private;
 pub mod runner;
 pub mod secret;
 pub mod store;

@@ -106,3 +106,287 @@ fn confirm_json_shows_changes_and_no_digest() {
     signal(&d, libc::SIGTERM);
     assert_eq!(wait(&mut d, Duration::from_secs(60)), Some(0));
 }
+
+use std::fs;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::Path;
+
+fn mode(path: &Path) -> u32 {
+    fs::metadata(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .mode()
+        & 0o777
+}
+
+/// The umask most machines have, so a file made without an explicit mode shows it.
+fn usual_umask() {
+    // SAFETY: umask(2) cannot fail.
+    unsafe {
+        libc::umask(0o022);
+    }
+}
+
+const TICKING: &str = r#"
+[[job]]
+name = "tick"
+every = "1s"
+command = ["sh", "-c", "echo secret output; echo $DUETIME_RUN >> {dir}/tick.txt"]
+"#;
+
+#[test]
+fn the_store_its_wal_the_runs_directory_and_every_run_file_are_private() {
+    usual_umask();
+    let w = World::new(TICKING);
+    let mut d = w.daemon("d.log");
+    world::poll(Duration::from_secs(30), || {
+        (w.ran("tick.txt").len() >= 2).then_some(())
+    })
+    .expect("tick never ran");
+    let store = w.path("duetime.db");
+    let runs = w.path("duetime.db.runs");
+    assert_eq!(mode(&store), 0o600, "the store");
+    for side in ["duetime.db-wal", "duetime.db-shm"] {
+        if w.path(side).exists() {
+            assert_eq!(mode(&w.path(side)), 0o600, "{side}");
+        }
+    }
+    assert_eq!(mode(&runs), 0o700, "the runs directory");
+    let mut run_files = 0;
+    for entry in fs::read_dir(&runs).unwrap() {
+        let dir = entry.unwrap().path();
+        assert_eq!(mode(&dir), 0o700, "{}", dir.display());
+        for f in fs::read_dir(&dir).unwrap() {
+            let f = f.unwrap().path();
+            assert_eq!(mode(&f), 0o600, "{}", f.display());
+            run_files += 1;
+        }
+    }
+    assert!(
+        run_files >= 4,
+        "run.json, out.log, exit.json ... were written"
+    );
+    signal(&d, libc::SIGTERM);
+    assert_eq!(wait(&mut d, Duration::from_secs(60)), Some(0));
+}
+
+#[test]
+fn the_daemon_refuses_a_store_or_runs_directory_others_can_write() {
+    let w = World::new(TICKING);
+    let mut d = w.daemon("first.log");
+    sleep(Duration::from_millis(1_500));
+    signal(&d, libc::SIGTERM);
+    assert_eq!(wait(&mut d, Duration::from_secs(60)), Some(0));
+
+    let store = w.path("duetime.db");
+    fs::set_permissions(&store, fs::Permissions::from_mode(0o666)).unwrap();
+    let out = w.daemon_command(None, &["--tick", "1s"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains(&format!(
+            "the store {} can be written by other users (mode 0666)",
+            store.display()
+        )) && text.contains(&format!("fix: chmod go-w {}", store.display())),
+        "{text}"
+    );
+    fs::set_permissions(&store, fs::Permissions::from_mode(0o600)).unwrap();
+
+    let runs = w.path("duetime.db.runs");
+    fs::set_permissions(&runs, fs::Permissions::from_mode(0o777)).unwrap();
+    let out = w.daemon_command(None, &["--tick", "1s"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("the runs directory") && text.contains("chmod go-w"),
+        "{text}"
+    );
+}
+
+/// The uid of a user, from the system's database.
+fn uid_of(user: &str) -> u32 {
+    let out = std::process::Command::new("id")
+        .args(["-u", user])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
+}
+
+#[test]
+fn a_job_running_as_nobody_writes_files_owned_by_nobody_and_may_ask_for_approval() {
+    // Tests run as root here and in CI: only root can switch users.
+    assert_eq!(unsafe { libc::geteuid() }, 0, "run the tests as root");
+    let w = World::new(
+        r#"
+user = "nobody"
+
+[[job]]
+name = "as_nobody"
+every = "1s"
+command = ["sh", "-c", "id -u > {dir}/shared/id.txt; touch {dir}/shared/owned.txt; echo 1h > \"$DUETIME_APPROVAL\""]
+"#,
+    );
+    let shared = w.path("shared");
+    fs::create_dir(&shared).unwrap();
+    fs::set_permissions(&shared, fs::Permissions::from_mode(0o777)).unwrap();
+    // The world's directory is 0700 root's: nobody may pass through it to `shared`.
+    fs::set_permissions(w.path(""), fs::Permissions::from_mode(0o711)).unwrap();
+    let mut d = w.daemon("d.log");
+    let owned = shared.join("owned.txt");
+    world::poll(Duration::from_secs(30), || owned.exists().then_some(())).unwrap_or_else(|| {
+        panic!(
+            "never ran: {}",
+            fs::read_to_string(w.path("d.log")).unwrap()
+        )
+    });
+    let nobody = uid_of("nobody");
+    assert_eq!(
+        fs::metadata(&owned).unwrap().uid(),
+        nobody,
+        "the file is nobody's"
+    );
+    let id = fs::read_to_string(shared.join("id.txt")).unwrap();
+    assert_eq!(id.trim(), nobody.to_string());
+    let parked = world::poll(Duration::from_secs(30), || {
+        let (_, out, _) = w.cli(&["show", "as_nobody", "--json"]);
+        let v: serde_json::Value = serde_json::from_str(&out).ok()?;
+        (!v["job"]["awaiting_approval"].is_null()).then_some(())
+    });
+    assert!(
+        parked.is_some(),
+        "the run as nobody could not ask for approval"
+    );
+    signal(&d, libc::SIGTERM);
+    assert_eq!(wait(&mut d, Duration::from_secs(60)), Some(0));
+}
+
+#[test]
+fn a_daemon_that_is_not_root_refuses_a_job_of_another_user() {
+    let w = World::new(
+        r#"
+[[job]]
+name = "as_root"
+every = "1s"
+user = "root"
+command = ["true"]
+"#,
+    );
+    fs::set_permissions(w.path(""), fs::Permissions::from_mode(0o777)).unwrap();
+    let mut cmd = w.daemon_command(None, &["--tick", "1s"]);
+    std::os::unix::process::CommandExt::uid(&mut cmd, uid_of("nobody"));
+    std::os::unix::process::CommandExt::gid(&mut cmd, uid_of("nobody"));
+    let out = cmd.output().unwrap();
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("job \"as_root\": field \"user\": the job runs as root (uid 0)")
+            && text.contains("only root can switch users"),
+        "{text}"
+    );
+}
+
+#[test]
+fn check_refuses_a_user_or_group_this_machine_does_not_have() {
+    let w = World::new(
+        r#"
+[[job]]
+name = "a"
+every = "1m"
+user = "no_such_user_xy"
+command = ["true"]
+
+[[job]]
+name = "b"
+every = "1m"
+group = "no_such_group_xy"
+command = ["true"]
+"#,
+    );
+    let (code, _, err) = w.cli_plain(&["check", w.path("jobs.toml").to_str().unwrap()]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("job \"a\": field \"user\": no user \"no_such_user_xy\""),
+        "{err}"
+    );
+    assert!(
+        err.contains("job \"b\": field \"group\": no group \"no_such_group_xy\""),
+        "{err}"
+    );
+}
+
+#[test]
+fn secrets_from_an_env_file_reach_the_command_and_no_output_of_duetime() {
+    let w = World::new(
+        r#"
+[[job]]
+name = "secretive"
+every = "1s"
+env = { DB_PASSWORD = "hunter2", MODE = "full" }
+env_file = "{dir}/job.env"
+command = ["sh", "-c", "echo \"$API_TOKEN $DB_PASSWORD $MODE\" > {dir}/seen.txt"]
+"#,
+    );
+    let env = w.path("job.env");
+    fs::write(&env, "# secrets\nAPI_TOKEN=s3cret-token\n").unwrap();
+    fs::set_permissions(&env, fs::Permissions::from_mode(0o600)).unwrap();
+    let jobs = w.path("jobs.toml");
+    let jobs = jobs.to_str().unwrap();
+    let (code, check, err) = w.cli_plain(&["check", jobs, "--tick", "1s"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(check.contains("DB_PASSWORD=*** MODE=full"), "{check}");
+    assert!(
+        check.contains("env_file  ") && check.contains("job.env"),
+        "{check}"
+    );
+    let (_, json, _) = w.cli_plain(&["check", jobs, "--tick", "1s", "--json"]);
+    assert!(json.contains("\"DB_PASSWORD\": \"***\""), "{json}");
+    let mut d = w.daemon("d.log");
+    let seen = w.path("seen.txt");
+    world::poll(Duration::from_secs(30), || seen.exists().then_some(())).expect("never ran");
+    let (_, show, _) = w.cli(&["show", "secretive"]);
+    let (_, show_json, _) = w.cli(&["show", "secretive", "--json"]);
+    signal(&d, libc::SIGTERM);
+    assert_eq!(wait(&mut d, Duration::from_secs(60)), Some(0));
+    assert_eq!(
+        fs::read_to_string(&seen).unwrap().trim(),
+        "s3cret-token hunter2 full"
+    );
+    let log = fs::read_to_string(w.path("d.log")).unwrap();
+    for (what, text) in [
+        ("check", &check),
+        ("check --json", &json),
+        ("show", &show),
+        ("show --json", &show_json),
+        ("the daemon's log", &log),
+    ] {
+        assert!(
+            !text.contains("hunter2") && !text.contains("s3cret"),
+            "{what} shows a secret: {text}"
+        );
+    }
+}
+
+#[test]
+fn the_daemon_refuses_an_env_file_others_can_write() {
+    let w = World::new(
+        r#"
+[[job]]
+name = "secretive"
+every = "1s"
+env_file = "{dir}/job.env"
+command = ["true"]
+"#,
+    );
+    let env = w.path("job.env");
+    fs::write(&env, "API_TOKEN=x\n").unwrap();
+    fs::set_permissions(&env, fs::Permissions::from_mode(0o666)).unwrap();
+    let out = w.daemon_command(None, &["--tick", "1s"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains(&format!(
+            "the env file {} can be written by other users",
+            env.display()
+        )),
+        "{text}"
+    );
+}

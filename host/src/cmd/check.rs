@@ -68,7 +68,16 @@ pub fn run(args: &Args, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<
             }
         },
     };
-    match jobs_file::load_with(&args.file, &duetime::Config::with_tick(tick)) {
+    let loaded =
+        jobs_file::load_with(&args.file, &duetime::Config::with_tick(tick)).and_then(|jobs| {
+            let machine = jobs_file::check_machine(&file, &jobs, false);
+            if machine.is_empty() {
+                Ok(jobs)
+            } else {
+                Err(machine)
+            }
+        });
+    match loaded {
         Ok(jobs) if args.json => {
             let v = serde_json::json!({
                 "ok": true,

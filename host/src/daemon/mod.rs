@@ -11,6 +11,7 @@
 
 mod clock;
 mod people;
+pub mod preflight;
 mod runs;
 
 use std::collections::BTreeMap;

@@ -29,6 +29,8 @@
 //! (`Runs::prune`).
 
 mod context;
+pub mod env_file;
+pub mod identity;
 mod supervise;
 
 pub use context::{RunContext, TriggerName};
@@ -170,7 +172,7 @@ pub struct Runs {
 impl Runs {
     pub fn open(root: impl Into<PathBuf>) -> io::Result<Runs> {
         let root = root.into();
-        fs::create_dir_all(&root)?;
+        crate::private::create_dir_all(&root)?;
         Ok(Runs { root })
     }
 
@@ -198,7 +200,7 @@ impl Runs {
     /// supervisor's child handle, which the caller reaps.
     pub fn start(&self, exe: &Path, file: &RunFile) -> io::Result<Child> {
         let dir = self.dir(RunId(file.run));
-        fs::create_dir_all(&dir)?;
+        crate::private::create_dir_all(&dir)?;
         write_atomic(&dir.join("run.json"), &serde_json::to_vec_pretty(file)?)?;
         let child = Command::new(exe)
             .arg("_supervise")
@@ -350,7 +352,11 @@ impl RunFile {
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let tmp = path.with_extension("tmp");
     {
-        let mut f = fs::File::create(&tmp)?;
+        let mut f = crate::private::file_options()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&tmp)?;
         f.write_all(bytes)?;
         f.sync_all()?;
     }

@@ -102,6 +102,16 @@ impl World {
         cmd
     }
 
+    /// The binary with exactly these arguments (no `--store`), for `check`.
+    pub fn cli_plain(&self, args: &[&str]) -> (i32, String, String) {
+        let out = Command::new(BIN).args(args).output().unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+
     pub fn cli(&self, args: &[&str]) -> (i32, String, String) {
         let out = Command::new(BIN)
             .args(args)
