@@ -68,6 +68,8 @@ pub enum Stopped {
 pub struct Daemon<S: Store> {
     store: S,
     runs: Runs,
+    /// The jobs file's jobs by name: what this daemon agrees to run (`runs.rs`).
+    jobs: BTreeMap<String, HostJob>,
     process: ProcessId,
     clock: Clock,
     held: BTreeMap<RunId, Holding>,
@@ -109,6 +111,11 @@ impl<S: Store> Daemon<S> {
         let mut daemon = Daemon {
             store,
             runs: setup.runs,
+            jobs: setup
+                .jobs
+                .into_iter()
+                .map(|j| (j.def.name.to_string(), j))
+                .collect(),
             process,
             clock,
             held: BTreeMap::new(),

@@ -153,14 +153,29 @@ impl<S: Store> Daemon<S> {
 
     /// What the definition in force in the store runs: a held change (the jobs file's
     /// newer command, waiting for `duetime confirm`) never runs before its confirmation.
+    /// And only a command this daemon's jobs file agrees to: the file's own, or, for a job
+    /// the file says requires confirmation, the confirmed one. So whoever can write the
+    /// store alone cannot make this daemon run a command its file never named.
     fn command_in_force(&mut self, job: &str) -> Result<Command, String> {
+        let Some(file_job) = self.jobs.get(job) else {
+            return Err("not in the jobs file of the daemon that claimed it".into());
+        };
+        let (own, guarded) = (file_job.command.clone(), file_job.def.requires_confirmation);
         let state = self.store.state().map_err(|e| e.to_string())?;
         let def = state
             .seq_of_name(job)
             .and_then(|seq| state.record(seq))
             .map(|r| &r.def)
             .ok_or_else(|| format!("no job named {job} in the store"))?;
-        Command::of(def).map_err(|e| e.to_string())
+        let in_force = Command::of(def).map_err(|e| e.to_string())?;
+        if in_force == own || guarded {
+            return Ok(in_force);
+        }
+        Err(
+            "the store's command for this job is not this daemon's jobs file's (every daemon \
+             sharing a store must read the same file)"
+                .into(),
+        )
     }
 
     fn core_tick(&self) -> duetime::Duration {
