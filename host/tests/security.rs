@@ -390,3 +390,72 @@ command = ["true"]
         "{text}"
     );
 }
+
+#[test]
+fn a_daemon_never_runs_a_command_its_jobs_file_does_not_name() {
+    let w = World::new(
+        r#"
+[[job]]
+name = "x"
+every = "1s"
+command = ["sh", "-c", "echo $DUETIME_RUN >> {dir}/mine.txt"]
+"#,
+    );
+    let mut owner = w.daemon_with(
+        "owner.log",
+        None,
+        &["--tick", "1s", "--coordination", "single_owner"],
+    );
+    world::poll(Duration::from_secs(30), || {
+        (!w.ran("mine.txt").is_empty()).then_some(())
+    })
+    .expect("the owner never ran x");
+    // Whoever can write the store (here: a second daemon with another file, standing by)
+    // puts another command in force for x.
+    let other = w.path("other.toml");
+    let text = format!(
+        "[[job]]\nname = \"x\"\nevery = \"1s\"\ncommand = [\"sh\", \"-c\", \"echo $DUETIME_RUN >> {}/theirs.txt\"]\n",
+        w.path("").display()
+    );
+    fs::write(&other, text).unwrap();
+    let log = fs::File::create(w.path("standby.log")).unwrap();
+    let mut standby = std::process::Command::new(world::BIN)
+        .args([
+            "run",
+            "--tick",
+            "1s",
+            "--coordination",
+            "single_owner",
+            "--jobs",
+        ])
+        .arg(&other)
+        .arg("--store")
+        .arg(w.path("duetime.db"))
+        .arg("--runs")
+        .arg(w.path("standby.runs"))
+        .stderr(log)
+        .spawn()
+        .unwrap();
+    // The owner meets the foreign command at its next start of x, refuses it, and keeps
+    // refusing it for a few more ticks.
+    let refused = world::poll(Duration::from_secs(60), || {
+        let text = fs::read_to_string(w.path("owner.log")).unwrap_or_default();
+        text.contains("is not this daemon's jobs file's")
+            .then_some(())
+    });
+    sleep(Duration::from_millis(2_000));
+    for d in [&standby, &owner] {
+        signal(d, libc::SIGTERM);
+    }
+    assert_eq!(wait(&mut standby, Duration::from_secs(60)), Some(0));
+    assert_eq!(wait(&mut owner, Duration::from_secs(60)), Some(0));
+    let owner_log = fs::read_to_string(w.path("owner.log")).unwrap();
+    assert!(
+        !w.path("theirs.txt").exists(),
+        "the owner ran the store's foreign command:\n{owner_log}"
+    );
+    assert!(
+        refused.is_some(),
+        "the owner never met the store's command:\n{owner_log}"
+    );
+}

@@ -17,7 +17,7 @@ use duetime_host::store::{self, Store};
 use duetime_sim::check::{self, Horizon, JobFacts, Reported};
 use duetime_sim::oracle::Spec;
 
-const BIN: &str = env!("CARGO_BIN_EXE_duetime");
+pub const BIN: &str = env!("CARGO_BIN_EXE_duetime");
 
 /// A directory with a jobs file, the files the commands write, the daemons' logs and their
 /// run directories; the store is an SQLite file in it or a PostgreSQL URL.
