@@ -83,13 +83,15 @@ pub enum ClockGapKind {
     ClockForward,
     /// The wall clock was set back.
     ClockBackward,
-    /// The wall clock reads further ahead of the store's clock than `clock_jump` (`by` is
-    /// how much further): the process's time is held to the store's, and it claims and
-    /// accounts nothing until its clock agrees again or it is the only one left.
+    /// The wall clock reads further ahead of the store's clock than `clock_jump` (`by`):
+    /// the process works on the store's time; a new incarnation first waits, deciding
+    /// nothing, until the store's clock shows itself alive or it is alone.
     HeldAhead,
-    /// A process held ahead has heard from no process with a sane clock for a lease TTL:
-    /// its clock is taken as right from now on (a restart after downtime, a lone host
-    /// whose clock was set).
+    /// The wall clock reads further behind the store's clock than `clock_jump`: the
+    /// process works on the store's time.
+    HeldBehind,
+    /// A new incarnation held ahead has been contradicted by no one for two ticks: its clock
+    /// is taken as right from now on (a restart after downtime).
     Released,
 }
 
@@ -624,6 +626,7 @@ impl Snake for ClockGapKind {
             ClockGapKind::ClockForward => "clock_forward",
             ClockGapKind::ClockBackward => "clock_backward",
             ClockGapKind::HeldAhead => "held_ahead",
+            ClockGapKind::HeldBehind => "held_behind",
             ClockGapKind::Released => "released",
         }
     }
@@ -907,13 +910,17 @@ impl fmt::Display for Effect {
             Effect::ClockGap {
                 process, kind, by, ..
             } => match kind {
+                ClockGapKind::HeldBehind => write!(
+                    f,
+                    "CLOCK {process}: held_behind, {by} behind the store's clock (over clock_jump): held to the store's time"
+                ),
                 ClockGapKind::HeldAhead => write!(
                     f,
                     "CLOCK {process}: held_ahead, {by} ahead of the store's clock (over clock_jump): held to the store's time"
                 ),
                 ClockGapKind::Released => write!(
                     f,
-                    "CLOCK {process}: released, no sane clock heard for two ticks: its clock is taken as right"
+                    "CLOCK {process}: released, no one contradicted it for two ticks: its clock is taken as right"
                 ),
                 _ => write!(f, "CLOCK {process}: {} by {by}", snake(kind)),
             },

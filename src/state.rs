@@ -35,7 +35,13 @@ use crate::time::{Duration, Timestamp};
 /// - 5: whose clock judges (`step/clock.rs`): the state's `clock`, processes' `base` and
 ///   `hold`, each absent when unused so format-4 states load unchanged
 ///   (`tests/fixtures/state-v5.json`).
-pub const FORMAT_VERSION: u32 = 5;
+/// - 6: definitions' `payload` (issue 18: what a host runs, covered by the SHA-256 digest),
+///   absent when unset so format-5 states load unchanged (`tests/fixtures/state-v6.json`).
+///   Its own format so that an older build refuses such a state instead of dropping the
+///   command a person confirmed when it writes the state back. No digest is stored (one is
+///   computed from a definition when asked for), so a held definition of an older state is
+///   confirmed by its SHA-256 digest and its old FNV-1a one is refused like any other.
+pub const FORMAT_VERSION: u32 = 6;
 
 /// Timing the whole scheduler shares. Defaults: a 30 s tick; leases, lateness grace and the
 /// wait after a timeout's `Cancel` of two ticks each; 20 manual runs per job per hour.
@@ -544,22 +550,20 @@ pub struct ProcessRec {
     pub hold: Option<ClockHold>,
 }
 
-/// A process whose wall clock reads further ahead of the store's than `clock_jump` (see
-/// `step/clock.rs`): held to the store's time until its clock agrees again or it is alone.
+/// A process whose wall clock reads further from the store's than `clock_jump`, ahead or
+/// behind (see `step/clock.rs`): it works on the store's time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ClockHold {
-    /// Its monotonic reading when it last found itself alone: no process with a sane clock
-    /// has spoken since. A lease TTL of that releases it.
+    /// One held ahead: its monotonic reading when it last found itself alone (no process
+    /// has contradicted it since). Two ticks of that release it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub alone_since: Option<Timestamp>,
-    /// The cause the due times its clock passed get when it is released: `down` for a
-    /// new incarnation (a restart after downtime), `clock_forward` for a clock set ahead.
-    pub cause: MissCause,
-    /// How far its wall clock read ahead of the store's at its last event, in ms: what a
-    /// process contradicting it differs from, and how its wakes map to its own clock.
+    /// How far its wall clock read from the store's at its last event, in ms (negative:
+    /// behind): what a process contradicting it differs from, and how its wakes map to its
+    /// own clock.
     pub lead: i64,
-    /// A new incarnation, held before the store could measure it: it decides nothing until
-    /// it is released or a process the store knows shows the store's clock is alive.
+    /// A new incarnation held ahead before the store could measure it: it decides nothing
+    /// until it is released or a process the store knows shows the store's clock is alive.
     #[serde(default, skip_serializing_if = "is_false")]
     pub waiting: bool,
 }
@@ -582,9 +586,14 @@ impl ProcessRec {
         self.base.unwrap_or(self.last_wall)
     }
 
-    /// Whether its clock is held ahead of the store's now.
+    /// Whether its clock is held (ahead of the store's or behind it) now.
     pub fn held(&self) -> bool {
         self.hold.is_some()
+    }
+
+    /// Whether its clock is held ahead of the store's now.
+    pub fn held_ahead(&self) -> bool {
+        self.hold.is_some_and(|h| h.lead > 0)
     }
 
     /// Whether it is a new incarnation held before its time could be measured: it decides
@@ -674,6 +683,30 @@ pub struct State {
     pub(crate) wake: BTreeSet<(Timestamp, u64)>,
     pub(crate) runs: BTreeMap<RunId, u64>,
     pub(crate) lanes: Lanes,
+    /// How many processes' clocks are held ahead, and how many of those wait
+    /// (`step/clock.rs`): derived, so that the common case of none costs no pass over the
+    /// processes.
+    pub(crate) holds: HoldCounts,
+}
+
+/// See `State::holds`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct HoldCounts {
+    /// The processes held ahead (the ones a contradiction concerns), in process order, and
+    /// how many of them wait.
+    pub ahead: Vec<ProcessId>,
+    pub waiting: usize,
+}
+
+impl HoldCounts {
+    pub(crate) fn of(processes: &BTreeMap<ProcessId, ProcessRec>) -> HoldCounts {
+        let mut c = HoldCounts::default();
+        for (&p, rec) in processes.iter().filter(|(_, r)| r.held_ahead()) {
+            c.ahead.push(p);
+            c.waiting += usize::from(rec.waiting());
+        }
+        c
+    }
 }
 
 impl PartialEq for State {
@@ -806,6 +839,7 @@ impl State {
             wake: BTreeSet::new(),
             runs: BTreeMap::new(),
             lanes: Lanes::default(),
+            holds: HoldCounts::default(),
         }
     }
 
@@ -857,7 +891,9 @@ impl State {
             wake: BTreeSet::new(),
             runs: BTreeMap::new(),
             lanes: Lanes::default(),
+            holds: HoldCounts::default(),
         };
+        s.holds = HoldCounts::of(&s.processes);
         s.rebuild_indexes()?;
         s.self_check().map_err(inconsistent)?;
         Ok(s)
@@ -994,6 +1030,7 @@ impl State {
         self.next_run = globals.next_run;
         self.next_fence = globals.next_fence;
         self.processes = globals.processes;
+        self.holds = HoldCounts::of(&self.processes);
         self.owner = globals.owner;
         self.clock = globals.clock;
         for &seq in changes.keys() {
@@ -1084,9 +1121,10 @@ impl State {
     /// The earliest instant a `Tick` from `process` can change anything, by that process's
     /// wall clock; `None` when it has nothing to wait for (it is draining: it claims
     /// nothing, and only its heartbeats for the runs it holds matter). Under shared
-    /// coordination that is `next_wake`; a process whose clock is held ahead of the store's
-    /// wakes two ticks after its last event, by its own clock, to be released if it is
-    /// alone, and while one is held every other wakes within a tick to show that it is not. Under `single_owner` the owner wakes for the jobs
+    /// coordination that is `next_wake` (read by the process's own clock: off by its lead
+    /// when its clock is held); a new incarnation waiting for its clock to be judged wakes
+    /// two ticks after its last event, to be released if it is alone, and while one waits
+    /// every other wakes within a tick to show that it is not. Under `single_owner` the owner wakes for the jobs
     /// and to renew its lease halfway through it; a standby only when the lease can lapse
     /// (a tick before then does nothing but renew its runs), and at once when none is held.
     pub fn next_wake_for(&self, process: ProcessId) -> Option<Timestamp> {
@@ -1095,29 +1133,23 @@ impl State {
             return None;
         }
         let hold = rec.and_then(|p| p.hold);
-        let solitude = crate::step::solitude(&self.config);
-        if let (Some(rec), Some(h)) = (rec, hold.filter(|h| h.waiting)) {
+        if let Some(rec) = rec.filter(|p| p.waiting()) {
             // Waiting (`step/clock.rs`): it decides nothing, so only its release matters,
             // by its own clock.
-            let _ = h;
-            return Some(rec.last_wall.saturating_add(solitude));
+            return Some(
+                rec.last_wall
+                    .saturating_add(crate::step::solitude(&self.config)),
+            );
         }
-        // A held process works on the store's time: its wakes read by its own clock are
-        // later by its lead, and it wakes to be released too.
+        // A held process works on the store's time: its wakes, read by its own clock, are
+        // off by its lead.
         let lead = hold.map_or(0, |h| h.lead);
         let shift = |t: Timestamp| Timestamp::from_millis(t.as_millis().saturating_add(lead));
-        let release = rec
-            .filter(|_| hold.is_some())
-            .map(|r| r.last_wall.saturating_add(solitude));
         let wake = self.next_wake_for_work(process).map(shift);
-        let wake = match (wake, release) {
-            (Some(w), Some(r)) => Some(w.min(r)),
-            (w, r) => w.or(r),
-        };
-        // While another process's clock is held ahead, every sane one shows itself once a
-        // tick, so that the held one is released only when it really is alone.
+        // While a new incarnation waits, every other process shows itself once a tick, so
+        // that the waiting one is released only when it really is alone.
         let witness = rec
-            .filter(|_| self.processes.values().any(ProcessRec::held))
+            .filter(|_| self.holds.waiting > 0)
             .map(|r| r.last_wall.saturating_add(self.config.tick));
         match (wake, witness) {
             (Some(w), Some(v)) => Some(w.min(v)),
@@ -1206,6 +1238,9 @@ impl State {
             return Err("index sizes disagree with the jobs".to_string());
         }
         check_owner(&self.config, self.owner, &self.processes, self.next_fence)?;
+        if self.holds != HoldCounts::of(&self.processes) {
+            return Err("the count of held clocks is stale".to_string());
+        }
         self.check_lanes()
     }
 }

@@ -5,7 +5,10 @@
 //! owner dispatches at a time); U1 (a one-shot starts its instant once and ends once) and P2
 //! (a parked run is settled by approval, result or expiry, never expired early, never left
 //! parked past its bound); B1 (a backfill reaches no accounted time, and its due times are
-//! accounted exactly once).
+//! accounted exactly once). And what must happen, not only what must not: R1 (a result
+//! reported with a run's current fence settles or parks it in its step), R2 (a retry covers
+//! exactly what the run that failed before it covered), O2 (an owner lease is not taken
+//! again within a lease of its taking: a renewal keeps its fence).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -141,6 +144,9 @@ struct Track {
     one_shot: Option<OneShot>,
     /// Runs of this track parked awaiting approval now.
     parked: u32,
+    /// The latest run of the job that settled failed or timed out, and what it covered
+    /// (R2: its retry covers exactly that).
+    last_failed: Option<(RunId, duetime::Covers)>,
 }
 
 /// One schedule of a job's life, from its `defined` line: the schedule's text (the oracle's
@@ -217,6 +223,7 @@ impl Track {
             jitter_ms: f.and_then(|f| f.jitter_ms),
             one_shot: None,
             parked: 0,
+            last_failed: None,
         }
     }
 
@@ -291,6 +298,9 @@ struct Start {
 #[derive(Default)]
 struct OpenRun {
     start: Option<Start>,
+    /// The fence it was started with, and what it covers (R1, R2).
+    fence: Option<Fence>,
+    covers: Option<duetime::Covers>,
     /// The first result reported, then any others that differ from it (most runs have
     /// one, sent once or more).
     reported: Option<Outcome>,
@@ -382,17 +392,6 @@ pub type Probes = BTreeMap<&'static str, u64>;
 /// replay): a settlement must be one of them, or the core's own timeout.
 pub type Reported = BTreeMap<duetime::RunId, Vec<Outcome>>;
 
-/// The results among a list of core inputs.
-pub fn reported_in<'a>(events: impl IntoIterator<Item = &'a duetime::Event>) -> Reported {
-    let mut r = Reported::new();
-    for e in events {
-        if let duetime::Event::RunFinished { run, outcome, .. } = e {
-            r.entry(*run).or_default().push(outcome.clone());
-        }
-    }
-    r
-}
-
 /// Checks a whole journal at once: every reported result is known from the start.
 pub fn check(
     journal: &[Record],
@@ -422,37 +421,6 @@ pub fn check_capped(
     }
     for rec in journal {
         c.record(rec);
-    }
-    c.finish(horizon, probes)
-}
-
-/// `check` over effects: `effects` are the journal records and the effects about processes
-/// (owner lease, drains) in the store's order (others are ignored); O1 is held when the
-/// store ran `single_owner`, C2 against `cap`.
-pub fn check_effects(
-    effects: &[Effect],
-    facts: &BTreeMap<JobName, JobFacts>,
-    reported: &Reported,
-    horizon: Horizon,
-    probes: &mut Probes,
-    single_owner: bool,
-    cap: Option<u32>,
-) -> Vec<Violation> {
-    let mut c = Checker::new(facts.clone());
-    if single_owner {
-        c.hold_single_owner();
-    }
-    c.set_cap(cap);
-    for (run, outcomes) in reported {
-        for o in outcomes {
-            c.reported(*run, o);
-        }
-    }
-    for e in effects {
-        match e {
-            Effect::Record(rec) => c.record(rec),
-            other => c.coordination(other),
-        }
     }
     c.finish(horizon, probes)
 }
@@ -490,6 +458,12 @@ pub struct Checker {
     owner_fence: Option<Fence>,
     /// The lease was last released by a drain (and not taken since).
     released: bool,
+    /// When the owner lease was last taken (its `until` less the TTL) and the TTL (O2).
+    owner_taken: Option<i64>,
+    lease_ttl_ms: i64,
+    /// Runs a result with their current fence was delivered for in this step (R1), and
+    /// whether that result parks.
+    to_settle: Vec<(RunId, bool)>,
     /// The open runs by the journal: run, holder (moved by adoption), track (D1).
     holders: Vec<(RunId, ProcessId, usize)>,
     /// The processes told `Drained` (D1: once each).
@@ -529,6 +503,9 @@ impl Checker {
             owner: None,
             owner_fence: None,
             released: false,
+            owner_taken: None,
+            lease_ttl_ms: 0,
+            to_settle: Vec::new(),
             holders: Vec::new(),
             drained: Vec::new(),
         }
@@ -536,8 +513,9 @@ impl Checker {
 
     /// Holds O1 from now on: the store runs `single_owner` coordination, and the caller
     /// feeds `owner` every owner effect in the store's order.
-    pub fn hold_single_owner(&mut self) {
+    pub fn hold_single_owner(&mut self, lease_ttl_ms: i64) {
         self.single_owner = true;
+        self.lease_ttl_ms = lease_ttl_ms;
     }
 
     /// An effect about processes rather than jobs (others are ignored): the owner lease's
@@ -568,8 +546,21 @@ impl Checker {
                 process,
                 fence,
                 from,
-                ..
+                until,
             } => {
+                // O2: a lease lasts its TTL from its taking unless it is renewed, so it is
+                // never taken again within a TTL of being taken (a renewal keeps its fence).
+                let taken = until.as_millis() - self.lease_ttl_ms;
+                if self
+                    .owner_taken
+                    .is_some_and(|t| from.is_some() && taken - t < self.lease_ttl_ms)
+                {
+                    let detail = format!(
+                        "{process} took the owner lease with {fence} within a lease of its last taking"
+                    );
+                    self.violation_of("O2", "(owner lease)".to_string(), detail);
+                }
+                self.owner_taken = Some(taken);
                 if self.owner_fence.is_some_and(|f| *fence <= f) {
                     let detail = format!(
                         "{process} took the owner lease with {fence}, not above the {} told before",
@@ -592,6 +583,78 @@ impl Checker {
                 self.released = true;
             }
             _ => {}
+        }
+    }
+
+    /// R1, with `step_done`: a result the world delivers for a run the journal shows open
+    /// under that very fence must settle it (or park it) in its step: a current result is
+    /// never taken for a stale one. (A parked run asked to park again is a repeat.)
+    pub fn delivered(&mut self, run: RunId, fence: Fence, outcome: &Outcome) {
+        if self.settled.contains(run) || self.lost.contains(run) {
+            return;
+        }
+        // (A run whose job was removed is closed with it: its result finds nobody.)
+        let current = self.open.get(&run).is_some_and(|o| {
+            o.fence == Some(fence)
+                && o.start
+                    .is_some_and(|s| self.tracks[s.track].removed_at.is_none())
+        });
+        let repeat =
+            self.parked.contains_key(&run) && matches!(outcome, Outcome::AwaitingApproval { .. });
+        if current && !repeat {
+            self.to_settle
+                .push((run, matches!(outcome, Outcome::AwaitingApproval { .. })));
+        }
+    }
+
+    /// The end of a step: every result `delivered` for it has settled or parked its run.
+    pub fn step_done(&mut self) {
+        for (run, parks) in std::mem::take(&mut self.to_settle) {
+            let settled = self.settled.contains(run) || self.lost.contains(run);
+            let parked = parks && self.parked.contains_key(&run);
+            if settled || parked {
+                self.probe("current result settled its run");
+                continue;
+            }
+            let job = self
+                .open
+                .get(&run)
+                .and_then(|o| o.start)
+                .map_or_else(String::new, |s| self.tracks[s.track].name.to_string());
+            self.violation_of(
+                "R1",
+                job,
+                format!(
+                    "{run} was reported with its current fence and is still open after the step"
+                ),
+            );
+        }
+    }
+
+    /// R2: a retry covers exactly what the run that failed before it covered.
+    fn retry_covers(
+        &mut self,
+        idx: usize,
+        rec: &Record,
+        run: RunId,
+        covers: Option<&duetime::Covers>,
+        trigger: duetime::Trigger,
+    ) {
+        if trigger != duetime::Trigger::Retry {
+            return;
+        }
+        match self.tracks[idx].last_failed {
+            Some((_, failed)) if covers == Some(&failed) => self.probe("retry covered what failed"),
+            last => {
+                let detail = format!(
+                    "{run} retried {} but the run that failed before it covered {}",
+                    covers.map_or("nothing".to_string(), |c| c.to_string()),
+                    last.map_or("nothing (no run failed)".to_string(), |(r, c)| format!(
+                        "{c} ({r})"
+                    ))
+                );
+                self.violation("R2", &rec.job, detail);
+            }
         }
     }
 
@@ -1029,11 +1092,16 @@ impl Checker {
                 trigger,
                 process,
                 waited,
+                fence,
                 ..
             } => {
                 if waited.is_some() {
                     self.probe("waited then started");
                 }
+                self.retry_covers(idx, rec, *run, covers.as_ref(), *trigger);
+                let o = self.open.entry(*run).or_default();
+                o.fence = Some(*fence);
+                o.covers = *covers;
                 self.holders.push((*run, *process, idx));
                 self.concurrency(idx, rec, *run, *process);
                 self.started(idx, rec, *run, covers.as_ref(), *trigger, *process)
@@ -1444,6 +1512,10 @@ impl Checker {
 
     fn settled(&mut self, idx: usize, rec: &Record, run: RunId, outcome: &Outcome) {
         self.lanes.close(run);
+        if !matches!(outcome, Outcome::Ok | Outcome::Skipped) {
+            let covers = self.open.get(&run).and_then(|o| o.covers);
+            self.tracks[idx].last_failed = covers.map(|c| (run, c));
+        }
         if self.unpark(run).is_some() {
             self.probe("parked run settled by its result");
         }

@@ -16,9 +16,15 @@ pub enum FaultMode {
     None,
     Light,
     Heavy,
-    /// Each seed draws each fault's rate from zero to heavy.
+    /// Each seed draws each fault's rate: off, up to heavy, heavy, or extreme.
     Swarm,
+    /// Several times heavy: clocks days ahead and behind, long stalls, crash loops, bursts
+    /// of redefinitions, drains during clock jumps.
+    Extreme,
 }
+
+/// How much harder than `heavy` the extreme rates are.
+pub const EXTREME: f64 = 4.0;
 
 impl std::str::FromStr for FaultMode {
     type Err = String;
@@ -28,8 +34,9 @@ impl std::str::FromStr for FaultMode {
             "light" => Ok(FaultMode::Light),
             "heavy" => Ok(FaultMode::Heavy),
             "swarm" => Ok(FaultMode::Swarm),
+            "extreme" => Ok(FaultMode::Extreme),
             other => Err(format!(
-                "--faults: `{other}`; accepted: none, light, heavy, swarm"
+                "--faults: `{other}`; accepted: none, light, heavy, extreme, swarm"
             )),
         }
     }
@@ -39,7 +46,18 @@ impl FaultMode {
     /// Whether worlds of this mode self-check every committed state (S6): the modes that
     /// hunt for bugs pay for it; the others round-trip the state now and then.
     pub fn checks_state(self) -> bool {
-        matches!(self, FaultMode::Heavy)
+        matches!(self, FaultMode::Heavy | FaultMode::Extreme)
+    }
+
+    /// The name `--faults` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            FaultMode::None => "none",
+            FaultMode::Light => "light",
+            FaultMode::Heavy => "heavy",
+            FaultMode::Swarm => "swarm",
+            FaultMode::Extreme => "extreme",
+        }
     }
 }
 
@@ -72,6 +90,12 @@ pub struct Faults {
     pub adopt: bool,
     pub max_skew_ms: i64,
     pub max_drift_ppm: i64,
+    /// Bursts per host and hour: a crash loop, a run of redefinitions of one job while its
+    /// runs are open, or a drain right after a clock jump.
+    pub burst_per_hour: f64,
+    /// The largest clock jump (either way) and the longest stall a world draws.
+    pub max_jump_ms: i64,
+    pub max_stall_ms: i64,
 }
 
 /// The world's shape.
@@ -112,7 +136,8 @@ impl fmt::Display for WorldConfig {
             f,
             "seed {} | {} processes, tick {}s, from {start}, safety {:.1}h + liveness {:.1}h | \
              per hour: crash {:.2} stall {:.2} jump {:.2} drain {:.2} command {:.2} | \
-             abort {:.3} lost-answer {:.3} late {:.3} dup {:.3} orphan {:.2} adopt {} | skew ±{}s drift ±{}ppm | {}{}",
+             abort {:.3} lost-answer {:.3} late {:.3} dup {:.3} orphan {:.2} adopt {} | skew ±{}s drift ±{}ppm | \
+             burst {:.2} jumps to {:.1}d stalls to {:.1}h | {}{}",
             self.seed,
             self.processes,
             self.tick_ms / 1000,
@@ -131,6 +156,9 @@ impl fmt::Display for WorldConfig {
             fa.adopt,
             fa.max_skew_ms / 1000,
             fa.max_drift_ppm,
+            fa.burst_per_hour,
+            fa.max_jump_ms as f64 / 86_400_000.0,
+            fa.max_stall_ms as f64 / 3_600_000.0,
             if self.single_owner {
                 "single_owner"
             } else {
@@ -188,19 +216,57 @@ const ZONES: [&str; 6] = [
     "Asia/Kolkata",
 ];
 
+/// A fault's rate in `mode`, from its heavy rate. Swarm worlds draw each fault on its
+/// own: off (30%), anywhere up to heavy (35%), heavy (20%) or extreme (15%), so a fair share
+/// of seeds is hard on each fault and some on several at once.
 fn scale(mode: FaultMode, rng: &mut ChaCha8Rng, heavy: f64) -> f64 {
     match mode {
         FaultMode::None => 0.0,
         FaultMode::Light => heavy * 0.1,
         FaultMode::Heavy => heavy,
+        FaultMode::Extreme => heavy * EXTREME,
         FaultMode::Swarm => {
             if rng.gen_bool(0.3) {
-                0.0
+                return 0.0;
+            }
+            // One draw, as always, read in three bands.
+            let u = rng.gen_range(0.0..1.0f64);
+            if u < 0.5 {
+                heavy * u * 2.0
+            } else if u < 0.786 {
+                heavy
             } else {
-                heavy * rng.gen_range(0.0..1.0f64).powi(2)
+                heavy * EXTREME
             }
         }
     }
+}
+
+/// A probability per event, drawn like a rate but never above `max`.
+fn chance(mode: FaultMode, rng: &mut ChaCha8Rng, heavy: f64, max: f64) -> f64 {
+    scale(mode, rng, heavy).min(max)
+}
+
+/// The parts of a world that extreme modes reach further (bursts, jumps of days, stalls of
+/// a day), drawn from a stream of their own so every other draw of a seed is as it was.
+fn draw_extremes(seed: u64, mode: FaultMode, mut f: Faults) -> Faults {
+    let mut rng = features_rng(seed, 3);
+    let extreme = match mode {
+        FaultMode::Extreme => true,
+        FaultMode::Swarm => rng.gen_bool(0.15),
+        _ => false,
+    };
+    f.burst_per_hour = match mode {
+        FaultMode::None | FaultMode::Light => 0.0,
+        FaultMode::Swarm if !extreme => scale(mode, &mut rng, 0.2),
+        _ if extreme => 1.0,
+        _ => 0.2,
+    };
+    if extreme {
+        f.max_jump_ms = 7 * 86_400_000;
+        f.max_stall_ms = 24 * 3_600_000;
+    }
+    f
 }
 
 pub fn draw_world(seed: u64, rng: &mut ChaCha8Rng, o: &Overrides) -> WorldConfig {
@@ -224,15 +290,19 @@ pub fn draw_world(seed: u64, rng: &mut ChaCha8Rng, o: &Overrides) -> WorldConfig
         jump_per_hour: scale(mode, rng, 0.5),
         drain_per_hour: scale(mode, rng, 0.3),
         command_per_hour: scale(mode, rng, 3.0),
-        abort: scale(mode, rng, 0.03),
-        lost_answer: scale(mode, rng, 0.03),
-        late_result: scale(mode, rng, 0.1),
-        duplicate_result: scale(mode, rng, 0.1),
+        abort: chance(mode, rng, 0.03, 0.2),
+        lost_answer: chance(mode, rng, 0.03, 0.2),
+        late_result: chance(mode, rng, 0.1, 0.4),
+        duplicate_result: chance(mode, rng, 0.1, 0.4),
         orphan_delivers: rng.gen_range(0.0..1.0),
         adopt: rng.gen_bool(0.5),
         max_skew_ms: (scale(mode, rng, 1.0) * 180_000.0) as i64,
         max_drift_ppm: (scale(mode, rng, 1.0) * 300.0) as i64,
+        burst_per_hour: 0.0,
+        max_jump_ms: 2 * 86_400_000,
+        max_stall_ms: 6 * 3_600_000,
     };
+    let faults = draw_extremes(seed, mode, faults);
     // Drawn from a stream of its own, so adding it left every other draw of a seed as it
     // was.
     let mut extra = features_rng(seed, 1);

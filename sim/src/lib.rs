@@ -65,9 +65,7 @@ pub fn quietly<T>(f: impl FnOnce() -> T) -> Result<T, String> {
 /// and survives a serde round trip unchanged; on success `state` is the reloaded copy, so
 /// the world goes on from what a host would load. `Err` says what broke.
 pub fn round_trip(state: &mut duetime::State) -> Result<(), String> {
-    state
-        .self_check()
-        .map_err(|e| format!("the state fails its own load check: {e}"))?;
+    // (Loading runs the core's own check: a state that fails it does not load.)
     let json =
         serde_json::to_vec(state).map_err(|e| format!("the state does not serialize: {e}"))?;
     let copy: duetime::State =
@@ -86,16 +84,19 @@ pub enum Verdict {
     Safety,
     Liveness,
     Crash(String),
+    /// The watchdog stopped a world that made no progress (why, in words).
+    Stuck(String),
 }
 
 impl Verdict {
-    /// Exit codes: 0 all held, 1 safety, 2 liveness, 3 a panic in the core.
+    /// Exit codes: 0 all held, 1 safety, 2 liveness, 3 a panic in the core, 4 no progress.
     pub fn exit_code(&self) -> i32 {
         match self {
             Verdict::Held => 0,
             Verdict::Safety => 1,
             Verdict::Liveness => 2,
             Verdict::Crash(_) => 3,
+            Verdict::Stuck(_) => 4,
         }
     }
 }
@@ -131,6 +132,7 @@ impl SeedReport {
         let (invariant, job, liveness) = match &self.verdict {
             Verdict::Held => return None,
             Verdict::Crash(_) => ("crash".to_string(), String::new(), false),
+            Verdict::Stuck(_) => return None,
             _ => {
                 // A forbidden act first: it is what shrinking keeps.
                 let v = self
@@ -173,6 +175,12 @@ pub struct Options {
     pub check_state: bool,
     /// How long shrinking one failure may take; the shortest trace found by then is kept.
     pub shrink_budget: std::time::Duration,
+    /// How long one seed may run by the real clock before the watchdog calls it stuck.
+    pub seed_budget: std::time::Duration,
+    /// Most resident memory a run of seeds may hold before the watchdog stops it.
+    pub max_rss: u64,
+    /// Most events a world may spend per simulated hour before the watchdog calls it stuck.
+    pub max_events_per_hour: f64,
 }
 
 impl Default for Options {
@@ -186,6 +194,9 @@ impl Default for Options {
             keep_durations: false,
             check_state: false,
             shrink_budget: std::time::Duration::from_secs(30),
+            seed_budget: std::time::Duration::from_secs(120),
+            max_rss: 8 << 30,
+            max_events_per_hour: world::MAX_EVENTS_PER_HOUR,
         }
     }
 }
@@ -217,6 +228,8 @@ pub fn run_seed(seed: u64, opts: &Options) -> SeedReport {
     }
     world.keep_durations = opts.keep_durations;
     world.check_state = opts.check_state || cfg_checks_state;
+    world.seed_budget = opts.seed_budget;
+    world.max_events_per_hour = opts.max_events_per_hour;
     let outcome = quietly(|| world.run());
     let mut report = SeedReport {
         seed,
@@ -247,6 +260,12 @@ pub fn run_seed(seed: u64, opts: &Options) -> SeedReport {
     };
     if let Err(msg) = outcome {
         report.verdict = Verdict::Crash(msg);
+        return report;
+    }
+    if let Some(why) = world.stuck.take() {
+        report.verdict = Verdict::Stuck(format!(
+            "the core made no progress: seed {seed} spent {why}"
+        ));
         return report;
     }
     let horizon = report.horizon.expect("set above");

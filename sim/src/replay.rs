@@ -104,45 +104,47 @@ pub fn replay_with(
     horizon: Horizon,
     checks: StateChecks,
 ) -> Finding {
-    let single_owner = config.coordination == Coordination::SingleOwner;
     let run = crate::quietly(|| {
+        let mut checker = checker_for(&config, facts);
         let mut state = State::new(config);
-        let mut journal: Vec<Effect> = Vec::new();
         let mut effects = Vec::new();
         for (i, (now, event)) in inputs.iter().enumerate() {
+            // As the world feeds it: each result before its step, the journal as written.
+            if let Event::RunFinished {
+                run,
+                fence,
+                outcome,
+                ..
+            } = event
+            {
+                checker.reported(*run, outcome);
+                checker.delivered(*run, *fence, outcome);
+            }
             state.step(*now, event.clone(), &mut effects);
             if checks == StateChecks::Full {
                 if let Err(what) = crate::round_trip(&mut state) {
                     return Err(format!("after input {i} ({event}): {what}"));
                 }
             }
-            journal.extend(effects.drain(..).filter(|e| {
-                matches!(
-                    e,
-                    Effect::Record(_)
-                        | Effect::Owner { .. }
-                        | Effect::OwnerReleased { .. }
-                        | Effect::Drained { .. }
-                )
-            }));
+            for e in effects.drain(..) {
+                match e {
+                    Effect::Record(r) => checker.record(&r),
+                    Effect::Owner { .. }
+                    | Effect::OwnerReleased { .. }
+                    | Effect::Drained { .. } => checker.coordination(&e),
+                    Effect::Alert(a) => checker.alert(&a),
+                    _ => {}
+                }
+            }
+            checker.step_done();
         }
-        Ok(journal)
+        Ok(checker)
     });
     match run {
         Err(panic) => Finding::Crash(panic),
         Ok(Err(what)) => Finding::Broken(vec![Violation::state(what)]),
-        Ok(Ok(journal)) => {
-            let mut probes = check::Probes::new();
-            let reported = check::reported_in(inputs.iter().map(|(_, e)| e));
-            let v = check::check_effects(
-                &journal,
-                facts,
-                &reported,
-                horizon,
-                &mut probes,
-                single_owner,
-                config.max_runs_per_process,
-            );
+        Ok(Ok(checker)) => {
+            let v = checker.finish(horizon, &mut check::Probes::new());
             if v.is_empty() {
                 Finding::Held
             } else {
@@ -150,6 +152,16 @@ pub fn replay_with(
             }
         }
     }
+}
+
+/// A checker for a store of `config`: O1 and O2 under `single_owner`, C2 against its cap.
+fn checker_for(config: &Config, facts: &BTreeMap<JobName, JobFacts>) -> check::Checker {
+    let mut checker = check::Checker::new(facts.clone());
+    if config.coordination == Coordination::SingleOwner {
+        checker.hold_single_owner(config.lease_ttl.as_millis() as i64);
+    }
+    checker.set_cap(config.max_runs_per_process);
+    checker
 }
 
 impl Regression {

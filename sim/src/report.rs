@@ -53,7 +53,8 @@ impl Totals {
 }
 
 /// Runs `seeds` on `threads` threads (a progress bar on a terminal's stderr); with
-/// `check_determinism` every seed runs twice and must hash its trace the same.
+/// `check_determinism` every seed runs twice and must hash its trace the same. A monitor
+/// thread watches what the worlds' own watchdog cannot see (`monitor`).
 pub fn run_seeds(
     seeds: Range<u64>,
     threads: usize,
@@ -61,57 +62,37 @@ pub fn run_seeds(
     check_determinism: bool,
 ) -> Totals {
     let threads = threads.max(1);
-    let total = seeds.end.saturating_sub(seeds.start);
     let next = AtomicU64::new(seeds.start);
     let totals = Mutex::new(Totals::default());
-    let bar = if std::io::stderr().is_terminal() {
-        let b = indicatif::ProgressBar::new(total);
-        b.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{bar:40} {pos}/{len} seeds, {per_sec}, eta {eta}",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        Some(b)
-    } else {
-        None
-    };
+    let bar = progress_bar(seeds.end.saturating_sub(seeds.start));
     let started = Instant::now();
     let mut opts = opts.clone();
     opts.hash_trace = check_determinism;
     let opts = &opts;
+    let in_flight: Mutex<Vec<Option<(u64, Instant)>>> = Mutex::new(vec![None; threads]);
+    let running = AtomicU64::new(threads as u64);
     std::thread::scope(|scope| {
-        for _ in 0..threads {
-            scope.spawn(|| loop {
-                let seed = next.fetch_add(1, Ordering::Relaxed);
-                if seed >= seeds.end {
-                    break;
+        scope.spawn(|| monitor(&in_flight, &running, opts));
+        for slot in 0..threads {
+            let (next, totals, bar, in_flight, running) =
+                (&next, &totals, &bar, &in_flight, &running);
+            scope.spawn(move || {
+                loop {
+                    let seed = next.fetch_add(1, Ordering::Relaxed);
+                    if seed >= seeds.end {
+                        break;
+                    }
+                    lock(in_flight)[slot] = Some((seed, Instant::now()));
+                    let r = run_seed(seed, opts);
+                    let deterministic =
+                        !check_determinism || run_seed(seed, opts).trace_hash == r.trace_hash;
+                    lock(in_flight)[slot] = None;
+                    lock(totals).add(r, deterministic);
+                    if let Some(b) = bar {
+                        b.inc(1);
+                    }
                 }
-                let r = run_seed(seed, opts);
-                let deterministic =
-                    !check_determinism || run_seed(seed, opts).trace_hash == r.trace_hash;
-                let mut t = totals.lock().unwrap_or_else(|p| p.into_inner());
-                t.seeds += 1;
-                t.events += r.events;
-                t.schedules += r.jobs as u64;
-                t.processes += r.processes as u64;
-                t.sim_ms += r.sim_ms;
-                for (k, v) in &r.faults {
-                    *t.faults.entry(k).or_default() += v;
-                }
-                for (k, v) in &r.probes {
-                    *t.probes.entry(k).or_default() += v;
-                }
-                if !deterministic {
-                    t.nondeterministic.push(seed);
-                }
-                if r.verdict != Verdict::Held {
-                    t.failures.push(r);
-                }
-                drop(t);
-                if let Some(b) = &bar {
-                    b.inc(1);
-                }
+                running.fetch_sub(1, Ordering::Relaxed);
             });
         }
     });
@@ -126,6 +107,80 @@ pub fn run_seeds(
     t.threads = threads;
     t.check_determinism = check_determinism;
     t
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn progress_bar(total: u64) -> Option<indicatif::ProgressBar> {
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let b = indicatif::ProgressBar::new(total);
+    b.set_style(
+        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} seeds, {per_sec}, eta {eta}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    Some(b)
+}
+
+/// What a world's own watchdog (`World::watchdog_bites`, between events) cannot see: a
+/// seed stuck inside one step of the core, or the process growing past `opts.max_rss`.
+/// Either ends the run at once with exit code 4, naming the seeds then running (a core that
+/// loops inside a step cannot be stopped any other way).
+fn monitor(in_flight: &Mutex<Vec<Option<(u64, Instant)>>>, running: &AtomicU64, opts: &Options) {
+    let grace = opts.seed_budget + std::time::Duration::from_secs(30);
+    while running.load(Ordering::Relaxed) > 0 {
+        std::thread::sleep(std::time::Duration::from_millis(250));
+        let flying: Vec<(u64, Instant)> = lock(in_flight).iter().flatten().copied().collect();
+        let seeds: Vec<u64> = flying.iter().map(|(s, _)| *s).collect();
+        if let Some((seed, since)) = flying.iter().find(|(_, since)| since.elapsed() > grace) {
+            eprintln!(
+                "duetime-sim: STUCK, the core made no progress: seed {seed} has run {:.0} s inside one step (its world's watchdog got no turn); replay it with --replay {seed}",
+                since.elapsed().as_secs_f64()
+            );
+            std::process::exit(4);
+        }
+        if let Some(rss) = resident_bytes().filter(|&b| b > opts.max_rss) {
+            eprintln!(
+                "duetime-sim: STUCK, the simulator holds {} MB, over the bound of {} MB, while running seeds {seeds:?}; replay each with --replay N",
+                rss >> 20,
+                opts.max_rss >> 20
+            );
+            std::process::exit(4);
+        }
+    }
+}
+
+/// The process's resident memory, where the system tells it (Linux's `/proc`).
+fn resident_bytes() -> Option<u64> {
+    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
+    Some(pages * 4096)
+}
+
+impl Totals {
+    /// One seed's report into the totals.
+    fn add(&mut self, r: SeedReport, deterministic: bool) {
+        self.seeds += 1;
+        self.events += r.events;
+        self.schedules += r.jobs as u64;
+        self.processes += r.processes as u64;
+        self.sim_ms += r.sim_ms;
+        for (k, v) in &r.faults {
+            *self.faults.entry(k).or_default() += v;
+        }
+        for (k, v) in &r.probes {
+            *self.probes.entry(k).or_default() += v;
+        }
+        if !deterministic {
+            self.nondeterministic.push(r.seed);
+        }
+        if r.verdict != Verdict::Held {
+            self.failures.push(r);
+        }
+    }
 }
 
 /// The summary block, headed by `title` (`duetime-sim summary`).
@@ -182,6 +237,7 @@ pub fn write_failure(out: &mut dyn Write, r: &SeedReport, replay_command: &str) 
             r.seed, r.events
         )?,
         Verdict::Crash(msg) => writeln!(out, "seed {}: CRASH, the core panicked: {msg}", r.seed)?,
+        Verdict::Stuck(msg) => writeln!(out, "seed {}: STUCK, {msg}", r.seed)?,
         _ => {
             for v in r.violations.iter().take(10) {
                 writeln!(out, "seed {}: {v}", r.seed)?;
@@ -312,6 +368,7 @@ pub fn to_json(
                 Verdict::Safety => ("safety", None),
                 Verdict::Liveness => ("liveness", None),
                 Verdict::Crash(msg) => ("crash", Some(msg.clone())),
+                Verdict::Stuck(msg) => ("stuck", Some(msg.clone())),
             };
             let shrunk = if i < SHRINK_FIRST {
                 match shrink(r.seed, opts) {

@@ -17,25 +17,36 @@ use crate::check::Checker;
 use crate::gen::{SimJob, WorldConfig};
 
 /// A wall clock: true time, skewed, drifting and jumped; the monotonic clock only freezes
-/// while its machine sleeps.
+/// while its machine sleeps (it never runs backward).
 #[derive(Debug, Clone, Default)]
 struct Clock {
     skew: i64,
     drift_ppm: i64,
     jumped: i64,
+    /// Time slept in sleeps that have ended.
     slept: i64,
+    /// When the sleep going on now began (true time), if one is.
+    asleep_since: Option<i64>,
 }
 
 impl Clock {
     fn now(&self, t: i64, t0: i64) -> Now {
         // Worlds last days and drift is at most a few hundred ppm: no overflow in i64.
         let drift = (t - t0).saturating_mul(self.drift_ppm) / 1_000_000;
+        let sleeping = self.asleep_since.map_or(0, |since| (t - since).max(0));
         // The boot clock counts true time, sleep included (no world jumps or skews it).
         Now::with_boot(
             Timestamp::from_millis(t + self.skew + drift + self.jumped),
-            Timestamp::from_millis(t - self.slept),
+            Timestamp::from_millis(t - self.slept - sleeping),
             Timestamp::from_millis(t),
         )
+    }
+
+    /// The machine wakes: the sleep joins the time slept.
+    fn wake(&mut self, t: i64) {
+        if let Some(since) = self.asleep_since.take() {
+            self.slept += (t - since).max(0);
+        }
     }
 }
 
@@ -133,6 +144,8 @@ struct Host {
     /// closer); a new plan replaces the old one here instead of leaving it in the queue to
     /// be popped and ignored.
     tick: Option<(i64, u64, u64)>,
+    /// Crashes left in a crash loop: each restart is followed by a crash within seconds.
+    crash_loop: u32,
 }
 
 #[derive(Debug, Clone)]
@@ -174,6 +187,22 @@ enum Action {
         host: usize,
     },
     Drain {
+        host: usize,
+    },
+    /// A burst (see `Faults::burst_per_hour`).
+    Burst {
+        host: usize,
+    },
+    /// A crash of a crash loop (it schedules no further crash of its own).
+    LoopCrash {
+        host: usize,
+    },
+    /// One redefinition of a burst: job `job` moves to one of its other schedules.
+    Redefine {
+        job: usize,
+    },
+    /// A drain right after a clock jump (it schedules no further drain of its own).
+    DrainNow {
         host: usize,
     },
     Command,
@@ -261,10 +290,9 @@ pub struct World {
     /// How many times people changed a job's command (each new command is told apart by it).
     commands_changed: u64,
     healed: bool,
-    /// When the run ends: the liveness phase after healing, or longer when the store's
-    /// clock is ahead of true time then (a lone process's clock ran ahead and was taken
-    /// as right, see the core's `step/clock.rs`), so that what was decided under it comes
-    /// due.
+    /// When the run ends: the liveness phase after healing. (A store whose clock ran
+    /// ahead of true time keeps its processes on its time, see the core's
+    /// `step/clock.rs`, so nothing waits for true time to catch up.)
     end: i64,
     pub events: u64,
     pub faults: Counts,
@@ -282,6 +310,14 @@ pub struct World {
     pub check_state: bool,
     /// A committed state failed S6: the world stops there.
     broken: bool,
+    /// The watchdog found the world making no progress (see `watchdog_bites`): why.
+    pub stuck: Option<String>,
+    /// When the world began, by the real clock, and how long a seed may take by it.
+    started: std::time::Instant,
+    pub seed_budget: std::time::Duration,
+    pub max_events_per_hour: f64,
+    /// The true time the world began at.
+    t0: i64,
     /// Manual runs queued while a process drained under `single_owner`: the job, and the
     /// draining processes then (the probe wants the run started by another).
     manual_in_drain: Vec<(String, Vec<ProcessId>)>,
@@ -290,6 +326,11 @@ pub struct World {
 }
 
 const HOUR: f64 = 3_600_000.0;
+
+/// The watchdog's bounds (see `World::watchdog_bites`). Worlds spend a few hundred events
+/// an hour, a few thousand in a catch-up; a hundred thousand is a core or world that loops.
+pub const MAX_EVENTS_PER_HOUR: f64 = 100_000.0;
+const MAX_QUEUE: usize = 1_000_000;
 
 /// A process holding no runs still sends a heartbeat tick at least this often.
 const SHOW_EVERY_MS: i64 = 3_600_000;
@@ -309,7 +350,7 @@ impl World {
         config.max_runs_per_process = cfg.max_runs_per_process;
         let mut checker = Checker::new(crate::facts_of(&jobs));
         if cfg.single_owner {
-            checker.hold_single_owner();
+            checker.hold_single_owner(config.lease_ttl.as_millis() as i64);
         }
         checker.set_cap(cfg.max_runs_per_process);
         let prev_digests = vec![None; jobs.len()];
@@ -343,6 +384,11 @@ impl World {
             keep_durations: false,
             check_state: false,
             broken: false,
+            stuck: None,
+            started: std::time::Instant::now(),
+            seed_budget: std::time::Duration::from_secs(120),
+            max_events_per_hour: MAX_EVENTS_PER_HOUR,
+            t0: 0,
             manual_in_drain: Vec::new(),
             deposed: Vec::new(),
         };
@@ -363,6 +409,7 @@ impl World {
                 ..Clock::default()
             };
             w.hosts.push(Host {
+                crash_loop: 0,
                 state: HostState::Down,
                 process: ProcessId(0),
                 draining: false,
@@ -401,6 +448,7 @@ impl World {
             (f.stall_per_hour, Action::Stall { host }),
             (f.jump_per_hour, Action::Jump { host }),
             (f.drain_per_hour, Action::Drain { host }),
+            (f.burst_per_hour, Action::Burst { host }),
         ] {
             if let Some(t) = self.after_rate(rate) {
                 self.at(t, make);
@@ -412,6 +460,8 @@ impl World {
     /// healed liveness phase.
     pub fn run(&mut self) {
         let t0 = self.t;
+        self.t0 = t0;
+        self.started = std::time::Instant::now();
         for i in 0..self.jobs.len() {
             let def = self.jobs[i].def.clone();
             self.transact(
@@ -463,8 +513,42 @@ impl World {
             }
             self.t = t;
             self.handle(action);
+            if self.events & 1023 == 0 && self.watchdog_bites() {
+                break;
+            }
         }
         self.t = self.end;
+    }
+
+    /// Whether the world has stopped making progress: more events than `MAX_EVENTS_PER_HOUR`
+    /// per simulated hour (a core that loops, or a world that spins on it), a queue past
+    /// `MAX_QUEUE`, or a seed past its wall-clock budget. Asked every 1,024 events; what
+    /// it found is in `stuck`.
+    fn watchdog_bites(&mut self) -> bool {
+        let hours = (self.t - self.t0).max(0) as f64 / HOUR;
+        let events = self.events as f64;
+        let budget = self.max_events_per_hour * hours.max(1.0);
+        self.stuck = if events > budget {
+            Some(format!(
+                "{} events in {hours:.2} simulated hours, over the bound of {} an hour",
+                self.events, self.max_events_per_hour
+            ))
+        } else if self.queue.heap.len() > MAX_QUEUE {
+            Some(format!(
+                "the world's queue holds {} actions, over the bound of {MAX_QUEUE}",
+                self.queue.heap.len()
+            ))
+        } else if self.started.elapsed() > self.seed_budget {
+            Some(format!(
+                "{:.1} s of wall-clock time ({} events, {hours:.2} simulated hours), over the budget of {:.0} s a seed",
+                self.started.elapsed().as_secs_f64(),
+                self.events,
+                self.seed_budget.as_secs_f64()
+            ))
+        } else {
+            None
+        };
+        self.stuck.is_some()
     }
 
     pub fn now_ms(&self) -> i64 {
@@ -477,9 +561,13 @@ impl World {
         let fault = matches!(
             action,
             Action::Crash { .. }
+                | Action::LoopCrash { .. }
                 | Action::Stall { .. }
                 | Action::Jump { .. }
                 | Action::Drain { .. }
+                | Action::DrainNow { .. }
+                | Action::Burst { .. }
+                | Action::Redefine { .. }
                 | Action::Command
         );
         if fault && self.healed {
@@ -581,27 +669,12 @@ impl World {
                 );
             }
             Action::Crash { host } => {
-                if self.hosts[host].state != HostState::Down {
-                    *self.faults.entry("crash").or_default() += 1;
-                    let h = &mut self.hosts[host];
-                    h.state = HostState::Down;
-                    // Children outlive their process (a timed-out one was being killed).
-                    let held = std::mem::take(&mut h.held);
-                    h.orphans.extend(held);
-                    h.queued.clear();
-                    // A supervisor restarts it within seconds, or a person within the hour.
-                    let down = if self.rng.gen_bool(0.5) {
-                        self.rng.gen_range(1_000..30_000)
-                    } else {
-                        self.rng.gen_range(30_000..3_600_000)
-                    };
-                    let t = self.t + down;
-                    self.at(t, Action::Restart { host });
-                }
+                self.crash(host);
                 if let Some(t) = self.after_rate(self.cfg.faults.crash_per_hour) {
                     self.at(t, Action::Crash { host });
                 }
             }
+            Action::LoopCrash { host } => self.crash(host),
             Action::Restart { host } => {
                 if self.hosts[host].state != HostState::Down {
                     return;
@@ -619,13 +692,19 @@ impl World {
                 self.hosts[host].registered = committed;
                 self.adopt_orphans(host);
                 self.schedule_tick(host);
+                if self.hosts[host].crash_loop > 0 {
+                    self.hosts[host].crash_loop -= 1;
+                    let t = self.t + self.rng.gen_range(1_000..20_000);
+                    self.at(t, Action::LoopCrash { host });
+                }
             }
             Action::Stall { host } => {
                 if self.hosts[host].state == HostState::Up {
                     *self.faults.entry("stall").or_default() += 1;
                     let long = self.rng.gen_bool(0.3);
                     let d = if long {
-                        self.rng.gen_range(60_000..6 * 3_600_000)
+                        self.rng
+                            .gen_range(60_000..self.cfg.faults.max_stall_ms.max(60_001))
                     } else {
                         self.rng.gen_range(1_000..120_000)
                     };
@@ -633,8 +712,8 @@ impl World {
                     h.state = HostState::Stalled;
                     h.epoch += 1;
                     if long {
-                        // A laptop asleep: the monotonic clock stands still.
-                        h.clock.slept += d;
+                        // A laptop asleep: the monotonic clock stands still until it wakes.
+                        h.clock.asleep_since = Some(self.t);
                     }
                     self.at(self.t + d, Action::Wake { host });
                 }
@@ -647,6 +726,8 @@ impl World {
                     return;
                 }
                 self.hosts[host].state = HostState::Up;
+                let t = self.t;
+                self.hosts[host].clock.wake(t);
                 let process = self.hosts[host].process;
                 let queued = std::mem::take(&mut self.hosts[host].queued);
                 for (run, job, fence, outcome) in queued {
@@ -657,29 +738,28 @@ impl World {
                 self.sleep(host);
             }
             Action::Jump { host } => {
-                *self.faults.entry("clock jump").or_default() += 1;
-                let magnitude = match self.rng.gen_range(0..3) {
-                    0 => self.rng.gen_range(1_000..120_000),
-                    1 => self.rng.gen_range(120_000..6 * 3_600_000),
-                    _ => self.rng.gen_range(6 * 3_600_000..2 * 86_400_000),
-                };
-                let sign = if self.rng.gen_bool(0.5) { 1 } else { -1 };
-                self.hosts[host].clock.jumped += sign * magnitude;
+                self.jump(host);
                 if let Some(t) = self.after_rate(self.cfg.faults.jump_per_hour) {
                     self.at(t, Action::Jump { host });
                 }
             }
             Action::Drain { host } => {
-                if self.hosts[host].state == HostState::Up && !self.hosts[host].draining {
-                    *self.faults.entry("drain").or_default() += 1;
-                    let process = self.hosts[host].process;
-                    let now = self.clock_now(host);
-                    // An aborted transaction: the process keeps working and drains later.
-                    self.hosts[host].draining =
-                        self.transact(Some(host), now, Event::ProcessDraining { process });
-                }
+                self.drain(host);
                 if let Some(t) = self.after_rate(self.cfg.faults.drain_per_hour) {
                     self.at(t, Action::Drain { host });
+                }
+            }
+            Action::DrainNow { host } => self.drain(host),
+            Action::Burst { host } => {
+                self.burst(host);
+                if let Some(t) = self.after_rate(self.cfg.faults.burst_per_hour) {
+                    self.at(t, Action::Burst { host });
+                }
+            }
+            Action::Redefine { job } => {
+                if let Some(event) = self.redefinition(job, Actor::new("bo")) {
+                    let now = Now::at(Timestamp::from_millis(self.t));
+                    self.transact(None, now, event);
                 }
             }
             Action::Command => {
@@ -781,6 +861,111 @@ impl World {
         }
     }
 
+    /// A crash: the host's process stops talking; its children go on as orphans. A
+    /// supervisor restarts it within seconds, or a person within the hour (within seconds
+    /// in a crash loop).
+    fn crash(&mut self, host: usize) {
+        if self.hosts[host].state == HostState::Down {
+            return;
+        }
+        *self.faults.entry("crash").or_default() += 1;
+        let looping = self.hosts[host].crash_loop > 0;
+        let h = &mut self.hosts[host];
+        h.state = HostState::Down;
+        // Children outlive their process (a timed-out one was being killed).
+        let held = std::mem::take(&mut h.held);
+        h.orphans.extend(held);
+        h.queued.clear();
+        let down = if looping || self.rng.gen_bool(0.5) {
+            self.rng.gen_range(1_000..30_000)
+        } else {
+            self.rng.gen_range(30_000..3_600_000)
+        };
+        let t = self.t + down;
+        self.at(t, Action::Restart { host });
+    }
+
+    /// The host's wall clock jumps, forward or back: by seconds, hours, or days (up to the
+    /// world's `max_jump_ms`).
+    fn jump(&mut self, host: usize) {
+        *self.faults.entry("clock jump").or_default() += 1;
+        let max = self.cfg.faults.max_jump_ms.max(6 * 3_600_000 + 1);
+        let magnitude = match self.rng.gen_range(0..3) {
+            0 => self.rng.gen_range(1_000..120_000),
+            1 => self.rng.gen_range(120_000..6 * 3_600_000),
+            _ => self.rng.gen_range(6 * 3_600_000..max),
+        };
+        let sign = if self.rng.gen_bool(0.5) { 1 } else { -1 };
+        self.hosts[host].clock.jumped += sign * magnitude;
+    }
+
+    /// The host's process starts draining (an aborted transaction: it keeps working and
+    /// drains later).
+    fn drain(&mut self, host: usize) {
+        if self.hosts[host].state == HostState::Up && !self.hosts[host].draining {
+            *self.faults.entry("drain").or_default() += 1;
+            let process = self.hosts[host].process;
+            let now = self.clock_now(host);
+            self.hosts[host].draining =
+                self.transact(Some(host), now, Event::ProcessDraining { process });
+        }
+    }
+
+    /// A burst of trouble around one host: a crash loop (three to six crashes, each within
+    /// seconds of the restart before, often in the middle of a catch-up), a run of three to
+    /// five redefinitions of one job within minutes while its runs are out, or a drain
+    /// seconds after a clock jump.
+    fn burst(&mut self, host: usize) {
+        match self.rng.gen_range(0..3) {
+            0 => {
+                *self.faults.entry("burst: crash loop").or_default() += 1;
+                self.hosts[host].crash_loop = self.rng.gen_range(2..=5);
+                self.crash(host);
+            }
+            1 => {
+                let i = self.rng.gen_range(0..self.jobs.len());
+                if self.jobs[i].alternatives.is_empty() || self.removed[i] {
+                    return;
+                }
+                *self.faults.entry("burst: redefinitions").or_default() += 1;
+                let mut t = self.t;
+                for _ in 0..self.rng.gen_range(3..=5) {
+                    t += self.rng.gen_range(1_000..90_000);
+                    self.at(t, Action::Redefine { job: i });
+                }
+            }
+            _ => {
+                *self
+                    .faults
+                    .entry("burst: drain during a clock jump")
+                    .or_default() += 1;
+                self.jump(host);
+                let t = self.t + self.rng.gen_range(1_000..10_000);
+                self.at(t, Action::DrainNow { host });
+            }
+        }
+    }
+
+    /// Job `i` moves to one of its other schedules: the `Upsert` a person sends (none when
+    /// it has no other schedule).
+    fn redefinition(&mut self, i: usize, actor: Actor) -> Option<Event> {
+        if self.jobs[i].alternatives.is_empty() {
+            return None;
+        }
+        let alt = self.rng.gen_range(0..self.jobs[i].alternatives.len());
+        let (schedule, spec) = self.jobs[i].alternatives[alt].clone();
+        self.prev_digests[i] = Some(self.jobs[i].def.digest());
+        let old = (self.jobs[i].def.schedule.clone(), self.jobs[i].spec.clone());
+        self.jobs[i].alternatives[alt] = old;
+        self.jobs[i].def.schedule = schedule;
+        self.jobs[i].spec = spec;
+        *self.faults.entry("schedule change").or_default() += 1;
+        Some(Event::Upsert {
+            def: Box::new(self.jobs[i].def.clone()),
+            actor,
+        })
+    }
+
     /// A person does something to a random job.
     fn command(&mut self) {
         let i = self.rng.gen_range(0..self.jobs.len());
@@ -797,19 +982,7 @@ impl World {
             3..=5 => Event::Resume { job: name, actor },
             6 | 7 => Event::RunNow { job: name, actor },
             8 | 9 if !self.jobs[i].alternatives.is_empty() => {
-                // A schedule change to one of the job's alternatives.
-                let alt = self.rng.gen_range(0..self.jobs[i].alternatives.len());
-                let (schedule, spec) = self.jobs[i].alternatives[alt].clone();
-                self.prev_digests[i] = Some(self.jobs[i].def.digest());
-                let old = (self.jobs[i].def.schedule.clone(), self.jobs[i].spec.clone());
-                self.jobs[i].alternatives[alt] = old;
-                self.jobs[i].def.schedule = schedule;
-                self.jobs[i].spec = spec;
-                *self.faults.entry("schedule change").or_default() += 1;
-                Event::Upsert {
-                    def: Box::new(self.jobs[i].def.clone()),
-                    actor,
-                }
+                self.redefinition(i, actor).expect("it has alternatives")
             }
             11 => {
                 // A change of what the host runs (a new command), nothing else: held for a
@@ -907,18 +1080,17 @@ impl World {
     /// jobs are resumed, runs stop failing.
     fn heal(&mut self) {
         self.healed = true;
-        if let Some(clock) = self.state.clock() {
-            self.end = self
-                .end
-                .max(clock.as_millis().saturating_add(self.cfg.liveness_ms));
-        }
         for job in &mut self.jobs {
             if !self.keep_durations {
-                // Healed runs of drawn jobs are quick, so backlogs built up under faults can
-                // drain. A user's own jobs keep their durations: whether they can keep up
-                // at all is the question being asked.
+                // Healed runs of drawn jobs are quick (a second or two), so backlogs built
+                // up under faults can drain even in a world that runs one thing at a time
+                // (`single_owner` with a cap of one run): the liveness phase asks whether
+                // the core catches up, not whether the drawn jobs fit their machines. A
+                // user's own jobs keep their durations: whether they can keep up at all is
+                // the question being asked.
                 let (lo, hi) = job.behaviour.duration_ms;
-                job.behaviour.duration_ms = (lo.min(1_000), (hi / 5).max(lo.min(1_000)));
+                let lo = lo.min(1_000);
+                job.behaviour.duration_ms = (lo, (hi / 5).clamp(lo, 2_000));
             }
             job.behaviour.fail = 0.0;
             job.behaviour.fail_retry_after = 0.0;
@@ -933,6 +1105,7 @@ impl World {
         self.cfg.faults.lost_answer = 0.0;
         for host in 0..self.hosts.len() {
             let h = &mut self.hosts[host];
+            h.clock.wake(self.t);
             h.clock = Clock {
                 slept: h.clock.slept,
                 ..Clock::default()
@@ -1137,8 +1310,15 @@ impl World {
             inputs.push((now, event.clone()));
         }
         if let Some(trace) = &mut self.trace {
+            // The store's clock before the step, where it differs from true time by more
+            // than a minute: what the core judges held clocks by.
+            let store = self
+                .state
+                .clock()
+                .filter(|c| (c.as_millis() - self.t).abs() > 60_000)
+                .map_or(String::new(), |c| format!(", store {c}"));
             trace.push(format!(
-                "{} (true {}) {}",
+                "{} (true {}{store}) {}",
                 now.wall,
                 Timestamp::from_millis(self.t),
                 &event
@@ -1147,9 +1327,16 @@ impl World {
         if let Some(h) = host {
             self.hosts[h].shown_at = self.t;
         }
-        if let Event::RunFinished { run, outcome, .. } = &event {
+        if let Event::RunFinished {
+            run,
+            outcome,
+            fence,
+            ..
+        } = &event
+        {
             // The checker's ground truth: every result a process reported.
             self.checker.reported(*run, outcome);
+            self.checker.delivered(*run, *fence, outcome);
         }
         let mut effects = std::mem::take(&mut self.effects);
         let mut parked = Vec::new();
@@ -1246,6 +1433,7 @@ impl World {
                         ClockGapKind::ClockForward => "clock gap: set forward",
                         ClockGapKind::ClockBackward => "clock gap: set back",
                         ClockGapKind::HeldAhead => "clock held ahead of the store's",
+                        ClockGapKind::HeldBehind => "clock held behind the store's",
                         ClockGapKind::Released => "clock held ahead released (alone)",
                     };
                     *self.probes.entry(probe).or_default() += 1;
@@ -1276,6 +1464,7 @@ impl World {
             }
         }
         self.effects = effects;
+        self.checker.step_done();
         let owner_after = self.state.owner_lease().map(|o| (o.holder, o.fence));
         if let (Some(p), Some((holder, _))) = (ticked, owner_after) {
             if holder != p {

@@ -8,11 +8,16 @@ use duetime_sim::replay::{Finding, Regression};
 use duetime_sim::{run_seed, Options, Verdict};
 
 /// Seeds run by `cargo test` (a debug build checks the core's invariants after every step):
-/// twenty that reach every probe below, the rarest being a due time in a DST gap.
-const SEEDS: std::ops::Range<u64> = 620..640;
+/// twenty that reach every probe below, each at least twice (the rarest: a due time in a
+/// DST gap, a backfill of too many due times, a catch-up after sleep). A change to what
+/// worlds draw moves what each seed meets: people changing jobs' commands (issue 18) left
+/// 620..640 with no backfill of too many due times, so the window moved.
+const SEEDS: std::ops::Range<u64> = 760..780;
 
 /// Rare situations the generator must reach within `SEEDS`; a weaker generator shows here.
 const PROBES: &[&str] = &[
+    "current result settled its run",
+    "retry covered what failed",
     "clock held ahead of the store's",
     "clock held ahead released (alone)",
     "lease expired while running",
@@ -262,4 +267,25 @@ fn a_fixed_job_set_can_be_simulated_instead_of_drawn_ones() {
             r.violations.first()
         );
     }
+}
+
+/// The watchdog: a world that spends more events per simulated hour than its bound is
+/// stopped and reported stuck (exit code 4), with how far it got, not left to spin.
+#[test]
+fn a_world_past_its_event_bound_is_stopped_and_called_stuck() {
+    let opts = Options {
+        max_events_per_hour: 50.0,
+        ..Options::default()
+    };
+    let r = run_seed(3, &opts);
+    let Verdict::Stuck(why) = &r.verdict else {
+        panic!("not stopped: {:?}", r.verdict);
+    };
+    assert!(
+        why.starts_with("the core made no progress: seed 3 spent"),
+        "{why}"
+    );
+    assert!(why.contains("over the bound of 50 an hour"), "{why}");
+    assert_eq!(r.verdict.exit_code(), 4);
+    assert!(r.events < 10_000, "stopped early: {} events", r.events);
 }

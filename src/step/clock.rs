@@ -8,24 +8,34 @@
 //! monotonic clock, or the clock that counts sleep when the host reads one), never by a
 //! wall clock's jump. Each event of a process is then judged:
 //!
-//! - a wall clock at most `config.clock_jump` ahead of what the store vouches for (or
-//!   behind it, by any amount) is taken as it reads: skew is normal, and a clock behind
-//!   never makes a lease younger or the frontier move back;
-//! - a wall clock further ahead is **held** (told as `ClockGap` `held_ahead`): a process
-//!   the store has heard from before goes on working on the store's time (its own
-//!   monotonic clock carries it); a new incarnation, whose claim cannot be measured, first
-//!   **waits**, deciding nothing, since the store's clock may only be stale (everyone was
-//!   down) rather than its wall clock wrong;
-//! - a held process is **released**, its wall clock taken as right (`released`), once it
-//!   agrees with the store's again, or once no other process has contradicted it for
-//!   `solitude` (two ticks) of its own time: then it is the only witness (a restart after
-//!   downtime, a lone daemon whose clock was set), and the due times its clock has passed
-//!   are late, with the cause that held it (`down` for a new incarnation, `clock_forward`).
-//!   A process contradicts a held one when its own lead over the store's clock differs
-//!   from the held one's by more than `clock_jump`; one the store has heard from before
-//!   also shows the store's clock is alive, so a waiting process starts working on it.
-//!   While anyone is held, every other process wakes at least once a tick
-//!   (`State::next_wake_for`), so a held process that hears nobody really is alone.
+//! - a wall clock within `config.clock_jump` of what the store vouches for is taken as it
+//!   reads: skew is normal;
+//! - a wall clock further from it, ahead or behind, is **held** (told as `ClockGap`
+//!   `held_ahead` or `held_behind`): the process goes on working on the store's time, its
+//!   own monotonic clock carrying it from its last event. A clock set forward by days
+//!   neither skips the days' due times nor writes leases days long while anyone can
+//!   contradict it, and one set back neither stalls the schedule nor makes a lease younger;
+//! - a **new incarnation** whose wall clock reads far ahead of the store's cannot be
+//!   measured yet: the store's clock may only have stopped while everyone was down. It
+//!   **waits**, deciding nothing, until a process the store has heard from before speaks
+//!   (the store's clock is alive: it then works on it);
+//! - a process held ahead that no one has contradicted for `solitude` (two ticks) of its
+//!   own time is **released** (`released`): it is the only witness (a restart after
+//!   downtime, a lone host whose clock was set, or every live process agreeing that the
+//!   store's clock is behind), so its clock is taken as right and the store's clock moves to
+//!   it; the due times it passed are late (`down` for a new incarnation, else
+//!   `clock_forward`), and the runs it holds keep the age it measured. Only a process whose
+//!   own clock is taken as it reads contradicts a held one, when the held one reads more
+//!   than two `clock_jump`s further ahead (`disagreement`); held processes carry their own
+//!   estimates of the store's time, so they are no evidence against each other (two
+//!   processes restarted after one outage are released together). While anyone waits,
+//!   every other process wakes at least once a tick (`State::next_wake_for`), so a process
+//!   that hears nobody really is alone. A clock held behind is never released: the store's
+//!   clock does not go back.
+//!
+//! The cost: a restart after downtime waits two ticks before it catches up, and a lone
+//! process whose clock is wrong ahead is believed (there is no one to say otherwise); the
+//! frontier it moved stays moved.
 //!
 //! Leases are judged by the store's clock too: a holder the store has not heard from for a
 //! lease TTL plus `clock_jump` of store time has lost what it holds, whatever the `until`
@@ -33,7 +43,7 @@
 
 use crate::effect::{ClockGapKind, Effect, MissCause};
 use crate::event::{Now, ProcessId};
-use crate::state::{ClockHold, ProcessRec, State};
+use crate::state::{ClockHold, Config, HoldCounts, ProcessRec, State};
 use crate::time::{Duration, Timestamp};
 
 use super::Out;
@@ -90,37 +100,30 @@ impl State {
         fresh: bool,
         out: &mut Out,
     ) -> Judged {
-        let known = !fresh && self.processes.contains_key(&process);
-        // A reading older than the process's last (a result delivered late, with the time
-        // it was read) says nothing new of its clocks: it is judged, not noted.
-        let stale = known && self.processes[&process].last_mono > now.mono;
-        let gap_cause = if known && !stale {
-            self.observe_gap(process, now, out)
+        let config = self.config;
+        let seen = self.clock;
+        let (rec, known) = match self.processes.entry(process) {
+            std::collections::btree_map::Entry::Occupied(e) if !fresh => (e.into_mut(), true),
+            e => {
+                let rec = e.or_insert_with(|| ProcessRec::new(now));
+                *rec = ProcessRec::new(now);
+                (rec, false)
+            }
+        };
+        let gap_cause = if known {
+            observe_gap(&config, process, rec, now, out)
         } else {
             MissCause::Down
         };
-        let rec = self
-            .processes
-            .entry(process)
-            .or_insert_with(|| ProcessRec::new(now));
-        if !known {
-            *rec = ProcessRec::new(now);
-        }
-        let measured = known.then(|| {
-            if stale {
-                Duration::ZERO
-            } else {
-                elapsed(rec, now)
-            }
-        });
-        if !stale {
-            rec.last_wall = now.wall;
-            rec.last_mono = now.mono;
-            rec.last_boot = now.boot;
-        }
+        // (A monotonic clock read behind its last reading is a host's anomaly: nothing
+        // elapsed, and the readings start again from here.)
+        let measured = known.then(|| elapsed(rec, now));
+        rec.last_wall = now.wall;
+        rec.last_mono = now.mono;
+        rec.last_boot = now.boot;
         // What the store vouches for now: its clock, carried by this process's own measure
         // since its previous event. Before any process has spoken, the first one's word.
-        let Some(seen) = self.clock else {
+        let Some(seen) = seen else {
             rec.base = Some(now.wall);
             self.clock = Some(now.wall);
             return Judged {
@@ -131,84 +134,30 @@ impl State {
         };
         let vouched = measured.map_or(seen, |e| seen.max(rec.base().saturating_add(e)));
         let lead = now.wall.as_millis().saturating_sub(vouched.as_millis());
-        let was_held = self.processes[&process].held();
-        let judged = self.judge_lead(process, now, (vouched, lead, known), gap_cause, out);
-        if was_held && known && judged.at == now.wall && lead > 0 {
+        let before = rec.hold;
+        let judged = judge_lead(
+            &config,
+            process,
+            rec,
+            now,
+            (vouched, lead, known),
+            gap_cause,
+            out,
+        );
+        let after = rec.hold;
+        let base = rec.base();
+        self.clock = Some(seen.max(base));
+        let kind = |h: Option<ClockHold>| h.map(|h| (h.lead > 0, h.waiting));
+        if kind(before) != kind(after) || !known {
+            self.holds = HoldCounts::of(&self.processes);
+        }
+        if before.is_some() && after.is_none() && known && judged.at == now.wall && lead > 0 {
             // Released: what it holds was timed on the store's clock, which its own clock
             // now replaces, `lead` ahead; its runs are as old as it measured them.
             self.reanchor_runs(process, Duration::from_millis(lead.unsigned_abs()));
         }
-        let base = self.processes[&process].base();
-        self.clock = Some(seen.max(base));
-        if !stale {
-            self.contradict_holds(process, lead, known);
-        }
+        self.contradict_holds(process, lead, known);
         judged
-    }
-
-    /// The verdict on one event's wall clock, `lead` ms ahead of what the store vouches for
-    /// (`vouched`), from a process the store has heard from before (`known`) or a new
-    /// incarnation: taken, held, or released (see the module doc).
-    fn judge_lead(
-        &mut self,
-        process: ProcessId,
-        now: Now,
-        (vouched, lead, known): (Timestamp, i64, bool),
-        gap_cause: MissCause,
-        out: &mut Out,
-    ) -> Judged {
-        let jump = i64::try_from(self.config.clock_jump.as_millis()).unwrap_or(i64::MAX);
-        let solitude = solitude(&self.config);
-        let rec = self.processes.get_mut(&process).expect("noted above");
-        if lead <= jump {
-            rec.hold = None;
-            rec.base = Some(vouched.max(now.wall));
-            return Judged {
-                at: now.wall,
-                late_cause: gap_cause,
-                waiting: false,
-            };
-        }
-        let fresh = !known;
-        let new_hold = rec.hold.is_none();
-        let hold = rec.hold.get_or_insert(ClockHold {
-            alone_since: None,
-            cause: if fresh {
-                MissCause::Down
-            } else {
-                MissCause::ClockForward
-            },
-            lead,
-            waiting: fresh,
-        });
-        hold.lead = lead;
-        let since = *hold.alone_since.get_or_insert(now.mono);
-        if now.mono.saturating_since(since) >= solitude {
-            // No one contradicted it for a while: its clock is the only witness.
-            let cause = hold.cause;
-            rec.hold = None;
-            rec.base = Some(now.wall);
-            let gap = clock_gap(now.wall, process, ClockGapKind::Released, Duration::ZERO);
-            out.effects.push(gap);
-            return Judged {
-                at: now.wall,
-                late_cause: cause,
-                waiting: false,
-            };
-        }
-        let waiting = hold.waiting;
-        rec.base = Some(vouched);
-        if new_hold {
-            let by = Duration::from_millis(lead.unsigned_abs());
-            out.effects
-                .push(clock_gap(now.wall, process, ClockGapKind::HeldAhead, by));
-        }
-        Judged {
-            at: vouched,
-            // Its wall clock's jump passed no due time: the store's time is what it works on.
-            late_cause: MissCause::Down,
-            waiting,
-        }
     }
 
     /// Moves the instants of the runs `process` holds (start, deadline, lease, a pending
@@ -238,59 +187,40 @@ impl State {
         }
     }
 
-    /// An event of `process` whose wall clock leads the store's by `lead` ms: every other
-    /// held process whose lead differs by more than `clock_jump` is contradicted (its
-    /// solitude starts again), and when `process` is one the store has heard from before,
-    /// the store's clock is alive, so a waiting one starts working on it.
+    /// An event of `process` whose wall clock leads the store's by `lead` ms. If its clock
+    /// was taken as it reads (it is not held), it contradicts every process held ahead
+    /// whose lead is more than `disagreement` beyond its own (that one's solitude starts
+    /// again): a sane clock is evidence; a held one is not, since each held process carries
+    /// its own estimate of the store's time. And when `process` is one the store has heard
+    /// from before, the store's clock is alive, so a waiting one starts working on it.
     fn contradict_holds(&mut self, process: ProcessId, lead: i64, vouches: bool) {
-        let jump = i64::try_from(self.config.clock_jump.as_millis()).unwrap_or(i64::MAX);
-        for (p, rec) in self.processes.iter_mut() {
-            let Some(hold) = rec.hold.as_mut().filter(|_| *p != process) else {
+        let others = self.holds.ahead.iter().any(|p| *p != process);
+        if !others {
+            return;
+        }
+        let sane = self.processes.get(&process).is_some_and(|p| !p.held());
+        let disagree = i64::try_from(disagreement(&self.config).as_millis()).unwrap_or(i64::MAX);
+        let mut woke = false;
+        for p in &self.holds.ahead {
+            let Some(hold) = self
+                .processes
+                .get_mut(p)
+                .and_then(|r| r.hold.as_mut())
+                .filter(|_| *p != process)
+            else {
                 continue;
             };
-            if hold.lead.abs_diff(lead) > jump.unsigned_abs() {
+            if sane && hold.lead.saturating_sub(lead) > disagree {
                 hold.alone_since = None;
-                if vouches {
-                    hold.waiting = false;
-                }
+            }
+            if vouches && hold.waiting {
+                hold.waiting = false;
+                woke = true;
             }
         }
-    }
-
-    /// Compares a known process's wall clock with its monotonic (and sleep-counting) clock
-    /// since its previous event, and tells a gap as `Effect::ClockGap`: forward more than
-    /// `config.clock_jump` is `asleep` if the sleep explains it, else `clock_forward` (also
-    /// when the host reads no such clock: a sleep cannot then be told from a step); back as
-    /// much is `clock_backward`, announced only (nothing is re-run, no lease looks younger).
-    /// Returns the cause late due times found now get.
-    fn observe_gap(&mut self, process: ProcessId, now: Now, out: &mut Out) -> MissCause {
-        let threshold = i128::from(self.config.clock_jump.as_millis());
-        let Some(rec) = self.processes.get(&process) else {
-            return MissCause::Down;
-        };
-        let ms = |t: Timestamp| i128::from(t.as_millis());
-        let wall = ms(now.wall) - ms(rec.last_wall);
-        let mono = ms(now.mono) - ms(rec.last_mono);
-        let slept = match (now.boot, rec.last_boot) {
-            (Some(b), Some(last)) => Some((ms(b) - ms(last) - mono).max(0)),
-            _ => None,
-        };
-        let lead = wall - mono;
-        let (kind, cause) = if lead > threshold {
-            // Asleep when the sleep explains the lead (up to the threshold).
-            if slept.is_some_and(|s| s + threshold >= lead) {
-                (ClockGapKind::Asleep, MissCause::Asleep)
-            } else {
-                (ClockGapKind::ClockForward, MissCause::ClockForward)
-            }
-        } else if lead < -threshold {
-            (ClockGapKind::ClockBackward, MissCause::Down)
-        } else {
-            return MissCause::Down;
-        };
-        let by = Duration::from_millis(u64::try_from(lead.unsigned_abs()).unwrap_or(u64::MAX));
-        out.effects.push(clock_gap(now.wall, process, kind, by));
-        cause
+        if woke {
+            self.holds = HoldCounts::of(&self.processes);
+        }
     }
 
     /// Whether the store has not heard from `holder` for a lease TTL plus `clock_jump` of
@@ -310,14 +240,14 @@ impl State {
     /// Costs a look per process holding runs; a pass over the open runs only when one of
     /// them has fallen silent (after which it holds none).
     pub(crate) fn jobs_of_silent_holders(&self) -> Vec<u64> {
+        if !self.lanes.holders().any(|p| self.holder_silent(p)) {
+            return Vec::new();
+        }
         let silent: Vec<ProcessId> = self
             .lanes
             .holders()
             .filter(|p| self.holder_silent(*p))
             .collect();
-        if silent.is_empty() {
-            return Vec::new();
-        }
         self.runs
             .values()
             .copied()
@@ -329,6 +259,122 @@ impl State {
             })
             .collect()
     }
+}
+
+/// The verdict on one event's wall clock, `lead` ms ahead of what the store vouches for
+/// (`vouched`), from a process the store has heard from before (`known`) or a new
+/// incarnation: taken, held, or released (see the module doc).
+fn judge_lead(
+    config: &Config,
+    process: ProcessId,
+    rec: &mut ProcessRec,
+    now: Now,
+    (vouched, lead, known): (Timestamp, i64, bool),
+    gap_cause: MissCause,
+    out: &mut Out,
+) -> Judged {
+    if lead.unsigned_abs() <= config.clock_jump.as_millis() {
+        rec.hold = None;
+        rec.base = Some(vouched.max(now.wall));
+        return Judged {
+            at: now.wall,
+            late_cause: gap_cause,
+            waiting: false,
+        };
+    }
+    let ahead = lead > 0;
+    if rec.hold.is_none_or(|h| (h.lead > 0) != ahead) {
+        rec.hold = Some(ClockHold {
+            alone_since: None,
+            lead,
+            waiting: ahead && !known,
+        });
+        let by = Duration::from_millis(lead.unsigned_abs());
+        let kind = if ahead {
+            ClockGapKind::HeldAhead
+        } else {
+            ClockGapKind::HeldBehind
+        };
+        out.effects.push(clock_gap(now.wall, process, kind, by));
+    }
+    let hold = rec.hold.as_mut().expect("set above");
+    hold.lead = lead;
+    if ahead {
+        let since = *hold.alone_since.get_or_insert(now.mono);
+        if now.mono.saturating_since(since) >= solitude(config) {
+            // No one contradicted it for a while: its clock is the only witness (the
+            // store's clock stopped while everyone was down, or every process now agrees
+            // it is behind). The store's clock moves to it.
+            let cause = if hold.waiting {
+                MissCause::Down
+            } else {
+                MissCause::ClockForward
+            };
+            rec.hold = None;
+            rec.base = Some(now.wall);
+            let gap = clock_gap(now.wall, process, ClockGapKind::Released, Duration::ZERO);
+            out.effects.push(gap);
+            return Judged {
+                at: now.wall,
+                late_cause: cause,
+                waiting: false,
+            };
+        }
+    }
+    let waiting = hold.waiting;
+    rec.base = Some(vouched);
+    Judged {
+        at: vouched,
+        // Its wall clock's jump passed no due time: the store's time is what it works on.
+        late_cause: MissCause::Down,
+        waiting,
+    }
+}
+
+/// Compares a known process's wall clock with its monotonic (and sleep-counting) clock
+/// since its previous event, and tells a gap as `Effect::ClockGap`: forward more than
+/// `config.clock_jump` is `asleep` if the sleep explains it, else `clock_forward` (also
+/// when the host reads no such clock: a sleep cannot then be told from a step); back as
+/// much is `clock_backward`, announced only (nothing is re-run, no lease looks younger).
+/// Returns the cause late due times found now get.
+fn observe_gap(
+    config: &Config,
+    process: ProcessId,
+    rec: &ProcessRec,
+    now: Now,
+    out: &mut Out,
+) -> MissCause {
+    let threshold = i128::from(config.clock_jump.as_millis());
+    let ms = |t: Timestamp| i128::from(t.as_millis());
+    let wall = ms(now.wall) - ms(rec.last_wall);
+    let mono = ms(now.mono) - ms(rec.last_mono);
+    let slept = match (now.boot, rec.last_boot) {
+        (Some(b), Some(last)) => Some((ms(b) - ms(last) - mono).max(0)),
+        _ => None,
+    };
+    let lead = wall - mono;
+    let (kind, cause) = if lead > threshold {
+        // Asleep when the sleep explains the lead (up to the threshold).
+        if slept.is_some_and(|s| s + threshold >= lead) {
+            (ClockGapKind::Asleep, MissCause::Asleep)
+        } else {
+            (ClockGapKind::ClockForward, MissCause::ClockForward)
+        }
+    } else if lead < -threshold {
+        (ClockGapKind::ClockBackward, MissCause::Down)
+    } else {
+        return MissCause::Down;
+    };
+    let by = Duration::from_millis(u64::try_from(lead.unsigned_abs()).unwrap_or(u64::MAX));
+    out.effects.push(clock_gap(now.wall, process, kind, by));
+    cause
+}
+
+/// How much further ahead than a sane process's clock a held one must read to be
+/// contradicted by it: two clock jumps (two minutes by default), one for each clock's
+/// allowed skew.
+pub(crate) fn disagreement(config: &Config) -> Duration {
+    config.clock_jump.saturating_mul(2)
 }
 
 /// How long a held process must hear from no process with a sane clock before its own

@@ -223,24 +223,31 @@ impl State {
         self.reply(Some(seq), Some(name), out);
     }
 
-    /// Whether the job's owed line has room for one more segment, merging two that follow
-    /// one another if it must. A full line of disjoint debts has none.
-    fn has_owed_room(&mut self, seq: u64) -> bool {
+    /// Whether the job's owed line has room for `need` more segments, merging segments
+    /// that follow one another if it must. A full line of disjoint debts has none.
+    fn has_owed_room(&mut self, seq: u64, need: usize) -> bool {
         let Some(JobRecord { def, activity, .. }) = self.jobs.get_mut(&seq) else {
             return false;
         };
-        activity
-            .as_deref_mut()
-            .is_none_or(|a| a.pending.len() < MAX_OWED_SEGMENTS || a.make_room(&def.schedule))
+        let Some(a) = activity.as_deref_mut() else {
+            return true;
+        };
+        while a.pending.len() + need > MAX_OWED_SEGMENTS {
+            if !a.make_room(&def.schedule) {
+                return false;
+            }
+        }
+        true
     }
 
     /// Whether putting `def` in force must be refused: a new schedule for a `required` job
-    /// owes the new schedule's due times apart from the old ones, and a full line of
-    /// disjoint debts could make room only by dropping the oldest, which `required` never
+    /// may owe two more segments (the old schedule's due times passed as `rescheduled`, and
+    /// the new schedule's own), apart from the old ones, and a line of disjoint debts too
+    /// full for them could make room only by dropping the oldest, which `required` never
     /// does. Refused before anything changes.
     fn refuse_schedule_change(&mut self, seq: u64, def: &JobDef, out: &mut Out) -> bool {
         let changes = self.jobs[&seq].def.schedule != def.schedule;
-        if !changes || def.missed != MissedRule::Required || self.has_owed_room(seq) {
+        if !changes || def.missed != MissedRule::Required || self.has_owed_room(seq, 2) {
             return false;
         }
         let refusal = Refusal::OwedLineFull {
@@ -545,7 +552,7 @@ impl State {
         }
         let schedule = Box::new(schedule.clone());
         // The last refusal: making room merges what is owed (it changes nothing else).
-        if !self.has_owed_room(seq) {
+        if !self.has_owed_room(seq, 1) {
             let refusal = Refusal::OwedLineFull {
                 max: MAX_OWED_SEGMENTS,
             };

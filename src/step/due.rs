@@ -326,10 +326,12 @@ impl State {
     ///
     /// The line holds at most `MAX_OWED_SEGMENTS`. A full line makes room by merging two
     /// segments that follow one another (`Activity::make_room`; the newer cause is folded
-    /// into the older one, counts stay exact): a `required` job must not lose due times to
-    /// a bound on its state. Only a line of 32 disjoint debts records its oldest segment
-    /// skipped: the bound on a job's state wins then (a `required` job's line never gets
-    /// there: a backfill or a schedule change that would need the room is refused).
+    /// into the older one, counts stay exact), then by recording `too_late` what the
+    /// catch-up window has let go since it was owed (`expire_owed`): a `required` job must
+    /// not lose due times to a bound on its state. Only a line of 32 disjoint debts within
+    /// the window records its oldest segment skipped: the bound on a job's state wins then
+    /// (a `required` job's line does not get there: a backfill or a schedule change that
+    /// would need the room is refused).
     pub(crate) fn owe(&mut self, seq: u64, owed: Owed, out: &mut Out) {
         let Some(job) = self.jobs.get_mut(&seq) else {
             return;
@@ -350,6 +352,54 @@ impl State {
             act.pending.push_back(owed);
             return;
         }
+        if self.expire_owed(seq, out) {
+            if let Some(act) = self
+                .jobs
+                .get_mut(&seq)
+                .and_then(|j| j.activity.as_deref_mut())
+            {
+                act.pending.push_back(owed);
+            }
+            return;
+        }
+        self.drop_oldest_owed(seq, owed, out);
+    }
+
+    /// Records `too_late` the owed segments wholly older than the job's catch-up window (a
+    /// backfill excepted: a person asked for it); whether there were any. The window says
+    /// they are too old to run, so a full line gives them up before anything the rule
+    /// promised.
+    fn expire_owed(&mut self, seq: u64, out: &mut Out) -> bool {
+        let Some(job) = self.jobs.get_mut(&seq) else {
+            return false;
+        };
+        let (Some(window), Some(act)) = (job.def.catch_up_window, job.activity.as_deref_mut())
+        else {
+            return false;
+        };
+        let cutoff = out.now.saturating_sub(window);
+        let (old, kept): (VecDeque<Owed>, VecDeque<Owed>) = act
+            .pending
+            .drain(..)
+            .partition(|o| o.to < cutoff && o.cause != MissCause::Backfill);
+        act.pending = kept;
+        let name = job.def.name.clone();
+        for o in &old {
+            self.note_missed(seq, o.count, out.now);
+            out.ledger(&name, o.from, o.to, o.count, skipped(MissCause::TooLate));
+        }
+        !old.is_empty()
+    }
+
+    /// A full line of disjoint debts: the oldest segment is recorded skipped so `owed` fits
+    /// (the bound on a job's state wins; a `required` job's line never gets here, see
+    /// `owe`).
+    fn drop_oldest_owed(&mut self, seq: u64, owed: Owed, out: &mut Out) {
+        let Some(job) = self.jobs.get_mut(&seq) else {
+            return;
+        };
+        let crate::state::JobRecord { def, activity, .. } = job;
+        let act = activity.get_or_insert_with(Default::default);
         let oldest = act
             .pending
             .pop_front()

@@ -141,7 +141,11 @@ impl State {
             Event::Remove { job, actor } => self.remove(&job, actor, &mut out),
             Event::ProcessStarted { process } => {
                 self.prune_processes();
-                let judged = judge(self, process, true, &mut out);
+                // A process already known is a registration sent again (its first answer
+                // was lost or its transaction aborted after it went on working): it keeps
+                // its record, a drain begun meanwhile included.
+                let fresh = !self.processes.contains_key(&process);
+                let judged = judge(self, process, fresh, &mut out);
                 self.tick(judged, process, &[], &mut out);
             }
             Event::Tick { process, held } => {
@@ -304,6 +308,7 @@ impl State {
             .collect();
         self.processes
             .retain(|p, rec| rec.base() >= cutoff || holders.contains(p));
+        self.holds = crate::state::HoldCounts::of(&self.processes);
     }
 
     pub(crate) fn seq_of(&self, name: &str) -> Option<u64> {

@@ -99,8 +99,8 @@ impl State {
 
     /// Before a step that can end a run: the draining processes holding open runs, and
     /// the process this event starts draining (if it is not draining yet); `None` when no
-    /// drain can complete in this step, which is the common case and costs one look at the
-    /// processes.
+    /// drain can complete in this step, which is the common case and costs a look at the
+    /// processes holding runs.
     pub(crate) fn drains_before(&self, event: &Event) -> Option<DrainsBefore> {
         let starting = match event {
             Event::ProcessDraining { process }
@@ -110,13 +110,11 @@ impl State {
             }
             _ => None,
         };
-        if starting.is_none() && !self.processes.values().any(|p| p.draining) {
+        let holding = self.draining_holders();
+        if starting.is_none() && holding.is_empty() {
             return None;
         }
-        Some(DrainsBefore {
-            holding: self.draining_holders(),
-            starting,
-        })
+        Some(DrainsBefore { holding, starting })
     }
 
     /// After that step: a draining process that held runs before it and holds none now,
