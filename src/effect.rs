@@ -395,10 +395,11 @@ pub enum Refusal {
     },
     /// No job can be added: the state's job numbers are used up.
     Full,
-    /// `Confirm` named another digest than the held definition's.
+    /// `Confirm` named another digest than the held definition's. The expected digest is
+    /// not told: a refusal that hands it out lets anyone confirm without reading what is
+    /// held (the host shows what the held definition changes instead).
     WrongDigest {
         given: String,
-        expected: String,
     },
     /// `Confirm`, but no definition of the job is held; `current` is the digest in force.
     NothingToConfirm {
@@ -458,9 +459,9 @@ impl std::fmt::Display for Refusal {
                 write!(f, "the note has {len} characters; at most {max} are accepted")
             }
             Refusal::Full => f.write_str("no job can be added: the job numbers are used up"),
-            Refusal::WrongDigest { given, expected } => write!(
+            Refusal::WrongDigest { given } => write!(
                 f,
-                "digest {given} is not the held definition's; expected {expected}"
+                "digest {given} is not the held definition's; read what is held and confirm the digest shown with it"
             ),
             Refusal::NothingToConfirm { current } => write!(
                 f,

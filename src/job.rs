@@ -11,6 +11,10 @@ use crate::schedule::Schedule;
 use crate::state::Config;
 use crate::time::{Duration, Timestamp};
 
+mod digest;
+
+pub use digest::DIGEST_HEX_LEN;
+
 /// A job's name: a lower-case letter, then at most 63 of `a-z0-9_`. Shared, because every
 /// effect names its job and a clone must not allocate.
 #[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -186,6 +190,14 @@ pub struct JobDef {
     /// its `digest()`; a new job is held with no schedule running until then.
     #[serde(default, skip_serializing_if = "is_false")]
     pub requires_confirmation: bool,
+    /// What the host runs for the job, in the host's own encoding (the reference host: the
+    /// canonical JSON of its command, workdir, env, env file, user and group), at most
+    /// `MAX_PAYLOAD` bytes. The core never reads it; it is part of the definition so that
+    /// changing what runs is a change of definition like any other: held for a person under
+    /// `requires_confirmation`, covered by the digest, and the definition in force (not the
+    /// held one) is what a host runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payload: Option<String>,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -197,6 +209,8 @@ fn is_false(b: &bool) -> bool {
 pub const MAX_JITTER: Duration = Duration::from_hours(1);
 /// Widest lane a job may ask for.
 pub const MAX_CONCURRENCY_LIMIT: u32 = 1_000;
+/// Longest payload (what the host runs), in bytes: the state keeps it per job.
+pub const MAX_PAYLOAD: usize = 64 * 1024;
 
 fn default_retries() -> u32 {
     5
@@ -244,6 +258,10 @@ pub enum DefError {
     JitterTooLong {
         jitter: Duration,
         max: Duration,
+    },
+    /// The payload (what the host runs) is longer than `MAX_PAYLOAD` bytes.
+    PayloadTooLong {
+        len: usize,
     },
 }
 
@@ -294,6 +312,10 @@ impl fmt::Display for DefError {
                 f,
                 "jitter: {jitter}; accepted: at most {max} (an hour, and no more than an `every` schedule's period)"
             ),
+            DefError::PayloadTooLong { len } => write!(
+                f,
+                "payload: {len} bytes of what the host runs; accepted: at most {MAX_PAYLOAD}"
+            ),
         }
     }
 }
@@ -324,6 +346,7 @@ impl JobDef {
             concurrency_limit: None,
             jitter: None,
             requires_confirmation: false,
+            payload: None,
         }
     }
 
@@ -351,85 +374,11 @@ impl JobDef {
         Duration::from_millis(x % (max.as_millis().saturating_add(1)).max(1))
     }
 
-    /// The definition's digest, 16 lower-case hex digits: FNV-1a (64 bits) over the
-    /// canonical fields below, each written as a tag byte, then the value (integers little
-    /// endian; text as its length then its bytes; an absent option as tag only). Stable
-    /// across builds and platforms, so a person can confirm what they read elsewhere; any
-    /// change to a field changes it. A new field is appended with a new tag, written only
-    /// when set, so existing digests stay what they were.
+    /// The definition's digest, 64 lower-case hex digits: SHA-256 over a canonical
+    /// encoding of every field (`digest.rs`), stable across builds and platforms, so a
+    /// person can confirm what they read elsewhere. Any change to any field changes it.
     pub fn digest(&self) -> String {
-        let mut h = Fnv::new();
-        h.text(1, self.name.as_str());
-        h.text(2, &self.title);
-        match &self.schedule {
-            Schedule::Cron(c) => {
-                h.text(3, "cron");
-                h.text(4, c.expr());
-                h.text(5, c.zone().name());
-                if let Some(p) = c.explicit_policy() {
-                    let gap = match p.gap {
-                        crate::schedule::dst::Gap::RunAtGapEnd => 1,
-                        crate::schedule::dst::Gap::Skip => 2,
-                    };
-                    let fold = match p.fold {
-                        crate::schedule::dst::Fold::First => 1,
-                        crate::schedule::dst::Fold::Last => 2,
-                        crate::schedule::dst::Fold::Both => 3,
-                    };
-                    h.int(6, gap);
-                    h.int(7, fold);
-                }
-            }
-            Schedule::Every { period, offset } => {
-                h.text(3, "every");
-                h.int(8, period.as_millis());
-                h.int(9, offset.as_millis());
-            }
-            Schedule::At { instant } => {
-                h.text(3, "at");
-                h.int(10, instant.as_millis() as u64);
-            }
-        }
-        h.int(
-            11,
-            match self.missed {
-                MissedRule::Skip => 1,
-                MissedRule::CatchUpOnce => 2,
-                MissedRule::Required => 3,
-            },
-        );
-        h.opt(12, self.catch_up_window.map(|d| d.as_millis()));
-        h.opt(
-            13,
-            self.overlap.map(|o| match o {
-                Overlap::Skip => 1,
-                Overlap::BufferOne => 2,
-                Overlap::BufferAll => 3,
-            }),
-        );
-        h.int(14, u64::from(self.retries));
-        h.int(15, self.backoff.initial.as_millis());
-        h.int(16, self.backoff.max.as_millis());
-        h.int(17, self.timeout.as_millis());
-        h.int(18, u64::from(self.safe_to_repeat));
-        h.int(19, u64::from(self.legal_duty));
-        h.int(20, self.stall_after.as_millis());
-        match &self.concurrency_key {
-            Some(k) => h.text(21, k),
-            None => h.tag(21),
-        }
-        h.opt(22, self.pause_after_failures.map(u64::from));
-        // Fields added after the digest was defined: written only when set.
-        if let Some(l) = self.concurrency_limit {
-            h.int(23, u64::from(l));
-        }
-        if let Some(j) = self.jitter {
-            h.int(24, j.as_millis());
-        }
-        if self.requires_confirmation {
-            h.tag(25);
-        }
-        format!("{:016x}", h.0)
+        digest::digest(self)
     }
 
     /// The overlap policy in force.
@@ -492,6 +441,14 @@ impl JobDef {
                 return Err(DefError::JitterTooLong { jitter, max });
             }
         }
+        if let Some(len) = self
+            .payload
+            .as_ref()
+            .map(String::len)
+            .filter(|l| *l > MAX_PAYLOAD)
+        {
+            return Err(DefError::PayloadTooLong { len });
+        }
         if let Some(key) = &self.concurrency_key {
             if key.is_empty() || key.chars().count() > 128 || key.chars().any(char::is_control) {
                 return Err(DefError::BadConcurrencyKey {
@@ -520,8 +477,8 @@ impl JobDef {
     }
 }
 
-/// FNV-1a, 64 bits: a fixed, documented hash (never std's seeded hasher), for digests and
-/// jitter that every build and platform computes alike.
+/// FNV-1a, 64 bits: a fixed, documented hash (never std's seeded hasher), for jitter that
+/// every build and platform computes alike. (Not for digests: anyone can collide it.)
 struct Fnv(u64);
 
 impl Fnv {
@@ -534,27 +491,6 @@ impl Fnv {
             self.0 ^= u64::from(b);
             self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
         }
-    }
-
-    fn tag(&mut self, tag: u8) {
-        self.bytes(&[tag]);
-    }
-
-    fn int(&mut self, tag: u8, n: u64) {
-        self.tag(tag);
-        self.bytes(&n.to_le_bytes());
-    }
-
-    fn opt(&mut self, tag: u8, n: Option<u64>) {
-        match n {
-            Some(n) => self.int(tag, n),
-            None => self.tag(tag),
-        }
-    }
-
-    fn text(&mut self, tag: u8, s: &str) {
-        self.int(tag, s.len() as u64);
-        self.bytes(s.as_bytes());
     }
 }
 

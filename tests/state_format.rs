@@ -6,8 +6,8 @@
 
 use duetime::{
     Actor, CronSchedule, DstPolicy, Duration, Effect, Event, Fence, Fold, Gap, JobDef, JobName,
-    LoadError, MissedRule, Now, Outcome, ProcessId, RunId, Schedule, State, Status, Timestamp,
-    FORMAT_VERSION,
+    LoadError, MissedRule, Now, Outcome, ProcessId, Refusal, RunId, Schedule, State, Status,
+    Timestamp, FORMAT_VERSION,
 };
 use serde_json::Value;
 
@@ -16,6 +16,7 @@ const FIXTURE_V2: &str = "tests/fixtures/state-v2.json";
 const FIXTURE_V3: &str = "tests/fixtures/state-v3.json";
 const FIXTURE_V4: &str = "tests/fixtures/state-v4.json";
 const FIXTURE_V5: &str = "tests/fixtures/state-v5.json";
+const FIXTURE_V6: &str = "tests/fixtures/state-v6.json";
 /// 2025-01-01T00:00:00Z
 const T0: i64 = 1_735_689_600_000;
 
@@ -238,6 +239,7 @@ fn rich_state() -> State {
     );
     format_4_parts(&mut d);
     format_5_parts(&mut d);
+    format_6_parts(&mut d);
     d.state
 }
 
@@ -328,6 +330,27 @@ fn format_5_parts(d: &mut Driver) {
         },
         &mut effects,
     );
+}
+
+/// What format 6 added: definitions carrying a payload (what a host runs), one in force
+/// (confirmed) and a change of it alone held for confirmation.
+fn format_6_parts(d: &mut Driver) {
+    let mut deploy = def("deploy", every(3600));
+    deploy.requires_confirmation = true;
+    deploy.payload = Some(r#"{"argv":["deploy","--prod"],"user":"deployer"}"#.to_string());
+    let digest = deploy.digest();
+    d.step(670, upsert(deploy.clone()));
+    d.step(671, confirm("deploy", &digest));
+    deploy.payload = Some(r#"{"argv":["deploy","--prod","--fast"],"user":"deployer"}"#.to_string());
+    d.step(672, upsert(deploy));
+}
+
+fn confirm(job: &str, digest: &str) -> Event {
+    Event::Confirm {
+        job: job.to_string(),
+        digest: digest.to_string(),
+        actor: Actor::new("ops"),
+    }
 }
 
 fn load(json: &str) -> Result<State, LoadError> {
@@ -583,6 +606,83 @@ fn state_from_format_5_loads_with_the_store_clock_and_held_clocks() {
     assert!(working.get("waiting").is_none(), "{working}");
     assert!(working["lead"].as_i64().unwrap() > 86_000_000);
     assert!(state.records().count() > 10);
+}
+
+/// Writes the format-6 fixture. Run once, when format 6 was current; never again:
+/// `cargo test --test state_format -- --ignored write_v6_fixture`.
+#[test]
+#[ignore]
+fn write_v6_fixture() {
+    write_fixture(6, FIXTURE_V6);
+}
+
+#[test]
+fn fixture_is_what_this_build_writes_while_format_6_is_current() {
+    assert_fixture_is_written_while_current(6, FIXTURE_V6);
+}
+
+#[test]
+fn state_from_format_6_loads_with_the_payloads_in_force_and_held() {
+    let v = read_fixture(FIXTURE_V6);
+    assert_eq!(v["format"], 6);
+    let state: State = serde_json::from_value(v).expect("a v6 state loads");
+    state.self_check().unwrap();
+    let record = state
+        .seq_of_name("deploy")
+        .and_then(|seq| state.record(seq))
+        .expect("deploy is kept");
+    let in_force = record.def.payload.as_deref().unwrap();
+    assert!(in_force.contains(r#"["deploy","--prod"]"#), "{in_force}");
+    let held = record
+        .act()
+        .and_then(|a| a.held.as_ref())
+        .expect("a change is held");
+    assert!(held.payload.as_deref().unwrap().contains("--fast"));
+    assert!(!record.is_unconfirmed(), "the first payload was confirmed");
+    // Older formats carry no payload: every definition in them loads without one.
+    let old: State = serde_json::from_value(read_fixture(FIXTURE_V5)).unwrap();
+    assert!(old.records().all(|(_, r)| r.def.payload.is_none()));
+}
+
+/// Issue 18's migration: digests were 16 hex digits of FNV-1a before SHA-256, and none is
+/// stored, so the definition an older state holds for confirmation is confirmed by its
+/// SHA-256 digest now; the FNV-1a digest a person may have noted before is refused.
+#[test]
+fn a_held_definition_of_an_older_state_is_confirmed_by_its_sha256_digest_only() {
+    let mut state: State = serde_json::from_value(read_fixture(FIXTURE_V5)).unwrap();
+    let seq = state.seq_of_name("guarded").unwrap();
+    let held = state
+        .record(seq)
+        .and_then(|r| r.act())
+        .and_then(|a| a.held.clone());
+    let digest = held
+        .expect("the v5 fixture holds guarded's definition")
+        .digest();
+    assert_eq!(digest.len(), duetime::job::DIGEST_HEX_LEN);
+    let now = Timestamp::from_millis(T0 + 700_000);
+    let mut effects = Vec::new();
+    // What FNV-1a gave for this definition before (computed by the format-5 build's rule).
+    state.step(
+        Now::at(now),
+        confirm("guarded", "0230faf8d7933d1d"),
+        &mut effects,
+    );
+    let wrong = |e: &Effect| {
+        matches!(
+            e,
+            Effect::Reply {
+                result: Err(Refusal::WrongDigest { .. }),
+                ..
+            }
+        )
+    };
+    assert!(effects.iter().any(wrong), "{effects:?}");
+    assert!(state.record(seq).unwrap().is_unconfirmed());
+    effects.clear();
+    state.step(Now::at(now), confirm("guarded", &digest), &mut effects);
+    let confirmed = |e: &Effect| matches!(e, Effect::Reply { result: Ok(_), .. });
+    assert!(effects.iter().any(confirmed), "{effects:?}");
+    assert!(!state.record(seq).unwrap().is_unconfirmed());
 }
 
 #[test]

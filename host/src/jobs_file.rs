@@ -32,7 +32,7 @@ use duetime::{
     Backoff, Config, CronError, DefError, DstPolicy, Duration, Fold, Gap, JobDef, JobName,
     MissedRule, Overlap, Schedule, ScheduleError, Timestamp,
 };
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use toml::{Spanned, Value};
 
 /// A jobs file, read and checked: its jobs in file order.
@@ -48,19 +48,7 @@ pub struct HostJob {
     pub command: Command,
 }
 
-/// What the host starts for a run: a program and its arguments, never a shell line, so
-/// nothing in a value is ever interpreted twice.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Command {
-    /// The program (looked up on `PATH` when it has no slash) and its arguments.
-    pub argv: Vec<String>,
-    /// The directory the program starts in, as written in the file; `None` for the host's own.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub workdir: Option<PathBuf>,
-    /// Variables added to the host's environment for the run.
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub env: BTreeMap<String, String>,
-}
+pub use crate::command::Command;
 
 /// The keys a `[[job]]` table accepts, in the order the docs list them.
 pub const JOB_FIELDS: &[&str] = &[
@@ -75,6 +63,9 @@ pub const JOB_FIELDS: &[&str] = &[
     "command",
     "workdir",
     "env",
+    "env_file",
+    "user",
+    "group",
     "missed",
     "overlap",
     "retries",
@@ -93,11 +84,13 @@ pub const JOB_FIELDS: &[&str] = &[
     "requires_confirmation",
 ];
 /// The keys accepted at the top of the file.
-pub const TOP_FIELDS: &[&str] = &["job"];
+pub const TOP_FIELDS: &[&str] = &["user", "group", "job"];
 const DST_FIELDS: &[&str] = &["gap", "fold"];
 const BACKOFF_FIELDS: &[&str] = &["initial", "max"];
 const SCHEDULE_FIELDS: &[&str] = &["cron", "every", "at"];
 
+const IDENTITY_FORMS: &str =
+    "a user or group name (\"nobody\") or a numeric id as a string (\"65534\"), without NUL";
 const NAME_RULE: &str = "a lower-case letter, then at most 63 of a-z, 0-9 and _";
 const DURATION_FORMS: &str = "\"30s\", \"10m\", \"1h30m\", \"2d\" or \"250ms\"";
 const INSTANT_FORMS: &str =
@@ -159,8 +152,16 @@ pub enum JobsFileError {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TopProblem {
-    UnknownKey { suggestion: Option<&'static str> },
-    NotArrayOfTables { found: &'static str },
+    UnknownKey {
+        suggestion: Option<&'static str>,
+    },
+    NotArrayOfTables {
+        found: &'static str,
+    },
+    /// A default (`user`, `group`) that is not a usable name.
+    BadDefault {
+        found: String,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -177,6 +178,11 @@ pub enum JobProblem {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum FieldProblem {
+    /// True of this machine, not of the text: a user or group it does not have, or one
+    /// the daemon cannot switch to.
+    NotOnThisMachine {
+        message: String,
+    },
     Missing {
         accepted: &'static str,
     },
@@ -253,9 +259,16 @@ impl fmt::Display for JobsFileError {
                         }
                         write!(
                             f,
-                            "; accepted: job, written once per job as [[job]] followed by its fields"
+                            "; accepted: job, written once per job as [[job]] followed by \
+                             its fields, and before it user and group (every job's defaults)"
                         )
                     }
+                    TopProblem::BadDefault { found } => write!(
+                        f,
+                        "key {} is {found}; accepted: {}",
+                        quote(key),
+                        IDENTITY_FORMS
+                    ),
                     TopProblem::NotArrayOfTables { found } => write!(
                         f,
                         "key \"job\" is {found}; accepted: an array of tables, one [[job]] \
@@ -314,6 +327,7 @@ impl fmt::Display for FieldProblem {
                 }
                 write!(f, "; accepted: {}", accepted.join(", "))
             }
+            FieldProblem::NotOnThisMachine { message } => f.write_str(message),
             FieldProblem::WrongType { found, accepted } => {
                 write!(f, "is {found}; accepted: {accepted}")
             }
@@ -434,6 +448,7 @@ fn def_error_field(e: &DefError) -> &'static str {
         DefError::ZeroFailureStreak => "pause_after_failures",
         DefError::BadConcurrencyLimit { .. } => "concurrency_limit",
         DefError::JitterTooLong { .. } => "jitter",
+        DefError::PayloadTooLong { .. } => "command",
     }
 }
 
@@ -464,6 +479,33 @@ impl JobsFileError {
             | JobsFileError::Field { line, .. } => *line,
         }
     }
+}
+
+/// What the file asks of this machine: every job's `user` and `group` exist here, and, for
+/// the daemon (`as_daemon`), that it may switch to them (only root may run a job as
+/// another user). A jobs file is text checked anywhere; these are checked where it runs.
+pub fn check_machine(file: &str, jobs: &JobsFile, as_daemon: bool) -> Vec<JobsFileError> {
+    let mut errors = Vec::new();
+    for job in &jobs.jobs {
+        let c = &job.command;
+        let refused = crate::runner::identity::resolve(c.user.as_deref(), c.group.as_deref())
+            .and_then(|run_as| match run_as {
+                Some(r) if as_daemon => r.permitted(),
+                _ => Ok(()),
+            });
+        if let Err(e) = refused {
+            errors.push(JobsFileError::Field {
+                file: file.to_string(),
+                line: None,
+                job: JobRef::Named(job.def.name.to_string()),
+                field: e.field().to_string(),
+                problem: FieldProblem::NotOnThisMachine {
+                    message: e.to_string(),
+                },
+            });
+        }
+    }
+    errors
 }
 
 /// Reads and checks a jobs file under the default core config. Errors name the file as
@@ -553,6 +595,10 @@ pub fn parse_str_with(
         }
     };
 
+    let defaults = RunAsDefaults {
+        user: top_identity(&doc, "user", file, &lines, &mut errors),
+        group: top_identity(&doc, "group", file, &lines, &mut errors),
+    };
     // Where each valid name was first seen: (1-based index, line).
     let mut names: BTreeMap<String, (usize, Option<usize>)> = BTreeMap::new();
     for (i, entry) in entries.iter().enumerate() {
@@ -562,6 +608,7 @@ pub fn parse_str_with(
             job: JobRef::Index(i + 1),
             lines: &lines,
             errors: Vec::new(),
+            defaults: &defaults,
         };
         let Value::Table(table) = entry else {
             reader.errors.push(JobsFileError::Job {
@@ -758,6 +805,46 @@ struct JobReader<'a> {
     job: JobRef,
     lines: &'a Lines<'a>,
     errors: Vec<JobsFileError>,
+    defaults: &'a RunAsDefaults,
+}
+
+/// The file's `user` and `group`: whom every job runs as unless it says otherwise.
+#[derive(Default)]
+struct RunAsDefaults {
+    user: Option<String>,
+    group: Option<String>,
+}
+
+/// A user or group name as written: non-empty text without NUL (a number is written as a
+/// string, so `0` and `"0"` cannot be told apart by accident).
+fn identity_text(v: &Value) -> Result<String, String> {
+    match v {
+        Value::String(s) if !s.is_empty() && !s.contains('\0') => Ok(s.clone()),
+        Value::String(_) => Err("an empty string or one holding NUL".into()),
+        other => Err(describe(other).to_string()),
+    }
+}
+
+/// The top-level default `key`, or `None` after recording why it is refused.
+fn top_identity(
+    doc: &toml::Table,
+    key: &str,
+    file: &str,
+    lines: &Lines<'_>,
+    errors: &mut Vec<JobsFileError>,
+) -> Option<String> {
+    match identity_text(doc.get(key)?) {
+        Ok(s) => Some(s),
+        Err(found) => {
+            errors.push(JobsFileError::TopLevel {
+                file: file.to_string(),
+                line: lines.top_key(key),
+                key: key.to_string(),
+                problem: TopProblem::BadDefault { found },
+            });
+            None
+        }
+    }
 }
 
 /// One schedule key as found, before it is compiled.
@@ -819,7 +906,10 @@ impl<'a> JobReader<'a> {
         }
         let schedule = self.schedule(t);
         let command = self.command(t);
-        let def = self.definition(t, name.clone(), schedule.clone());
+        let mut def = self.definition(t, name.clone(), schedule.clone());
+        // What runs is part of the definition: its digest covers it, a change of it is held
+        // under `requires_confirmation`, and the daemon runs the one in force.
+        def.payload = command.as_ref().map(Command::payload);
         let read_cleanly = self.errors.is_empty();
         self.core_checks(def.clone(), config, schedule.is_some());
         let (true, true, Some(_), Some(_), Some(command)) = (
@@ -1252,11 +1342,65 @@ impl<'a> JobReader<'a> {
             }
             Some(v) => self.wrong_type("env", v, "a table of strings, such as { LANG = \"C\" }"),
         }
+        let env_file = self.env_file(t);
+        let user = self
+            .identity(t, "user")
+            .or_else(|| self.defaults.user.clone());
+        let group = self
+            .identity(t, "group")
+            .or_else(|| self.defaults.group.clone());
         (self.errors.len() == before).then(|| Command {
             argv: argv.unwrap_or_default(),
             workdir,
             env,
+            env_file,
+            user,
+            group,
         })
+    }
+
+    /// `env_file`: an absolute path (the daemon's working directory is no anchor a person
+    /// sees when reading the file).
+    fn env_file(&mut self, t: &toml::Table) -> Option<PathBuf> {
+        match t.get("env_file")? {
+            Value::String(s) if s.starts_with('/') && !s.contains('\0') => Some(PathBuf::from(s)),
+            Value::String(_) => {
+                self.field_error(
+                    "env_file",
+                    FieldProblem::BadText {
+                        problem: "is not an absolute path; accepted: a file path beginning \
+                                  with /, such as \"/etc/duetime/backup.env\"",
+                    },
+                );
+                None
+            }
+            v => {
+                self.wrong_type("env_file", v, "a string: an absolute file path");
+                None
+            }
+        }
+    }
+
+    /// `user` or `group` of the job.
+    fn identity(&mut self, t: &toml::Table, key: &str) -> Option<String> {
+        let v = t.get(key)?;
+        match (identity_text(v), v) {
+            (Ok(s), _) => Some(s),
+            (Err(_), Value::String(_)) => {
+                self.field_error(
+                    key,
+                    FieldProblem::BadText {
+                        problem: "is empty or holds a NUL character; accepted: a user or \
+                                  group name, or a numeric id as a string",
+                    },
+                );
+                None
+            }
+            (Err(_), v) => {
+                self.wrong_type(key, v, IDENTITY_FORMS);
+                None
+            }
+        }
     }
 
     fn schedule(&mut self, t: &toml::Table) -> Option<Schedule> {
@@ -1504,6 +1648,7 @@ fn reset_field(def: &mut JobDef, e: &DefError) -> bool {
         DefError::ZeroFailureStreak => def.pause_after_failures = None,
         DefError::BadConcurrencyLimit { .. } => def.concurrency_limit = None,
         DefError::JitterTooLong { .. } => def.jitter = None,
+        DefError::PayloadTooLong { .. } => def.payload = None,
     }
     true
 }
@@ -1547,7 +1692,7 @@ mod tests {
 
     #[test]
     fn rule_names_are_the_cores_serde_names() {
-        fn check<T: Serialize>(options: &[(T, &str)]) {
+        fn check<T: serde::Serialize>(options: &[(T, &str)]) {
             for (v, name) in options {
                 assert_eq!(serde_json::to_value(v).unwrap(), *name);
             }

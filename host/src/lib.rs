@@ -1,10 +1,14 @@
 //! duetime-host: the reference host. It keeps the core's state in a store, feeds it events
 //! with the time it reads, and carries out its effects on real processes.
 
+pub mod changes;
+pub mod command;
 pub mod config;
 pub mod daemon;
 pub mod hints;
 pub mod jobs_file;
 pub mod log;
+pub mod private;
 pub mod runner;
+pub mod secret;
 pub mod store;

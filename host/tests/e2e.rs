@@ -245,11 +245,16 @@ command = ["sh", "-c", "echo $DUETIME_RUN >> {dir}/guarded.txt"]
         .and_then(|rest| rest.split_whitespace().next())
         .unwrap_or_else(|| panic!("show names the digest to confirm: {out}"))
         .to_string();
+    assert_eq!(digest.len(), 64, "a SHA-256 digest: {out}");
     let (code, _, err) = w.cli(&["confirm", "guarded", "--digest", "0000000000000000"]);
     assert_eq!(code, 1, "a wrong digest is refused");
     assert!(
-        err.contains(&digest),
-        "the refusal names the digest expected: {err}"
+        !err.contains(&digest),
+        "the refusal must not hand out the digest to type: {err}"
+    );
+    assert!(
+        err.contains("old FNV-1a form") && err.contains("command: (unset) -> sh -c"),
+        "the refusal says the old form and shows what is held: {err}"
     );
     let (code, out, err) = w.cli(&["confirm", "guarded", "--digest", &digest, "--by", "ana"]);
     assert_eq!(code, 0, "{out}{err}");

@@ -86,6 +86,10 @@ pub struct JobFacts {
     /// whatever the jitter).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub jitter_ms: Option<u64>,
+    /// The job requires confirmation (H1: its definition changes only by a `confirmed`
+    /// line, whatever field changed, the command a host runs included).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub requires_confirmation: bool,
 }
 
 /// The moments the liveness checks are judged at.
@@ -133,6 +137,10 @@ struct Track {
     lifted: bool,
     /// The digest of the definition held for confirmation, if any (H1).
     held: Option<String>,
+    /// From the job's facts (H1).
+    requires_confirmation: bool,
+    /// A `confirmed` line was read and the definition it applies is still to come (H1).
+    confirmed: bool,
     jitter_ms: Option<u64>,
     /// The current epoch's instant when it is a one-shot (`at ...`), and what U1 has seen
     /// of it: the ledger entry that settled it, its end line.
@@ -213,6 +221,8 @@ impl Track {
             held_until: None,
             lifted: false,
             held: None,
+            requires_confirmation: f.is_some_and(|f| f.requires_confirmation),
+            confirmed: false,
             jitter_ms: f.and_then(|f| f.jitter_ms),
             one_shot: None,
             parked: 0,
@@ -1002,6 +1012,24 @@ impl Checker {
         }
     }
 
+    /// H1: a job that requires confirmation takes a definition (`defined`, `updated`)
+    /// only right after a `confirmed` line: a change of any field, the host's command
+    /// included, that is applied without one broke the hold.
+    fn applied_only_by_confirmation(&mut self, idx: usize, rec: &Record, line: &str) {
+        let t = &mut self.tracks[idx];
+        let confirmed = std::mem::take(&mut t.confirmed);
+        if t.requires_confirmation && !confirmed {
+            self.violation(
+                "H1",
+                &rec.job,
+                format!(
+                    "a definition was applied at {} ({line}) without a confirmation",
+                    rec.at
+                ),
+            );
+        }
+    }
+
     fn history(&mut self, idx: usize, rec: &Record, h: &History) {
         let at = rec.at.as_millis();
         match h {
@@ -1013,6 +1041,7 @@ impl Checker {
                         format!("a definition was applied at {} while {digest} was held for confirmation", rec.at),
                     );
                 }
+                self.applied_only_by_confirmation(idx, rec, "defined");
                 let t = &mut self.tracks[idx];
                 let text = schedule.to_string();
                 t.one_shot = one_shot_instant(&text).map(|instant| OneShot {
@@ -1054,9 +1083,13 @@ impl Checker {
                 }
             }
             History::Updated { .. } => {
-                // A change applied without a new schedule: after a confirmation, or the
-                // definition in force asked for again, which withdraws a held change.
-                self.tracks[idx].held = None;
+                // A change applied without a new schedule (a new command, a new rule):
+                // after a confirmation, or the definition in force asked for again, which
+                // withdraws a held change.
+                if self.tracks[idx].held.take().is_none() {
+                    self.applied_only_by_confirmation(idx, rec, "updated");
+                }
+                self.tracks[idx].confirmed = false;
             }
             History::PendingConfirmation { digest } => {
                 self.probe("definition held for confirmation");
@@ -1065,6 +1098,7 @@ impl Checker {
             History::Confirmed { digest, .. } => {
                 let t = &mut self.tracks[idx];
                 let held = t.held.take();
+                t.confirmed = true;
                 t.told.retain(|k| *k != "pending confirmation");
                 if held.as_deref() != Some(digest.as_str()) {
                     self.violation(

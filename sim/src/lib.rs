@@ -302,6 +302,7 @@ pub(crate) fn facts_of(jobs: &[gen::SimJob]) -> BTreeMap<JobName, JobFacts> {
                 concurrency_key: j.def.concurrency_key.clone(),
                 concurrency_limit: j.def.concurrency_limit,
                 jitter_ms: j.def.jitter.map(|d| d.as_millis()),
+                requires_confirmation: j.def.requires_confirmation,
             };
             (j.def.name.clone(), facts)
         })

@@ -287,6 +287,8 @@ pub struct World {
     removed: Vec<bool>,
     /// Per job, the digest of the definition before its latest change (a stale confirm).
     prev_digests: Vec<Option<String>>,
+    /// How many times people changed a job's command (each new command is told apart by it).
+    commands_changed: u64,
     healed: bool,
     /// When the run ends: the liveness phase after healing. (A store whose clock ran
     /// ahead of true time keeps its processes on its time, see the core's
@@ -363,6 +365,7 @@ impl World {
             state: State::new(config),
             checker,
             prev_digests,
+            commands_changed: 0,
             adopted: None,
             hosts: Vec::new(),
             next_process: 1,
@@ -980,6 +983,18 @@ impl World {
             6 | 7 => Event::RunNow { job: name, actor },
             8 | 9 if !self.jobs[i].alternatives.is_empty() => {
                 self.redefinition(i, actor).expect("it has alternatives")
+            }
+            11 => {
+                // A change of what the host runs (a new command), nothing else: held for a
+                // job that requires confirmation like any other change (H1).
+                self.prev_digests[i] = Some(self.jobs[i].def.digest());
+                self.commands_changed += 1;
+                self.jobs[i].def.payload = Some(format!("command v{}", self.commands_changed));
+                *self.faults.entry("command change").or_default() += 1;
+                Event::Upsert {
+                    def: Box::new(self.jobs[i].def.clone()),
+                    actor,
+                }
             }
             10 if !self.removed[i] && self.rng.gen_bool(0.2) => {
                 self.removed[i] = true;

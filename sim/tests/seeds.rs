@@ -8,8 +8,11 @@ use duetime_sim::replay::{Finding, Regression};
 use duetime_sim::{run_seed, Options, Verdict};
 
 /// Seeds run by `cargo test` (a debug build checks the core's invariants after every step):
-/// twenty that reach every probe below, the rarest being a due time in a DST gap.
-const SEEDS: std::ops::Range<u64> = 620..640;
+/// twenty that reach every probe below, each at least twice (the rarest: a due time in a
+/// DST gap, a backfill of too many due times, a catch-up after sleep). A change to what
+/// worlds draw moves what each seed meets: people changing jobs' commands (issue 18) left
+/// 620..640 with no backfill of too many due times, so the window moved.
+const SEEDS: std::ops::Range<u64> = 760..780;
 
 /// Rare situations the generator must reach within `SEEDS`; a weaker generator shows here.
 const PROBES: &[&str] = &[

@@ -178,7 +178,7 @@ impl State {
         let expected = held.digest();
         if digest != expected {
             let given = digest.chars().take(80).collect();
-            State::refuse(Some(name), Refusal::WrongDigest { given, expected }, out);
+            State::refuse(Some(name), Refusal::WrongDigest { given }, out);
             return;
         }
         if !record.is_unconfirmed() {

@@ -68,7 +68,16 @@ pub fn run(args: &Args, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<
             }
         },
     };
-    match jobs_file::load_with(&args.file, &duetime::Config::with_tick(tick)) {
+    let loaded =
+        jobs_file::load_with(&args.file, &duetime::Config::with_tick(tick)).and_then(|jobs| {
+            let machine = jobs_file::check_machine(&file, &jobs, false);
+            if machine.is_empty() {
+                Ok(jobs)
+            } else {
+                Err(machine)
+            }
+        });
+    match loaded {
         Ok(jobs) if args.json => {
             let v = serde_json::json!({
                 "ok": true,
@@ -187,18 +196,6 @@ fn flags_text(d: &JobDef) -> Option<String> {
     (!flags.is_empty()).then(|| flags.join(", "))
 }
 
-/// An argument as a POSIX shell would need it to read it back as one word.
-fn shell_word(s: &str) -> String {
-    let plain = !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "_@%+=:,./-".contains(c));
-    if plain {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
-    }
-}
-
 fn job_text(job: &HostJob, from: Timestamp, count: usize) -> String {
     let d = &job.def;
     let mut s = String::new();
@@ -219,19 +216,24 @@ fn job_text(job: &HostJob, from: Timestamp, count: usize) -> String {
     if let Some(flags) = flags_text(d) {
         row("flags", &flags);
     }
-    let argv: Vec<String> = job.command.argv.iter().map(|a| shell_word(a)).collect();
-    row("command", &argv.join(" "));
-    if let Some(w) = &job.command.workdir {
+    let c = &job.command;
+    row("command", &c.argv_text());
+    if let Some(w) = &c.workdir {
         row("workdir", &w.display().to_string());
     }
-    if !job.command.env.is_empty() {
-        let env: Vec<String> = job
-            .command
-            .env
-            .iter()
-            .map(|(k, v)| format!("{k}={}", shell_word(v)))
-            .collect();
-        row("env", &env.join(" "));
+    if !c.env.is_empty() {
+        row("env", &c.env_text());
+    }
+    if let Some(f) = &c.env_file {
+        row(
+            "env_file",
+            &format!("{} (read when each run starts)", f.display()),
+        );
+    }
+    if c.user.is_some() || c.group.is_some() {
+        let user = c.user.as_deref().unwrap_or("the daemon's user");
+        let group = c.group.as_deref().unwrap_or("the user's primary group");
+        row("runs as", &format!("user {user}, group {group}"));
     }
     if count > 0 {
         let dues = due::upcoming(&d.schedule, from, count);
@@ -267,11 +269,34 @@ fn job_json(job: &HostJob, from: Timestamp, count: usize) -> serde_json::Value {
         "schedule": schedule_text(&d.schedule),
         "dst": dst,
         "overlap": name_of(OVERLAP, &d.overlap_policy()),
-        "def": d,
-        "command": job.command,
+        "def": def_json(d),
+        "command": command_json(&job.command),
         "next": due::upcoming(&d.schedule, from, count).iter().map(due::to_json).collect::<Vec<_>>(),
         "warnings": super::lint::warnings(job, from),
     })
+}
+
+/// The core's serialized definition without its payload: the payload is the command,
+/// shown (with secrets hidden) as `command`.
+fn def_json(d: &duetime::JobDef) -> serde_json::Value {
+    let mut v = serde_json::to_value(d).unwrap_or_default();
+    if let Some(map) = v.as_object_mut() {
+        map.remove("payload");
+    }
+    v
+}
+
+/// The command as JSON, a secret's value as `***`.
+fn command_json(c: &duetime_host::command::Command) -> serde_json::Value {
+    let mut v = serde_json::to_value(c).unwrap_or_default();
+    if let Some(env) = v.get_mut("env").and_then(|e| e.as_object_mut()) {
+        for (k, value) in env.iter_mut() {
+            if duetime_host::secret::is_secret_name(k) {
+                *value = duetime_host::secret::HIDDEN.into();
+            }
+        }
+    }
+    v
 }
 
 fn error_json(e: &JobsFileError) -> serde_json::Value {

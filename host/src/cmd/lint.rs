@@ -21,7 +21,22 @@ pub fn warnings(job: &HostJob, from: Timestamp) -> Vec<Warning> {
     let mut out = Vec::new();
     schedule(&job.def.schedule, from, &mut out);
     command(job, &mut out);
+    env_file(job, &mut out);
     out
+}
+
+/// An env file that this machine cannot use: the run would fail to start. Its values are
+/// never shown, only what is wrong with it.
+fn env_file(job: &HostJob, out: &mut Vec<Warning>) {
+    let Some(path) = &job.command.env_file else {
+        return;
+    };
+    if let Err(e) = duetime_host::runner::env_file::read(path) {
+        out.push(Warning {
+            field: "env_file",
+            text: format!("{e}; the run would fail to start"),
+        });
+    }
 }
 
 fn schedule(s: &Schedule, from: Timestamp, out: &mut Vec<Warning>) {

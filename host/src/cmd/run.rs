@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use duetime::{Config, Coordination, Duration};
 use duetime_host::config::{ConfigFlags, ConfigMismatch};
-use duetime_host::daemon::{self, Daemon, Setup, Stopped};
+use duetime_host::daemon::{self, preflight, Daemon, Setup, Stopped};
 use duetime_host::jobs_file::{self, HostJob, JobsFileError};
 use duetime_host::runner::Runs;
 use duetime_host::store::{self, AnyStore, Options, Store, StoreError};
@@ -103,9 +103,10 @@ pub fn run(args: &Args, _out: &mut dyn Write, err: &mut dyn Write) -> io::Result
     // --tick that differs is refused first, as the root cause): the smallest tick any store
     // may have stands in, and the file is checked again against the store's config.
     let lenient = Config::with_tick(Duration::from_secs(1));
-    if let Err(errors) = jobs_file::load_with(&args.jobs, &lenient) {
-        return jobs_errors(err, errors);
-    }
+    let file = match jobs_file::load_with(&args.jobs, &lenient) {
+        Ok(file) => file,
+        Err(errors) => return jobs_errors(err, errors),
+    };
     let options = Options {
         config,
         ..Options::default()
@@ -117,6 +118,9 @@ pub fn run(args: &Args, _out: &mut dyn Write, err: &mut dyn Write) -> io::Result
             return Ok(1);
         }
     };
+    if let Some(code) = refuse_exposed(args, &file, &runs, err)? {
+        return Ok(code);
+    }
     let exe = std::env::current_exe()?;
     daemon::install_signal_handlers();
     // A store that cannot be reached yet (a database still starting, a network down) is
@@ -165,6 +169,33 @@ pub fn run(args: &Args, _out: &mut dyn Write, err: &mut dyn Write) -> io::Result
         Stopped::Drained => 0,
         Stopped::Interrupted => 130,
     })
+}
+
+/// Refuses to start (exit 1) on files other users could write or jobs this daemon cannot
+/// run as their user, every reason at once; first takes read access away from others on
+/// a store or runs directory an older version left readable.
+fn refuse_exposed(
+    args: &Args,
+    file: &jobs_file::JobsFile,
+    runs: &Runs,
+    err: &mut dyn Write,
+) -> io::Result<Option<u8>> {
+    let store_file = (!store::is_url(&args.store.store)).then(|| PathBuf::from(&args.store.store));
+    let refusals = preflight::refusals(&args.jobs, file, runs.root(), store_file.as_deref());
+    for r in &refusals {
+        writeln!(err, "duetime run: {r}")?;
+    }
+    if !refusals.is_empty() {
+        return Ok(Some(1));
+    }
+    for p in preflight::tighten_all(runs.root(), store_file.as_deref()) {
+        writeln!(
+            err,
+            "duetime run: {}: made private (others could read it)",
+            p.display()
+        )?;
+    }
+    Ok(None)
 }
 
 /// The store's config against the flags, then the jobs file against the store's config.

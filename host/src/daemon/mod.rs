@@ -11,6 +11,7 @@
 
 mod clock;
 mod people;
+pub mod preflight;
 mod runs;
 
 use std::collections::BTreeMap;
@@ -67,6 +68,7 @@ pub enum Stopped {
 pub struct Daemon<S: Store> {
     store: S,
     runs: Runs,
+    /// The jobs file's jobs by name: what this daemon agrees to run (`runs.rs`).
     jobs: BTreeMap<String, HostJob>,
     process: ProcessId,
     clock: Clock,
@@ -90,6 +92,7 @@ impl<S: Store> Daemon<S> {
         let tick = store.state()?.config().tick;
         let effects = sync_jobs(&mut store, &setup.jobs, &clock)?;
         log_sync(&effects);
+        warn_unknown_commands(&mut store)?;
         let process = store.next_process_id()?;
         let journal_seen = store.journal_end()?;
         let info = DaemonInfo::of_this_process(process, &setup.jobs_file, setup.runs.root());
@@ -330,6 +333,23 @@ fn sync_jobs<S: Store>(
         }
         Ok(())
     })
+}
+
+/// A warning for each job whose definition in force names no command: confirmed before
+/// confirmations covered what runs (a store from before), its runs fail (`not started`)
+/// until a person confirms the held definition, which names one. Running the jobs file's
+/// command instead would run what nobody confirmed.
+fn warn_unknown_commands<S: Store>(store: &mut S) -> Result<(), StoreError> {
+    for (_, record) in store.state()?.records() {
+        if record.def.payload.is_none() {
+            warn!(
+                job = %record.def.name,
+                "the definition in force was confirmed before confirmations covered the command; \
+                 its runs fail until `duetime confirm` of the held definition (`duetime show` prints it)"
+            );
+        }
+    }
+    Ok(())
 }
 
 /// A warning for each definition the core refused and each job removed.

@@ -7,6 +7,7 @@ use duetime::{CancelReason, Effect, Event, MissCause, Outcome, RunId};
 use tracing::{error, info, warn};
 
 use super::{Daemon, Holding};
+use crate::command::Command;
 use crate::runner::{kill_grace, RunContext, RunFile, RunState, TriggerName};
 use crate::store::{Store, StoreError};
 
@@ -94,18 +95,19 @@ impl<S: Store> Daemon<S> {
         };
         let (run, fence) = (*run, *fence);
         let backfill = self.is_backfill(job.as_str(), run);
-        let Some(host_job) = self.jobs.get(job.as_str()) else {
-            // Only a job another daemon's jobs file defined: every daemon sharing a store
-            // must read the same file (README, "The daemon").
-            error!(%run, %job, "not in this daemon's jobs file, so it has no command; reported failed");
-            self.follow_ups.push(Event::RunFinished {
-                process: self.process,
-                job: job.to_string(),
-                run,
-                fence,
-                outcome: Outcome::failed("not in the jobs file of the daemon that claimed it"),
-            });
-            return;
+        let command = match self.command_in_force(job.as_str()) {
+            Ok(c) => c,
+            Err(why) => {
+                error!(%run, %job, "not started: {why}");
+                self.follow_ups.push(Event::RunFinished {
+                    process: self.process,
+                    job: job.to_string(),
+                    run,
+                    fence,
+                    outcome: Outcome::failed(&format!("not started: {why}")),
+                });
+                return;
+            }
         };
         let trigger = TriggerName::of(*trigger, backfill);
         let file = RunFile {
@@ -113,9 +115,12 @@ impl<S: Store> Daemon<S> {
             fence: fence.0,
             job: job.to_string(),
             process: self.process.0,
-            argv: host_job.command.argv.clone(),
-            workdir: host_job.command.workdir.clone(),
-            env: host_job.command.env.clone(),
+            argv: command.argv,
+            workdir: command.workdir,
+            env: command.env,
+            env_file: command.env_file,
+            user: command.user,
+            group: command.group,
             deadline_ms: Some(deadline.as_millis()),
             kill_grace_ms: Some(kill_grace(self.core_tick()).as_millis() as u64),
             context: Some(RunContext::new(job, run, trigger, *attempt, *covers)),
@@ -144,6 +149,33 @@ impl<S: Store> Daemon<S> {
                 });
             }
         }
+    }
+
+    /// What the definition in force in the store runs: a held change (the jobs file's
+    /// newer command, waiting for `duetime confirm`) never runs before its confirmation.
+    /// And only a command this daemon's jobs file agrees to: the file's own, or, for a job
+    /// the file says requires confirmation, the confirmed one. So whoever can write the
+    /// store alone cannot make this daemon run a command its file never named.
+    fn command_in_force(&mut self, job: &str) -> Result<Command, String> {
+        let Some(file_job) = self.jobs.get(job) else {
+            return Err("not in the jobs file of the daemon that claimed it".into());
+        };
+        let (own, guarded) = (file_job.command.clone(), file_job.def.requires_confirmation);
+        let state = self.store.state().map_err(|e| e.to_string())?;
+        let def = state
+            .seq_of_name(job)
+            .and_then(|seq| state.record(seq))
+            .map(|r| &r.def)
+            .ok_or_else(|| format!("no job named {job} in the store"))?;
+        let in_force = Command::of(def).map_err(|e| e.to_string())?;
+        if in_force == own || guarded {
+            return Ok(in_force);
+        }
+        Err(
+            "the store's command for this job is not this daemon's jobs file's (every daemon \
+             sharing a store must read the same file)"
+                .into(),
+        )
     }
 
     fn core_tick(&self) -> duetime::Duration {
@@ -217,6 +249,9 @@ impl<S: Store> Daemon<S> {
                         argv: Vec::new(),
                         workdir: None,
                         env: BTreeMap::new(),
+                        env_file: None,
+                        user: None,
+                        group: None,
                         deadline_ms: None,
                         kill_grace_ms: None,
                         context: None,

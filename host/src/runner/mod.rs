@@ -29,6 +29,8 @@
 //! (`Runs::prune`).
 
 mod context;
+pub mod env_file;
+pub mod identity;
 mod supervise;
 
 pub use context::{RunContext, TriggerName};
@@ -68,6 +70,14 @@ pub struct RunFile {
     pub workdir: Option<PathBuf>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub env: BTreeMap<String, String>,
+    /// Read by the supervisor when the command starts (its values are never written here).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub env_file: Option<PathBuf>,
+    /// Whom the command runs as (`identity.rs`); `None`: the supervisor's own user.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
     /// When the command must have ended (the core's deadline, in milliseconds since the
     /// epoch by this machine's wall clock): the supervisor stops it then. `None` in files
     /// of older daemons: no deadline is kept by the supervisor.
@@ -162,7 +172,7 @@ pub struct Runs {
 impl Runs {
     pub fn open(root: impl Into<PathBuf>) -> io::Result<Runs> {
         let root = root.into();
-        fs::create_dir_all(&root)?;
+        crate::private::create_dir_all(&root)?;
         Ok(Runs { root })
     }
 
@@ -190,7 +200,7 @@ impl Runs {
     /// supervisor's child handle, which the caller reaps.
     pub fn start(&self, exe: &Path, file: &RunFile) -> io::Result<Child> {
         let dir = self.dir(RunId(file.run));
-        fs::create_dir_all(&dir)?;
+        crate::private::create_dir_all(&dir)?;
         write_atomic(&dir.join("run.json"), &serde_json::to_vec_pretty(file)?)?;
         let child = Command::new(exe)
             .arg("_supervise")
@@ -342,7 +352,11 @@ impl RunFile {
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let tmp = path.with_extension("tmp");
     {
-        let mut f = fs::File::create(&tmp)?;
+        let mut f = crate::private::file_options()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&tmp)?;
         f.write_all(bytes)?;
         f.sync_all()?;
     }

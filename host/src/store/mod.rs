@@ -11,6 +11,7 @@ mod cache;
 pub mod daemons;
 pub mod postgres;
 pub mod sqlite;
+pub mod tls;
 
 use std::fmt;
 

@@ -24,7 +24,10 @@
 
 use duetime::{Effect, Record, State, Timestamp};
 use postgres::error::SqlState;
-use postgres::{Client, IsolationLevel, NoTls, Statement};
+use postgres::{Client, IsolationLevel, Statement};
+use tokio_postgres_rustls::MakeRustlsConnect;
+
+use super::tls;
 
 use super::cache::{parse_line, seq_key, seq_of_key, Cache, Loads, Rows, Writes};
 use super::daemons::{known_processes, parse_daemon};
@@ -143,6 +146,8 @@ struct Connection {
 }
 
 pub struct PostgresStore {
+    /// rustls, configured by the URL's `sslmode` and `sslrootcert` (`tls.rs`).
+    tls: MakeRustlsConnect,
     config: postgres::Config,
     options: Options,
     conn: Option<Connection>,
@@ -160,14 +165,21 @@ impl PostgresStore {
     }
 
     pub fn open_with(url: &str, options: Options) -> Result<PostgresStore, StoreError> {
-        let config: postgres::Config = url.parse().map_err(|e| StoreError::Database {
+        let refused = |detail: String| StoreError::Database {
             store: redact(url),
-            detail: format!(
+            detail,
+        };
+        let (url, settings) = tls::split_url(url).map_err(|e| refused(e.to_string()))?;
+        let mut config: postgres::Config = url.parse().map_err(|e| {
+            refused(format!(
                 "not a PostgreSQL URL ({e}); expected postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE"
-            ),
+            ))
         })?;
+        config.ssl_mode(settings.mode.postgres_mode());
+        let tls = settings.connector().map_err(|e| refused(e.to_string()))?;
         let label = label_of(&config);
         let mut store = PostgresStore {
+            tls,
             config,
             options: options.clone(),
             conn: None,
@@ -205,7 +217,16 @@ impl PostgresStore {
                 config.connect_timeout(std::time::Duration::from_secs(5));
             }
             config.keepalives(true);
-            let mut client = config.connect(NoTls).map_err(|e| unreachable(store, &e))?;
+            let mut client = config.connect(self.tls.clone()).map_err(|e| {
+                // A refused certificate is no outage: waiting would not mend it.
+                match tls::failure(&e) {
+                    Some(detail) => StoreError::Database {
+                        store: store.clone(),
+                        detail,
+                    },
+                    None => unreachable(store, &e),
+                }
+            })?;
             // A lock held past the busy timeout is `Locked`; a transaction left open by a
             // host that hung (not one that died: the server sees that socket close) is
             // ended by the server, releasing the globals row for everyone else.

@@ -486,6 +486,9 @@ fn create_new(path: &Path, store: &str, options: &Options) -> Result<(), StoreEr
     let temp = path.with_file_name(format!(".{name}.new-{}-{nanos}", std::process::id()));
     let made = (|| {
         let conn = Connection::open(&temp).map_err(|e| map_err(store, e))?;
+        // Private before anything is in it; SQLite makes the WAL and SHM files with the
+        // store's own mode, so they are private too.
+        private(&temp, store)?;
         conn.pragma_update(None, "synchronous", "FULL")
             .map_err(|e| map_err(store, e))?;
         migrate(&conn, store, &options.config)?;
@@ -502,6 +505,16 @@ fn create_new(path: &Path, store: &str, options: &Options) -> Result<(), StoreEr
     let _ = std::fs::remove_file(&temp);
     let _ = std::fs::remove_file(format!("{}-journal", temp.display()));
     linked
+}
+
+/// Makes the new store's file readable and writable by its owner only.
+fn private(path: &Path, store: &str) -> Result<(), StoreError> {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::Permissions::from_mode(crate::private::FILE_MODE);
+    std::fs::set_permissions(path, mode).map_err(|e| StoreError::Database {
+        store: store.to_string(),
+        detail: format!("cannot make the store private: {e}"),
+    })
 }
 
 /// Creates the schema or brings it up to date; refuses a newer one.

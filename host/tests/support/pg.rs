@@ -6,19 +6,32 @@
 //! newcomer's `cargo test` works without a server; under CI (`CI` set) a missing server is
 //! a failure, never a silent skip.
 
+#![allow(dead_code)] // each test file uses what it needs
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 pub const VAR: &str = "DUETIME_TEST_POSTGRES";
+/// The TLS-only server's `verify-full` URL (`scripts/pg start-tls`).
+pub const TLS_VAR: &str = "DUETIME_TEST_POSTGRES_TLS";
 
 /// The server's URL, or `None` (after saying why) when the tests should skip.
 pub fn server(test: &str) -> Option<String> {
-    match std::env::var(VAR) {
+    named(VAR, "scripts/pg start", test)
+}
+
+/// The TLS-only server's `verify-full` URL, or `None` when the tests should skip.
+pub fn tls_server(test: &str) -> Option<String> {
+    named(TLS_VAR, "scripts/pg start-tls", test)
+}
+
+fn named(var: &str, script: &str, test: &str) -> Option<String> {
+    match std::env::var(var) {
         Ok(url) if !url.is_empty() => Some(url),
         _ if std::env::var_os("CI").is_some() => {
-            panic!("{VAR} is not set: CI must start a server (scripts/pg start) for {test}")
+            panic!("{var} is not set: CI must start a server ({script}) for {test}")
         }
         _ => {
-            eprintln!("{test}: skipped: set {VAR} (`scripts/pg start` prints a URL) to run it");
+            eprintln!("{test}: skipped: set {var} (`{script}` prints a URL) to run it");
             None
         }
     }

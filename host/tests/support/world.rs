@@ -17,7 +17,7 @@ use duetime_host::store::{self, Store};
 use duetime_sim::check::{self, Horizon, JobFacts, Reported};
 use duetime_sim::oracle::Spec;
 
-const BIN: &str = env!("CARGO_BIN_EXE_duetime");
+pub const BIN: &str = env!("CARGO_BIN_EXE_duetime");
 
 /// A directory with a jobs file, the files the commands write, the daemons' logs and their
 /// run directories; the store is an SQLite file in it or a PostgreSQL URL.
@@ -43,6 +43,13 @@ impl World {
         let text = jobs.replace("{dir}", &dir.path().display().to_string());
         fs::write(dir.path().join("jobs.toml"), text).unwrap();
         World { dir, store }
+    }
+
+    /// Rewrites the jobs file (`{dir}` stands for the world's directory), as a person
+    /// editing it between daemons would.
+    pub fn write_jobs(&self, jobs: &str) {
+        let text = jobs.replace("{dir}", &self.dir.path().display().to_string());
+        fs::write(self.path("jobs.toml"), text).unwrap();
     }
 
     pub fn path(&self, name: &str) -> PathBuf {
@@ -93,6 +100,16 @@ impl World {
             cmd.arg("--runs").arg(self.path(runs));
         }
         cmd
+    }
+
+    /// The binary with exactly these arguments (no `--store`), for `check`.
+    pub fn cli_plain(&self, args: &[&str]) -> (i32, String, String) {
+        let out = Command::new(BIN).args(args).output().unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
     }
 
     pub fn cli(&self, args: &[&str]) -> (i32, String, String) {
@@ -255,6 +272,7 @@ pub fn check_journal(w: &World, end: i64) -> Vec<String> {
                 concurrency_key: j.def.concurrency_key.clone(),
                 concurrency_limit: j.def.concurrency_limit,
                 jitter_ms: j.def.jitter.map(|d| d.as_millis()),
+                requires_confirmation: j.def.requires_confirmation,
             };
             (j.def.name.clone(), f)
         })

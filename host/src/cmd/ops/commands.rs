@@ -217,6 +217,7 @@ fn run_command(
             }
             Ok(0)
         }
+        Some(Err(Refusal::WrongDigest { given })) => wrong_digest(&mut store, t, &given, out, err),
         Some(Err(refusal)) => {
             let tag = serde_json::to_value(&refusal)
                 .ok()
@@ -226,6 +227,45 @@ fn run_command(
         }
         None => refused(kind, t, "no_answer", "no answer from the core", out, err),
     }
+}
+
+/// `confirm` with a digest that is not the held definition's: says so and shows what the
+/// held definition changes against the one in force, never the digest to type (a person
+/// who could copy it from the refusal would confirm what they never read). Exit 1.
+fn wrong_digest(
+    store: &mut AnyStore,
+    t: &Target,
+    given: &str,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> io::Result<u8> {
+    let changes = super::held_changes(store, &t.job).unwrap_or_default();
+    let mut text = format!(
+        "digest {} is not the held definition's",
+        crate::cmd::cut(given)
+    );
+    if given.len() == 16 && given.bytes().all(|b| b.is_ascii_hexdigit()) {
+        text.push_str(
+            " (16 hex digits is the old FNV-1a form; digests are SHA-256 now, 64 hex digits, \
+             and cover the command too)",
+        );
+    }
+    text.push_str(&format!(
+        "; read what it changes, then confirm the digest `duetime show {}` prints beside it",
+        t.job
+    ));
+    if t.json {
+        let mut v = json::error("wrong_digest", &text);
+        v["changes"] = serde_json::to_value(&changes).unwrap_or_default();
+        writeln!(out, "{v:#}")?;
+    } else {
+        writeln!(err, "confirm {}: refused: {text}", t.job)?;
+        writeln!(err, "what the held definition changes (in force -> held):")?;
+        for line in duetime_host::changes::lines(&changes) {
+            writeln!(err, "{line}")?;
+        }
+    }
+    Ok(1)
 }
 
 /// The status a command's answer shows, read from the store just written.

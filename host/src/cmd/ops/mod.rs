@@ -37,6 +37,17 @@ fn whoami() -> String {
     std::env::var("USER").unwrap_or_else(|_| "someone".into())
 }
 
+/// What the job's held definition changes against the one in force (`None`: no such job
+/// or nothing held); every field of a new job's.
+fn held_changes(store: &mut AnyStore, job: &str) -> Option<Vec<duetime_host::changes::Change>> {
+    use duetime_host::store::Store;
+    let state = store.state().ok()?;
+    let record = state.seq_of_name(job).and_then(|seq| state.record(seq))?;
+    let held = record.act().and_then(|a| a.held.as_deref())?;
+    let in_force = (!record.is_unconfirmed()).then_some(&record.def);
+    Some(duetime_host::changes::changes(in_force, held))
+}
+
 /// A store error: a line on stderr, or the JSON error object on stdout. Exit 1.
 fn store_failed(
     e: &StoreError,

@@ -30,6 +30,8 @@ struct JobReport {
     next: Vec<Timestamp>,
     accounted_from: Option<Timestamp>,
     unconfirmed: bool,
+    /// What a held definition changes (empty when nothing is held).
+    changes: Vec<duetime_host::changes::Change>,
     journal: Vec<Record>,
     since: Timestamp,
     now: Timestamp,
@@ -66,6 +68,7 @@ pub fn show(args: &ShowArgs, out: &mut dyn Write, err: &mut dyn Write) -> io::Re
         }
         return Ok(1);
     };
+    let changes = super::held_changes(&mut store, &args.job).unwrap_or_default();
     let since = now.saturating_sub(duetime::Duration::from_days(args.days));
     let journal = match store.journal_for(&args.job, since) {
         Ok(j) => j,
@@ -77,6 +80,7 @@ pub fn show(args: &ShowArgs, out: &mut dyn Write, err: &mut dyn Write) -> io::Re
         next,
         accounted_from,
         unconfirmed,
+        changes,
         journal,
         since,
         now,
@@ -92,6 +96,7 @@ pub fn show(args: &ShowArgs, out: &mut dyn Write, err: &mut dyn Write) -> io::Re
 fn to_json(j: &JobReport) -> serde_json::Value {
     let mut job = view_json(&j.view, j.shown);
     job["accounted_from"] = json::time_opt(j.accounted_from);
+    job["held_changes"] = serde_json::to_value(&j.changes).unwrap_or_default();
     serde_json::json!({
         "ok": true,
         "job": job,
@@ -183,8 +188,15 @@ fn write_activity(out: &mut dyn Write, j: &JobReport) -> io::Result<()> {
     if let Some(d) = &view.pending_confirmation {
         writeln!(
             out,
-            "  held          a {} definition waits: duetime confirm {} --digest {d}",
+            "  held          a {} definition waits; what it changes (in force -> held):",
             if j.unconfirmed { "new" } else { "changed" },
+        )?;
+        for line in duetime_host::changes::lines(&j.changes) {
+            writeln!(out, "      {}", line.trim_start())?;
+        }
+        writeln!(
+            out,
+            "                once read: duetime confirm {} --digest {d}",
             view.name
         )?;
     }

@@ -1,0 +1,175 @@
+//! The digest a person confirms a held definition by: SHA-256 over a canonical encoding of
+//! every field of a `JobDef`, so that no field can change unseen and no definition can be
+//! crafted to match the digest of another (64-bit FNV-1a, the form before it, could be).
+//!
+//! The encoding destructures `JobDef` without `..`: a field added to the struct does not
+//! compile until it is written here, so the digest can never silently leave one out.
+
+use sha2::{Digest, Sha256};
+
+use super::{Backoff, JobDef, MissedRule, Overlap};
+use crate::schedule::dst::{Fold, Gap};
+use crate::schedule::Schedule;
+use crate::time::Duration;
+
+/// Written first, so a digest of a definition can never equal a digest of anything else
+/// hashed the same way, and a future encoding can say it is another (`v2`).
+const DOMAIN: &[u8] = b"duetime job definition v1\0";
+
+/// How many hex digits a digest has (SHA-256: 32 bytes).
+pub const DIGEST_HEX_LEN: usize = 64;
+
+/// A definition's digest: 64 lower-case hex digits.
+pub(super) fn digest(def: &JobDef) -> String {
+    let mut canon = Canon(Sha256::new());
+    canon.0.update(DOMAIN);
+    canon.def(def);
+    canon
+        .0
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The canonical writer: every value behind a tag byte naming its field, integers as eight
+/// little-endian bytes, text as its length then its bytes, an option as a presence byte
+/// then its value. Each field is written whatever its value, so no two definitions share
+/// an encoding.
+struct Canon(Sha256);
+
+impl Canon {
+    fn def(&mut self, def: &JobDef) {
+        let JobDef {
+            name,
+            title,
+            schedule,
+            missed,
+            catch_up_window,
+            overlap,
+            retries,
+            backoff,
+            timeout,
+            safe_to_repeat,
+            legal_duty,
+            stall_after,
+            concurrency_key,
+            pause_after_failures,
+            wait_budget,
+            alert_throttle,
+            concurrency_limit,
+            jitter,
+            requires_confirmation,
+            payload,
+        } = def;
+        self.text(1, name.as_str());
+        self.text(2, title);
+        self.schedule(3, schedule);
+        self.int(4, missed_code(*missed));
+        self.duration_opt(5, *catch_up_window);
+        self.opt(6, overlap.map(overlap_code));
+        self.int(7, u64::from(*retries));
+        let Backoff { initial, max } = backoff;
+        self.duration(8, *initial);
+        self.duration(9, *max);
+        self.duration(10, *timeout);
+        self.int(11, u64::from(*safe_to_repeat));
+        self.int(12, u64::from(*legal_duty));
+        self.duration(13, *stall_after);
+        self.text_opt(14, concurrency_key.as_deref());
+        self.opt(15, pause_after_failures.map(u64::from));
+        self.duration_opt(16, *wait_budget);
+        self.duration_opt(17, *alert_throttle);
+        self.opt(18, concurrency_limit.map(u64::from));
+        self.duration_opt(19, *jitter);
+        self.int(20, u64::from(*requires_confirmation));
+        self.text_opt(21, payload.as_deref());
+    }
+
+    fn schedule(&mut self, tag: u8, schedule: &Schedule) {
+        self.tag(tag);
+        match schedule {
+            Schedule::Cron(c) => {
+                self.text(1, "cron");
+                self.text(2, c.expr());
+                self.text(3, c.zone().name());
+                let policy = c.explicit_policy().map(|p| {
+                    let gap = match p.gap {
+                        Gap::RunAtGapEnd => 1,
+                        Gap::Skip => 2,
+                    };
+                    let fold = match p.fold {
+                        Fold::First => 1,
+                        Fold::Last => 2,
+                        Fold::Both => 3,
+                    };
+                    gap * 16 + fold
+                });
+                self.opt(4, policy);
+            }
+            Schedule::Every { period, offset } => {
+                self.text(1, "every");
+                self.duration(2, *period);
+                self.duration(3, *offset);
+            }
+            Schedule::At { instant } => {
+                self.text(1, "at");
+                self.int(2, instant.as_millis() as u64);
+            }
+        }
+    }
+
+    fn tag(&mut self, tag: u8) {
+        self.0.update([tag]);
+    }
+
+    fn int(&mut self, tag: u8, n: u64) {
+        self.tag(tag);
+        self.0.update(n.to_le_bytes());
+    }
+
+    fn duration(&mut self, tag: u8, d: Duration) {
+        self.int(tag, d.as_millis());
+    }
+
+    fn opt(&mut self, tag: u8, n: Option<u64>) {
+        self.tag(tag);
+        match n {
+            Some(n) => self.int(1, n),
+            None => self.tag(0),
+        }
+    }
+
+    fn duration_opt(&mut self, tag: u8, d: Option<Duration>) {
+        self.opt(tag, d.map(|d| d.as_millis()));
+    }
+
+    fn text(&mut self, tag: u8, s: &str) {
+        self.int(tag, s.len() as u64);
+        self.0.update(s.as_bytes());
+    }
+
+    fn text_opt(&mut self, tag: u8, s: Option<&str>) {
+        self.tag(tag);
+        match s {
+            Some(s) => self.text(1, s),
+            None => self.tag(0),
+        }
+    }
+}
+
+fn missed_code(m: MissedRule) -> u64 {
+    match m {
+        MissedRule::Skip => 1,
+        MissedRule::CatchUpOnce => 2,
+        MissedRule::Required => 3,
+    }
+}
+
+fn overlap_code(o: Overlap) -> u64 {
+    match o {
+        Overlap::Skip => 1,
+        Overlap::BufferOne => 2,
+        Overlap::BufferAll => 3,
+    }
+}
