@@ -667,7 +667,7 @@ impl Checker {
     /// every `VIEW_EVERY` steps (the same steps in a world and in its replays).
     pub fn views(&mut self, state: &duetime::State, now: duetime::Timestamp) {
         self.view_steps += 1;
-        if self.view_steps % VIEW_EVERY != 0 {
+        if !self.view_steps.is_multiple_of(VIEW_EVERY) {
             return;
         }
         self.probe("views compared with the journal");
