@@ -549,56 +549,15 @@ pub fn parse_str_with(
     file: &str,
     config: &Config,
 ) -> Result<JobsFile, Vec<JobsFileError>> {
-    let doc: toml::Table = toml::from_str(text).map_err(|e| {
-        let (line, column) = match e.span() {
-            Some(span) => line_col(text, span.start),
-            None => (1, 1),
-        };
-        vec![JobsFileError::Syntax {
-            file: file.to_string(),
-            line,
-            column,
-            message: e.message().trim().to_string(),
-        }]
-    })?;
+    let doc = parse_toml(text, file)?;
     let lines = Lines::of(text);
-    let mut errors = Vec::new();
-    let mut jobs = Vec::new();
-
-    for key in doc.keys().filter(|k| !TOP_FIELDS.contains(&k.as_str())) {
-        errors.push(JobsFileError::TopLevel {
-            file: file.to_string(),
-            line: lines.top_key(key),
-            key: key.clone(),
-            problem: TopProblem::UnknownKey {
-                suggestion: suggest(key, TOP_FIELDS).or(match key.as_str() {
-                    "jobs" | "Job" | "JOB" => Some("job"),
-                    _ => None,
-                }),
-            },
-        });
-    }
-
-    let entries: &[Value] = match doc.get("job") {
-        None => &[],
-        Some(Value::Array(entries)) => entries,
-        Some(other) => {
-            errors.push(JobsFileError::TopLevel {
-                file: file.to_string(),
-                line: lines.top_key("job"),
-                key: "job".to_string(),
-                problem: TopProblem::NotArrayOfTables {
-                    found: describe(other),
-                },
-            });
-            &[]
-        }
-    };
-
+    let mut errors = unknown_top_keys(&doc, file, &lines);
+    let entries = job_entries(&doc, file, &lines, &mut errors);
     let defaults = RunAsDefaults {
         user: top_identity(&doc, "user", file, &lines, &mut errors),
         group: top_identity(&doc, "group", file, &lines, &mut errors),
     };
+    let mut jobs = Vec::new();
     // Where each valid name was first seen: (1-based index, line).
     let mut names: BTreeMap<String, (usize, Option<usize>)> = BTreeMap::new();
     for (i, entry) in entries.iter().enumerate() {
@@ -623,53 +582,87 @@ pub fn parse_str_with(
             continue;
         };
         let job = reader.read(table, config);
-        if let Some(def) = job.as_ref().map(|j| &j.def) {
-            let name = def.name.to_string();
-            if let Some((first, first_line)) = names.get(&name) {
-                reader.field_error(
-                    "name",
-                    FieldProblem::DuplicateName {
-                        name: name.clone(),
-                        first: *first,
-                        first_line: *first_line,
-                    },
-                );
-            } else {
-                names.insert(name, (i + 1, lines.job(i)));
-            }
-        } else if let Some(Value::String(name)) = table.get("name") {
+        match job.as_ref().map(|j| j.def.name.to_string()) {
+            Some(name) => reader.claim_name(&mut names, name),
             // A job with other errors still claims its name, so a later duplicate is named.
-            if JobName::new(name).is_ok() {
-                if let Some((first, first_line)) = names.get(name) {
-                    reader.field_error(
-                        "name",
-                        FieldProblem::DuplicateName {
-                            name: name.clone(),
-                            first: *first,
-                            first_line: *first_line,
-                        },
-                    );
-                } else {
-                    names.insert(name.clone(), (i + 1, lines.job(i)));
+            None => match table.get("name") {
+                Some(Value::String(name)) if JobName::new(name).is_ok() => {
+                    reader.claim_name(&mut names, name.clone())
                 }
-            }
+                _ => {}
+            },
         }
         // Within a job, report in the order of the file.
         reader
             .errors
             .sort_by_key(|e| e.line().unwrap_or(usize::MAX));
         if reader.errors.is_empty() {
-            if let Some(job) = job {
-                jobs.push(job);
-            }
+            jobs.extend(job);
         }
         errors.append(&mut reader.errors);
     }
-
     if errors.is_empty() {
         Ok(JobsFile { jobs })
     } else {
         Err(errors)
+    }
+}
+
+/// The file as TOML, or its syntax error with line and column.
+fn parse_toml(text: &str, file: &str) -> Result<toml::Table, Vec<JobsFileError>> {
+    toml::from_str(text).map_err(|e| {
+        let (line, column) = match e.span() {
+            Some(span) => line_col(text, span.start),
+            None => (1, 1),
+        };
+        vec![JobsFileError::Syntax {
+            file: file.to_string(),
+            line,
+            column,
+            message: e.message().trim().to_string(),
+        }]
+    })
+}
+
+/// A top-level key the file does not know, with the one it probably meant.
+fn unknown_top_keys(doc: &toml::Table, file: &str, lines: &Lines<'_>) -> Vec<JobsFileError> {
+    doc.keys()
+        .filter(|k| !TOP_FIELDS.contains(&k.as_str()))
+        .map(|key| JobsFileError::TopLevel {
+            file: file.to_string(),
+            line: lines.top_key(key),
+            key: key.clone(),
+            problem: TopProblem::UnknownKey {
+                suggestion: suggest(key, TOP_FIELDS).or(match key.as_str() {
+                    "jobs" | "Job" | "JOB" => Some("job"),
+                    _ => None,
+                }),
+            },
+        })
+        .collect()
+}
+
+/// The `[[job]]` entries (none, and an error, when `job` is not an array of tables).
+fn job_entries<'d>(
+    doc: &'d toml::Table,
+    file: &str,
+    lines: &Lines<'_>,
+    errors: &mut Vec<JobsFileError>,
+) -> &'d [Value] {
+    match doc.get("job") {
+        None => &[],
+        Some(Value::Array(entries)) => entries,
+        Some(other) => {
+            errors.push(JobsFileError::TopLevel {
+                file: file.to_string(),
+                line: lines.top_key("job"),
+                key: "job".to_string(),
+                problem: TopProblem::NotArrayOfTables {
+                    found: describe(other),
+                },
+            });
+            &[]
+        }
     }
 }
 
@@ -855,6 +848,22 @@ enum ScheduleText<'v> {
 }
 
 impl<'a> JobReader<'a> {
+    /// Claims `name` for this job, or names the job that claimed it first.
+    fn claim_name(&mut self, names: &mut BTreeMap<String, (usize, Option<usize>)>, name: String) {
+        if let Some(&(first, first_line)) = names.get(&name) {
+            self.field_error(
+                "name",
+                FieldProblem::DuplicateName {
+                    name,
+                    first,
+                    first_line,
+                },
+            );
+        } else {
+            names.insert(name, (self.index + 1, self.lines.job(self.index)));
+        }
+    }
+
     fn field_error(&mut self, field: &str, problem: FieldProblem) {
         // `dst.gap` points at the line of `dst`.
         let top = field.split('.').next().unwrap_or(field);
@@ -1236,13 +1245,35 @@ impl<'a> JobReader<'a> {
 
     fn command(&mut self, t: &toml::Table) -> Option<Command> {
         let before = self.errors.len();
-        let argv = match t.get("command") {
+        let argv = self.argv(t);
+        let workdir = self.workdir(t);
+        let env = self.env(t);
+        let env_file = self.env_file(t);
+        let user = self
+            .identity(t, "user")
+            .or_else(|| self.defaults.user.clone());
+        let group = self
+            .identity(t, "group")
+            .or_else(|| self.defaults.group.clone());
+        (self.errors.len() == before).then(|| Command {
+            argv: argv.unwrap_or_default(),
+            workdir,
+            env,
+            env_file,
+            user,
+            group,
+        })
+    }
+
+    /// `command`: a list of strings, the program then its arguments (no shell splits it).
+    fn argv(&mut self, t: &toml::Table) -> Option<Vec<String>> {
+        match t.get("command") {
             None => {
                 self.field_error(
                     "command",
                     FieldProblem::Missing {
                         accepted: "a list of strings, the program then its arguments, \
-                                   such as [\"/usr/local/bin/backup\", \"--full\"]",
+                               such as [\"/usr/local/bin/backup\", \"--full\"]",
                     },
                 );
                 None
@@ -1251,51 +1282,58 @@ impl<'a> JobReader<'a> {
                 self.field_error("command", FieldProblem::EmptyCommand);
                 None
             }
-            Some(Value::Array(items)) => {
-                let mut argv = Vec::with_capacity(items.len());
-                for (i, item) in items.iter().enumerate() {
-                    match item {
-                        Value::String(s) if i == 0 && s.is_empty() => self.field_error(
-                            "command",
-                            FieldProblem::BadText {
-                                problem: "the program (the first item) is an empty string; \
-                                          accepted: a program name or path",
-                            },
-                        ),
-                        Value::String(s) if s.contains('\0') => self.field_error(
-                            "command",
-                            FieldProblem::BadText {
-                                problem: "an item holds a NUL character, which no program \
-                                          argument can; accepted: text without \\u0000",
-                            },
-                        ),
-                        Value::String(s) => argv.push(s.clone()),
-                        other => self.field_error(
-                            "command",
-                            FieldProblem::WrongType {
-                                found: describe(other),
-                                accepted: format!(
-                                    "strings only (item {} is not one); write numbers in quotes",
-                                    i + 1
-                                ),
-                            },
-                        ),
-                    }
-                }
-                Some(argv)
-            }
+            Some(Value::Array(items)) => Some(self.argv_items(items)),
             Some(v) => {
                 let accepted = if matches!(v, Value::String(_)) {
                     "a list of strings, not one string: no shell splits it; write \
-                     [\"/usr/bin/backup\", \"--full\"], or [\"sh\", \"-c\", \"...\"] for a shell line"
+                 [\"/usr/bin/backup\", \"--full\"], or [\"sh\", \"-c\", \"...\"] for a shell line"
                 } else {
                     "a list of strings, the program then its arguments"
                 };
                 self.wrong_type("command", v, accepted);
                 None
             }
-        };
-        let workdir = match t.get("workdir") {
+        }
+    }
+
+    /// The items of `command`: strings, the first a program.
+    fn argv_items(&mut self, items: &[Value]) -> Vec<String> {
+        let mut argv = Vec::with_capacity(items.len());
+        for (i, item) in items.iter().enumerate() {
+            match item {
+                Value::String(s) if i == 0 && s.is_empty() => self.field_error(
+                    "command",
+                    FieldProblem::BadText {
+                        problem: "the program (the first item) is an empty string; \
+                                  accepted: a program name or path",
+                    },
+                ),
+                Value::String(s) if s.contains('\0') => self.field_error(
+                    "command",
+                    FieldProblem::BadText {
+                        problem: "an item holds a NUL character, which no program \
+                                  argument can; accepted: text without \\u0000",
+                    },
+                ),
+                Value::String(s) => argv.push(s.clone()),
+                other => self.field_error(
+                    "command",
+                    FieldProblem::WrongType {
+                        found: describe(other),
+                        accepted: format!(
+                            "strings only (item {} is not one); write numbers in quotes",
+                            i + 1
+                        ),
+                    },
+                ),
+            }
+        }
+        argv
+    }
+
+    /// `workdir`: a directory path.
+    fn workdir(&mut self, t: &toml::Table) -> Option<PathBuf> {
+        match t.get("workdir") {
             None => None,
             Some(Value::String(s)) if s.is_empty() || s.contains('\0') => {
                 self.field_error(
@@ -1311,7 +1349,11 @@ impl<'a> JobReader<'a> {
                 self.wrong_type("workdir", v, "a string: a directory path");
                 None
             }
-        };
+        }
+    }
+
+    /// `env`: a table of variables, names without `=` or NUL, values strings.
+    fn env(&mut self, t: &toml::Table) -> BTreeMap<String, String> {
         let mut env = BTreeMap::new();
         match t.get("env") {
             None => {}
@@ -1342,21 +1384,7 @@ impl<'a> JobReader<'a> {
             }
             Some(v) => self.wrong_type("env", v, "a table of strings, such as { LANG = \"C\" }"),
         }
-        let env_file = self.env_file(t);
-        let user = self
-            .identity(t, "user")
-            .or_else(|| self.defaults.user.clone());
-        let group = self
-            .identity(t, "group")
-            .or_else(|| self.defaults.group.clone());
-        (self.errors.len() == before).then(|| Command {
-            argv: argv.unwrap_or_default(),
-            workdir,
-            env,
-            env_file,
-            user,
-            group,
-        })
+        env
     }
 
     /// `env_file`: an absolute path (the daemon's working directory is no anchor a person

@@ -49,7 +49,6 @@ fn parse_duration(text: &str) -> Result<duetime::Duration, String> {
 pub fn run(args: &Args, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<u8> {
     let file = args.file.display().to_string();
     let from = args.from.unwrap_or_else(super::now);
-    let count = args.count as usize;
     let tick = match &args.store {
         None => args.tick,
         Some(location) => match store_tick(location) {
@@ -78,57 +77,76 @@ pub fn run(args: &Args, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<
             }
         });
     match loaded {
-        Ok(jobs) if args.json => {
-            let v = serde_json::json!({
-                "ok": true,
-                "file": file,
-                "valid": true,
-                "from": from.to_string(),
-                "jobs": jobs.jobs.iter().map(|j| job_json(j, from, count)).collect::<Vec<_>>(),
-                "errors": [],
-            });
-            writeln!(out, "{v:#}")?;
-            Ok(0)
-        }
-        Ok(jobs) => {
-            let n = jobs.jobs.len();
-            writeln!(
-                out,
-                "{file}: {n} job{}, valid; due times after {from}",
-                if n == 1 { "" } else { "s" }
-            )?;
-            for job in &jobs.jobs {
-                writeln!(out)?;
-                write!(out, "{}", job_text(job, from, count))?;
-            }
-            Ok(0)
-        }
-        Err(errors) if args.json => {
-            let v = serde_json::json!({
-                "ok": false,
-                "kind": "invalid",
-                "error": format!("{file}: invalid, {} error(s)", errors.len()),
-                "file": file,
-                "valid": false,
-                "jobs": [],
-                "errors": errors.iter().map(error_json).collect::<Vec<_>>(),
-            });
-            writeln!(out, "{v:#}")?;
-            Ok(1)
-        }
-        Err(errors) => {
-            for e in &errors {
-                writeln!(err, "{e}")?;
-            }
-            let n = errors.len();
-            writeln!(
-                err,
-                "{file}: invalid, {n} error{}",
-                if n == 1 { "" } else { "s" }
-            )?;
-            Ok(1)
-        }
+        Ok(jobs) => report_valid(args, &file, from, &jobs, out),
+        Err(errors) => report_invalid(args, &file, &errors, out, err),
     }
+}
+
+/// A valid file: its jobs and their next due times, as text or JSON.
+fn report_valid(
+    args: &Args,
+    file: &str,
+    from: Timestamp,
+    jobs: &jobs_file::JobsFile,
+    out: &mut dyn Write,
+) -> io::Result<u8> {
+    let count = args.count as usize;
+    if args.json {
+        let v = serde_json::json!({
+            "ok": true,
+            "file": file,
+            "valid": true,
+            "from": from.to_string(),
+            "jobs": jobs.jobs.iter().map(|j| job_json(j, from, count)).collect::<Vec<_>>(),
+            "errors": [],
+        });
+        writeln!(out, "{v:#}")?;
+        return Ok(0);
+    }
+    let n = jobs.jobs.len();
+    writeln!(
+        out,
+        "{file}: {n} job{}, valid; due times after {from}",
+        if n == 1 { "" } else { "s" }
+    )?;
+    for job in &jobs.jobs {
+        writeln!(out)?;
+        write!(out, "{}", job_text(job, from, count))?;
+    }
+    Ok(0)
+}
+
+/// An invalid file: every error, as text on stderr or JSON on stdout; exit 1.
+fn report_invalid(
+    args: &Args,
+    file: &str,
+    errors: &[jobs_file::JobsFileError],
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> io::Result<u8> {
+    if args.json {
+        let v = serde_json::json!({
+            "ok": false,
+            "kind": "invalid",
+            "error": format!("{file}: invalid, {} error(s)", errors.len()),
+            "file": file,
+            "valid": false,
+            "jobs": [],
+            "errors": errors.iter().map(error_json).collect::<Vec<_>>(),
+        });
+        writeln!(out, "{v:#}")?;
+        return Ok(1);
+    }
+    for e in errors {
+        writeln!(err, "{e}")?;
+    }
+    let n = errors.len();
+    writeln!(
+        err,
+        "{file}: invalid, {n} error{}",
+        if n == 1 { "" } else { "s" }
+    )?;
+    Ok(1)
 }
 
 /// The tick of an existing store (never made here).

@@ -121,16 +121,34 @@ pub fn run(args: &Args, _out: &mut dyn Write, err: &mut dyn Write) -> io::Result
     if let Some(code) = refuse_exposed(args, &file, &runs, err)? {
         return Ok(code);
     }
-    let exe = std::env::current_exe()?;
     daemon::install_signal_handlers();
-    // A store that cannot be reached yet (a database still starting, a network down) is
-    // waited for, as systemd would restart us anyway; anything else is a real error.
+    let mut d = match start_daemon(args, &flags, &options, &runs, err)? {
+        Ok(d) => d,
+        Err(code) => return Ok(code),
+    };
+    Ok(match d.run() {
+        Stopped::Drained => 0,
+        Stopped::Interrupted => 130,
+    })
+}
+
+/// Opens the store and starts the daemon on it. A store that cannot be reached yet (a
+/// database still starting, a network down) is waited for, as systemd would restart us
+/// anyway; anything else is a real error, returned as the exit code.
+fn start_daemon(
+    args: &Args,
+    flags: &ConfigFlags,
+    options: &Options,
+    runs: &Runs,
+    err: &mut dyn Write,
+) -> io::Result<Result<Daemon<store::AnyStore>, u8>> {
+    let exe = std::env::current_exe()?;
     let mut waited = 0u32;
-    let mut d = loop {
+    let daemon = loop {
         let started = store::open(&args.store.store, options.clone())
             .map_err(NotStarted::from)
             .and_then(|mut store| {
-                let jobs = agreed_jobs(&mut store, &flags, &args.jobs)?;
+                let jobs = agreed_jobs(&mut store, flags, &args.jobs)?;
                 let setup = Setup {
                     runs: runs.clone(),
                     jobs,
@@ -146,7 +164,7 @@ pub fn run(args: &Args, _out: &mut dyn Write, err: &mut dyn Write) -> io::Result
                 e @ (StoreError::Unreachable { .. } | StoreError::Locked { .. }),
             )) => {
                 if daemon::signalled() {
-                    return Ok(0);
+                    return Ok(Err(0));
                 }
                 if waited.is_multiple_of(10) {
                     writeln!(err, "duetime run: {e}; waiting")?;
@@ -156,19 +174,16 @@ pub fn run(args: &Args, _out: &mut dyn Write, err: &mut dyn Write) -> io::Result
             }
             Err(NotStarted::Store(e)) => {
                 writeln!(err, "duetime run: {e}")?;
-                return Ok(1);
+                return Ok(Err(1));
             }
             Err(NotStarted::Config(mismatch)) => {
                 writeln!(err, "duetime run: {mismatch}")?;
-                return Ok(USAGE);
+                return Ok(Err(USAGE));
             }
-            Err(NotStarted::Jobs(errors)) => return jobs_errors(err, errors),
+            Err(NotStarted::Jobs(errors)) => return jobs_errors(err, errors).map(Err),
         }
     };
-    Ok(match d.run() {
-        Stopped::Drained => 0,
-        Stopped::Interrupted => 130,
-    })
+    Ok(Ok(daemon))
 }
 
 /// Refuses to start (exit 1) on files other users could write or jobs this daemon cannot
