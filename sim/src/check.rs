@@ -478,7 +478,7 @@ pub struct Checker {
 
 /// How often V1 compares the views with the journal: every so many steps (a view of every
 /// job at every step would double the simulator's cost).
-const VIEW_EVERY: u64 = 16;
+const VIEW_EVERY: u64 = 64;
 
 impl Checker {
     pub fn new(facts: BTreeMap<JobName, JobFacts>) -> Checker {
