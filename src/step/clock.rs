@@ -306,7 +306,7 @@ impl State {
             return;
         }
         let sane = self.processes.get(&process).is_some_and(|p| !p.held());
-        let disagree = i64::try_from(disagreement(&self.config).as_millis()).unwrap_or(i64::MAX);
+        let disagree = disagreement(&self.config).as_millis();
         let mut woke = false;
         for p in ahead.iter().chain(behind) {
             let Some(hold) = self
@@ -318,7 +318,9 @@ impl State {
                 continue;
             };
             let behind = hold.lead < 0;
-            if (sane || behind) && hold.lead.saturating_sub(lead).abs() > disagree {
+            // (Leads are any i64 a clock can read: their difference may not fit one.)
+            let apart = (i128::from(hold.lead) - i128::from(lead)).unsigned_abs();
+            if (sane || behind) && apart > u128::from(disagree) {
                 hold.alone_since = None;
             }
             if vouches && hold.waiting {
