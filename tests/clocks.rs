@@ -224,3 +224,65 @@ fn a_result_delivered_with_a_reading_from_another_origin_is_timed_within_a_lease
     );
     insta::assert_snapshot!(s.trace());
 }
+
+#[test]
+fn a_clock_a_minute_and_a_half_behind_a_live_sane_one_stays_held_and_nothing_is_skipped() {
+    let mut s = Story::new();
+    s.define("08:59", job("sync", every("1m")));
+    s.start("08:59:30", 1);
+    s.start("08:59:31", 2);
+    s.wall_set(2, "90s", true);
+    s.note("p2's clock now reads 90 s behind p1's, which vouches for the store's time");
+    for m in 0..10 {
+        let t = at("09:00:05").saturating_add(duetime::Duration::from_secs(60 * m));
+        let back = t.saturating_sub(duetime::Duration::from_secs(90));
+        s.tick(&label_of(t), 1);
+        s.tick(&label_of(back), 2);
+        s.tick(
+            &label_of(t.saturating_add(duetime::Duration::from_secs(30))),
+            1,
+        );
+    }
+    let trace = s.trace();
+    assert!(
+        !trace.contains("released_behind") && !trace.contains("released,"),
+        "while p1 lives, p2 is contradicted at every tick: no one is released, the store's \
+         clock does not trade between them\n{trace}"
+    );
+    assert!(
+        !trace.contains("missed (clock_forward)"),
+        "nothing is skipped as the clock going forward\n{trace}"
+    );
+}
+
+#[test]
+fn two_clocks_corrected_back_together_agree_and_are_released_together() {
+    let mut s = Story::new();
+    s.define("08:59", job("sync", every("10m")));
+    s.start("08:59:30", 1);
+    s.start("08:59:31", 2);
+    s.tick("09:00:05", 1);
+    s.tick("09:00:06", 2);
+    s.wall_set(1, "25m", true);
+    s.wall_set(2, "25m", true);
+    s.note("both clocks were 25 minutes fast; NTP steps both back");
+    for (a, b) in [
+        ("08:35:35", "08:35:36"),
+        ("08:36:05", "08:36:06"),
+        ("08:36:35", "08:36:36"),
+        ("08:37:05", "08:37:06"),
+    ] {
+        s.tick(a, 1);
+        s.tick(b, 2);
+    }
+    let trace = s.trace();
+    assert!(
+        trace.contains("released_behind"),
+        "held clocks that agree are no evidence against each other\n{trace}"
+    );
+    let clock = s.state.clock().expect("a store clock");
+    assert!(
+        clock < at("08:40:00"),
+        "the store's clock went back to theirs: {clock}\n{trace}"
+    );
+}

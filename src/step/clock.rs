@@ -31,7 +31,8 @@
 //!   processes restarted after one outage are released together). While anyone waits,
 //!   every other process wakes at least once a tick (`State::next_wake_for`), so a process
 //!   that hears nobody really is alone;
-//! - a process held behind that no sane clock has contradicted for `solitude` is released
+//! - a process held behind that no one has contradicted for `solitude` (every sane clock
+//!   contradicts it, and any held one more than `disagreement` from it) is released
 //!   too (`released_behind`): the store's clock was set by a clock that ran fast and has
 //!   since been corrected (or this is the only witness left), so the store's clock goes
 //!   back to it. Every job's frontier stays where it was, so nothing runs again: the
@@ -290,16 +291,10 @@ impl State {
         }
     }
 
-    /// An event of `process` whose wall clock leads the store's by `lead` ms. It
-    /// contradicts every process held behind whose lead differs from its own by more than
-    /// `disagreement`, and, if its own clock was taken as it reads (it is not held), every
-    /// process held ahead that far beyond it (the contradicted one's solitude starts
-    /// again). Ahead, only a sane clock is evidence, since each held process carries its
-    /// own estimate of the store's time (two processes restarted after one outage are
-    /// released together); the store's clock goes back only when every process that
-    /// speaks agrees with the one held behind. And when `process` is one the store has
-    /// heard from before, the store's clock is alive, so a waiting one starts working on
-    /// it.
+    /// An event of `process` whose wall clock leads the store's by `lead` ms: whom it
+    /// contradicts (their solitude starts again; see `contradicts`). And when `process`
+    /// is one the store has heard from before, the store's clock is alive, so a waiting
+    /// one starts working on it.
     fn contradict_holds(&mut self, process: ProcessId, lead: i64, vouches: bool) {
         let HoldCounts { ahead, behind, .. } = &self.holds;
         if !ahead.iter().chain(behind).any(|p| *p != process) {
@@ -317,10 +312,7 @@ impl State {
             else {
                 continue;
             };
-            let behind = hold.lead < 0;
-            // (Leads are any i64 a clock can read: their difference may not fit one.)
-            let apart = (i128::from(hold.lead) - i128::from(lead)).unsigned_abs();
-            if (sane || behind) && apart > u128::from(disagree) {
+            if contradicts(sane, lead, hold.lead, disagree) {
                 hold.alone_since = None;
             }
             if vouches && hold.waiting {
@@ -368,6 +360,27 @@ impl State {
                     .is_some_and(|h| silent.contains(&h))
             })
             .collect()
+    }
+}
+
+/// Whether an event whose clock leads the store's by `lead` (taken as it reads when
+/// `sane`) contradicts a process held with `held_lead`. A process held ahead is
+/// contradicted only by a sane clock more than `disagree` behind it: each held process
+/// carries its own estimate of the store's time, so two restarted after one outage are
+/// released together. A process held behind is contradicted by every sane clock (one
+/// that vouches for the store's time lives: going back would skip forward again when it
+/// is heard, and two hosts a minute and a half apart would trade the store's clock every
+/// two ticks), and by any held clock further from it than `disagree`: the store's clock
+/// goes back only when every process that speaks agrees (two hosts corrected back
+/// together are released together).
+fn contradicts(sane: bool, lead: i64, held_lead: i64, disagree: u64) -> bool {
+    // (Leads are any i64 a clock can read: their difference may not fit one.)
+    let apart = (i128::from(held_lead) - i128::from(lead)).unsigned_abs();
+    let beyond = apart > u128::from(disagree);
+    if held_lead < 0 {
+        sane || beyond
+    } else {
+        sane && beyond
     }
 }
 
@@ -521,5 +534,36 @@ fn clock_gap(at: Timestamp, process: ProcessId, kind: ClockGapKind, by: Duration
         process,
         kind,
         by,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::contradicts;
+
+    const BOUND: u64 = 120_000;
+
+    #[test]
+    fn clocks_exactly_at_the_disagreement_bound_agree() {
+        assert!(
+            !contradicts(true, 0, 120_000, BOUND),
+            "ahead, by a sane clock"
+        );
+        assert!(contradicts(true, 0, 120_001, BOUND));
+        assert!(
+            !contradicts(false, -1_500_000, -1_620_000, BOUND),
+            "behind, by a held one"
+        );
+        assert!(contradicts(false, -1_500_000, -1_620_001, BOUND));
+    }
+
+    #[test]
+    fn a_sane_clock_contradicts_every_clock_held_behind_and_a_held_one_none_ahead() {
+        assert!(contradicts(true, 0, -61_000, BOUND));
+        assert!(!contradicts(false, 0, 9_000_000, BOUND));
+        assert!(
+            contradicts(false, i64::MAX, i64::MIN, BOUND),
+            "no overflow at the ends"
+        );
     }
 }
