@@ -23,7 +23,7 @@ pub use event::{Actor, Event, Fence, Held, Now, Outcome, ProcessId, RunId, MAX_A
 pub use job::{Backoff, DefError, JobDef, JobName, MissedRule, Overlap};
 pub use schedule::{CronError, CronSchedule, DstPolicy, Fold, Gap, Schedule, ScheduleError, Zone};
 pub use state::{
-    Config, Coordination, Globals, JobRecord, LoadError, OneShotEnd, OwnerLease, State,
+    Config, Coordination, Globals, HeldDef, JobRecord, LoadError, OneShotEnd, OwnerLease, State,
     FORMAT_VERSION,
 };
 pub use step::step;

@@ -272,6 +272,58 @@ pub enum OneShotEnd {
     Expired { cause: MissCause, at: Timestamp },
 }
 
+/// A changed definition held for a person's `Confirm`, with its digest. The digest
+/// (SHA-256 over every field, `JobDef::digest`: some 30,000 instructions) is computed once,
+/// when the definition is held or loaded, because every view of the job reports it and a
+/// confirmation is compared with it. Stored as the bare definition: the digest is derived,
+/// never read from a store.
+#[derive(Debug, Clone)]
+pub struct HeldDef {
+    def: JobDef,
+    digest: String,
+}
+
+impl HeldDef {
+    pub fn new(def: JobDef) -> HeldDef {
+        let digest = def.digest();
+        HeldDef { def, digest }
+    }
+
+    /// The held definition.
+    pub fn def(&self) -> &JobDef {
+        &self.def
+    }
+
+    /// Its digest, what a person confirms (`JobDef::digest`).
+    pub fn digest(&self) -> &str {
+        &self.digest
+    }
+
+    pub fn into_def(self) -> JobDef {
+        self.def
+    }
+}
+
+impl PartialEq for HeldDef {
+    fn eq(&self, other: &Self) -> bool {
+        self.def == other.def
+    }
+}
+
+impl Eq for HeldDef {}
+
+impl Serialize for HeldDef {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.def.serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for HeldDef {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        JobDef::deserialize(d).map(HeldDef::new)
+    }
+}
+
 /// Everything about a job beyond its definition and cursor; absent for a job that has
 /// never needed any of it, which keeps idle jobs small.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -304,7 +356,7 @@ pub struct Activity {
     /// A changed definition waiting for a person's `Confirm` of its digest; `def` keeps
     /// running meanwhile.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub held: Option<Box<JobDef>>,
+    pub held: Option<Box<HeldDef>>,
     /// A new job whose definition was never confirmed: no schedule runs, nothing is
     /// accounted, until `Confirm` (the definition is `held` too).
     #[serde(default, skip_serializing_if = "is_false")]
@@ -566,6 +618,14 @@ pub struct ClockHold {
     /// until it is released or a process the store knows shows the store's clock is alive.
     #[serde(default, skip_serializing_if = "is_false")]
     pub waiting: bool,
+    /// The store has not heard from it for longer than a lease (`State::holder_silent`):
+    /// it is most likely gone (a held incarnation that crashed), so it is left out of
+    /// `State::holds`. No one contradicts it and no one wakes once a tick for it while it
+    /// is silent (a dead incarnation held behind would otherwise make every process tick
+    /// every tick for a day), and when it speaks again its solitude starts afresh: no one
+    /// was looking while it was silent.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub dormant: bool,
 }
 
 impl ProcessRec {
@@ -693,7 +753,7 @@ pub struct State {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct HoldCounts {
     /// The processes held ahead (the ones a contradiction concerns), in process order, and
-    /// how many of them wait.
+    /// how many of them wait. Dormant holds (`ClockHold::dormant`) are left out of all three.
     pub ahead: Vec<ProcessId>,
     pub waiting: usize,
     /// The processes held behind, in process order: a sane clock contradicts them too.
@@ -703,7 +763,8 @@ pub(crate) struct HoldCounts {
 impl HoldCounts {
     pub(crate) fn of(processes: &BTreeMap<ProcessId, ProcessRec>) -> HoldCounts {
         let mut c = HoldCounts::default();
-        for (&p, rec) in processes.iter().filter(|(_, r)| r.held()) {
+        let present = |rec: &ProcessRec| rec.hold.is_some_and(|h| !h.dormant);
+        for (&p, rec) in processes.iter().filter(|(_, r)| present(r)) {
             if rec.held_ahead() {
                 c.ahead.push(p);
                 c.waiting += usize::from(rec.waiting());
@@ -1323,7 +1384,7 @@ fn check_record(
             "{name}: an unconfirmed job holds its definition and has run nothing"
         ));
     }
-    if let Some(held) = &a.held {
+    if let Some(held) = a.held.as_deref().map(HeldDef::def) {
         if held.name != *name {
             return Err(format!("{name}: holds a definition of {}", held.name));
         }

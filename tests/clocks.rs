@@ -9,7 +9,7 @@ mod support;
 
 use duetime::{
     ClockGapKind, Effect, Event, Fence, LedgerKind, MissAction, MissCause, MissedRule, Now,
-    Outcome, ProcessId, RunId,
+    Outcome, ProcessId, RunId, Timestamp,
 };
 use support::*;
 
@@ -284,5 +284,81 @@ fn two_clocks_corrected_back_together_agree_and_are_released_together() {
     assert!(
         clock < at("08:40:00"),
         "the store's clock went back to theirs: {clock}\n{trace}"
+    );
+}
+
+#[test]
+fn a_held_incarnation_that_crashed_stops_making_the_others_tick_every_tick_after_a_lease() {
+    let mut s = Story::new();
+    s.define("08:59", job("sync", every("10m")));
+    s.start("08:59:30", 1);
+    s.start("08:59:31", 2);
+    s.tick("09:00:05", 1);
+    s.tick("09:00:06", 2);
+    s.wall_set(2, "20m", true);
+    s.tick("08:40:36", 2);
+    let last_heard = s.state.clock().expect("a store clock");
+    s.tick("09:00:37", 1);
+    let p1 = ProcessId(1);
+    assert_eq!(
+        s.state.next_wake_for(p1),
+        Some(at("09:01:07")),
+        "while p2 is held behind, p1 shows itself once a tick\n{}",
+        s.trace()
+    );
+    s.crash("08:40:40", 2);
+    s.note("p2 is gone; the store cannot know it, only that it has gone quiet");
+    s.tick_through("09:01:07", "09:02:07", "30s", 1);
+    let config = *s.state.config();
+    let lease = config.lease_ttl.saturating_add(config.clock_jump);
+    let at_bound = last_heard.saturating_add(lease);
+    s.tick(&label_of(at_bound), 1);
+    assert_eq!(
+        s.state.next_wake_for(p1),
+        Some(at_bound.saturating_add(config.tick)),
+        "within a lease (and clock_jump) of its last event p2 may only be slow: p1 still \
+         ticks for it\n{}",
+        s.trace()
+    );
+    assert_eq!(at_bound.as_millis() % 1000, 0, "whole seconds: {at_bound}");
+    let past = Timestamp::from_millis(at_bound.as_millis() + 1);
+    s.tick(&format!("{}.001", label_of(at_bound)), 1);
+    let wake = s.state.next_wake_for(p1).expect("a wake");
+    assert!(
+        wake > past.saturating_add(config.tick),
+        "silent longer than that, p2's hold is dormant: p1 wakes for its work only, \
+         not a tick after its last event ({wake})\n{}",
+        s.trace()
+    );
+}
+
+#[test]
+fn a_held_clock_back_from_a_silence_is_contradicted_by_a_sane_one_that_spoke_meanwhile() {
+    let mut s = Story::new();
+    s.define("08:59", job("sync", every("10m")));
+    s.start("08:59:30", 1);
+    s.start("08:59:31", 2);
+    s.tick("09:00:05", 1);
+    s.tick("09:00:06", 2);
+    s.wall_set(2, "20m", true);
+    s.tick("09:00:35", 1);
+    s.tick("08:40:36", 2);
+    s.note("both stall for four and a half minutes; p1 comes back first");
+    s.tick("09:05:05", 1);
+    s.tick("08:45:06", 2);
+    s.tick("09:05:35", 1);
+    s.tick("08:45:36", 2);
+    s.tick("09:06:05", 1);
+    s.tick("08:46:06", 2);
+    let trace = s.trace();
+    assert!(
+        !trace.contains("released_behind"),
+        "p1's sane clock lives: p2's solitude started again when it came back, and p1 \
+         contradicts it at every tick since\n{trace}"
+    );
+    let clock = s.state.clock().expect("a store clock");
+    assert!(
+        clock >= at("09:06:05"),
+        "the store's clock stays on p1's: {clock}\n{trace}"
     );
 }

@@ -190,3 +190,31 @@ fn a_wrong_digest_is_refused_without_the_expected_one() {
         "the refusal tells the digest to type: {refusal}"
     );
 }
+
+#[test]
+fn a_held_definition_is_stored_bare_and_its_digest_is_derived_again_on_load() {
+    let mut s = Story::new();
+    s.define("08:00", guarded("1h"));
+    let second = guarded("30m");
+    let digest = second.digest();
+    s.define("08:05", second.clone());
+    let before = s.state.job("report", at("08:06")).expect("a view");
+    assert_eq!(
+        before.pending_confirmation.as_deref(),
+        Some(digest.as_str())
+    );
+    let stored = serde_json::to_value(&s.state).expect("serializes");
+    let text = stored.to_string();
+    assert!(
+        !text.contains(&digest),
+        "the digest is derived, never stored (a store cannot vouch for it)"
+    );
+    let held = serde_json::to_value(&second).expect("serializes");
+    assert!(
+        stored.to_string().contains(&held.to_string()),
+        "the held definition is stored as the definition itself"
+    );
+    let loaded: duetime::State = serde_json::from_value(stored).expect("loads");
+    let after = loaded.job("report", at("08:06")).expect("a view");
+    assert_eq!(after.pending_confirmation, before.pending_confirmation);
+}

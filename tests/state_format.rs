@@ -637,7 +637,7 @@ fn state_from_format_6_loads_with_the_payloads_in_force_and_held() {
         .act()
         .and_then(|a| a.held.as_ref())
         .expect("a change is held");
-    assert!(held.payload.as_deref().unwrap().contains("--fast"));
+    assert!(held.def().payload.as_deref().unwrap().contains("--fast"));
     assert!(!record.is_unconfirmed(), "the first payload was confirmed");
     // Older formats carry no payload: every definition in them loads without one.
     let old: State = serde_json::from_value(read_fixture(FIXTURE_V5)).unwrap();
@@ -657,7 +657,8 @@ fn a_held_definition_of_an_older_state_is_confirmed_by_its_sha256_digest_only() 
         .and_then(|a| a.held.clone());
     let digest = held
         .expect("the v5 fixture holds guarded's definition")
-        .digest();
+        .digest()
+        .to_string();
     assert_eq!(digest.len(), duetime::job::DIGEST_HEX_LEN);
     let now = Timestamp::from_millis(T0 + 700_000);
     let mut effects = Vec::new();

@@ -946,6 +946,16 @@ impl World {
         }
     }
 
+    /// Job `i`'s definition is about to change: a person may later confirm the digest
+    /// they read before (a stale confirmation). Only a job that requires confirmation is
+    /// ever confirmed, and a digest is a SHA-256 over the whole definition, so only those
+    /// note it.
+    fn note_prev_digest(&mut self, i: usize) {
+        if self.jobs[i].def.requires_confirmation {
+            self.prev_digests[i] = Some(self.jobs[i].def.digest());
+        }
+    }
+
     /// Job `i` moves to one of its other schedules: the `Upsert` a person sends (none when
     /// it has no other schedule).
     fn redefinition(&mut self, i: usize, actor: Actor) -> Option<Event> {
@@ -954,7 +964,7 @@ impl World {
         }
         let alt = self.rng.gen_range(0..self.jobs[i].alternatives.len());
         let (schedule, spec) = self.jobs[i].alternatives[alt].clone();
-        self.prev_digests[i] = Some(self.jobs[i].def.digest());
+        self.note_prev_digest(i);
         let old = (self.jobs[i].def.schedule.clone(), self.jobs[i].spec.clone());
         self.jobs[i].alternatives[alt] = old;
         self.jobs[i].def.schedule = schedule;
@@ -987,7 +997,7 @@ impl World {
             11 => {
                 // A change of what the host runs (a new command), nothing else: held for a
                 // job that requires confirmation like any other change (H1).
-                self.prev_digests[i] = Some(self.jobs[i].def.digest());
+                self.note_prev_digest(i);
                 self.commands_changed += 1;
                 self.jobs[i].def.payload = Some(format!("command v{}", self.commands_changed));
                 *self.faults.entry("command change").or_default() += 1;

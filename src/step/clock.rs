@@ -40,6 +40,12 @@
 //!   early by its own clock for as long as it lived.) While anyone is held behind, every
 //!   process wakes at least once a tick too.
 //!
+//! - a held process the store has not heard from for longer than a lease (plus
+//!   `clock_jump`) is **dormant** (`ClockHold::dormant`): most likely a held incarnation
+//!   that crashed. It is left out of the holds (`State::holds`), so no one contradicts it
+//!   and no one wakes once a tick for it; when it speaks again it is present again, and its
+//!   solitude starts afresh if a process still present contradicts it.
+//!
 //! The cost: a restart after downtime waits two ticks before it catches up, and a lone
 //! process whose clock is wrong is believed (there is no one to say otherwise): ahead, the
 //! frontier it moved stays moved; behind, the schedule waits until its clock reaches the
@@ -130,6 +136,7 @@ impl State {
         out: &mut Out,
     ) -> Judged {
         let config = self.config;
+        let back_from_silence = !fresh && self.wake_from_silence(process);
         let seen = self.clock;
         let (rec, known) = match self.processes.entry(process) {
             std::collections::btree_map::Entry::Occupied(e) if !fresh => (e.into_mut(), true),
@@ -179,7 +186,7 @@ impl State {
         // The store's clock only goes back when a lone clock held behind is released.
         self.clock = Some(if judged.back { base } else { seen.max(base) });
         let kind = |h: Option<ClockHold>| h.map(|h| (h.lead > 0, h.waiting));
-        if kind(before) != kind(after) || !known {
+        if kind(before) != kind(after) || !known || back_from_silence {
             self.holds = HoldCounts::of(&self.processes);
         }
         let released = before.is_some() && after.is_none() && judged.at == now.wall;
@@ -302,8 +309,9 @@ impl State {
         }
         let sane = self.processes.get(&process).is_some_and(|p| !p.held());
         let disagree = disagreement(&self.config).as_millis();
-        let mut woke = false;
+        let mut changed = false;
         for p in ahead.iter().chain(behind) {
+            let silent = self.holder_silent(*p);
             let Some(hold) = self
                 .processes
                 .get_mut(p)
@@ -312,28 +320,78 @@ impl State {
             else {
                 continue;
             };
+            if silent {
+                // Gone quiet for longer than a lease: left out until it speaks again.
+                hold.dormant = true;
+                changed = true;
+                continue;
+            }
             if contradicts(sane, lead, hold.lead, disagree) {
                 hold.alone_since = None;
             }
             if vouches && hold.waiting {
                 hold.waiting = false;
-                woke = true;
+                changed = true;
             }
         }
-        if woke {
+        if changed {
             self.holds = HoldCounts::of(&self.processes);
         }
+    }
+
+    /// A dormant hold's process speaks again (`ClockHold::dormant`): its hold is present
+    /// again, and its solitude starts afresh if a process still present contradicts it
+    /// (taken as speaking now: no one looked at it while it was left out, though a sane
+    /// clock may have spoken meanwhile). Returns whether it was dormant. Costs a pass over
+    /// the processes, only on such a return.
+    fn wake_from_silence(&mut self, process: ProcessId) -> bool {
+        let Some(held) = self
+            .processes
+            .get(&process)
+            .and_then(|r| r.hold)
+            .filter(|h| h.dormant)
+        else {
+            return false;
+        };
+        let disagree = disagreement(&self.config).as_millis();
+        let contradicted = self.processes.iter().any(|(p, r)| {
+            let present = r.hold.is_none_or(|h| !h.dormant) && !self.is_silent(r);
+            present
+                && *p != process
+                && contradicts(!r.held(), r.hold.map_or(0, |h| h.lead), held.lead, disagree)
+        });
+        if let Some(hold) = self
+            .processes
+            .get_mut(&process)
+            .and_then(|r| r.hold.as_mut())
+        {
+            hold.dormant = false;
+            if contradicted {
+                hold.alone_since = None;
+            }
+        }
+        true
     }
 
     /// Whether the store has not heard from `holder` for a lease TTL plus `clock_jump` of
     /// its own clock: whatever the `until` of its leases says, they have lapsed. (The slack
     /// is the most a sane clock may push the store's clock ahead in one event.)
     pub(crate) fn holder_silent(&self, holder: ProcessId) -> bool {
-        let (Some(clock), Some(rec)) = (self.clock, self.processes.get(&holder)) else {
-            return false;
-        };
-        let bound = self.config.lease_ttl.saturating_add(self.config.clock_jump);
-        clock > rec.base().saturating_add(bound)
+        self.processes
+            .get(&holder)
+            .is_some_and(|rec| self.is_silent(rec))
+    }
+
+    fn is_silent(&self, rec: &ProcessRec) -> bool {
+        self.clock
+            .is_some_and(|clock| clock > rec.base().saturating_add(self.silence_bound()))
+    }
+
+    /// How long the store may not hear from a process, by its own clock, before what it
+    /// holds has lapsed (`holder_silent`) and its clock hold goes dormant: a lease TTL plus
+    /// the most a sane clock may push the store's clock ahead in one event.
+    fn silence_bound(&self) -> Duration {
+        self.config.lease_ttl.saturating_add(self.config.clock_jump)
     }
 
     /// The jobs whose open run is held by a process the store has not heard from for
@@ -413,6 +471,7 @@ fn judge_lead(
             alone_since: None,
             lead,
             waiting: ahead && !known,
+            dormant: false,
         });
         let kind = if ahead {
             ClockGapKind::HeldAhead

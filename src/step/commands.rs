@@ -4,7 +4,7 @@
 use crate::effect::{AlertKind, CancelReason, Effect, History, MissCause, PausedBy, Refusal};
 use crate::event::{Actor, Outcome, RunId};
 use crate::job::{JobDef, JobName, MissedRule, MAX_TITLE};
-use crate::state::{JobRecord, Owed, Pause, State, MAX_BACKFILL, MAX_OWED_SEGMENTS};
+use crate::state::{HeldDef, JobRecord, Owed, Pause, State, MAX_BACKFILL, MAX_OWED_SEGMENTS};
 use crate::time::{Duration, Timestamp};
 
 use super::due::{last_due, skipped};
@@ -67,7 +67,7 @@ impl State {
                 let mut record = JobRecord::new(def.clone(), now);
                 let act = record.act_mut();
                 act.unconfirmed = true;
-                act.held = Some(Box::new(def));
+                act.held = Some(Box::new(HeldDef::new(def)));
                 self.jobs.insert(seq, record);
                 self.by_name.insert(name.clone(), seq);
                 self.tell_held(seq, out);
@@ -92,7 +92,7 @@ impl State {
             return;
         };
         let job = &self.jobs[&seq];
-        let held = job.act().and_then(|a| a.held.as_deref());
+        let held = job.act().and_then(|a| a.held.as_deref()).map(HeldDef::def);
         if held == Some(&def) {
             // Held already, as asked: nothing new to tell.
             self.reply(Some(seq), Some(name), out);
@@ -103,7 +103,7 @@ impl State {
             let record = self.jobs.get_mut(&seq).expect("found above");
             record.next_due = def.schedule.next_after(record.frontier);
             record.def = def.clone();
-            record.act_mut().held = Some(Box::new(def));
+            record.act_mut().held = Some(Box::new(HeldDef::new(def)));
             self.tell_held(seq, out);
             self.reindex(seq);
             self.reply(Some(seq), Some(name), out);
@@ -128,7 +128,7 @@ impl State {
             // A change to (or away from) a definition that needs confirmation is held;
             // the definition in force keeps running until `Confirm`.
             let record = self.jobs.get_mut(&seq).expect("found above");
-            record.act_mut().held = Some(Box::new(def));
+            record.act_mut().held = Some(Box::new(HeldDef::new(def)));
             self.tell_held(seq, out);
             self.reindex(seq);
             self.reply(Some(seq), Some(name), out);
@@ -146,7 +146,7 @@ impl State {
         let Some(digest) = record
             .act()
             .and_then(|a| a.held.as_deref())
-            .map(JobDef::digest)
+            .map(|h| h.digest().to_string())
         else {
             return;
         };
@@ -175,14 +175,14 @@ impl State {
             State::refuse(Some(name), Refusal::NothingToConfirm { current }, out);
             return;
         };
-        let expected = held.digest();
+        let expected = held.digest().to_string();
         if digest != expected {
             let given = digest.chars().take(80).collect();
             State::refuse(Some(name), Refusal::WrongDigest { given }, out);
             return;
         }
         if !record.is_unconfirmed() {
-            let held = held.clone();
+            let held = held.def().clone();
             if self.refuse_schedule_change(seq, &held, out) {
                 return;
             }
@@ -190,7 +190,7 @@ impl State {
         let now = out.now;
         let record = self.jobs.get_mut(&seq).expect("found above");
         let act = record.act_mut();
-        let def = *act.held.take().expect("checked above");
+        let def = act.held.take().expect("checked above").into_def();
         let first = std::mem::take(&mut act.unconfirmed);
         // The incident ends here: a later held change is told again.
         record.incidents.retain(|i| i != "pending_confirmation");

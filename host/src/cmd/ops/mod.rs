@@ -43,7 +43,7 @@ fn held_changes(store: &mut AnyStore, job: &str) -> Option<Vec<duetime_host::cha
     use duetime_host::store::Store;
     let state = store.state().ok()?;
     let record = state.seq_of_name(job).and_then(|seq| state.record(seq))?;
-    let held = record.act().and_then(|a| a.held.as_deref())?;
+    let held = record.act().and_then(|a| a.held.as_deref())?.def();
     let in_force = (!record.is_unconfirmed()).then_some(&record.def);
     Some(duetime_host::changes::changes(in_force, held))
 }
