@@ -136,7 +136,6 @@ impl State {
         out: &mut Out,
     ) -> Judged {
         let config = self.config;
-        let back_from_silence = !fresh && self.wake_from_silence(process);
         let seen = self.clock;
         let (rec, known) = match self.processes.entry(process) {
             std::collections::btree_map::Entry::Occupied(e) if !fresh => (e.into_mut(), true),
@@ -146,6 +145,11 @@ impl State {
                 (rec, false)
             }
         };
+        if known && rec.hold.is_some_and(|h| h.dormant) {
+            // Rare: back from a silence longer than a lease; judged as present from here.
+            self.wake_from_silence(process);
+            return self.judge_clock(process, now, false, out);
+        }
         let gap_cause = if known {
             observe_gap(&config, process, rec, now, out)
         } else {
@@ -186,7 +190,7 @@ impl State {
         // The store's clock only goes back when a lone clock held behind is released.
         self.clock = Some(if judged.back { base } else { seen.max(base) });
         let kind = |h: Option<ClockHold>| h.map(|h| (h.lead > 0, h.waiting));
-        if kind(before) != kind(after) || !known || back_from_silence {
+        if kind(before) != kind(after) || !known {
             self.holds = HoldCounts::of(&self.processes);
         }
         let released = before.is_some() && after.is_none() && judged.at == now.wall;
@@ -205,7 +209,7 @@ impl State {
                     .saturating_add(Duration::from_millis(lead.unsigned_abs()));
             }
         }
-        self.contradict_holds(process, lead, known);
+        self.contradict_holds(process, lead, known, after.is_none());
         judged
     }
 
@@ -302,22 +306,21 @@ impl State {
     /// contradicts (their solitude starts again; see `contradicts`). And when `process`
     /// is one the store has heard from before, the store's clock is alive, so a waiting
     /// one starts working on it.
-    fn contradict_holds(&mut self, process: ProcessId, lead: i64, vouches: bool) {
+    fn contradict_holds(&mut self, process: ProcessId, lead: i64, vouches: bool, sane: bool) {
+        let silence = self.silence_bound();
+        let clock = self.clock;
         let HoldCounts { ahead, behind, .. } = &self.holds;
         if !ahead.iter().chain(behind).any(|p| *p != process) {
             return;
         }
-        let sane = self.processes.get(&process).is_some_and(|p| !p.held());
         let disagree = disagreement(&self.config).as_millis();
         let mut changed = false;
-        for p in ahead.iter().chain(behind) {
-            let silent = self.holder_silent(*p);
-            let Some(hold) = self
-                .processes
-                .get_mut(p)
-                .and_then(|r| r.hold.as_mut())
-                .filter(|_| *p != process)
-            else {
+        for p in ahead.iter().chain(behind).filter(|p| **p != process) {
+            let Some(rec) = self.processes.get_mut(p) else {
+                continue;
+            };
+            let silent = silent_for(clock, silence, rec);
+            let Some(hold) = rec.hold.as_mut() else {
                 continue;
             };
             if silent {
@@ -342,16 +345,16 @@ impl State {
     /// A dormant hold's process speaks again (`ClockHold::dormant`): its hold is present
     /// again, and its solitude starts afresh if a process still present contradicts it
     /// (taken as speaking now: no one looked at it while it was left out, though a sane
-    /// clock may have spoken meanwhile). Returns whether it was dormant. Costs a pass over
-    /// the processes, only on such a return.
-    fn wake_from_silence(&mut self, process: ProcessId) -> bool {
+    /// clock may have spoken meanwhile). Costs a pass over the processes, only on such a
+    /// return.
+    fn wake_from_silence(&mut self, process: ProcessId) {
         let Some(held) = self
             .processes
             .get(&process)
             .and_then(|r| r.hold)
             .filter(|h| h.dormant)
         else {
-            return false;
+            return;
         };
         let disagree = disagreement(&self.config).as_millis();
         let contradicted = self.processes.iter().any(|(p, r)| {
@@ -370,7 +373,7 @@ impl State {
                 hold.alone_since = None;
             }
         }
-        true
+        self.holds = HoldCounts::of(&self.processes);
     }
 
     /// Whether the store has not heard from `holder` for a lease TTL plus `clock_jump` of
@@ -383,8 +386,7 @@ impl State {
     }
 
     fn is_silent(&self, rec: &ProcessRec) -> bool {
-        self.clock
-            .is_some_and(|clock| clock > rec.base().saturating_add(self.silence_bound()))
+        silent_for(self.clock, self.silence_bound(), rec)
     }
 
     /// How long the store may not hear from a process, by its own clock, before what it
@@ -419,6 +421,12 @@ impl State {
             })
             .collect()
     }
+}
+
+/// Whether the store, its clock at `clock`, has not heard from the process of `rec` for
+/// longer than `silence` (`State::holder_silent`).
+fn silent_for(clock: Option<Timestamp>, silence: Duration, rec: &ProcessRec) -> bool {
+    clock.is_some_and(|clock| clock > rec.base().saturating_add(silence))
 }
 
 /// Whether an event whose clock leads the store's by `lead` (taken as it reads when
