@@ -243,6 +243,9 @@ pub fn expand(text: &str, tz: Option<&str>) -> Result<CronSpec, CronTextError> {
         weekdays,
         dom_star: starlike(dom),
         dow_star: starlike(dow),
+        last_day: false,
+        last_weekdays: Vec::new(),
+        nth_weekdays: Vec::new(),
         tz: zone,
         text: fields
             .iter()

@@ -380,6 +380,9 @@ fn draw_cron(rng: &mut ChaCha8Rng, dst_zone: &'static str) -> CronSpec {
         months: all(1, 12),
         dom_star: text_dom.starts_with('*'),
         dow_star: text_dow.starts_with('*'),
+        last_day: false,
+        last_weekdays: Vec::new(),
+        nth_weekdays: Vec::new(),
         weekdays,
         tz: tz_name.parse().expect("known zone"),
         text,
@@ -437,7 +440,7 @@ fn draw_schedule(
 
 /// A stream for the features drawn apart from the world's first stream (lanes, jitter,
 /// confirmation), keyed by the seed and a purpose.
-fn features_rng(seed: u64, purpose: u64) -> ChaCha8Rng {
+pub(crate) fn features_rng(seed: u64, purpose: u64) -> ChaCha8Rng {
     use rand::SeedableRng;
     ChaCha8Rng::seed_from_u64(seed ^ (0x6c61_6e65_0000_0000 | purpose))
 }
@@ -542,5 +545,9 @@ pub fn draw_jobs(rng: &mut ChaCha8Rng, cfg: &WorldConfig, count: Option<usize>) 
         })
         .collect();
     draw_features(cfg, &mut jobs, &tightest_of);
+    let mut dates = features_rng(cfg.seed, 3);
+    for job in &mut jobs {
+        crate::dates::draw_exotic(&mut dates, &mut job.def.schedule, &mut job.spec);
+    }
     jobs
 }

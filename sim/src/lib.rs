@@ -4,6 +4,7 @@
 
 pub mod check;
 pub mod cron_text;
+pub mod dates;
 pub mod gen;
 pub mod oracle;
 pub mod replay;
@@ -222,6 +223,7 @@ pub fn run_seed(seed: u64, opts: &Options) -> SeedReport {
     let single_owner = cfg.single_owner;
     let max_runs_per_process = cfg.max_runs_per_process;
     let cfg_checks_state = cfg.mode.checks_state();
+    let dates = dates::check_jobs(seed, &jobs);
     let mut world = world::World::new(cfg, rng, jobs, opts.record_inputs, opts.hash_trace);
     if opts.readable_trace {
         world.trace = Some(Vec::new());
@@ -271,7 +273,12 @@ pub fn run_seed(seed: u64, opts: &Options) -> SeedReport {
     let horizon = report.horizon.expect("set above");
     // The checker has followed the journal as it was written; what is left needs the end.
     let checker = std::mem::replace(&mut world.checker, check::Checker::new(BTreeMap::new()));
-    let violations = checker.finish(horizon, &mut report.probes);
+    let mut violations = checker.finish(horizon, &mut report.probes);
+    *report
+        .probes
+        .entry("cron dates checked over years (Z1)")
+        .or_default() += dates.checked;
+    violations.extend(dates.violations);
     report.verdict = if violations.iter().any(|v| !v.is_liveness()) {
         Verdict::Safety
     } else if !violations.is_empty() {

@@ -18,6 +18,15 @@ pub struct CronSpec {
     /// The day-of-month / day-of-week text begins with `*` (cron's OR rule is off).
     pub dom_star: bool,
     pub dow_star: bool,
+    /// `L` in day-of-month: the month's last day matches too.
+    #[serde(default)]
+    pub last_day: bool,
+    /// `wL` in day-of-week: the last weekday `w` of the month.
+    #[serde(default)]
+    pub last_weekdays: Vec<u32>,
+    /// `w#n` in day-of-week: `(w, n)`, the n-th weekday `w` of the month.
+    #[serde(default)]
+    pub nth_weekdays: Vec<(u32, u32)>,
     #[serde(with = "tz_name")]
     pub tz: Tz,
     pub text: String,
@@ -49,6 +58,10 @@ struct Masks {
     weekdays: u64,
     /// cron's OR rule: neither day field begins with `*`.
     or_days: bool,
+    last_day: bool,
+    last_weekdays: u64,
+    /// Bit `(n - 1) * 7 + w`: the n-th weekday `w` of the month.
+    nth_weekdays: u64,
 }
 
 impl Masks {
@@ -59,11 +72,38 @@ impl Masks {
     /// Whether the local hour of `l` (its month, day and hour) can hold a match.
     fn hour_matches(&self, l: &chrono::NaiveDateTime) -> bool {
         let has = |mask: u64, v: u32| mask >> v & 1 == 1;
-        let dom = has(self.days, l.day());
-        let dow = has(self.weekdays, l.weekday().num_days_from_sunday());
-        let day_ok = if self.or_days { dom || dow } else { dom && dow };
-        has(self.hours, l.hour()) && has(self.months, l.month()) && day_ok
+        has(self.hours, l.hour()) && self.date_matches(l.date())
     }
+
+    /// Whether local date `d` can hold a due time: its month, and its day by cron's day
+    /// rule (the day-of-month field with `L`, the day-of-week field with `wL` and `w#n`;
+    /// AND when either field begins with `*`, else OR).
+    #[inline]
+    fn date_matches(&self, d: chrono::NaiveDate) -> bool {
+        let has = |mask: u64, v: u32| mask >> v & 1 == 1;
+        let (day, weekday) = (d.day(), d.weekday().num_days_from_sunday());
+        let mut dom = has(self.days, day);
+        let mut dow = has(self.weekdays, weekday);
+        if self.last_day || self.last_weekdays != 0 {
+            let last = last_day_of_month(d);
+            dom |= self.last_day && day == last;
+            dow |= has(self.last_weekdays, weekday) && day + 7 > last;
+        }
+        if self.nth_weekdays != 0 {
+            dow |= has(self.nth_weekdays, (day - 1) / 7 * 7 + weekday);
+        }
+        let day_ok = if self.or_days { dom || dow } else { dom && dow };
+        has(self.months, d.month()) && day_ok
+    }
+}
+
+/// The last day of `d`'s month, by asking chrono which of 28-31 exist (the core's own
+/// calendar arithmetic is not consulted).
+fn last_day_of_month(d: chrono::NaiveDate) -> u32 {
+    (28..=31)
+        .rev()
+        .find(|&n| d.with_day(n).is_some())
+        .expect("every month has 28 days")
 }
 
 impl CronSpec {
@@ -84,7 +124,24 @@ impl CronSpec {
             months: mask(&self.months),
             weekdays: mask(&self.weekdays),
             or_days: !(self.dom_star || self.dow_star),
+            last_day: self.last_day,
+            last_weekdays: mask(&self.last_weekdays),
+            nth_weekdays: self
+                .nth_weekdays
+                .iter()
+                .fold(0u64, |m, &(w, n)| m | 1u64 << ((n - 1) * 7 + w)),
         }
+    }
+
+    /// Whether local date `d` can hold a due time (see `Masks::date_matches`).
+    pub fn date_matches(&self, d: chrono::NaiveDate) -> bool {
+        self.masks().date_matches(d)
+    }
+
+    /// `date_matches` for many dates: the sets made into masks once.
+    pub fn date_rule(&self) -> impl Fn(chrono::NaiveDate) -> bool {
+        let masks = self.masks();
+        move |d| masks.date_matches(d)
     }
 
     fn local(&self, utc_s: i64) -> chrono::NaiveDateTime {

@@ -1,0 +1,307 @@
+//! Dates a one-day world never reaches. A world runs about a day, so its cron jobs show
+//! the matcher one or two dates; the rules that matter over months and years (`L`, `wL`,
+//! `w#n`, Feb 29, the last days of months, stepped day and month ranges, both day fields
+//! restricted under cron's OR rule) and zones with unusual transitions would go unchecked.
+//!
+//! - `draw_exotic` gives some cron jobs of a world such a day rule (and sometimes such a
+//!   zone), from a stream of its own, so the rest of the world is drawn as before.
+//! - `check_dates` is **Z1**: over years from a random instant, the local dates on which
+//!   the core's schedule has due times are exactly the dates the oracle's day rule allows
+//!   (each date the core yields matches; no date between two it yields does).
+
+use chrono::{TimeZone, Timelike};
+use duetime::{Schedule, Timestamp};
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+
+use crate::check::Violation;
+use crate::oracle::{CronSpec, Spec};
+
+/// Zones whose transitions are unusual: at midnight (Havana, Santiago), by 30 minutes
+/// (Lord Howe), at a quarter hour offset (Chatham, Kathmandu), suspended for Ramadan
+/// (Casablanca), a negative summer time (Dublin), and a whole day skipped in 2011 (Apia).
+const ODD_ZONES: [&str; 8] = [
+    "America/Havana",
+    "America/Santiago",
+    "Australia/Lord_Howe",
+    "Pacific/Chatham",
+    "Asia/Kathmandu",
+    "Africa/Casablanca",
+    "Europe/Dublin",
+    "Pacific/Apia",
+];
+
+/// One exotic date rule: the day-of-month, month and day-of-week texts and what they mean.
+struct DateRule {
+    dom: &'static str,
+    month: &'static str,
+    dow: &'static str,
+    days: Vec<u32>,
+    months: Vec<u32>,
+    weekdays: Vec<u32>,
+    last_day: bool,
+    last_weekdays: Vec<u32>,
+    nth_weekdays: Vec<(u32, u32)>,
+}
+
+fn rule(dom: &'static str, month: &'static str, dow: &'static str) -> DateRule {
+    DateRule {
+        dom,
+        month,
+        dow,
+        days: Vec::new(),
+        months: (1..=12).collect(),
+        weekdays: Vec::new(),
+        last_day: false,
+        last_weekdays: Vec::new(),
+        nth_weekdays: Vec::new(),
+    }
+}
+
+/// The rules drawn, each with its meaning written out by hand (not parsed).
+fn date_rule(k: u32) -> DateRule {
+    let all_days: Vec<u32> = (1..=31).collect();
+    let all_weekdays: Vec<u32> = (0..7).collect();
+    match k {
+        0 => DateRule {
+            last_day: true,
+            weekdays: all_weekdays,
+            ..rule("L", "*", "*")
+        },
+        1 => DateRule {
+            days: vec![29],
+            months: vec![2],
+            weekdays: all_weekdays,
+            ..rule("29", "2", "*")
+        },
+        2 => DateRule {
+            days: (28..=31).collect(),
+            weekdays: all_weekdays,
+            ..rule("28-31", "*", "*")
+        },
+        3 => DateRule {
+            days: (1..=20).step_by(3).collect(),
+            months: (1..=12).step_by(2).collect(),
+            weekdays: all_weekdays,
+            ..rule("1-20/3", "*/2", "*")
+        },
+        4 => DateRule {
+            days: vec![13],
+            weekdays: vec![5],
+            ..rule("13", "*", "5")
+        },
+        5 => DateRule {
+            days: all_days,
+            last_weekdays: vec![5],
+            ..rule("*", "*", "5L")
+        },
+        6 => DateRule {
+            days: all_days,
+            months: vec![1, 6, 12],
+            nth_weekdays: vec![(1, 2)],
+            ..rule("*", "1,6,12", "1#2")
+        },
+        7 => DateRule {
+            last_day: true,
+            nth_weekdays: vec![(1, 1), (3, 3)],
+            ..rule("L", "*", "1#1,3#3")
+        },
+        8 => DateRule {
+            days: vec![31],
+            weekdays: all_weekdays,
+            ..rule("31", "*", "*")
+        },
+        _ => DateRule {
+            days: vec![1, 15],
+            last_weekdays: vec![0],
+            ..rule("1,15", "*", "0L")
+        },
+    }
+}
+
+/// Gives about a quarter of the cron jobs an exotic date rule (keeping their minutes and
+/// hours), half of those in an unusual zone. Drawn from `rng`, a stream apart from the
+/// world's, so a world whose jobs draw none is the world it was.
+pub fn draw_exotic(rng: &mut ChaCha8Rng, schedule: &mut Schedule, spec: &mut Spec) {
+    let Spec::Cron(c) = spec else { return };
+    if !rng.gen_bool(0.25) {
+        return;
+    }
+    let r = date_rule(rng.gen_range(0..10));
+    if rng.gen_bool(0.5) {
+        c.tz = ODD_ZONES[rng.gen_range(0..ODD_ZONES.len())]
+            .parse()
+            .expect("a known zone");
+    }
+    apply(c, r);
+    *schedule =
+        Schedule::cron(&c.text, Some(c.tz.name())).expect("the exotic rules are valid cron");
+}
+
+/// `c` with rule `r`'s date fields, its minutes and hours kept.
+fn apply(c: &mut CronSpec, r: DateRule) {
+    let mut fields = c.text.split_whitespace();
+    let (minute, hour) = (fields.next().unwrap_or("0"), fields.next().unwrap_or("0"));
+    c.text = format!("{minute} {hour} {} {} {}", r.dom, r.month, r.dow);
+    c.days = r.days;
+    c.months = r.months;
+    c.weekdays = r.weekdays;
+    c.dom_star = r.dom.starts_with('*');
+    c.dow_star = r.dow.starts_with('*');
+    c.last_day = r.last_day;
+    c.last_weekdays = r.last_weekdays;
+    c.nth_weekdays = r.nth_weekdays;
+}
+
+/// Z1 over a world's cron jobs (their first schedules), each from an instant drawn in
+/// 2024-2032 by a stream of the seed's own.
+pub struct DateReport {
+    pub checked: u64,
+    pub violations: Vec<Violation>,
+}
+
+pub fn check_jobs(seed: u64, jobs: &[crate::gen::SimJob]) -> DateReport {
+    let mut rng = crate::gen::features_rng(seed, 4);
+    let mut report = DateReport {
+        checked: 0,
+        violations: Vec::new(),
+    };
+    for job in jobs {
+        let Spec::Cron(spec) = &job.spec else {
+            continue;
+        };
+        let from = rng.gen_range(1_704_067_200_000i64..1_956_528_000_000); // 2024..2032
+        report.checked += 1;
+        if let Err(detail) = check_dates(&job.def.schedule, spec, from) {
+            report.violations.push(Violation {
+                invariant: "Z1",
+                job: job.def.name.to_string(),
+                detail,
+                // Nothing to shrink: it does not depend on the world's events.
+                liveness: true,
+            });
+        }
+    }
+    report
+}
+
+/// How far Z1 looks: this many dates the schedule yields, or this many years.
+const Z1_DATES: usize = 24;
+const Z1_YEARS: i64 = 9;
+
+/// Z1 over the dates of `schedule` after `from_ms`: `Err` names the first date the core
+/// yields that the oracle's day rule does not allow, or the first allowed date it passed.
+pub fn check_dates(schedule: &Schedule, spec: &CronSpec, from_ms: i64) -> Result<(), String> {
+    let allows = spec.date_rule();
+    let local = |ms: i64| {
+        let t = chrono::DateTime::from_timestamp_millis(ms).expect("in range");
+        spec.tz.from_utc_datetime(&t.naive_utc()).naive_local()
+    };
+    let end = from_ms + Z1_YEARS * 366 * 86_400_000;
+    let mut t = Timestamp::from_millis(from_ms);
+    let mut after = local(from_ms).date();
+    for _ in 0..Z1_DATES {
+        let Some(next) = schedule.next_after(t).filter(|n| n.as_millis() <= end) else {
+            // No due time within the span: no date in it may match either.
+            return skipped(spec, &allows, after, local(end).date(), "the span's end");
+        };
+        let at = local(next.as_millis());
+        let date = at.date();
+        if !allows(date) {
+            return Err(format!(
+                "due at {next} ({date} in {}), a date `{}` does not allow",
+                spec.tz, spec.text
+            ));
+        }
+        skipped(spec, &allows, after, date, &next.to_string())?;
+        // On to the next local date (a DST hour early at worst: the date is then seen
+        // again; late at worst: the search starts within the next date, which is then
+        // not judged).
+        let ms_of_day = i64::from(at.num_seconds_from_midnight()) * 1000
+            + i64::from(at.nanosecond() / 1_000_000);
+        t = Timestamp::from_millis(next.as_millis() + 86_400_000 - ms_of_day - 1);
+        after = date.max(local(t.as_millis()).date());
+    }
+    Ok(())
+}
+
+/// The first date strictly between `after` and `until` the day rule allows, as an error.
+fn skipped(
+    spec: &CronSpec,
+    allows: &impl Fn(chrono::NaiveDate) -> bool,
+    after: chrono::NaiveDate,
+    until: chrono::NaiveDate,
+    next: &str,
+) -> Result<(), String> {
+    let mut d = after.succ_opt();
+    while let Some(day) = d.filter(|d| *d < until) {
+        if allows(day) {
+            return Err(format!(
+                "{day} is a date `{}` allows (in {}), but the schedule's next due time after \
+                 {after} is {next}",
+                spec.text, spec.tz
+            ));
+        }
+        d = day.succ_opt();
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec_of(k: u32, zone: &str) -> (Schedule, CronSpec) {
+        let mut c = CronSpec {
+            minutes: vec![30],
+            hours: vec![0],
+            days: (1..=31).collect(),
+            months: (1..=12).collect(),
+            weekdays: (0..7).collect(),
+            dom_star: true,
+            dow_star: true,
+            last_day: false,
+            last_weekdays: Vec::new(),
+            nth_weekdays: Vec::new(),
+            tz: zone.parse().unwrap(),
+            text: "30 0 * * *".into(),
+        };
+        apply(&mut c, date_rule(k));
+        (Schedule::cron(&c.text, Some(zone)).unwrap(), c)
+    }
+
+    #[test]
+    fn every_exotic_rule_holds_z1_in_every_odd_zone() {
+        let from = 1_735_689_600_000; // 2025-01-01
+        for k in 0..10 {
+            for zone in ODD_ZONES.iter().chain(&["UTC"]) {
+                let (schedule, spec) = spec_of(k, zone);
+                check_dates(&schedule, &spec, from)
+                    .unwrap_or_else(|e| panic!("rule {k} in {zone}: {e}"));
+            }
+        }
+    }
+
+    #[test]
+    fn z1_names_a_date_the_schedule_passes_over() {
+        let from = 1_735_689_600_000; // 2025-01-01
+        let (_, spec) = spec_of(1, "UTC"); // Feb 29
+        let every_day = Schedule::cron("30 0 * * *", Some("UTC")).unwrap();
+        let e = check_dates(&every_day, &spec, from).expect_err("daily is not Feb 29");
+        assert!(e.contains("does not allow"), "{e}");
+        let (_, last) = spec_of(0, "UTC"); // L
+        let the_28th = Schedule::cron("30 0 28 * *", Some("UTC")).unwrap();
+        let e = check_dates(&the_28th, &last, from).expect_err("the 28th is not L");
+        assert!(e.contains("2025-01-28") || e.contains("2025-01-31"), "{e}");
+    }
+
+    #[test]
+    fn the_feb_29_rule_reaches_the_next_leap_day() {
+        let (schedule, spec) = spec_of(1, "UTC");
+        let next = schedule
+            .next_after(Timestamp::from_millis(1_735_689_600_000))
+            .unwrap();
+        assert_eq!(next.to_string(), "2028-02-29T00:30:00Z");
+        assert!(spec.date_matches(chrono::NaiveDate::from_ymd_opt(2028, 2, 29).unwrap()));
+    }
+}
