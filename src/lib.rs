@@ -6,9 +6,11 @@
 
 pub mod effect;
 pub mod event;
+pub mod inconsistency;
 pub mod job;
 mod jobs;
 pub mod lanes;
+mod names;
 pub mod schedule;
 pub mod state;
 pub mod step;
@@ -16,10 +18,12 @@ pub mod time;
 pub mod view;
 
 pub use effect::{
-    Alert, AlertKind, CancelReason, ClockGapKind, Covers, Effect, Entry, History, LedgerEntry,
-    LedgerKind, MissAction, MissCause, PausedBy, Record, Refusal, Trigger, WaitReason,
+    Alert, AlertKind, CancelReason, ClockGapKind, Covers, Effect, Entry, History, Incident,
+    LedgerEntry, LedgerKind, MissAction, MissCause, PausedBy, Record, Refusal, SystemPause,
+    Trigger, WaitReason,
 };
 pub use event::{Actor, Event, Fence, Held, Now, Outcome, ProcessId, RunId, MAX_APPROVAL_TTL};
+pub use inconsistency::{ConfigError, Inconsistency};
 pub use job::{Backoff, DefError, JobDef, JobName, MissedRule, Overlap};
 pub use schedule::{CronError, CronSchedule, DstPolicy, Fold, Gap, Schedule, ScheduleError, Zone};
 pub use state::{
