@@ -33,3 +33,9 @@ pub use state::{
 pub use step::step;
 pub use time::{Duration, Timestamp};
 pub use view::{Filter, JobView, Page, Status};
+
+/// The README's Rust code, compiled and run by `cargo test --doc` so the front page cannot
+/// show code that does not build.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -18,30 +18,9 @@ use crate::lanes::{LaneEntry, Lanes};
 use crate::schedule::Schedule;
 use crate::time::{Duration, Timestamp};
 
-/// The state format written by this build; a state from a newer build is refused.
-///
-/// - 1: the first released form (`tests/fixtures/state-v1.json`, still loaded).
-/// - 2: job records may carry `failures_in_a_row` (absent means 0, so a format-1 state
-///   loads unchanged).
-/// - 3: job records may carry `incidents`, the alert kinds told and not yet ended (absent
-///   means none, so format-2 states load unchanged).
-/// - 4: issue 6's scheduling: the miss cause `clock_jump` is written `clock_forward` (the
-///   old name still loads), and new optional fields, each absent when unused so format-3
-///   states load unchanged: processes' `last_boot`; the config's `coordination`,
-///   `max_runs_per_process` and the owner lease; jobs' `last_alert`, `ended` and
-///   `accounted_from` (where a backfill must end); activity's
-///   `quota_hold`, `waiting`, `held` and `unconfirmed`; a run's `parked`; definitions'
-///   `wait_budget`, `alert_throttle`, `concurrency_limit`, `jitter` and
-///   `requires_confirmation` (`tests/fixtures/state-v4.json`).
-/// - 5: whose clock judges (`step/clock.rs`): the state's `clock`, processes' `base` and
-///   `hold`, each absent when unused so format-4 states load unchanged
-///   (`tests/fixtures/state-v5.json`).
-/// - 6: definitions' `payload` (issue 18: what a host runs, covered by the SHA-256 digest),
-///   absent when unset so format-5 states load unchanged (`tests/fixtures/state-v6.json`).
-///   Its own format so that an older build refuses such a state instead of dropping the
-///   command a person confirmed when it writes the state back. No digest is stored (one is
-///   computed from a definition when asked for), so a held definition of an older state is
-///   confirmed by its SHA-256 digest and its old FNV-1a one is refused like any other.
+/// The state format written by this build; a state from a newer build is refused
+/// (`LoadError::NewerFormat`). Every earlier format loads unchanged. What each format added
+/// is in `docs/state-format.md`; the fixtures of each are `tests/fixtures/state-v*.json`.
 pub const FORMAT_VERSION: u32 = 6;
 
 /// Timing the whole scheduler shares. Defaults: a 30 s tick; leases, lateness grace and the
