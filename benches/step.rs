@@ -70,7 +70,7 @@ fn results(effects: &[Effect]) -> Vec<Event> {
                 run, job, fence, ..
             } => Some(Event::RunFinished {
                 process: P,
-                job: job.to_string(),
+                job: job.clone(),
                 run: *run,
                 fence: *fence,
                 outcome: Outcome::Ok,

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::event::{Actor, Fence, Outcome, ProcessId, RunId};
 use crate::job::JobName;
+use crate::names::snake_names;
 use crate::schedule::Schedule;
 use crate::time::{Duration, Timestamp};
 use crate::view::JobView;
@@ -165,13 +166,89 @@ pub struct LedgerEntry {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "by", rename_all = "snake_case")]
 pub enum PausedBy {
+    /// A person's `Event::Pause`.
     Person {
+        /// Who asked.
         actor: Actor,
     },
-    /// The core paused it: `reason` says why (failed out, run lost).
+    /// The core paused it: `reason` says why.
     System {
-        reason: String,
+        /// Why the core paused it.
+        reason: SystemPause,
     },
+}
+
+/// Why the core paused a job by itself. A person's `Event::Resume` ends each of them.
+///
+/// The serialized form is the sentence `Display` prints (`"retries exhausted"`), as states
+/// and journals have always stored it; anything else is refused on load, naming what is
+/// accepted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SystemPause {
+    /// A run failed with no retry left (`LedgerKind::FailedOut`).
+    RetriesExhausted,
+    /// A run's lease lapsed with no result and the job is not safe to repeat, so running
+    /// its due times again could run them twice.
+    RunLost,
+    /// `JobDef::pause_after_failures` failed runs in a row.
+    FailureStreak {
+        /// How many runs failed in a row.
+        failures: u32,
+    },
+}
+
+impl SystemPause {
+    const RETRIES_EXHAUSTED: &'static str = "retries exhausted";
+    const RUN_LOST: &'static str = "a run was lost and the job is not safe to repeat";
+    const STREAK_SUFFIX: &'static str = " failed runs in a row";
+
+    /// Reads the stored sentence back; `None` for any other text.
+    pub fn parse(text: &str) -> Option<SystemPause> {
+        match text {
+            Self::RETRIES_EXHAUSTED => Some(SystemPause::RetriesExhausted),
+            Self::RUN_LOST => Some(SystemPause::RunLost),
+            _ => {
+                let digits = text.strip_suffix(Self::STREAK_SUFFIX)?;
+                // Only the digits `Display` writes: no sign, no leading zero.
+                let canonical = !digits.starts_with(['+', '0']) || digits == "0";
+                let failures = digits.parse().ok().filter(|_| canonical)?;
+                Some(SystemPause::FailureStreak { failures })
+            }
+        }
+    }
+}
+
+impl fmt::Display for SystemPause {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SystemPause::RetriesExhausted => f.write_str(Self::RETRIES_EXHAUSTED),
+            SystemPause::RunLost => f.write_str(Self::RUN_LOST),
+            SystemPause::FailureStreak { failures } => {
+                write!(f, "{failures}{}", Self::STREAK_SUFFIX)
+            }
+        }
+    }
+}
+
+impl Serialize for SystemPause {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for SystemPause {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        SystemPause::parse(&text).ok_or_else(|| {
+            serde::de::Error::custom(format_args!(
+                "unknown system pause reason {:?}; accepted: {:?}, {:?} or \"<n>{}\"",
+                text.chars().take(80).collect::<String>(),
+                Self::RETRIES_EXHAUSTED,
+                Self::RUN_LOST,
+                Self::STREAK_SUFFIX,
+            ))
+        })
+    }
 }
 
 /// The journal's other lines: what happened to the job, for people and for the checker.
@@ -339,8 +416,11 @@ pub enum AlertKind {
         run: RunId,
         attempts: u32,
     },
+    /// The core paused the job (a failure streak; other system pauses are told by the
+    /// alert that caused them).
     PausedBySystem {
-        reason: String,
+        /// Why it paused the job.
+        reason: SystemPause,
     },
     /// `paused`: the job was not safe to repeat, so the system paused it.
     RunLost {
@@ -577,86 +657,52 @@ impl fmt::Display for Covers {
     }
 }
 
-/// The snake_case names the serde forms use, for one-line renderings.
-trait Snake {
-    fn snake(&self) -> &'static str;
-}
+// The snake_case names the serde forms use (for one-line renderings, views and docs).
 
-fn snake<T: Snake>(v: &T) -> &'static str {
-    v.snake()
-}
+snake_names!(Trigger {
+    Schedule => "schedule",
+    CatchUp => "catch_up",
+    Buffered => "buffered",
+    Retry => "retry",
+    Repeat => "repeat",
+    Manual => "manual",
+});
 
-impl Snake for Trigger {
-    fn snake(&self) -> &'static str {
-        match self {
-            Trigger::Schedule => "schedule",
-            Trigger::CatchUp => "catch_up",
-            Trigger::Buffered => "buffered",
-            Trigger::Retry => "retry",
-            Trigger::Repeat => "repeat",
-            Trigger::Manual => "manual",
-        }
-    }
-}
+snake_names!(MissCause {
+    Down => "down",
+    Paused => "paused",
+    Overlap => "overlap",
+    ClockForward => "clock_forward",
+    Asleep => "asleep",
+    Rescheduled => "rescheduled",
+    TooLate => "too_late",
+    Removed => "removed",
+    QuotaHold => "quota_hold",
+    ConcurrencyCap => "concurrency_cap",
+    LaneBusy => "lane_busy",
+    Backfill => "backfill",
+});
 
-impl MissCause {
-    /// The cause as journals and states spell it (`clock_forward`, `quota_hold`).
-    pub fn name(self) -> &'static str {
-        self.snake()
-    }
-}
+snake_names!(ClockGapKind {
+    Asleep => "asleep",
+    ClockForward => "clock_forward",
+    ClockBackward => "clock_backward",
+    HeldAhead => "held_ahead",
+    HeldBehind => "held_behind",
+    Released => "released",
+    ReleasedBehind => "released_behind",
+});
 
-impl Snake for MissCause {
-    fn snake(&self) -> &'static str {
-        match self {
-            MissCause::Down => "down",
-            MissCause::Paused => "paused",
-            MissCause::Overlap => "overlap",
-            MissCause::ClockForward => "clock_forward",
-            MissCause::Asleep => "asleep",
-            MissCause::Rescheduled => "rescheduled",
-            MissCause::TooLate => "too_late",
-            MissCause::Removed => "removed",
-            MissCause::QuotaHold => "quota_hold",
-            MissCause::ConcurrencyCap => "concurrency_cap",
-            MissCause::LaneBusy => "lane_busy",
-            MissCause::Backfill => "backfill",
-        }
-    }
-}
+snake_names!(WaitReason {
+    ConcurrencyCap => "concurrency_cap",
+    LaneBusy => "lane_busy",
+});
 
-impl Snake for ClockGapKind {
-    fn snake(&self) -> &'static str {
-        match self {
-            ClockGapKind::Asleep => "asleep",
-            ClockGapKind::ClockForward => "clock_forward",
-            ClockGapKind::ClockBackward => "clock_backward",
-            ClockGapKind::HeldAhead => "held_ahead",
-            ClockGapKind::HeldBehind => "held_behind",
-            ClockGapKind::Released => "released",
-            ClockGapKind::ReleasedBehind => "released_behind",
-        }
-    }
-}
-
-impl Snake for WaitReason {
-    fn snake(&self) -> &'static str {
-        match self {
-            WaitReason::ConcurrencyCap => "concurrency_cap",
-            WaitReason::LaneBusy => "lane_busy",
-        }
-    }
-}
-
-impl Snake for CancelReason {
-    fn snake(&self) -> &'static str {
-        match self {
-            CancelReason::Timeout => "timeout",
-            CancelReason::LeaseLost => "lease_lost",
-            CancelReason::Stopping => "stopping",
-        }
-    }
-}
+snake_names!(CancelReason {
+    Timeout => "timeout",
+    LeaseLost => "lease_lost",
+    Stopping => "stopping",
+});
 
 impl fmt::Display for LedgerKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -670,13 +716,13 @@ impl fmt::Display for LedgerKind {
                 cause,
                 action: MissAction::Skipped,
             } => {
-                write!(f, "missed ({}) skipped", snake(cause))
+                write!(f, "missed ({}) skipped", cause.name())
             }
             LedgerKind::Missed {
                 cause,
                 action: MissAction::CaughtUp { run },
             } => {
-                write!(f, "missed ({}) caught up by {run}", snake(cause))
+                write!(f, "missed ({}) caught up by {run}", cause.name())
             }
             LedgerKind::FailedOut { run } => write!(f, "failed out in {run}"),
             LedgerKind::Lost { run } => write!(f, "lost with {run}"),
@@ -739,7 +785,7 @@ impl fmt::Display for History {
                 write!(
                     f,
                     "started {run} {fence} attempt {attempt} {} on {process}",
-                    snake(trigger)
+                    trigger.name()
                 )?;
                 if let Some(c) = covers {
                     write!(f, " covering {c}")?;
@@ -749,7 +795,7 @@ impl fmt::Display for History {
                 }
                 Ok(())
             }
-            History::Waiting { reason } => write!(f, "waiting ({})", snake(reason)),
+            History::Waiting { reason } => write!(f, "waiting ({})", reason.name()),
             History::PendingConfirmation { digest } => {
                 write!(f, "definition {digest} held for confirmation")
             }
@@ -792,7 +838,7 @@ impl fmt::Display for History {
             History::ActorForgotten => f.write_str("actor forgotten"),
             History::AlertHeld { alert } => write!(f, "alert held by the throttle: {alert}"),
             History::CancelSent { run, reason } => {
-                write!(f, "cancel sent to {run} ({})", snake(reason))
+                write!(f, "cancel sent to {run} ({})", reason.name())
             }
             History::Parked {
                 run,
@@ -806,7 +852,7 @@ impl fmt::Display for History {
             History::ApprovalExpired { run } => write!(f, "approval for {run} expired"),
             History::Completed { run } => write!(f, "one-shot completed by {run}"),
             History::Expired { cause } => {
-                write!(f, "one-shot expired ({}) without a run", snake(cause))
+                write!(f, "one-shot expired ({}) without a run", cause.name())
             }
         }
     }
@@ -815,15 +861,50 @@ impl fmt::Display for History {
 impl AlertKind {
     /// What makes two alerts one incident: their kind. A job tells an incident once; it is
     /// told again only after a success or a person's resume ends it (`JobRecord::incidents`).
-    pub fn incident(&self) -> &'static str {
+    pub fn incident(&self) -> Incident {
         match self {
-            AlertKind::FailedOut { .. } => "failed_out",
-            AlertKind::PausedBySystem { .. } => "paused_by_system",
-            AlertKind::RunLost { .. } => "run_lost",
-            AlertKind::Stalled { .. } => "stalled",
-            AlertKind::PendingConfirmation { .. } => "pending_confirmation",
-            AlertKind::ApprovalExpired { .. } => "approval_expired",
+            AlertKind::FailedOut { .. } => Incident::FailedOut,
+            AlertKind::PausedBySystem { .. } => Incident::PausedBySystem,
+            AlertKind::RunLost { .. } => Incident::RunLost,
+            AlertKind::Stalled { .. } => Incident::Stalled,
+            AlertKind::PendingConfirmation { .. } => Incident::PendingConfirmation,
+            AlertKind::ApprovalExpired { .. } => Incident::ApprovalExpired,
         }
+    }
+}
+
+/// The kind of an alert, which is what makes two alerts one incident (`AlertKind::incident`).
+/// A job keeps the incidents it has told and not yet seen end (`JobRecord::incidents`), so
+/// each is told once. Stored by its snake_case name (`"failed_out"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Incident {
+    /// `AlertKind::FailedOut`.
+    FailedOut,
+    /// `AlertKind::PausedBySystem`.
+    PausedBySystem,
+    /// `AlertKind::RunLost`.
+    RunLost,
+    /// `AlertKind::Stalled`.
+    Stalled,
+    /// `AlertKind::PendingConfirmation`.
+    PendingConfirmation,
+    /// `AlertKind::ApprovalExpired`.
+    ApprovalExpired,
+}
+
+snake_names!(Incident {
+    FailedOut => "failed_out",
+    PausedBySystem => "paused_by_system",
+    RunLost => "run_lost",
+    Stalled => "stalled",
+    PendingConfirmation => "pending_confirmation",
+    ApprovalExpired => "approval_expired",
+});
+
+impl fmt::Display for Incident {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
     }
 }
 
@@ -876,7 +957,7 @@ impl fmt::Display for Effect {
                 write!(
                     f,
                     "START {job} {run} {fence} on {process}: {} attempt {attempt}",
-                    snake(trigger)
+                    trigger.name()
                 )?;
                 if let Some(c) = covers {
                     write!(f, " covering {c}")?;
@@ -890,7 +971,7 @@ impl fmt::Display for Effect {
                 reason,
             } => {
                 let job = job.as_ref().map_or("(unknown job)", |j| j.as_str());
-                write!(f, "CANCEL {job} {run} on {process}: {}", snake(reason))
+                write!(f, "CANCEL {job} {run} on {process}: {}", reason.name())
             }
             Effect::Record(Record {
                 job,
@@ -933,7 +1014,7 @@ impl fmt::Display for Effect {
                     f,
                     "CLOCK {process}: released_behind, no one contradicted it for two ticks: its clock is taken as right, {by} behind the store's (no due time runs again)"
                 ),
-                _ => write!(f, "CLOCK {process}: {} by {by}", snake(kind)),
+                _ => write!(f, "CLOCK {process}: {} by {by}", kind.name()),
             },
             Effect::Reply { job, result } => {
                 let job = job.as_ref().map_or("-", |j| j.as_str());

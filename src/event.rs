@@ -5,7 +5,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::job::JobDef;
+use crate::job::{JobDef, JobName};
 use crate::time::{Duration, Timestamp};
 
 /// What the sending process read from its clocks. `wall` may be wrong or jump; `mono` is
@@ -175,7 +175,7 @@ pub enum Event {
     },
     /// Ends a job; its ledger is closed.
     Remove {
-        job: String,
+        job: JobName,
         actor: Actor,
     },
     /// A new incarnation of a host: it restores, then claims like a tick.
@@ -205,22 +205,22 @@ pub enum Event {
     /// holds is still recorded as stale against the right job.
     RunFinished {
         process: ProcessId,
-        job: String,
+        job: JobName,
         run: RunId,
         fence: Fence,
         outcome: Outcome,
     },
     Pause {
-        job: String,
+        job: JobName,
         actor: Actor,
         note: String,
     },
     Resume {
-        job: String,
+        job: JobName,
         actor: Actor,
     },
     RunNow {
-        job: String,
+        job: JobName,
         actor: Actor,
     },
     /// Erasure: the actor's name leaves the state.
@@ -229,21 +229,21 @@ pub enum Event {
     },
     /// Applies the job's held definition, if `digest` is its digest (`JobDef::digest`).
     Confirm {
-        job: String,
+        job: JobName,
         digest: String,
         actor: Actor,
     },
     /// A person approves run `run` of `job`, parked awaiting approval: it settles done.
     /// Refused (`not_awaiting_approval`) for a run that is not parked there now.
     ApprovalGiven {
-        job: String,
+        job: JobName,
         run: RunId,
         actor: Actor,
     },
     /// Run the job's due times from `from` to `to` (inclusive), before the span its ledger
     /// accounts already; refused for any range reaching into that span.
     Backfill {
-        job: String,
+        job: JobName,
         from: Timestamp,
         to: Timestamp,
         actor: Actor,

@@ -385,12 +385,14 @@ impl State {
     }
 
     /// Checks the indexes against a fresh build from the jobs.
-    pub(crate) fn check_lanes(&self) -> Result<(), String> {
+    pub(crate) fn check_lanes(&self) -> Result<(), crate::inconsistency::Inconsistency> {
         let mut fresh = Lanes::default();
         for (&seq, job) in &self.jobs {
             let entry = LaneEntry::of(job);
             if job.lane.as_deref() != entry.as_ref() {
-                return Err(format!("{}: concurrency entry is stale", job.def.name));
+                return Err(crate::inconsistency::Inconsistency::LaneEntryStale {
+                    job: job.def.name.clone(),
+                });
             }
             fresh.shift(seq, None, entry.as_ref().map(LaneEntry::seat));
         }
@@ -399,7 +401,7 @@ impl State {
         // (Counts over a width or the cap are not broken state: a narrowed lane or an
         // adopted run may leave more open than a start would be allowed; starts wait.)
         if fresh != self.lanes {
-            return Err("concurrency indexes disagree with the jobs".to_string());
+            return Err(crate::inconsistency::Inconsistency::LanesDisagree);
         }
         Ok(())
     }

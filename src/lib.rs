@@ -1,14 +1,118 @@
-//! duetime: a job-scheduler core as one pure function, `(State, Event, Now) -> (State, Effects)`.
+//! duetime: a job-scheduler core as one pure function,
+//! `(State, Event, Now) -> (State, Effects)`, called as
+//! [`State::step`]`(now, event, &mut effects)`.
 //!
-//! The crate does no I/O and reads no clock. `schedule` answers "when is this due";
-//! `State::step` decides what runs, what is recorded and what people are told. See
-//! ARCHITECTURE.md for the path one event takes.
+//! The crate does no I/O, reads no clock and draws no random number. A host keeps the
+//! [`State`] in its store, feeds it [`Event`]s with the time it read ([`Now`]), and carries
+//! out the [`Effect`]s. Because the core is pure, a simulator can replay crashes, clock
+//! jumps and racing processes by the million and check every promise. The manual is in
+//! `docs/` (semantics, invariants, the host contract); this page teaches the core.
+//!
+//! # The host loop
+//!
+//! One event is one transaction: load the state, `step`, write the state and every
+//! [`Effect::Record`] (the journal), commit, and only then carry out the rest. A start
+//! carried out before the commit could run a job whose claim never committed.
+//!
+//! ```
+//! use duetime::{Actor, Config, Effect, Event, JobDef, JobName, Now, Outcome};
+//! use duetime::{Entry, LedgerEntry, LedgerKind, ProcessId, Record, Schedule, State, Timestamp};
+//!
+//! /// The host's store: the state and the journal, written together.
+//! struct Store {
+//!     state: State,
+//!     journal: Vec<Record>,
+//! }
+//!
+//! /// One transaction: step, keep the records with the state, hand back the rest to carry
+//! /// out after the commit.
+//! fn transact(store: &mut Store, now: Timestamp, event: Event) -> Vec<Effect> {
+//!     let mut effects = Vec::new();
+//!     store.state.step(Now::at(now), event, &mut effects);
+//!     let mut after_commit = Vec::new();
+//!     for e in effects {
+//!         match e {
+//!             Effect::Record(r) => store.journal.push(r),
+//!             other => after_commit.push(other),
+//!         }
+//!     }
+//!     after_commit
+//! }
+//!
+//! let mut store = Store { state: State::new(Config::default()), journal: Vec::new() };
+//! let t0: Timestamp = "2025-06-01T00:00:00Z".parse()?;
+//! let def = JobDef::new(JobName::new("sync")?, Schedule::every("15m".parse()?, "0s".parse()?)?);
+//! transact(&mut store, t0, Event::Upsert { def: Box::new(def), actor: Actor::new("ana") });
+//!
+//! // The host process: start, then tick when the core says something can change.
+//! let process = ProcessId(1);
+//! let mut now = t0;
+//! let mut todo = transact(&mut store, now, Event::ProcessStarted { process });
+//! for _ in 0..5 {
+//!     for effect in std::mem::take(&mut todo) {
+//!         if let Effect::Start { run, fence, job, .. } = effect {
+//!             // Run the job's command here; report how it ended.
+//!             let done = Event::RunFinished { process, job, run, fence, outcome: Outcome::Ok };
+//!             todo.extend(transact(&mut store, now, done));
+//!         }
+//!     }
+//!     now = store.state.next_wake_for(process).unwrap_or(now).max(now);
+//!     todo.extend(transact(&mut store, now, Event::Tick { process, held: vec![] }));
+//! }
+//! // Every due time so far is in the ledger: 00:15, 00:30, 00:45 and 01:00 ran.
+//! let ran = |r: &&Record| matches!(r.entry, Entry::Ledger(LedgerEntry { kind: LedgerKind::Ran { .. }, .. }));
+//! assert_eq!(store.journal.iter().filter(ran).count(), 4);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # The ledger
+//!
+//! Every due time a schedule yields ends up in exactly one ledger entry
+//! ([`LedgerEntry`]): it ran, it was missed (with a [`MissCause`] and what was done), it
+//! failed out, it was lost, or its approval expired. An entry covers a range with an exact
+//! count, so ten years of downtime is one entry. Per job, a frontier moves forward over due
+//! times and gives each its fate; it never moves back, whatever the clocks do.
+//!
+//! # Missed rules
+//!
+//! A due time found late (after a crash, a pause, a clock jump, a sleep) meets the job's
+//! [`MissedRule`]: `skip` records it skipped, `catch_up_once` runs the newest once,
+//! `required` runs every one, oldest first, in bounded batches. A due time that arrives
+//! while the previous run is still going meets the [`Overlap`] policy instead.
+//!
+//! # Daylight saving
+//!
+//! Cron schedules run in an IANA zone and follow cron's policy by default: a fixed-time
+//! schedule (`30 2 * * *`) whose local time does not exist fires right after the gap, and
+//! fires once when its local time occurs twice; other schedules follow real time. A
+//! schedule may choose otherwise ([`DstPolicy`]).
+//!
+//! ```
+//! use duetime::{Schedule, Timestamp};
+//!
+//! // 9 March 2025, New York: 02:00 EST jumps to 03:00 EDT; 02:30 does not exist.
+//! let s = Schedule::cron("30 2 * * *", Some("America/New_York"))?;
+//! let before: Timestamp = "2025-03-09T05:00:00Z".parse()?;
+//! let next = s.next_after(before).expect("a due time");
+//! assert_eq!(next, "2025-03-09T07:00:00Z".parse()?); // 03:00 EDT, the end of the gap
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Leases and fences
+//!
+//! A run is started under a lease `(holder, fence, until)`. The fence comes from a counter
+//! in the state and only grows. A [`Event::RunFinished`] settles a run only with its own id
+//! and fence, so a process that stalled and woke up late changes nothing. A run whose lease
+//! lapsed is recorded lost: a job that is safe to repeat runs it again; any other is paused,
+//! because running a due time twice is worse than not knowing.
 
 pub mod effect;
 pub mod event;
+pub mod inconsistency;
 pub mod job;
 mod jobs;
 pub mod lanes;
+mod names;
 pub mod schedule;
 pub mod state;
 pub mod step;
@@ -16,10 +120,12 @@ pub mod time;
 pub mod view;
 
 pub use effect::{
-    Alert, AlertKind, CancelReason, ClockGapKind, Covers, Effect, Entry, History, LedgerEntry,
-    LedgerKind, MissAction, MissCause, PausedBy, Record, Refusal, Trigger, WaitReason,
+    Alert, AlertKind, CancelReason, ClockGapKind, Covers, Effect, Entry, History, Incident,
+    LedgerEntry, LedgerKind, MissAction, MissCause, PausedBy, Record, Refusal, SystemPause,
+    Trigger, WaitReason,
 };
 pub use event::{Actor, Event, Fence, Held, Now, Outcome, ProcessId, RunId, MAX_APPROVAL_TTL};
+pub use inconsistency::{ConfigError, Inconsistency};
 pub use job::{Backoff, DefError, JobDef, JobName, MissedRule, Overlap};
 pub use schedule::{CronError, CronSchedule, DstPolicy, Fold, Gap, Schedule, ScheduleError, Zone};
 pub use state::{
@@ -29,3 +135,9 @@ pub use state::{
 pub use step::step;
 pub use time::{Duration, Timestamp};
 pub use view::{Filter, JobView, Page, Status};
+
+/// The README's Rust code, compiled and run by `cargo test --doc` so the front page cannot
+/// show code that does not build.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

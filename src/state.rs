@@ -9,38 +9,18 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::effect::{Covers, MissCause, PausedBy, Trigger, WaitReason};
+use crate::effect::{Covers, Incident, MissCause, PausedBy, Trigger, WaitReason};
 use crate::event::{Actor, Fence, ProcessId, RunId};
+use crate::inconsistency::{ConfigError, Inconsistency};
 use crate::job::{JobDef, JobName, REQUIRED_BATCH};
 use crate::jobs::Jobs;
 use crate::lanes::{LaneEntry, Lanes};
 use crate::schedule::Schedule;
 use crate::time::{Duration, Timestamp};
 
-/// The state format written by this build; a state from a newer build is refused.
-///
-/// - 1: the first released form (`tests/fixtures/state-v1.json`, still loaded).
-/// - 2: job records may carry `failures_in_a_row` (absent means 0, so a format-1 state
-///   loads unchanged).
-/// - 3: job records may carry `incidents`, the alert kinds told and not yet ended (absent
-///   means none, so format-2 states load unchanged).
-/// - 4: issue 6's scheduling: the miss cause `clock_jump` is written `clock_forward` (the
-///   old name still loads), and new optional fields, each absent when unused so format-3
-///   states load unchanged: processes' `last_boot`; the config's `coordination`,
-///   `max_runs_per_process` and the owner lease; jobs' `last_alert`, `ended` and
-///   `accounted_from` (where a backfill must end); activity's
-///   `quota_hold`, `waiting`, `held` and `unconfirmed`; a run's `parked`; definitions'
-///   `wait_budget`, `alert_throttle`, `concurrency_limit`, `jitter` and
-///   `requires_confirmation` (`tests/fixtures/state-v4.json`).
-/// - 5: whose clock judges (`step/clock.rs`): the state's `clock`, processes' `base` and
-///   `hold`, each absent when unused so format-4 states load unchanged
-///   (`tests/fixtures/state-v5.json`).
-/// - 6: definitions' `payload` (issue 18: what a host runs, covered by the SHA-256 digest),
-///   absent when unset so format-5 states load unchanged (`tests/fixtures/state-v6.json`).
-///   Its own format so that an older build refuses such a state instead of dropping the
-///   command a person confirmed when it writes the state back. No digest is stored (one is
-///   computed from a definition when asked for), so a held definition of an older state is
-///   confirmed by its SHA-256 digest and its old FNV-1a one is refused like any other.
+/// The state format written by this build; a state from a newer build is refused
+/// (`LoadError::NewerFormat`). Every earlier format loads unchanged. What each format added
+/// is in `docs/state-format.md`; the fixtures of each are `tests/fixtures/state-v*.json`.
 pub const FORMAT_VERSION: u32 = 6;
 
 /// Timing the whole scheduler shares. Defaults: a 30 s tick; leases, lateness grace and the
@@ -116,18 +96,19 @@ pub const MAX_GRACE: Duration = Duration::from_days(1);
 impl Config {
     /// What a stored state's config must satisfy to load: a tick of at least `MIN_TICK`, a
     /// grace of at most `MAX_GRACE`.
-    pub fn check(&self) -> Result<(), String> {
+    ///
+    /// # Errors
+    ///
+    /// The first bound broken, as a `ConfigError`.
+    pub fn check(&self) -> Result<(), ConfigError> {
         if self.tick < MIN_TICK {
-            return Err(format!("config: tick {} is under {MIN_TICK}", self.tick));
+            return Err(ConfigError::TickTooShort { tick: self.tick });
         }
         if self.grace > MAX_GRACE {
-            return Err(format!("config: grace {} is over {MAX_GRACE}", self.grace));
+            return Err(ConfigError::GraceTooLong { grace: self.grace });
         }
         if self.max_runs_per_process == Some(0) {
-            return Err(
-                "config: max_runs_per_process 0 would start nothing; accepted: at least 1, or unset"
-                    .to_string(),
-            );
+            return Err(ConfigError::NoRunsPerProcess);
         }
         Ok(())
     }
@@ -467,7 +448,7 @@ pub struct JobRecord {
     /// not yet seen end: an alert of one of these kinds is held back until a success or a
     /// person's resume clears them, so a job lost or stalled again and again tells it once.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub incidents: Vec<String>,
+    pub incidents: Vec<Incident>,
     /// When the job last alerted, kept only for a job with an `alert_throttle`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_alert: Option<Timestamp>,
@@ -705,8 +686,24 @@ pub struct Globals {
 /// Why a stored state could not be loaded.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LoadError {
-    NewerFormat { found: u32, supported: u32 },
-    Inconsistent { what: String },
+    /// Written by a newer build, in a format this one does not know.
+    NewerFormat {
+        /// The stored state's format.
+        found: u32,
+        /// The newest this build reads (`FORMAT_VERSION`).
+        supported: u32,
+    },
+    /// The state breaks an invariant: `what` says which.
+    Inconsistent {
+        /// The invariant broken.
+        what: Inconsistency,
+    },
+}
+
+impl From<Inconsistency> for LoadError {
+    fn from(what: Inconsistency) -> LoadError {
+        LoadError::Inconsistent { what }
+    }
 }
 
 impl fmt::Display for LoadError {
@@ -846,10 +843,9 @@ fn check_globals(g: &Globals) -> Result<(), LoadError> {
             supported: FORMAT_VERSION,
         });
     }
-    g.config
-        .check()
-        .and_then(|()| check_owner(&g.config, g.owner, &g.processes, g.next_fence))
-        .map_err(|what| LoadError::Inconsistent { what })
+    g.config.check().map_err(Inconsistency::Config)?;
+    check_owner(&g.config, g.owner, &g.processes, g.next_fence)?;
+    Ok(())
 }
 
 /// The owner lease must belong to the coordination that has one, be held by a known
@@ -860,35 +856,22 @@ fn check_owner(
     owner: Option<OwnerLease>,
     processes: &BTreeMap<ProcessId, ProcessRec>,
     next_fence: u64,
-) -> Result<(), String> {
+) -> Result<(), Inconsistency> {
     let Some(o) = owner else { return Ok(()) };
     if config.coordination != Coordination::SingleOwner {
-        return Err(format!(
-            "an owner lease ({} {}) under shared coordination; only single_owner has one",
-            o.holder, o.fence
-        ));
+        return Err(Inconsistency::OwnerUnderShared {
+            holder: o.holder,
+            fence: o.fence,
+        });
     }
     if o.fence.0 >= next_fence {
-        return Err(format!(
-            "the owner lease's fence {} is ahead of the counter",
-            o.fence
-        ));
+        return Err(Inconsistency::OwnerFenceAhead { fence: o.fence });
     }
     match processes.get(&o.holder) {
-        None => Err(format!(
-            "the owner lease is held by {}, an unknown process",
-            o.holder
-        )),
-        Some(p) if p.draining => Err(format!(
-            "the owner lease is held by {}, which is draining",
-            o.holder
-        )),
+        None => Err(Inconsistency::OwnerHolderUnknown { holder: o.holder }),
+        Some(p) if p.draining => Err(Inconsistency::OwnerHolderDraining { holder: o.holder }),
         Some(_) => Ok(()),
     }
-}
-
-fn inconsistent(what: String) -> LoadError {
-    LoadError::Inconsistent { what }
 }
 
 impl State {
@@ -936,7 +919,7 @@ impl State {
         let mut table = Jobs::default();
         for (seq, job) in jobs {
             if table.insert(seq, job).is_some() {
-                return Err(inconsistent(format!("job sequence {seq} appears twice")));
+                return Err(Inconsistency::SequenceTwice { seq }.into());
             }
         }
         State::assemble(globals, table)
@@ -962,8 +945,25 @@ impl State {
         };
         s.holds = HoldCounts::of(&s.processes);
         s.rebuild_indexes()?;
-        s.self_check().map_err(inconsistent)?;
+        s.self_check()?;
         Ok(s)
+    }
+
+    /// Deserializes a stored state, keeping a refusal typed: the outer error is the
+    /// format's own (bad syntax, an unknown name such as a miss cause or an incident, a
+    /// missing field), the inner one a `LoadError` (a newer format, a broken invariant).
+    /// `serde::Deserialize for State` does the same but folds a `LoadError` into the
+    /// format's error as text.
+    ///
+    /// # Errors
+    ///
+    /// `Err(e)` when the input does not decode as a state; `Ok(Err(LoadError))` when it
+    /// decodes but may not be loaded.
+    pub fn load<'de, D: serde::Deserializer<'de>>(
+        d: D,
+    ) -> Result<Result<State, LoadError>, D::Error> {
+        let data = StateData::deserialize(d)?;
+        Ok(State::try_from(data))
     }
 
     /// The state without its jobs (see `Globals`).
@@ -1038,14 +1038,12 @@ impl State {
     ) -> Result<(), LoadError> {
         check_globals(&globals)?;
         if globals.config != self.config {
-            return Err(inconsistent(
-                "the config changed; load the whole state".to_string(),
-            ));
+            return Err(Inconsistency::ConfigChanged.into());
         }
         let mut changes: BTreeMap<u64, Option<JobRecord>> = BTreeMap::new();
         for (seq, job) in changed {
             if changes.insert(seq, job).is_some() {
-                return Err(inconsistent(format!("job sequence {seq} appears twice")));
+                return Err(Inconsistency::SequenceTwice { seq }.into());
             }
         }
         // Check everything before changing anything, so a refusal leaves the state whole.
@@ -1054,20 +1052,21 @@ impl State {
         for (&seq, job) in changes.iter().filter_map(|(s, j)| Some((s, j.as_ref()?))) {
             let name = &job.def.name;
             if seq >= globals.next_seq {
-                return Err(inconsistent(format!(
-                    "job {name} has sequence {seq} beyond the counter"
-                )));
+                return Err(Inconsistency::SequenceBeyondCounter {
+                    job: name.clone(),
+                    seq,
+                }
+                .into());
             }
-            check_record(job, &globals.config, globals.next_run, globals.next_fence)
-                .and_then(|()| check_owed_counts_of(job))
-                .map_err(inconsistent)?;
+            check_record(job, &globals.config, globals.next_run, globals.next_fence)?;
+            check_owed_counts_of(job)?;
             let held_elsewhere = |by: Option<&u64>| by.is_some_and(|s| !changes.contains_key(s));
             if names.insert(name, seq).is_some() || held_elsewhere(self.by_name.get(name)) {
-                return Err(inconsistent(format!("job {name} appears twice")));
+                return Err(Inconsistency::NameTwice { job: name.clone() }.into());
             }
             if let Some(run) = job.run() {
                 if runs.insert(run.id, seq).is_some() || held_elsewhere(self.runs.get(&run.id)) {
-                    return Err(inconsistent(format!("run {} is open twice", run.id)));
+                    return Err(Inconsistency::RunOpenTwice { run: run.id }.into());
                 }
             }
         }
@@ -1085,10 +1084,10 @@ impl State {
                     .run()
                     .is_some_and(|r| r.id.0 >= globals.next_run || r.fence.0 >= globals.next_fence);
                 if seq >= globals.next_seq || run_ahead {
-                    return Err(inconsistent(format!(
-                        "the counters moved back behind job {}",
-                        job.def.name
-                    )));
+                    return Err(Inconsistency::CountersBehind {
+                        job: job.def.name.clone(),
+                    }
+                    .into());
                 }
             }
         }
@@ -1137,21 +1136,22 @@ impl State {
             job.wake = None;
             job.lane = None;
             if seq >= self.next_seq {
-                return Err(LoadError::Inconsistent {
-                    what: format!("job {} has sequence {seq} beyond the counter", job.def.name),
-                });
+                return Err(Inconsistency::SequenceBeyondCounter {
+                    job: job.def.name.clone(),
+                    seq,
+                }
+                .into());
             }
             if self.by_name.insert(job.def.name.clone(), seq).is_some() {
-                return Err(LoadError::Inconsistent {
-                    what: format!("job {} appears twice", job.def.name),
-                });
+                return Err(Inconsistency::NameTwice {
+                    job: job.def.name.clone(),
+                }
+                .into());
             }
             job.next_due = job.def.schedule.next_after(job.frontier);
             if let Some(run) = job.run() {
                 if self.runs.insert(run.id, seq).is_some() {
-                    return Err(LoadError::Inconsistent {
-                        what: format!("run {} is open twice", run.id),
-                    });
+                    return Err(Inconsistency::RunOpenTwice { run: run.id }.into());
                 }
             }
             seqs.push(seq);
@@ -1257,7 +1257,7 @@ impl State {
     /// the due times between, which walking it relies on. Smaller segments are started whole
     /// and may hold a failed run's due times from a schedule since replaced, so they are not
     /// held to the current one.
-    pub(crate) fn check_owed_counts(&self) -> Result<(), String> {
+    pub(crate) fn check_owed_counts(&self) -> Result<(), Inconsistency> {
         self.jobs
             .iter()
             .try_for_each(|(_, job)| check_owed_counts_of(job))
@@ -1266,62 +1266,61 @@ impl State {
     /// Everything loading checks of a state whose indexes are built: `check_invariants`
     /// and the owed segments' counts. What a host or simulator asks of a state before it
     /// commits it, so that nothing is stored that would not load.
-    pub fn self_check(&self) -> Result<(), String> {
+    ///
+    /// # Errors
+    ///
+    /// The first invariant broken.
+    pub fn self_check(&self) -> Result<(), Inconsistency> {
         self.check_invariants()
             .and_then(|()| self.check_owed_counts())
     }
 
     /// Checks what must always hold; `Err` names the first broken invariant. Run after every
     /// step in debug builds; on load always.
-    pub fn check_invariants(&self) -> Result<(), String> {
+    ///
+    /// # Errors
+    ///
+    /// The first invariant broken.
+    pub fn check_invariants(&self) -> Result<(), Inconsistency> {
         let mut runs = 0;
         for (&seq, job) in &self.jobs {
-            let name = &job.def.name;
-            if self.by_name.get(name) != Some(&seq) {
-                return Err(format!("{name}: name index is stale"));
+            let name = || job.def.name.clone();
+            if self.by_name.get(&job.def.name) != Some(&seq) {
+                return Err(Inconsistency::NameIndexStale { job: name() });
             }
             if job.next_due != job.def.schedule.next_after(job.frontier) {
-                return Err(format!("{name}: next due time is stale"));
+                return Err(Inconsistency::NextDueStale { job: name() });
             }
             if wake_of(job, &self.config) != job.wake {
-                return Err(format!("{name}: wake time is stale"));
+                return Err(Inconsistency::WakeStale { job: name() });
             }
-            if let Some(w) = job.wake {
-                if !self.wake.contains(&(w, seq)) {
-                    return Err(format!("{name}: missing from the wake index"));
-                }
+            if job.wake.is_some_and(|w| !self.wake.contains(&(w, seq))) {
+                return Err(Inconsistency::MissingFromWakeIndex { job: name() });
             }
             check_record(job, &self.config, self.next_run, self.next_fence)?;
             if let Some(run) = job.run() {
                 runs += 1;
                 if self.runs.get(&run.id) != Some(&seq) {
-                    return Err(format!("{name}: run {} missing from the run index", run.id));
+                    return Err(Inconsistency::MissingFromRunIndex {
+                        job: name(),
+                        run: run.id,
+                    });
                 }
             }
         }
         if runs != self.runs.len() {
-            return Err("run index has runs no job holds".to_string());
+            return Err(Inconsistency::RunIndexExtra);
         }
         if self.by_name.len() != self.jobs.len() || self.wake.len() > self.jobs.len() {
-            return Err("index sizes disagree with the jobs".to_string());
+            return Err(Inconsistency::IndexSizes);
         }
         check_owner(&self.config, self.owner, &self.processes, self.next_fence)?;
         if self.holds != HoldCounts::of(&self.processes) {
-            return Err("the count of held clocks is stale".to_string());
+            return Err(Inconsistency::HeldClockCountStale);
         }
         self.check_lanes()
     }
 }
-
-/// Every `AlertKind::incident` (a test holds this list to the kinds).
-pub const INCIDENTS: [&str; 6] = [
-    "failed_out",
-    "paused_by_system",
-    "run_lost",
-    "stalled",
-    "pending_confirmation",
-    "approval_expired",
-];
 
 /// What one job's record must satisfy on its own and against the counters and config,
 /// whatever the indexes say: part of `check_invariants`, and what `put_parts` checks of a
@@ -1331,64 +1330,96 @@ fn check_record(
     config: &Config,
     next_run: u64,
     next_fence: u64,
-) -> Result<(), String> {
-    let name = &job.def.name;
-    for (i, incident) in job.incidents.iter().enumerate() {
-        if !INCIDENTS.contains(&incident.as_str()) || job.incidents[..i].contains(incident) {
-            return Err(format!(
-                "{name}: incident {incident:?} is unknown or repeated (known: {})",
-                INCIDENTS.join(", ")
-            ));
+) -> Result<(), Inconsistency> {
+    let name = || job.def.name.clone();
+    for (i, &incident) in job.incidents.iter().enumerate() {
+        if job.incidents[..i].contains(&incident) {
+            return Err(Inconsistency::IncidentRepeated {
+                job: name(),
+                incident,
+            });
         }
     }
     if let Some(end) = job.ended {
         // Only a one-shot ends, and only once its instant is looked at and nothing still
         // covers it.
         let Schedule::At { instant } = job.def.schedule else {
-            return Err(format!("{name}: ended ({end:?}) but not a one-shot"));
+            return Err(Inconsistency::EndedNotOneShot { job: name(), end });
         };
         if !job.one_shot_settled(instant) {
-            return Err(format!(
-                "{name}: ended ({end:?}) while its instant {instant} is not settled"
-            ));
+            return Err(Inconsistency::EndedUnsettled {
+                job: name(),
+                end,
+                instant,
+            });
         }
     }
-    let Some(a) = job.act() else { return Ok(()) };
+    match job.act() {
+        Some(a) => check_activity(&job.def.name, a, job.frontier, config, next_run, next_fence),
+        None => Ok(()),
+    }
+}
+
+/// `check_record` of a job's activity: bounded histories, owed segments in order and
+/// behind the frontier, one run or one retry, a consistent confirmation and run.
+fn check_activity(
+    name: &JobName,
+    a: &Activity,
+    frontier: Timestamp,
+    config: &Config,
+    next_run: u64,
+    next_fence: u64,
+) -> Result<(), Inconsistency> {
+    let job = || name.clone();
     if a.pending.len() > MAX_OWED_SEGMENTS {
-        return Err(format!("{name}: {} owed segments", a.pending.len()));
+        let count = a.pending.len();
+        return Err(Inconsistency::TooManyOwedSegments { job: job(), count });
     }
     if a.manual_recent.len() > config.manual_per_hour as usize {
-        return Err(format!("{name}: manual history over the cap"));
+        return Err(Inconsistency::ManualHistoryOverCap { job: job() });
     }
     if a.missed_recent.len() > 25 {
-        return Err(format!("{name}: missed history over a day"));
+        return Err(Inconsistency::MissedHistoryOverDay { job: job() });
     }
     let mut last_to = None;
     for o in &a.pending {
         if o.count == 0 || o.from > o.to || last_to.is_some_and(|t| o.from <= t) {
-            return Err(format!("{name}: owed segments out of order"));
+            return Err(Inconsistency::OwedOutOfOrder { job: job() });
         }
-        if o.to > job.frontier {
-            return Err(format!("{name}: owes a due time beyond its frontier"));
+        if o.to > frontier {
+            return Err(Inconsistency::OwedBeyondFrontier { job: job() });
         }
         last_to = Some(o.to);
     }
     if a.run.is_some() && a.retry.is_some() {
-        return Err(format!("{name}: a run and a retry at once"));
+        return Err(Inconsistency::RunAndRetry { job: job() });
     }
     if a.waiting.is_some() && (a.run.is_some() || a.unconfirmed) {
-        return Err(format!("{name}: waits while running or unconfirmed"));
+        return Err(Inconsistency::WaitsWhileBusy { job: job() });
     }
     if a.unconfirmed && (a.held.is_none() || a.run.is_some() || !a.pending.is_empty()) {
-        return Err(format!(
-            "{name}: an unconfirmed job holds its definition and has run nothing"
-        ));
+        return Err(Inconsistency::UnconfirmedNotClean { job: job() });
     }
-    if let Some(held) = a.held.as_deref().map(HeldDef::def) {
-        if held.name != *name {
-            return Err(format!("{name}: holds a definition of {}", held.name));
-        }
+    if let Some(held) = a
+        .held
+        .as_deref()
+        .map(HeldDef::def)
+        .filter(|h| h.name != *name)
+    {
+        let held = held.name.clone();
+        return Err(Inconsistency::HoldsOtherDefinition { job: job(), held });
     }
+    check_open_run(name, a, next_run, next_fence)
+}
+
+/// `check_activity` of what a run or retry covers and of the open run.
+fn check_open_run(
+    name: &JobName,
+    a: &Activity,
+    next_run: u64,
+    next_fence: u64,
+) -> Result<(), Inconsistency> {
+    let job = || name.clone();
     // What a run or a retry covers is settled as one ledger entry, which needs at
     // least one due time in order.
     let run_cover = a.run.as_ref().and_then(|r| r.cover);
@@ -1398,25 +1429,28 @@ fn check_record(
         .chain(retry_cover)
         .find(|c| c.covers.count == 0 || c.covers.from > c.covers.to)
     {
-        return Err(format!("{name}: covers an empty range {}", c.covers));
+        let covers = c.covers;
+        return Err(Inconsistency::EmptyCover { job: job(), covers });
     }
-    if let Some(run) = &a.run {
-        if run.fence.0 >= next_fence || run.id.0 >= next_run {
-            return Err(format!("{name}: run {} is ahead of the counters", run.id));
-        }
-        if run.parked.is_some() && run.cancel_sent.is_some() {
-            // Parking ends the process's part: no timeout can be pending for it.
-            return Err(format!(
-                "{name}: run {} parked with a cancel pending",
-                run.id
-            ));
-        }
+    let Some(run) = &a.run else { return Ok(()) };
+    if run.fence.0 >= next_fence || run.id.0 >= next_run {
+        return Err(Inconsistency::RunAheadOfCounters {
+            job: job(),
+            run: run.id,
+        });
+    }
+    if run.parked.is_some() && run.cancel_sent.is_some() {
+        // Parking ends the process's part: no timeout can be pending for it.
+        return Err(Inconsistency::ParkedWithCancel {
+            job: job(),
+            run: run.id,
+        });
     }
     Ok(())
 }
 
 /// `State::check_owed_counts` for one job.
-fn check_owed_counts_of(job: &JobRecord) -> Result<(), String> {
+fn check_owed_counts_of(job: &JobRecord) -> Result<(), Inconsistency> {
     let Some(a) = job.act() else { return Ok(()) };
     for o in &a.pending {
         // Walked in pieces, or open to merging (an untagged segment is the current
@@ -1429,10 +1463,12 @@ fn check_owed_counts_of(job: &JobRecord) -> Result<(), String> {
             continue;
         }
         if !o.holds_exactly(o.schedule.as_deref().unwrap_or(&job.def.schedule)) {
-            return Err(format!(
-                "{}: owed segment {}..{} does not hold {} due times",
-                job.def.name, o.from, o.to, o.count
-            ));
+            return Err(Inconsistency::OwedCountWrong {
+                job: job.def.name.clone(),
+                from: o.from,
+                to: o.to,
+                count: o.count,
+            });
         }
     }
     Ok(())

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::event::RunId;
 use crate::job::JobName;
+use crate::names::snake_names;
 use crate::state::{JobRecord, LastOutcome, LastRun, OneShotEnd, OwnerLease, Pause, State};
 use crate::time::{Duration, Timestamp};
 
@@ -25,19 +26,15 @@ pub enum Status {
     NoRun,
 }
 
-impl Status {
-    pub fn name(self) -> &'static str {
-        match self {
-            Status::Failed => "failed",
-            Status::Stalled => "stalled",
-            Status::Missed => "missed",
-            Status::Paused => "paused",
-            Status::Running => "running",
-            Status::Ok => "ok",
-            Status::NoRun => "no_run",
-        }
-    }
-}
+snake_names!(Status {
+    Failed => "failed",
+    Stalled => "stalled",
+    Missed => "missed",
+    Paused => "paused",
+    Running => "running",
+    Ok => "ok",
+    NoRun => "no_run",
+});
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct JobView {

@@ -4,7 +4,7 @@
 
 mod support;
 
-use duetime::{Actor, Duration, Event, History};
+use duetime::{Actor, Duration, Event, History, JobName};
 use support::*;
 
 #[test]
@@ -34,7 +34,7 @@ fn a_second_incident_within_the_throttle_goes_to_the_journal_and_a_later_one_is_
         "09:40",
         "alice resumes report",
         Event::Resume {
-            job: "report".into(),
+            job: JobName::new("report").unwrap(),
             actor: Actor::new("alice"),
         },
     );

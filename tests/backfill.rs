@@ -5,7 +5,7 @@
 
 mod support;
 
-use duetime::{Actor, Effect, Event, Outcome, Refusal};
+use duetime::{Actor, Effect, Event, JobName, Outcome, Refusal};
 use support::*;
 
 fn backfill(s: &mut Story, time: &str, from: &str, to: &str) {
@@ -14,7 +14,7 @@ fn backfill(s: &mut Story, time: &str, from: &str, to: &str) {
         time,
         &label,
         Event::Backfill {
-            job: "sync".into(),
+            job: JobName::new("sync").unwrap(),
             from: at(from),
             to: at(to),
             actor: Actor::new("bob"),
@@ -87,7 +87,7 @@ fn backfills_into_accounted_time_or_holding_no_due_time_are_refused() {
         "09:04",
         "backfill nope",
         Event::Backfill {
-            job: "nope".into(),
+            job: JobName::new("nope").unwrap(),
             from: at("07:00"),
             to: at("08:00"),
             actor: Actor::new("bob"),
@@ -144,7 +144,7 @@ fn a_cover_handed_back_while_a_backfill_waits_keeps_the_owed_line_in_order() {
         "10:02",
         "pause sync",
         Event::Pause {
-            job: "sync".into(),
+            job: JobName::new("sync").unwrap(),
             actor: Actor::new("bob"),
             note: String::new(),
         },
@@ -162,7 +162,7 @@ fn a_cover_handed_back_while_a_backfill_waits_keeps_the_owed_line_in_order() {
         "10:04",
         "resume sync",
         Event::Resume {
-            job: "sync".into(),
+            job: JobName::new("sync").unwrap(),
             actor: Actor::new("bob"),
         },
     );
@@ -191,7 +191,7 @@ fn a_required_job_whose_owed_line_is_full_refuses_a_new_schedule_rather_than_dro
     s.define("2025-06-04 00:00", def.clone());
     s.send("2025-06-04 00:01", "pause sync by bob", {
         Event::Pause {
-            job: "sync".into(),
+            job: JobName::new("sync").unwrap(),
             actor: Actor::new("bob"),
             note: String::new(),
         }
@@ -204,7 +204,7 @@ fn a_required_job_whose_owed_line_is_full_refuses_a_new_schedule_rather_than_dro
         let asked = format!("2025-06-04 00:{:02}", k + 2);
         s.send(&asked, &format!("backfill {when}"), {
             Event::Backfill {
-                job: "sync".into(),
+                job: JobName::new("sync").unwrap(),
                 from: duetime::Timestamp::from_millis(t),
                 to: duetime::Timestamp::from_millis(t),
                 actor: Actor::new("bob"),
@@ -243,7 +243,7 @@ fn a_required_job_whose_owed_line_is_full_refuses_a_new_schedule_rather_than_dro
     );
     s.send("2025-06-04 00:43", "resume sync by bob", {
         Event::Resume {
-            job: "sync".into(),
+            job: JobName::new("sync").unwrap(),
             actor: Actor::new("bob"),
         }
     });

@@ -8,8 +8,8 @@
 mod support;
 
 use duetime::{
-    ClockGapKind, Effect, Event, Fence, LedgerKind, MissAction, MissCause, MissedRule, Now,
-    Outcome, ProcessId, RunId, Timestamp,
+    ClockGapKind, Effect, Event, Fence, JobName, LedgerKind, MissAction, MissCause, MissedRule,
+    Now, Outcome, ProcessId, RunId, Timestamp,
 };
 use support::*;
 
@@ -192,7 +192,7 @@ fn a_result_delivered_with_a_reading_from_another_origin_is_timed_within_a_lease
     s.note("(it reads twelve hours more than p1's): it must not carry the store's time there");
     let result = Event::RunFinished {
         process: ProcessId(1),
-        job: "sync".into(),
+        job: JobName::new("sync").unwrap(),
         run: RunId(1),
         fence: Fence(1),
         outcome: Outcome::Ok,

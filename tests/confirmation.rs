@@ -4,7 +4,7 @@
 
 mod support;
 
-use duetime::{Actor, Effect, Event, JobDef, Outcome};
+use duetime::{Actor, Effect, Event, JobDef, JobName, Outcome, Refusal};
 use support::*;
 
 fn confirm(s: &mut Story, time: &str, digest: &str) {
@@ -12,7 +12,7 @@ fn confirm(s: &mut Story, time: &str, digest: &str) {
         time,
         &format!("bob confirms report {digest}"),
         Event::Confirm {
-            job: "report".into(),
+            job: JobName::new("report").unwrap(),
             digest: digest.into(),
             actor: Actor::new("bob"),
         },
@@ -177,10 +177,16 @@ fn a_wrong_digest_is_refused_without_the_expected_one() {
     s.define("08:00", def);
     confirm(&mut s, "08:01", "0000");
     let refusal = s.last.iter().find_map(|e| match e {
-        Effect::Reply { result: Err(r), .. } => Some(r.to_string()),
+        Effect::Reply { result: Err(r), .. } => Some(r.clone()),
         _ => None,
     });
     let refusal = refusal.expect("refused");
+    assert!(
+        matches!(&refusal, Refusal::WrongDigest { given } if given == "0000"),
+        "{refusal:?}"
+    );
+    // What it says names the problem without handing out the digest.
+    let refusal = refusal.to_string();
     assert!(
         refusal.contains("is not the held definition's"),
         "{refusal}"

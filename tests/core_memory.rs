@@ -90,7 +90,7 @@ fn run_each_once(state: &mut State, n: u64) {
                     run, job, fence, ..
                 } => Some(Event::RunFinished {
                     process: ProcessId(1),
-                    job: job.to_string(),
+                    job: job.clone(),
                     run: *run,
                     fence: *fence,
                     outcome: Outcome::Ok,

@@ -11,7 +11,7 @@ use support::*;
 
 fn pause(job: &str, who: &str, note: &str) -> Event {
     Event::Pause {
-        job: job.into(),
+        job: JobName::new(job).unwrap(),
         actor: Actor::new(who),
         note: note.into(),
     }
@@ -19,14 +19,14 @@ fn pause(job: &str, who: &str, note: &str) -> Event {
 
 fn resume(job: &str, who: &str) -> Event {
     Event::Resume {
-        job: job.into(),
+        job: JobName::new(job).unwrap(),
         actor: Actor::new(who),
     }
 }
 
 fn run_now(job: &str, who: &str) -> Event {
     Event::RunNow {
-        job: job.into(),
+        job: JobName::new(job).unwrap(),
         actor: Actor::new(who),
     }
 }
@@ -771,7 +771,7 @@ fn next_wake_is_the_earliest_instant_a_tick_changes_anything() {
         "09:50",
         "alice removes backup",
         Event::Remove {
-            job: "backup".into(),
+            job: JobName::new("backup").unwrap(),
             actor: Actor::new("alice"),
         },
     );

@@ -88,8 +88,8 @@ fn sched() -> impl Strategy<Value = Sched> {
     ]
 }
 
-fn name(i: usize) -> String {
-    format!("job_{i}")
+fn name(i: usize) -> JobName {
+    JobName::new(&format!("job_{i}")).unwrap()
 }
 
 /// A host with one process: it ticks on a grid, carries out runs for the durations it is
@@ -102,7 +102,7 @@ struct Host {
     /// Runs each process is carrying out.
     held: BTreeMap<ProcessId, BTreeMap<RunId, Fence>>,
     /// Results to report: `(when, run) -> (process, fence, job, outcome)`.
-    results: BTreeMap<(Timestamp, RunId), (ProcessId, Fence, String, Outcome)>,
+    results: BTreeMap<(Timestamp, RunId), (ProcessId, Fence, JobName, Outcome)>,
     /// Serialize and reload the state after every step (property e).
     round_trip: bool,
 }
@@ -288,7 +288,7 @@ fn run_clean(jobs: &[CleanJob], ticks: i64) -> (Host, Timestamp) {
     let mut host = Host::new(false);
     let start = t0();
     for (i, j) in jobs.iter().enumerate() {
-        let mut def = JobDef::new(JobName::new(&name(i)).unwrap(), j.sched.schedule());
+        let mut def = JobDef::new(name(i), j.sched.schedule());
         def.timeout = Duration::from_hours(1);
         def.stall_after = Duration::from_hours(1);
         host.send(start, upsert(def));
@@ -311,10 +311,8 @@ fn run_clean(jobs: &[CleanJob], ticks: i64) -> (Host, Timestamp) {
                 // sees the next due time: at most a period less a tick.
                 let longest = j.sched.period_ms() - TICK_MS;
                 let d = longest * i64::from(fraction) / 1000;
-                host.results.insert(
-                    (ms(at, d), *run),
-                    (P1, *fence, job.to_string(), Outcome::Ok),
-                );
+                host.results
+                    .insert((ms(at, d), *run), (P1, *fence, job.clone(), Outcome::Ok));
             }
         }
     };
@@ -350,7 +348,7 @@ proptest! {
         for (i, j) in jobs.iter().enumerate() {
             let job = name(i);
             let dues = j.sched.due_times(t0(), end);
-            let starts = host.starts(&job);
+            let starts = host.starts(job.as_str());
             let mut started = Vec::new();
             for (at, trigger, covers) in starts {
                 prop_assert_eq!(trigger, Trigger::Schedule, "{} started late or again", job);
@@ -361,14 +359,14 @@ proptest! {
                 started.push(c.from);
             }
             prop_assert_eq!(&started, &dues, "{}: started due times", job);
-            let ledger = host.ledger(&job);
+            let ledger = host.ledger(job.as_str());
             for e in &ledger {
                 prop_assert!(
                     matches!(e.kind, duetime::LedgerKind::Ran { skipped: false, .. }) && e.count == 1,
                     "{}: {:?}", job, e
                 );
             }
-            assert_exact(&job, &dues, &ledger);
+            assert_exact(job.as_str(), &dues, &ledger);
         }
         let noise: Vec<_> = host
             .effects
@@ -425,7 +423,7 @@ fn rough_job() -> impl Strategy<Value = RoughJob> {
 
 impl RoughJob {
     fn def(&self, i: usize) -> JobDef {
-        let mut def = JobDef::new(JobName::new(&name(i)).unwrap(), self.sched.schedule());
+        let mut def = JobDef::new(name(i), self.sched.schedule());
         def.missed = self.missed;
         def.overlap = match (self.overlap, self.missed) {
             (_, MissedRule::Required) => None,
@@ -525,7 +523,7 @@ fn run_rough(r: &Rough, round_trip: bool) -> (Host, Timestamp) {
                 };
                 host.results.insert(
                     (ms(at, d.max(1)), *run),
-                    (*process, *fence, job.to_string(), outcome),
+                    (*process, *fence, job.clone(), outcome),
                 );
             }
         }
@@ -622,7 +620,7 @@ fn check_rough(r: &Rough, host: &Host, end: Timestamp) -> Result<(), TestCaseErr
     for (i, j) in r.jobs.iter().enumerate() {
         let job = name(i);
         let dues = j.sched.due_times(t0(), end);
-        assert_exact(&job, &dues, &host.ledger(&job));
+        assert_exact(job.as_str(), &dues, &host.ledger(job.as_str()));
         // S2: a job not safe to repeat starts a due time again only after the run that
         // covered it before was settled as failed or timed out (a retry, or a pause that
         // handed the failure to the missed rule); never after a loss, never beside a run.
@@ -631,7 +629,7 @@ fn check_rough(r: &Rough, host: &Host, end: Timestamp) -> Result<(), TestCaseErr
             let mut covered: Vec<(Timestamp, Timestamp, RunId)> = Vec::new();
             for (at, e) in &host.effects {
                 match e {
-                    Effect::Record(rec) if rec.job.as_str() == job => {
+                    Effect::Record(rec) if rec.job == job => {
                         if let Entry::History(duetime::History::Settled { run, outcome, .. }) =
                             &rec.entry
                         {
@@ -644,7 +642,7 @@ fn check_rough(r: &Rough, host: &Host, end: Timestamp) -> Result<(), TestCaseErr
                         trigger,
                         covers: Some(c),
                         ..
-                    } if jn.as_str() == job => {
+                    } if *jn == job => {
                         prop_assert!(*trigger != Trigger::Repeat, "{} repeated at {}", job, at);
                         for &(from, to, earlier) in &covered {
                             if from <= c.to && c.from <= to {
@@ -798,7 +796,7 @@ fn run_pair(p: &Pair, interleave: bool) -> [Vec<serde_json::Value>; 2] {
                 Act::Resume => Event::Resume { job, actor },
                 Act::RunNow => Event::RunNow { job, actor },
                 Act::Finish(o) => {
-                    let Some((run, fence)) = open(&host, &job) else {
+                    let Some((run, fence)) = open(&host, job.as_str()) else {
                         continue;
                     };
                     host.held.entry(P1).or_default().remove(&run);
@@ -818,7 +816,7 @@ fn run_pair(p: &Pair, interleave: bool) -> [Vec<serde_json::Value>; 2] {
             host.send(at, event);
         }
     }
-    [0, 1].map(|i| journal_of(&host, &name(i)))
+    [0, 1].map(|i| journal_of(&host, name(i).as_str()))
 }
 
 /// The effects about `job`, as JSON, with run ids and fences renumbered in order of first

@@ -3,7 +3,7 @@
 
 mod support;
 
-use duetime::{Covers, Effect, MissedRule, Outcome, Overlap, Trigger};
+use duetime::{Covers, Effect, JobName, MissedRule, Outcome, Overlap, Trigger};
 use support::*;
 
 fn started(effects: &[Effect]) -> Vec<(u64, Trigger, Option<Covers>)> {
@@ -128,7 +128,7 @@ fn a_failure_or_loss_while_paused_hands_the_due_time_to_the_missed_rule() {
             "09:00:20",
             "pause",
             Event::Pause {
-                job: "rebuild_index".into(),
+                job: JobName::new("rebuild_index").unwrap(),
                 actor: Actor::new("alice"),
                 note: String::new(),
             },
@@ -144,7 +144,7 @@ fn a_failure_or_loss_while_paused_hands_the_due_time_to_the_missed_rule() {
             "09:01:25",
             "run now",
             Event::RunNow {
-                job: "rebuild_index".into(),
+                job: JobName::new("rebuild_index").unwrap(),
                 actor: Actor::new("alice"),
             },
         );

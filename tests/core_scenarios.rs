@@ -3,7 +3,7 @@
 
 mod support;
 
-use duetime::{Actor, Event, MissedRule, Outcome};
+use duetime::{Actor, Event, JobName, MissedRule, Outcome};
 use support::*;
 
 #[test]
@@ -103,7 +103,7 @@ fn exhausted_retries_record_failed_out_pause_and_alert() {
         "10:30",
         "bob resumes export",
         Event::Resume {
-            job: "export".into(),
+            job: JobName::new("export").unwrap(),
             actor: Actor::new("bob"),
         },
     );
@@ -167,7 +167,7 @@ fn pause_then_resume_records_what_passed_as_paused() {
         "09:30",
         "alice pauses digest",
         Event::Pause {
-            job: "digest".into(),
+            job: JobName::new("digest").unwrap(),
             actor: Actor::new("alice"),
             note: "db migration".into(),
         },
@@ -177,7 +177,7 @@ fn pause_then_resume_records_what_passed_as_paused() {
         "12:30",
         "alice resumes digest",
         Event::Resume {
-            job: "digest".into(),
+            job: JobName::new("digest").unwrap(),
             actor: Actor::new("alice"),
         },
     );
@@ -194,7 +194,7 @@ fn run_now_is_refused_when_not_safe_in_flight_queued_or_over_the_hourly_cap() {
     s.define("08:00", def);
     s.start("08:00:01", 1);
     let run_now = |job: &str| Event::RunNow {
-        job: job.into(),
+        job: JobName::new(job).unwrap(),
         actor: Actor::new("carol"),
     };
     s.command("08:01", "carol: run unsafe now", run_now("unsafe"));
@@ -246,7 +246,7 @@ fn removing_a_job_closes_its_ledger_and_cancels_its_run() {
         "09:10",
         "alice removes poll",
         Event::Remove {
-            job: "poll".into(),
+            job: JobName::new("poll").unwrap(),
             actor: Actor::new("alice"),
         },
     );
@@ -255,7 +255,7 @@ fn removing_a_job_closes_its_ledger_and_cancels_its_run() {
         "09:12",
         "alice removes poll again",
         Event::Remove {
-            job: "poll".into(),
+            job: JobName::new("poll").unwrap(),
             actor: Actor::new("alice"),
         },
     );
@@ -285,7 +285,7 @@ fn a_job_lost_again_and_again_alerts_once_until_a_success_or_a_resume() {
         "10:02:30",
         "pause",
         Event::Pause {
-            job: "ping".into(),
+            job: JobName::new("ping").unwrap(),
             actor: Actor::new("ana"),
             note: "looking".into(),
         },
@@ -294,7 +294,7 @@ fn a_job_lost_again_and_again_alerts_once_until_a_success_or_a_resume() {
         "10:03",
         "resume",
         Event::Resume {
-            job: "ping".into(),
+            job: JobName::new("ping").unwrap(),
             actor: Actor::new("ana"),
         },
     );

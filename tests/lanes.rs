@@ -244,7 +244,7 @@ proptest! {
                 }
                 Step::Remove { job } => {
                     removed[job] = true;
-                    let name = format!("j{job}");
+                    let name = duetime::JobName::new(&format!("j{job}")).unwrap();
                     s.send_now(duetime::Now::at(t), "remove", "remove", Event::Remove { job: name, actor: duetime::Actor::new("p") });
                 }
             }

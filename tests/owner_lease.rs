@@ -5,8 +5,8 @@
 mod support;
 
 use duetime::{
-    Actor, Config, Coordination, Effect, Event, Fence, Held, Now, Outcome, ProcessId, RunId, State,
-    Timestamp,
+    Actor, Config, Coordination, Effect, Event, Fence, Held, Inconsistency, JobName, LoadError,
+    Now, Outcome, ProcessId, RunId, State, Timestamp,
 };
 use proptest::prelude::*;
 use support::*;
@@ -144,7 +144,7 @@ fn a_drain_hands_the_lease_over_and_a_manual_run_asked_meanwhile_runs_under_the_
         "09:00:40",
         "run-now adhoc by ana",
         Event::RunNow {
-            job: "adhoc".into(),
+            job: JobName::new("adhoc").unwrap(),
             actor: Actor::new("ana"),
         },
     );
@@ -276,16 +276,29 @@ fn the_default_config_and_no_lease_leave_the_stored_form_as_it_was() {
     assert_eq!(back, s);
     // An owner lease under shared coordination is refused on load, saying why.
     let shared = json.replace(r#","coordination":"single_owner""#, "");
-    let err = serde_json::from_str::<State>(&shared)
-        .unwrap_err()
-        .to_string();
-    assert!(err.contains("only single_owner has one"), "{err}");
+    let load = |json: &str| {
+        let mut de = serde_json::Deserializer::from_str(json);
+        State::load(&mut de).expect("decodes").map(|_| ())
+    };
+    assert_eq!(
+        load(&shared),
+        Err(LoadError::Inconsistent {
+            what: Inconsistency::OwnerUnderShared {
+                holder: ProcessId(7),
+                fence: Fence(1),
+            }
+        })
+    );
     // So is a lease held by a process the state does not know.
     let stranger = json.replace(r#""holder":7"#, r#""holder":8"#);
-    let err = serde_json::from_str::<State>(&stranger)
-        .unwrap_err()
-        .to_string();
-    assert!(err.contains("unknown process"), "{err}");
+    assert_eq!(
+        load(&stranger),
+        Err(LoadError::Inconsistent {
+            what: Inconsistency::OwnerHolderUnknown {
+                holder: ProcessId(8)
+            }
+        })
+    );
 }
 
 #[derive(Debug, Clone)]
@@ -335,7 +348,7 @@ proptest! {
         let mut next_process = 1u64;
         let mut last_fence = Fence(0);
         let mut told: Vec<ProcessId> = Vec::new();
-        let mut jobs_of: std::collections::BTreeMap<RunId, String> = Default::default();
+        let mut jobs_of: std::collections::BTreeMap<RunId, JobName> = Default::default();
         for op in ops {
             let event = match op {
                 Op::Wait(secs) => {
@@ -362,7 +375,10 @@ proptest! {
                         let h = held.remove(0);
                         Event::RunFinished {
                             process: *p,
-                            job: jobs_of.get(&h.run).cloned().unwrap_or_default(),
+                            job: jobs_of
+                                .get(&h.run)
+                                .cloned()
+                                .unwrap_or_else(|| JobName::new("unknown").unwrap()),
                             run: h.run,
                             fence: h.fence,
                             outcome: Outcome::Ok,
@@ -371,7 +387,7 @@ proptest! {
                     _ => continue,
                 },
                 Op::RunNow(j) => Event::RunNow {
-                    job: ["alpha", "beta"][j as usize].into(),
+                    job: JobName::new(["alpha", "beta"][j as usize]).unwrap(),
                     actor: Actor::new("ana"),
                 },
                 Op::Crash(slot) => {
@@ -396,7 +412,7 @@ proptest! {
                         let acted = acted.expect("a start is recorded");
                         prop_assert!(acted <= t, "the core acted ahead of the wall clock");
                         prop_assert!(acted <= o.until, "a start under a lapsed lease");
-                        jobs_of.insert(*run, job.to_string());
+                        jobs_of.insert(*run, job.clone());
                         if let Some((_, held)) = procs.iter_mut().flatten().find(|(p, _)| p == process) {
                             held.push(Held { run: *run, fence: *fence });
                         }
@@ -465,7 +481,15 @@ fn a_store_that_keeps_jobs_apart_carries_the_owner_lease_in_its_globals() {
         o.fence = Fence(bad.next_fence);
     }
     let before = here.clone();
-    let err = here.put_parts(bad, Vec::new()).unwrap_err().to_string();
-    assert!(err.contains("ahead of the counter"), "{err}");
+    let err = here.put_parts(bad, Vec::new()).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            LoadError::Inconsistent {
+                what: Inconsistency::OwnerFenceAhead { .. }
+            }
+        ),
+        "{err:?}"
+    );
     assert_eq!(here, before);
 }

@@ -7,8 +7,8 @@
 mod support;
 
 use duetime::{
-    Actor, AlertKind, Duration, Effect, Entry, Event, History, LedgerKind, MissAction, MissCause,
-    OneShotEnd, Outcome, Refusal, RunId, Schedule, MAX_APPROVAL_TTL,
+    Actor, AlertKind, Duration, Effect, Entry, Event, History, JobName, LedgerKind, MissAction,
+    MissCause, OneShotEnd, Outcome, Refusal, RunId, Schedule, MAX_APPROVAL_TTL,
 };
 use support::*;
 
@@ -20,7 +20,7 @@ fn awaiting(ttl: &str) -> Outcome {
 
 fn approve(job: &str, run: u64, actor: &str) -> Event {
     Event::ApprovalGiven {
-        job: job.to_string(),
+        job: JobName::new(job).unwrap(),
         run: RunId(run),
         actor: Actor::new(actor),
     }
@@ -82,7 +82,7 @@ fn a_parked_run_holds_the_job_until_approved_and_overlaps_are_skipped() {
     );
     s.command("10:20", "run-now by bob", {
         Event::RunNow {
-            job: "deploy".into(),
+            job: JobName::new("deploy").unwrap(),
             actor: Actor::new("bob"),
         }
     });
@@ -235,7 +235,7 @@ fn a_one_shot_completes_after_its_run_and_never_runs_again() {
     s.start("08:59:30", 1);
     s.command("08:59:40", "run-now by bob", {
         Event::RunNow {
-            job: "migrate".into(),
+            job: JobName::new("migrate").unwrap(),
             actor: Actor::new("bob"),
         }
     });
@@ -381,7 +381,7 @@ fn an_earlier_schedules_catch_up_over_a_one_shots_past_instant_does_not_end_it()
     );
     s.command("11:03", "backfill report 10:00..10:30 by bob", {
         Event::Backfill {
-            job: "report".into(),
+            job: JobName::new("report").unwrap(),
             from: at("10:00"),
             to: at("10:30"),
             actor: Actor::new("bob"),

@@ -5,7 +5,7 @@
 
 mod support;
 
-use duetime::{Actor, Duration, Event, MissedRule, Outcome};
+use duetime::{Actor, Duration, Event, JobName, MissedRule, Outcome};
 use support::*;
 
 fn quota(retry_after: &str) -> Outcome {
@@ -67,7 +67,7 @@ fn a_pause_a_resume_and_a_manual_run_during_a_hold_start_nothing_before_it_ends(
         "09:30",
         "alice pauses export",
         Event::Pause {
-            job: "export".into(),
+            job: JobName::new("export").unwrap(),
             actor: Actor::new("alice"),
             note: "looking".into(),
         },
@@ -76,7 +76,7 @@ fn a_pause_a_resume_and_a_manual_run_during_a_hold_start_nothing_before_it_ends(
         "09:40",
         "alice resumes export",
         Event::Resume {
-            job: "export".into(),
+            job: JobName::new("export").unwrap(),
             actor: Actor::new("alice"),
         },
     );
@@ -85,7 +85,7 @@ fn a_pause_a_resume_and_a_manual_run_during_a_hold_start_nothing_before_it_ends(
         "09:50",
         "alice asks for a run now",
         Event::RunNow {
-            job: "export".into(),
+            job: JobName::new("export").unwrap(),
             actor: Actor::new("alice"),
         },
     );

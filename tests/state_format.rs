@@ -5,9 +5,9 @@
 //! `LoadError::Inconsistent`, never a panic.
 
 use duetime::{
-    Actor, CronSchedule, DstPolicy, Duration, Effect, Event, Fence, Fold, Gap, JobDef, JobName,
-    LoadError, MissedRule, Now, Outcome, ProcessId, Refusal, RunId, Schedule, State, Status,
-    Timestamp, FORMAT_VERSION,
+    Actor, CronSchedule, DstPolicy, Duration, Effect, Event, Fence, Fold, Gap, Incident,
+    Inconsistency, JobDef, JobName, LoadError, MissedRule, Now, Outcome, ProcessId, Refusal, RunId,
+    Schedule, State, Status, Timestamp, FORMAT_VERSION,
 };
 use serde_json::Value;
 
@@ -92,7 +92,7 @@ impl Driver {
             secs,
             Event::RunFinished {
                 process: P1,
-                job: job.to_string(),
+                job: JobName::new(job).unwrap(),
                 run,
                 fence,
                 outcome,
@@ -172,7 +172,7 @@ fn rich_state() -> State {
     d.step(
         20,
         Event::RunNow {
-            job: "adhoc".to_string(),
+            job: JobName::new("adhoc").unwrap(),
             actor: Actor::new("bob"),
         },
     );
@@ -184,7 +184,7 @@ fn rich_state() -> State {
     d.step(
         100,
         Event::Pause {
-            job: "report".to_string(),
+            job: JobName::new("report").unwrap(),
             actor: Actor::new("alice"),
             note: "investigating the totals".to_string(),
         },
@@ -201,7 +201,7 @@ fn rich_state() -> State {
     d.step(
         150,
         Event::Resume {
-            job: "report".to_string(),
+            job: JobName::new("report").unwrap(),
             actor: Actor::new("alice"),
         },
     ); // report's 00:02 is owed (paused)
@@ -225,7 +225,7 @@ fn rich_state() -> State {
     d.step(
         320,
         Event::Pause {
-            job: "audit".to_string(),
+            job: JobName::new("audit").unwrap(),
             actor: Actor::new("carol"),
             note: "moved to the auditors' own tool ✓".to_string(),
         },
@@ -233,7 +233,7 @@ fn rich_state() -> State {
     d.step(
         330,
         Event::RunNow {
-            job: "adhoc".to_string(),
+            job: JobName::new("adhoc").unwrap(),
             actor: Actor::new("bob"),
         },
     );
@@ -347,7 +347,7 @@ fn format_6_parts(d: &mut Driver) {
 
 fn confirm(job: &str, digest: &str) -> Event {
     Event::Confirm {
-        job: job.to_string(),
+        job: JobName::new(job).unwrap(),
         digest: digest.to_string(),
         actor: Actor::new("ops"),
     }
@@ -357,25 +357,10 @@ fn load(json: &str) -> Result<State, LoadError> {
     load_value(serde_json::from_str(json).expect("test JSON parses"))
 }
 
-/// Loads a state and returns the typed `LoadError` when it is refused. serde_json wraps a
-/// `try_from` error in its own error type, so the typed error is matched by its text: the
-/// `Display` of each `LoadError` kind is distinct.
+/// Loads a state and returns the typed `LoadError` when it is refused (the JSON must
+/// decode as a state).
 fn load_value(v: Value) -> Result<State, LoadError> {
-    serde_json::from_value::<State>(v).map_err(|e| {
-        let text = e.to_string();
-        if text.contains("newer than this build") {
-            LoadError::NewerFormat {
-                found: 0,
-                supported: FORMAT_VERSION,
-            }
-        } else if let Some(what) = text.strip_prefix("the state is inconsistent: ") {
-            LoadError::Inconsistent {
-                what: what.to_string(),
-            }
-        } else {
-            panic!("refused, but not with a LoadError: {text}")
-        }
-    })
+    State::load(v).expect("decodes as a state")
 }
 
 fn fixture() -> Value {
@@ -700,15 +685,24 @@ fn an_unknown_or_repeated_incident_is_refused() {
         job["incidents"] = incidents;
         v
     };
-    match load_value(with_incidents(serde_json::json!(["meteor"]))) {
-        Err(LoadError::Inconsistent { what }) => assert!(what.contains("meteor"), "{what}"),
-        other => panic!("{other:?}"),
+    // An unknown name does not decode: the error names it and what is accepted.
+    let err = State::load(with_incidents(serde_json::json!(["meteor"]))).unwrap_err();
+    assert_eq!(err.classify(), serde_json::error::Category::Data);
+    let text = err.to_string();
+    assert!(text.contains("meteor"), "{text}");
+    for incident in Incident::ALL {
+        assert!(text.contains(incident.name()), "{text} omits {incident}");
     }
     let repeated = with_incidents(serde_json::json!(["stalled", "stalled"]));
-    assert!(matches!(
-        load_value(repeated),
-        Err(LoadError::Inconsistent { .. })
-    ));
+    assert_eq!(
+        load_value(repeated).unwrap_err(),
+        LoadError::Inconsistent {
+            what: Inconsistency::IncidentRepeated {
+                job: JobName::new("flaky").unwrap(),
+                incident: Incident::Stalled,
+            }
+        }
+    );
 }
 
 #[test]
@@ -731,15 +725,15 @@ fn newer_format_is_refused() {
     }
 }
 
-/// Edits the fixture, loads it, and expects `LoadError::Inconsistent` mentioning `needle`.
-fn refused(what: &str, needle: &str, edit: impl FnOnce(&mut Value)) {
+/// Edits the fixture, loads it, and expects `LoadError::Inconsistent` with an
+/// inconsistency `expected` accepts.
+fn refused(what: &str, expected: fn(&Inconsistency) -> bool, edit: impl FnOnce(&mut Value)) {
     let mut v = fixture();
     edit(&mut v);
     match load_value(v) {
-        Err(LoadError::Inconsistent { what: why }) => assert!(
-            why.contains(needle),
-            "{what}: refused as {why:?}, expected it to mention {needle:?}"
-        ),
+        Err(LoadError::Inconsistent { what: why }) => {
+            assert!(expected(&why), "{what}: refused as {why:?}")
+        }
         Err(other) => panic!("{what}: refused as {other:?}"),
         Ok(_) => panic!("{what}: loaded"),
     }
@@ -756,14 +750,18 @@ fn job_mut<'a>(v: &'a mut Value, name: &str) -> &'a mut Value {
 
 #[test]
 fn inconsistent_states_are_refused_with_a_typed_error() {
-    refused("duplicate job name", "appears twice", |v| {
-        let copy = job_mut(v, "report").clone();
-        v["jobs"]["8"] = copy;
-        v["next_seq"] = 9.into();
-    });
+    refused(
+        "duplicate job name",
+        |i| matches!(i, Inconsistency::NameTwice { .. }),
+        |v| {
+            let copy = job_mut(v, "report").clone();
+            v["jobs"]["8"] = copy;
+            v["next_seq"] = 9.into();
+        },
+    );
     refused(
         "job beyond the sequence counter",
-        "beyond the counter",
+        |i| matches!(i, Inconsistency::SequenceBeyondCounter { .. }),
         |v| {
             let copy = job_mut(v, "report").clone();
             v["jobs"]["8"] = copy;
@@ -771,7 +769,7 @@ fn inconsistent_states_are_refused_with_a_typed_error() {
     );
     refused(
         "run ahead of the run counter",
-        "ahead of the counters",
+        |i| matches!(i, Inconsistency::RunAheadOfCounters { .. }),
         |v| {
             let next = v["next_run"].clone();
             job_mut(v, "report")["activity"]["run"]["id"] = next;
@@ -779,48 +777,72 @@ fn inconsistent_states_are_refused_with_a_typed_error() {
     );
     refused(
         "run ahead of the fence counter",
-        "ahead of the counters",
+        |i| matches!(i, Inconsistency::RunAheadOfCounters { .. }),
         |v| {
             let next = v["next_fence"].clone();
             job_mut(v, "report")["activity"]["run"]["fence"] = next;
         },
     );
-    refused("one run open twice", "open twice", |v| {
-        let run = job_mut(v, "report")["activity"]["run"].clone();
-        job_mut(v, "late_job")["activity"]["run"] = run;
-    });
-    refused("owed segments out of order", "out of order", |v| {
-        let pending = job_mut(v, "report")["activity"]["pending"]
-            .as_array_mut()
-            .unwrap();
-        pending.reverse();
-    });
-    refused("an empty owed segment", "out of order", |v| {
-        job_mut(v, "report")["activity"]["pending"][0]["count"] = 0.into();
-    });
-    refused("owed beyond the frontier", "beyond its frontier", |v| {
-        let frontier = job_mut(v, "report")["frontier"].as_i64().unwrap();
-        job_mut(v, "report")["activity"]["pending"][1]["to"] = (frontier + 1).into();
-    });
-    refused("a run and a retry at once", "a run and a retry", |v| {
-        let retry = job_mut(v, "sync")["activity"]["retry"].clone();
-        job_mut(v, "report")["activity"]["retry"] = retry;
-    });
-    refused("too many owed segments", "owed segments", |v| {
-        let pending = job_mut(v, "report")["activity"]["pending"]
-            .as_array_mut()
-            .unwrap();
-        let (first, second) = (pending[0].clone(), pending[1].clone());
-        let base = first["from"].as_i64().unwrap() - 40 * 60_000;
-        pending.clear();
-        for k in 0..40 {
-            let mut seg = first.clone();
-            seg["from"] = (base + k * 60_000).into();
-            seg["to"] = (base + k * 60_000).into();
-            pending.push(seg);
-        }
-        pending.push(second);
-    });
+    refused(
+        "one run open twice",
+        |i| matches!(i, Inconsistency::RunOpenTwice { .. }),
+        |v| {
+            let run = job_mut(v, "report")["activity"]["run"].clone();
+            job_mut(v, "late_job")["activity"]["run"] = run;
+        },
+    );
+    refused(
+        "owed segments out of order",
+        |i| matches!(i, Inconsistency::OwedOutOfOrder { .. }),
+        |v| {
+            let pending = job_mut(v, "report")["activity"]["pending"]
+                .as_array_mut()
+                .unwrap();
+            pending.reverse();
+        },
+    );
+    refused(
+        "an empty owed segment",
+        |i| matches!(i, Inconsistency::OwedOutOfOrder { .. }),
+        |v| {
+            job_mut(v, "report")["activity"]["pending"][0]["count"] = 0.into();
+        },
+    );
+    refused(
+        "owed beyond the frontier",
+        |i| matches!(i, Inconsistency::OwedBeyondFrontier { .. }),
+        |v| {
+            let frontier = job_mut(v, "report")["frontier"].as_i64().unwrap();
+            job_mut(v, "report")["activity"]["pending"][1]["to"] = (frontier + 1).into();
+        },
+    );
+    refused(
+        "a run and a retry at once",
+        |i| matches!(i, Inconsistency::RunAndRetry { .. }),
+        |v| {
+            let retry = job_mut(v, "sync")["activity"]["retry"].clone();
+            job_mut(v, "report")["activity"]["retry"] = retry;
+        },
+    );
+    refused(
+        "too many owed segments",
+        |i| matches!(i, Inconsistency::TooManyOwedSegments { count: 41, .. }),
+        |v| {
+            let pending = job_mut(v, "report")["activity"]["pending"]
+                .as_array_mut()
+                .unwrap();
+            let (first, second) = (pending[0].clone(), pending[1].clone());
+            let base = first["from"].as_i64().unwrap() - 40 * 60_000;
+            pending.clear();
+            for k in 0..40 {
+                let mut seg = first.clone();
+                seg["from"] = (base + k * 60_000).into();
+                seg["to"] = (base + k * 60_000).into();
+                pending.push(seg);
+            }
+            pending.push(second);
+        },
+    );
 }
 
 /// Garbage and near-misses are errors, never panics.
@@ -849,23 +871,34 @@ fn load_error_texts_name_the_problem() {
     let err = load(r#"{"format":1,"config":{"tick":30000,"lease_ttl":60000,"grace":60000,"cancel_grace":60000,"manual_per_hour":20,"clock_jump":60000},"next_seq":0,"next_run":1,"next_fence":1,"jobs":{"0":{"def":{"name":"a","schedule":{"kind":"at","instant":0}},"frontier":0}},"processes":{}}"#)
         .unwrap_err();
     assert!(
-        matches!(&err, LoadError::Inconsistent { what } if what.contains("beyond the counter")),
+        matches!(
+            &err,
+            LoadError::Inconsistent {
+                what: Inconsistency::SequenceBeyondCounter { seq: 0, .. }
+            }
+        ),
         "{err:?}"
+    );
+    // The text names the job and what is wrong with it.
+    assert_eq!(
+        err.to_string(),
+        "the state is inconsistent: job a has sequence 0 beyond the counter"
     );
 }
 
-/// A stored state is checked against `INCIDENTS`: every kind of alert must be in it, or a
-/// state holding that incident would be refused on load.
+/// Every kind of alert is its own incident: the one place names are kept (`Incident`)
+/// knows each, so a state holding it loads and two kinds are never one incident.
 #[test]
-fn every_alert_kind_is_a_known_incident() {
-    use duetime::state::INCIDENTS;
-    use duetime::AlertKind;
+fn every_alert_kind_is_its_own_incident() {
+    use duetime::{AlertKind, SystemPause};
     let kinds = [
         AlertKind::FailedOut {
             run: RunId(1),
             attempts: 1,
         },
-        AlertKind::PausedBySystem { reason: "r".into() },
+        AlertKind::PausedBySystem {
+            reason: SystemPause::FailureStreak { failures: 3 },
+        },
         AlertKind::RunLost {
             run: RunId(1),
             paused: false,
@@ -877,8 +910,13 @@ fn every_alert_kind_is_a_known_incident() {
         AlertKind::PendingConfirmation { digest: "d".into() },
         AlertKind::ApprovalExpired { run: RunId(1) },
     ];
-    let named: Vec<&str> = kinds.iter().map(|k| k.incident()).collect();
-    assert_eq!(named, INCIDENTS);
+    let named: Vec<Incident> = kinds.iter().map(|k| k.incident()).collect();
+    assert_eq!(named, Incident::ALL);
+    // The incident's name is the alert's own tag.
+    for kind in &kinds {
+        let tag = serde_json::to_value(kind).unwrap()["alert"].clone();
+        assert_eq!(tag, kind.incident().name(), "{kind:?}");
+    }
 }
 
 #[test]

@@ -31,7 +31,7 @@ struct Host {
     rows: BTreeMap<u64, JobRecord>,
     globals: Globals,
     replica: State,
-    held: BTreeMap<ProcessId, BTreeMap<RunId, (Fence, String)>>,
+    held: BTreeMap<ProcessId, BTreeMap<RunId, (Fence, JobName)>>,
     now: i64,
     steps: usize,
     touched_total: usize,
@@ -70,7 +70,7 @@ impl Host {
                     self.held
                         .entry(*process)
                         .or_default()
-                        .insert(*run, (*fence, job.to_string()));
+                        .insert(*run, (*fence, job.clone()));
                 }
                 Effect::Cancel { run, process, .. } => {
                     if let Some(h) = self.held.get_mut(process) {
@@ -148,7 +148,7 @@ impl Host {
 
     /// Reports the `k`-th run held by anyone (if any).
     fn finish(&mut self, k: usize, outcome: Outcome) -> Vec<Effect> {
-        let all: Vec<(ProcessId, RunId, Fence, String)> = self
+        let all: Vec<(ProcessId, RunId, Fence, JobName)> = self
             .held
             .iter()
             .flat_map(|(p, h)| h.iter().map(|(r, (f, j))| (*p, *r, *f, j.clone())))
@@ -202,10 +202,10 @@ fn a_story_persisted_by_touched_jobs_reloads_equal_after_every_step() {
         .held
         .values()
         .flat_map(|r| r.iter())
-        .position(|(_, (_, j))| j == "flaky");
+        .position(|(_, (_, j))| j.as_str() == "flaky");
     h.finish(flaky_run.unwrap_or(0), Outcome::failed("exit 1"));
     h.send(Event::Pause {
-        job: "report".into(),
+        job: JobName::new("report").unwrap(),
         actor: Actor::new("bob"),
         note: "maintenance".into(),
     });
@@ -218,14 +218,14 @@ fn a_story_persisted_by_touched_jobs_reloads_equal_after_every_step() {
     h.advance(200);
     h.tick(2);
     h.send(Event::RunNow {
-        job: "backup".into(),
+        job: JobName::new("backup").unwrap(),
         actor: Actor::new("bob"),
     });
     h.send(Event::ForgetActor {
         actor: Actor::new("bob"),
     });
     h.send(Event::Resume {
-        job: "report".into(),
+        job: JobName::new("report").unwrap(),
         actor: Actor::new("ann"),
     });
     h.advance(30);
@@ -234,7 +234,7 @@ fn a_story_persisted_by_touched_jobs_reloads_equal_after_every_step() {
         process: ProcessId(2),
     });
     h.send(Event::Remove {
-        job: "flaky".into(),
+        job: JobName::new("flaky").unwrap(),
         actor: Actor::new("ann"),
     });
     h.send(upsert(def("flaky", every(90))));
@@ -260,7 +260,7 @@ fn a_tick_with_nothing_due_touches_no_job_and_commands_touch_only_their_job() {
     h.state.step(
         Now::at(Timestamp::from_millis(h.now)),
         Event::Pause {
-            job: "b".into(),
+            job: JobName::new("b").unwrap(),
             actor: Actor::new("ann"),
             note: String::new(),
         },
@@ -513,26 +513,26 @@ fn run_ops(ops: &[Op]) -> Host {
             }
             Op::Remove(j) => {
                 h.send(Event::Remove {
-                    job: NAMES[j as usize].into(),
+                    job: JobName::new(NAMES[j as usize]).unwrap(),
                     actor: Actor::new("ann"),
                 });
             }
             Op::Pause(j) => {
                 h.send(Event::Pause {
-                    job: NAMES[j as usize].into(),
+                    job: JobName::new(NAMES[j as usize]).unwrap(),
                     actor: Actor::new(ACTORS[(j % 2) as usize]),
                     note: "x".into(),
                 });
             }
             Op::Resume(j) => {
                 h.send(Event::Resume {
-                    job: NAMES[j as usize].into(),
+                    job: JobName::new(NAMES[j as usize]).unwrap(),
                     actor: Actor::new("ann"),
                 });
             }
             Op::RunNow(j) => {
                 h.send(Event::RunNow {
-                    job: NAMES[j as usize].into(),
+                    job: JobName::new(NAMES[j as usize]).unwrap(),
                     actor: Actor::new(ACTORS[(j % 2) as usize]),
                 });
             }

@@ -553,14 +553,17 @@ impl World {
         }
     }
 
-    fn job(&self, r: &JobRef) -> String {
-        match r {
+    /// The job an event names; `None` for text no job can be named (an event carries a
+    /// `JobName`, so a host cannot send one: the name is refused where it is read).
+    fn job(&self, r: &JobRef) -> Option<JobName> {
+        let text = match r {
             JobRef::Known(i) if !self.names.is_empty() => {
                 self.names[usize::from(*i) % self.names.len()].clone()
             }
             JobRef::Known(_) => "a".to_string(),
             JobRef::Name(n) => n.text(),
-        }
+        };
+        JobName::new(&text).ok()
     }
 
     fn event(&self, input: &StepInput, process: ProcessId, gen: &EventGen) -> Option<Event> {
@@ -601,7 +604,7 @@ impl World {
                 }
             }
             EventGen::Remove(job, actor) => Event::Remove {
-                job: self.job(job),
+                job: self.job(job)?,
                 actor: actor.get(),
             },
             EventGen::ProcessStarted => Event::ProcessStarted { process },
@@ -636,9 +639,9 @@ impl World {
             } => {
                 let (id, fence, started) = self.run(*run)?;
                 let job = match (job, started) {
-                    (Some(j), _) => self.job(j),
-                    (None, Some(s)) => s.job.to_string(),
-                    (None, None) => self.job(&JobRef::Known(0)),
+                    (Some(j), _) => self.job(j)?,
+                    (None, Some(s)) => s.job.clone(),
+                    (None, None) => self.job(&JobRef::Known(0))?,
                 };
                 let process = match started {
                     Some(s) if *own_process => s.process,
@@ -653,16 +656,16 @@ impl World {
                 }
             }
             EventGen::Pause(job, actor, note) => Event::Pause {
-                job: self.job(job),
+                job: self.job(job)?,
                 actor: actor.get(),
                 note: note.get(),
             },
             EventGen::Resume(job, actor) => Event::Resume {
-                job: self.job(job),
+                job: self.job(job)?,
                 actor: actor.get(),
             },
             EventGen::RunNow(job, actor) => Event::RunNow {
-                job: self.job(job),
+                job: self.job(job)?,
                 actor: actor.get(),
             },
             EventGen::ForgetActor(actor) => Event::ForgetActor { actor: actor.get() },
@@ -677,13 +680,13 @@ impl World {
                     Err(text) => text.get(),
                 };
                 Event::Confirm {
-                    job: self.job(job),
+                    job: self.job(job)?,
                     digest,
                     actor: actor.get(),
                 }
             }
             EventGen::Backfill(job, actor, from, to) => Event::Backfill {
-                job: self.job(job),
+                job: self.job(job)?,
                 from: from.get(),
                 to: to.get(),
                 actor: actor.get(),
@@ -691,9 +694,9 @@ impl World {
             EventGen::ApprovalGiven { run, job, actor } => {
                 let (id, _, started) = self.run(*run)?;
                 let job = match (job, started) {
-                    (Some(j), _) => self.job(j),
-                    (None, Some(s)) => s.job.to_string(),
-                    (None, None) => self.job(&JobRef::Known(0)),
+                    (Some(j), _) => self.job(j)?,
+                    (None, Some(s)) => s.job.clone(),
+                    (None, None) => self.job(&JobRef::Known(0))?,
                 };
                 Event::ApprovalGiven {
                     job,

@@ -177,7 +177,7 @@ fn finish(
             }
             let finished = Event::RunFinished {
                 process,
-                job: job.to_string(),
+                job: job.clone(),
                 run: *run,
                 fence: *fence,
                 outcome: Outcome::Ok,

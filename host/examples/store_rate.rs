@@ -84,7 +84,7 @@ fn main() {
                 starts += 1;
                 let finished = Event::RunFinished {
                     process,
-                    job: job.to_string(),
+                    job: job.clone(),
                     run,
                     fence,
                     outcome: Outcome::Ok,

@@ -73,7 +73,7 @@ impl ConfigFlags {
                 .check()
                 .map_err(|why| format!("--max-runs-per-process {cap}: {why}"))?;
         }
-        self.new_store_config().check()
+        self.new_store_config().check().map_err(|e| e.to_string())
     }
 
     /// The flags given that differ from `stored`; empty when the store can be run as asked.

@@ -94,7 +94,7 @@ fn records(effects: &[Effect]) -> impl Iterator<Item = Record> + '_ {
 struct Script {
     reference: State,
     journal: Vec<Record>,
-    open: Vec<(ProcessId, String, RunId, Fence)>,
+    open: Vec<(ProcessId, JobName, RunId, Fence)>,
 }
 
 impl Script {
@@ -116,21 +116,21 @@ impl Script {
             2 => upsert("flaky", 45),
             3 => Event::ProcessStarted { process: p },
             _ if i.is_multiple_of(11) => Event::Pause {
-                job: "report".into(),
+                job: JobName::new("report").unwrap(),
                 actor: Actor::new("bob"),
                 note: "n".into(),
             },
             _ if i.is_multiple_of(13) => Event::Resume {
-                job: "report".into(),
+                job: JobName::new("report").unwrap(),
                 actor: Actor::new("bob"),
             },
             _ if i == 40 => Event::Remove {
-                job: "backup".into(),
+                job: JobName::new("backup").unwrap(),
                 actor: Actor::new("ann"),
             },
             _ if i.is_multiple_of(3) && !self.open.is_empty() => {
                 let (process, job, run, fence) = self.open.remove(0);
-                let outcome = if job == "flaky" {
+                let outcome = if job.as_str() == "flaky" {
                     Outcome::failed("exit 1")
                 } else {
                     Outcome::Ok
@@ -177,7 +177,7 @@ impl Script {
                     fence,
                     process,
                     ..
-                } => self.open.push((*process, job.to_string(), *run, *fence)),
+                } => self.open.push((*process, job.clone(), *run, *fence)),
                 Effect::Cancel { run, .. } => self.open.retain(|o| o.2 != *run),
                 _ => {}
             }
@@ -251,7 +251,7 @@ fn a_removed_and_recreated_job_reaches_the_other_handle(path: &str) {
     a.apply(
         at(1),
         Event::Remove {
-            job: "x".into(),
+            job: JobName::new("x").unwrap(),
             actor: Actor::new("ann"),
         },
     )
@@ -289,7 +289,7 @@ fn an_aborted_transaction_leaves_memory_and_store_equal(path: &str) {
             state.step(
                 at(502),
                 Event::Remove {
-                    job: "flaky".into(),
+                    job: JobName::new("flaky").unwrap(),
                     actor: Actor::new("ann"),
                 },
                 effects,

@@ -17,8 +17,8 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use duetime::{
-    Alert, AlertKind, ClockGapKind, Effect, Entry, Fence, History, JobName, LedgerKind, MissAction,
-    MissCause, MissedRule, Outcome, ProcessId, Record, RunId,
+    Alert, AlertKind, ClockGapKind, Effect, Entry, Fence, History, Incident, JobName, LedgerKind,
+    MissAction, MissCause, MissedRule, Outcome, ProcessId, Record, RunId,
 };
 
 use crate::oracle::{Due, Spec};
@@ -130,7 +130,7 @@ struct Track {
     pause_owed: bool,
     entries: Vec<(i64, i64, u64, LedgerKind)>,
     /// The alert kinds told since the job's last success or resume (A1: each once).
-    told: Vec<&'static str>,
+    told: Vec<Incident>,
     /// A quota hold's end while it holds (Q1: nothing of the job starts until it is
     /// lifted), and whether one was lifted since the job's last start (for a probe).
     held_until: Option<i64>,
@@ -879,13 +879,15 @@ impl Checker {
     /// An alert the core told (A1: a job tells each kind of incident once until a success
     /// or a person's resume ends it). The kinds are named here, not by the core.
     pub fn alert(&mut self, alert: &Alert) {
+        // The checker's own grouping, not `AlertKind::incident`: a core that grouped two
+        // kinds as one incident would hide the second alert, and A1 must see that.
         let kind = match alert.kind {
-            AlertKind::FailedOut { .. } => "failed out",
-            AlertKind::PausedBySystem { .. } => "paused by the system",
-            AlertKind::RunLost { .. } => "run lost",
-            AlertKind::Stalled { .. } => "stalled",
-            AlertKind::PendingConfirmation { .. } => "pending confirmation",
-            AlertKind::ApprovalExpired { .. } => "approval expired",
+            AlertKind::FailedOut { .. } => Incident::FailedOut,
+            AlertKind::PausedBySystem { .. } => Incident::PausedBySystem,
+            AlertKind::RunLost { .. } => Incident::RunLost,
+            AlertKind::Stalled { .. } => Incident::Stalled,
+            AlertKind::PendingConfirmation { .. } => Incident::PendingConfirmation,
+            AlertKind::ApprovalExpired { .. } => Incident::ApprovalExpired,
         };
         let idx = self.track_of(&alert.job);
         let at = alert.at.as_millis();
@@ -1099,7 +1101,7 @@ impl Checker {
                 let t = &mut self.tracks[idx];
                 let held = t.held.take();
                 t.confirmed = true;
-                t.told.retain(|k| *k != "pending confirmation");
+                t.told.retain(|&k| k != Incident::PendingConfirmation);
                 if held.as_deref() != Some(digest.as_str()) {
                     self.violation(
                         "H1",
@@ -1182,7 +1184,7 @@ impl Checker {
                 t.pause_owed = false;
                 if let duetime::PausedBy::System { reason } = by {
                     self.probe("paused by the system");
-                    if reason.contains("failed runs in a row") {
+                    if matches!(reason, duetime::SystemPause::FailureStreak { .. }) {
                         self.probe("paused after failures in a row");
                     }
                 }
@@ -1228,7 +1230,7 @@ impl Checker {
                     );
                 }
                 self.probe("lease expired while running");
-                if self.tracks[idx].told.contains(&"run lost") {
+                if self.tracks[idx].told.contains(&Incident::RunLost) {
                     self.probe("repeated loss held as one incident");
                 }
                 self.lost.insert(run);

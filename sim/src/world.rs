@@ -661,7 +661,7 @@ impl World {
                     now,
                     Event::RunFinished {
                         process,
-                        job: job.as_str().to_owned(),
+                        job: job.clone(),
                         run,
                         fence,
                         outcome,
@@ -771,7 +771,6 @@ impl World {
             Action::Approve { job, run } => {
                 let now = Now::at(Timestamp::from_millis(self.t));
                 let actor = Actor::new(["ana", "bo", "cy"][self.rng.gen_range(0..3)]);
-                let job = job.as_str().to_owned();
                 self.transact(None, now, Event::ApprovalGiven { job, run, actor });
             }
             Action::Heal => self.heal(),
@@ -979,7 +978,7 @@ impl World {
     /// A person does something to a random job.
     fn command(&mut self) {
         let i = self.rng.gen_range(0..self.jobs.len());
-        let name = self.jobs[i].def.name.to_string();
+        let name = self.jobs[i].def.name.clone();
         let actor = Actor::new(["ana", "bo", "cy"][self.rng.gen_range(0..3)]);
         let now = Now::at(Timestamp::from_millis(self.t));
         let kind = self.rng.gen_range(0..16);
@@ -1134,14 +1133,14 @@ impl World {
                     None,
                     now,
                     Event::Confirm {
-                        job: self.jobs[i].def.name.to_string(),
+                        job: self.jobs[i].def.name.clone(),
                         digest: self.jobs[i].def.digest(),
                         actor: Actor::new("healer"),
                     },
                 );
             }
             if !self.removed[i] {
-                let job = self.jobs[i].def.name.to_string();
+                let job = self.jobs[i].def.name.clone();
                 let now = Now::at(Timestamp::from_millis(self.t));
                 self.transact(
                     None,
@@ -1277,7 +1276,7 @@ impl World {
             now,
             Event::RunFinished {
                 process,
-                job: job.as_str().to_owned(),
+                job: job.clone(),
                 run,
                 fence,
                 outcome,
@@ -1302,7 +1301,6 @@ impl World {
             {
                 // The process retries its report later.
                 let t = self.t + self.rng.gen_range(1_000..30_000);
-                let job = JobName::new(&job).expect("the world names jobs validly");
                 self.at(
                     t,
                     Action::Deliver {

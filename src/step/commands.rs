@@ -1,7 +1,9 @@
 //! Definitions and people's commands. Each answers with a `Reply` (the job's new view or a
 //! typed refusal) and, when accepted, leaves an audit `Record` naming the actor.
 
-use crate::effect::{AlertKind, CancelReason, Effect, History, MissCause, PausedBy, Refusal};
+use crate::effect::{
+    AlertKind, CancelReason, Effect, History, Incident, MissCause, PausedBy, Refusal,
+};
 use crate::event::{Actor, Outcome, RunId};
 use crate::job::{JobDef, JobName, MissedRule, MAX_TITLE};
 use crate::state::{HeldDef, JobRecord, Owed, Pause, State, MAX_BACKFILL, MAX_OWED_SEGMENTS};
@@ -193,7 +195,9 @@ impl State {
         let def = act.held.take().expect("checked above").into_def();
         let first = std::mem::take(&mut act.unconfirmed);
         // The incident ends here: a later held change is told again.
-        record.incidents.retain(|i| i != "pending_confirmation");
+        record
+            .incidents
+            .retain(|&i| i != Incident::PendingConfirmation);
         out.history(
             &name,
             History::Confirmed {

@@ -11,7 +11,7 @@ mod runs;
 mod settle;
 
 use crate::effect::{
-    Alert, AlertKind, Effect, Entry, History, LedgerEntry, LedgerKind, MissAction, Record,
+    Alert, AlertKind, Effect, Entry, History, Incident, LedgerEntry, LedgerKind, MissAction, Record,
 };
 use crate::event::{Event, Now, ProcessId};
 use crate::job::JobName;
@@ -73,12 +73,12 @@ impl Out<'_> {
     /// a person's resume; every alert goes through here.
     /// `told` is the job's `JobRecord::incidents` (a field apart, so a transition holding
     /// the job's run can still alert).
-    pub fn alert(&mut self, told: &mut Vec<String>, job: &JobName, kind: AlertKind) {
+    pub fn alert(&mut self, told: &mut Vec<Incident>, job: &JobName, kind: AlertKind) {
         let incident = kind.incident();
-        if told.iter().any(|t| t == incident) {
+        if told.contains(&incident) {
             return;
         }
-        told.push(incident.to_string());
+        told.push(incident);
         self.effects.push(Effect::Alert(Alert {
             at: self.now,
             job: job.clone(),
@@ -138,7 +138,7 @@ impl State {
         };
         match event {
             Event::Upsert { def, actor } => self.upsert(*def, actor, &mut out),
-            Event::Remove { job, actor } => self.remove(&job, actor, &mut out),
+            Event::Remove { job, actor } => self.remove(job.as_str(), actor, &mut out),
             Event::ProcessStarted { process } => {
                 self.prune_processes();
                 // A process already known is a registration sent again (its first answer
@@ -172,20 +172,24 @@ impl State {
                 outcome,
             } => {
                 out.now = self.judge_result_clock(process, now);
-                self.finish(process, &job, run, fence, outcome, &mut out);
+                self.finish(process, job.as_str(), run, fence, outcome, &mut out);
             }
-            Event::Pause { job, actor, note } => self.pause(&job, actor, note, &mut out),
-            Event::Resume { job, actor } => self.resume(&job, actor, &mut out),
-            Event::RunNow { job, actor } => self.run_now(&job, actor, &mut out),
+            Event::Pause { job, actor, note } => self.pause(job.as_str(), actor, note, &mut out),
+            Event::Resume { job, actor } => self.resume(job.as_str(), actor, &mut out),
+            Event::RunNow { job, actor } => self.run_now(job.as_str(), actor, &mut out),
             Event::ForgetActor { actor } => self.forget_actor(&actor, &mut out),
-            Event::Confirm { job, digest, actor } => self.confirm(&job, &digest, actor, &mut out),
-            Event::ApprovalGiven { job, run, actor } => self.approve(&job, run, actor, &mut out),
+            Event::Confirm { job, digest, actor } => {
+                self.confirm(job.as_str(), &digest, actor, &mut out)
+            }
+            Event::ApprovalGiven { job, run, actor } => {
+                self.approve(job.as_str(), run, actor, &mut out)
+            }
             Event::Backfill {
                 job,
                 from,
                 to,
                 actor,
-            } => self.backfill(&job, from, to, actor, &mut out),
+            } => self.backfill(job.as_str(), from, to, actor, &mut out),
         }
         if let Some(before) = drains {
             self.note_drained(before, &mut out);
@@ -283,7 +287,7 @@ impl State {
                 continue;
             }
             let incident = alert.kind.incident();
-            job.incidents.retain(|told| told != incident);
+            job.incidents.retain(|&told| told != incident);
             let held = Effect::Record(Record {
                 at: alert.at,
                 job: alert.job.clone(),

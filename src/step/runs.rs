@@ -2,8 +2,8 @@
 //! process that holds them, and watching deadlines, stalls and lapsed leases.
 
 use crate::effect::{
-    AlertKind, CancelReason, Covers, Effect, History, LedgerKind, MissCause, PausedBy, Trigger,
-    WaitReason,
+    AlertKind, CancelReason, Covers, Effect, History, LedgerKind, MissCause, PausedBy, SystemPause,
+    Trigger, WaitReason,
 };
 use crate::event::{Fence, Held, ProcessId, RunId};
 use crate::job::REQUIRED_BATCH;
@@ -229,18 +229,19 @@ impl State {
                 c.count,
                 LedgerKind::Lost { run: run.id },
             );
-            self.pause_by_system(
-                seq,
-                "a run was lost and the job is not safe to repeat",
-                false,
-                out,
-            );
+            self.pause_by_system(seq, SystemPause::RunLost, false, out);
         }
     }
 
     /// Pauses the job until a person resumes it; `alert` is false when the incident that
     /// caused it was alerted already.
-    pub(crate) fn pause_by_system(&mut self, seq: u64, reason: &str, alert: bool, out: &mut Out) {
+    pub(crate) fn pause_by_system(
+        &mut self,
+        seq: u64,
+        reason: SystemPause,
+        alert: bool,
+        out: &mut Out,
+    ) {
         let Some(job) = self.jobs.get_mut(&seq) else {
             return;
         };
@@ -248,9 +249,7 @@ impl State {
         if act.paused.is_some() {
             return;
         }
-        let by = PausedBy::System {
-            reason: reason.to_string(),
-        };
+        let by = PausedBy::System { reason };
         act.paused = Some(Pause {
             by: by.clone(),
             note: String::new(),
@@ -267,9 +266,7 @@ impl State {
         if !alert {
             return;
         }
-        let kind = AlertKind::PausedBySystem {
-            reason: reason.to_string(),
-        };
+        let kind = AlertKind::PausedBySystem { reason };
         out.alert(&mut job.incidents, &name, kind);
     }
 

@@ -2,7 +2,7 @@
 //! ledger for what the run covered, failure retries the ORIGINAL due times after a backoff,
 //! and the last allowed failure records them failed out and pauses the job.
 
-use crate::effect::{AlertKind, History, LedgerKind, MissAction};
+use crate::effect::{AlertKind, History, LedgerKind, MissAction, SystemPause};
 use crate::event::{Actor, Fence, Outcome, ProcessId, RunId, MAX_APPROVAL_TTL};
 use crate::state::{LastOutcome, LastRun, RetryWait, State};
 use crate::time::Duration;
@@ -250,7 +250,7 @@ impl State {
         };
         out.alert(&mut job.incidents, &name, kind);
         // One incident, one alert: the failed-out alert says the job is paused.
-        self.pause_by_system(seq, "retries exhausted", false, out);
+        self.pause_by_system(seq, SystemPause::RetriesExhausted, false, out);
     }
 
     /// Holds the job for a quota: nothing of it starts for `asked` (its retry, if any, waits
@@ -273,6 +273,6 @@ impl State {
             return;
         };
         let n = job.failures_in_a_row;
-        self.pause_by_system(seq, &format!("{n} failed runs in a row"), true, out);
+        self.pause_by_system(seq, SystemPause::FailureStreak { failures: n }, true, out);
     }
 }

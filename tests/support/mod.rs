@@ -46,7 +46,7 @@ pub struct Story {
     /// Runs each process is carrying out, with their fences: what its ticks report.
     held: BTreeMap<ProcessId, BTreeMap<RunId, Fence>>,
     fences: BTreeMap<RunId, (ProcessId, Fence)>,
-    jobs: BTreeMap<RunId, String>,
+    jobs: BTreeMap<RunId, JobName>,
     /// Show `history` lines in the trace (the journal's non-ledger lines).
     pub show_history: bool,
     pub last: Vec<Effect>,
@@ -140,7 +140,7 @@ impl Story {
                     job,
                     ..
                 } => {
-                    self.jobs.insert(*run, job.to_string());
+                    self.jobs.insert(*run, job.clone());
                     self.held.entry(*process).or_default().insert(*run, *fence);
                     self.fences.insert(*run, (*process, *fence));
                 }
@@ -268,7 +268,12 @@ impl Story {
             h.remove(&run);
         }
         let label = format!("p{p} reports {run} {fence}: {outcome}");
-        let job = self.jobs.get(&run).cloned().unwrap_or_default();
+        // A run the story never saw started names a job no story defines.
+        let job = self
+            .jobs
+            .get(&run)
+            .cloned()
+            .unwrap_or_else(|| JobName::new("unknown").unwrap());
         self.send_now(
             self.now_of(process, time),
             time,

@@ -42,7 +42,10 @@ fn parse_duration(text: &str) -> Result<duetime::Duration, String> {
             super::cut(text)
         )
     })?;
-    duetime::Config::with_tick(d).check().map(|()| d)
+    duetime::Config::with_tick(d)
+        .check()
+        .map(|()| d)
+        .map_err(|e| e.to_string())
 }
 
 /// Exit 0 when the file is valid, 1 when it is not (or cannot be read).

@@ -59,7 +59,7 @@ pub fn view(v: &JobView) -> Value {
         "paused": v.paused.as_ref().map(|p| json!({
             "by": match &p.by { PausedBy::Person { .. } => "person", PausedBy::System { .. } => "system" },
             "actor": match &p.by { PausedBy::Person { actor } => Value::from(actor.0.clone()), PausedBy::System { .. } => Value::Null },
-            "reason": match &p.by { PausedBy::System { reason } => Value::from(reason.clone()), PausedBy::Person { .. } => Value::Null },
+            "reason": match &p.by { PausedBy::System { reason } => Value::from(reason.to_string()), PausedBy::Person { .. } => Value::Null },
             "note": p.note,
             "since": time(p.since),
         })),

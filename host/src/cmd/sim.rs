@@ -101,7 +101,10 @@ fn parse_tick(text: &str) -> Result<Duration, String> {
             super::cut(text)
         )
     })?;
-    duetime::Config::with_tick(d).check().map(|()| d)
+    duetime::Config::with_tick(d)
+        .check()
+        .map(|()| d)
+        .map_err(|e| e.to_string())
 }
 
 fn parse_rate(text: &str) -> Result<f64, String> {

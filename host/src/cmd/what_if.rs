@@ -59,8 +59,8 @@ use chrono::TimeZone;
 use chrono_tz::Tz;
 use duetime::{
     Actor, Alert, CancelReason, Config, Duration, Effect, Entry, Event, Fence, Held, History,
-    JobDef, LedgerEntry, LedgerKind, MissAction, MissCause, Now, Outcome, ProcessId, Record, RunId,
-    Schedule, State, Timestamp,
+    JobDef, JobName, LedgerEntry, LedgerKind, MissAction, MissCause, Now, Outcome, ProcessId,
+    Record, RunId, Schedule, State, Timestamp,
 };
 use duetime_host::jobs_file;
 use duetime_host::store::{self, Store};
@@ -127,7 +127,7 @@ pub struct Window {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PauseWindow {
-    pub job: String,
+    pub job: JobName,
     pub window: Window,
 }
 
@@ -207,8 +207,9 @@ fn parse_pause(text: &str) -> Result<PauseWindow, String> {
     if job.trim().is_empty() {
         return Err(format!("`{text}` names no job before the `@`"));
     }
+    let job = JobName::new(job.trim()).map_err(|e| format!("`{text}`: {e}"))?;
     Ok(PauseWindow {
-        job: job.trim().to_string(),
+        job,
         window: parse_window(window)?,
     })
 }
@@ -339,7 +340,7 @@ pub fn run(args: &Args, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<
     known.extend(state.records().map(|(_, r)| r.def.name.to_string()));
     let known_list = || known.iter().cloned().collect::<Vec<_>>().join(", ");
     for p in &args.pause {
-        if !known.contains(&p.job) {
+        if !known.contains(p.job.as_str()) {
             return usage(
                 err,
                 &format!(
@@ -364,7 +365,7 @@ pub fn run(args: &Args, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<
     }
     let mut by_job: BTreeMap<&str, Vec<Window>> = BTreeMap::new();
     for p in &args.pause {
-        let ws = by_job.entry(&p.job).or_default();
+        let ws = by_job.entry(p.job.as_str()).or_default();
         if ws
             .iter()
             .any(|w| w.from < p.window.to && p.window.from < w.to)
@@ -522,14 +523,14 @@ enum Happening {
     Jump(i64),
     Crash,
     Start,
-    Pause(String),
-    Resume(String),
+    Pause(JobName),
+    Resume(JobName),
     RunEnds(RunId),
 }
 
 /// A run's command as the host sees it: it goes on whether or not a process is up.
 struct Child {
-    job: String,
+    job: JobName,
     fence: Fence,
     /// The incarnation that started or adopted it.
     holder: ProcessId,
@@ -606,14 +607,14 @@ impl<'a> World<'a> {
             },
         };
         // Runs the store holds open: an earlier incarnation's children.
-        let open: Vec<(RunId, String, Fence, ProcessId, Timestamp)> = w
+        let open: Vec<(RunId, JobName, Fence, ProcessId, Timestamp)> = w
             .state
             .records()
             .filter_map(|(_, r)| {
                 let run = r.run()?;
                 Some((
                     run.id,
-                    r.def.name.to_string(),
+                    r.def.name.clone(),
                     run.fence,
                     run.holder,
                     run.started,
@@ -621,7 +622,7 @@ impl<'a> World<'a> {
             })
             .collect();
         for (run, job, fence, holder, started) in open {
-            let ends = started.saturating_add(scenario.duration_of(&job));
+            let ends = started.saturating_add(scenario.duration_of(job.as_str()));
             w.children.insert(
                 run,
                 Child {
@@ -720,11 +721,11 @@ impl<'a> World<'a> {
     /// lacks removed.
     fn upsert_all(&mut self) {
         let defs = self.defs.clone();
-        let gone: Vec<String> = self
+        let gone: Vec<JobName> = self
             .state
             .records()
-            .map(|(_, r)| r.def.name.to_string())
-            .filter(|name| !defs.iter().any(|d| d.name.as_str() == name))
+            .map(|(_, r)| r.def.name.clone())
+            .filter(|name| !defs.iter().any(|d| d.name == *name))
             .collect();
         for def in defs {
             self.step(Event::Upsert {
@@ -869,7 +870,7 @@ impl<'a> World<'a> {
                     self.children.insert(
                         *run,
                         Child {
-                            job: job.to_string(),
+                            job: job.clone(),
                             fence: *fence,
                             holder: *process,
                             ends,

@@ -19,7 +19,9 @@ use std::path::PathBuf;
 use std::process::Child;
 use std::time::Instant;
 
-use duetime::{Actor, CancelReason, Effect, Entry, Event, Fence, Held, History, ProcessId, RunId};
+use duetime::{
+    Actor, CancelReason, Effect, Entry, Event, Fence, Held, History, JobName, ProcessId, RunId,
+};
 use tracing::{info, warn};
 
 pub use clock::{backoff, install_signal_handlers, signalled, Clock};
@@ -50,7 +52,7 @@ pub struct Setup {
 
 /// A run this incarnation carries out.
 struct Holding {
-    job: String,
+    job: JobName,
     fence: Fence,
     /// The supervisor, when this incarnation started it (to reap it).
     supervisor: Option<Child>,
@@ -308,10 +310,10 @@ fn sync_jobs<S: Store>(
 ) -> Result<Vec<Effect>, StoreError> {
     let in_file: std::collections::BTreeSet<&str> =
         jobs.iter().map(|j| j.def.name.as_str()).collect();
-    let gone: Vec<String> = store
+    let gone: Vec<JobName> = store
         .state()?
         .records()
-        .map(|(_, r)| r.def.name.to_string())
+        .map(|(_, r)| r.def.name.clone())
         .filter(|name| !in_file.contains(name.as_str()))
         .collect();
     let actor = Actor::new(JOBS_FILE_ACTOR);

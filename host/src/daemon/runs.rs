@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use duetime::{CancelReason, Effect, Event, MissCause, Outcome, RunId};
+use duetime::{CancelReason, Effect, Event, JobName, MissCause, Outcome, RunId};
 use tracing::{error, info, warn};
 
 use super::{Daemon, Holding};
@@ -20,9 +20,16 @@ impl<S: Store> Daemon<S> {
                 continue;
             }
             let run = file.id();
+            let Ok(job) = JobName::new(&file.job) else {
+                // Not a run file this host wrote (no job has such a name): nothing to
+                // adopt or report; if the run was real, its lease lapses.
+                warn!(%run, job = %file.job, "its run file names no valid job; let go");
+                let _ = self.runs.mark_reported(run, "not a valid job name");
+                continue;
+            };
             match self.runs.state(run) {
-                RunState::Running => self.adopt(&file)?,
-                RunState::Exited(exit) => self.report(&file, exit.outcome(false))?,
+                RunState::Running => self.adopt(&file, job)?,
+                RunState::Exited(exit) => self.report(&file, job, exit.outcome(false))?,
                 RunState::Vanished => {
                     warn!(%run, job = %file.job, "its supervisor is gone and left no result; the lease will lapse");
                     let _ = self.runs.mark_reported(run, "vanished");
@@ -32,7 +39,7 @@ impl<S: Store> Daemon<S> {
         Ok(())
     }
 
-    fn adopt(&mut self, file: &RunFile) -> Result<(), StoreError> {
+    fn adopt(&mut self, file: &RunFile, job: JobName) -> Result<(), StoreError> {
         let (run, fence) = (file.id(), file.fence());
         let effects = self.apply(Event::Adopt {
             process: self.process,
@@ -55,7 +62,7 @@ impl<S: Store> Daemon<S> {
         self.held.insert(
             run,
             Holding {
-                job: file.job.clone(),
+                job,
                 fence,
                 supervisor: None,
                 cancel: None,
@@ -64,12 +71,12 @@ impl<S: Store> Daemon<S> {
         Ok(())
     }
 
-    fn report(&mut self, file: &RunFile, outcome: Outcome) -> Result<(), StoreError> {
+    fn report(&mut self, file: &RunFile, job: JobName, outcome: Outcome) -> Result<(), StoreError> {
         let run = file.id();
         info!(%run, job = %file.job, %outcome, "finished");
         self.apply(Event::RunFinished {
             process: self.process,
-            job: file.job.clone(),
+            job,
             run,
             fence: file.fence(),
             outcome,
@@ -101,7 +108,7 @@ impl<S: Store> Daemon<S> {
                 error!(%run, %job, "not started: {why}");
                 self.follow_ups.push(Event::RunFinished {
                     process: self.process,
-                    job: job.to_string(),
+                    job: job.clone(),
                     run,
                     fence,
                     outcome: Outcome::failed(&format!("not started: {why}")),
@@ -130,7 +137,7 @@ impl<S: Store> Daemon<S> {
                 self.held.insert(
                     run,
                     Holding {
-                        job: job.to_string(),
+                        job: job.clone(),
                         fence,
                         supervisor: Some(child),
                         cancel: None,
@@ -142,7 +149,7 @@ impl<S: Store> Daemon<S> {
                 let _ = self.runs.mark_reported(run, "not started");
                 self.follow_ups.push(Event::RunFinished {
                     process: self.process,
-                    job: job.to_string(),
+                    job: job.clone(),
                     run,
                     fence,
                     outcome: Outcome::failed(&format!("not started: {e}")),
@@ -244,7 +251,7 @@ impl<S: Store> Daemon<S> {
                     let file = RunFile {
                         run: run.0,
                         fence: h.fence.0,
-                        job: h.job.clone(),
+                        job: h.job.to_string(),
                         process: self.process.0,
                         argv: Vec::new(),
                         workdir: None,
@@ -256,7 +263,7 @@ impl<S: Store> Daemon<S> {
                         kill_grace_ms: None,
                         context: None,
                     };
-                    match self.report(&file, exit.outcome(timed_out)) {
+                    match self.report(&file, h.job.clone(), exit.outcome(timed_out)) {
                         Ok(()) => reported += 1,
                         Err(e) => {
                             // The result stays in its exit file: try again next turn.

@@ -4,7 +4,7 @@
 
 use std::io::{self, Write};
 
-use duetime::{Actor, Effect, Entry, Event, History, Now, Refusal, RunId, Timestamp};
+use duetime::{Actor, Effect, Entry, Event, History, JobName, Now, Refusal, RunId, Timestamp};
 use duetime_host::store::{AnyStore, Store};
 
 use super::{json, open, parse_run, store_failed, view_json, whoami, Shown, StoreArgs};
@@ -87,8 +87,8 @@ pub struct BackfillArgs {
 /// (exit 0, `already paused`).
 pub fn pause(args: &PauseArgs, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<u8> {
     let t = &args.target;
-    let event = Event::Pause {
-        job: t.job.clone(),
+    let event = |job| Event::Pause {
+        job,
         actor: Actor::new(&t.by),
         note: args.note.clone(),
     };
@@ -99,8 +99,8 @@ pub fn pause(args: &PauseArgs, out: &mut dyn Write, err: &mut dyn Write) -> io::
 /// `duetime resume JOB`. A job that is not paused is no error (exit 0, `not paused`).
 pub fn resume(args: &ResumeArgs, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<u8> {
     let t = &args.target;
-    let event = Event::Resume {
-        job: t.job.clone(),
+    let event = |job| Event::Resume {
+        job,
         actor: Actor::new(&t.by),
     };
     let already = Already("not paused; nothing to resume");
@@ -110,8 +110,8 @@ pub fn resume(args: &ResumeArgs, out: &mut dyn Write, err: &mut dyn Write) -> io
 /// `duetime run-now JOB`: a manual run (jobs safe to repeat only).
 pub fn run_now(args: &RunNowArgs, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<u8> {
     let t = &args.target;
-    let event = Event::RunNow {
-        job: t.job.clone(),
+    let event = |job| Event::RunNow {
+        job,
         actor: Actor::new(&t.by),
     };
     run_command("run-now", t, event, None, none, out, err)
@@ -120,8 +120,8 @@ pub fn run_now(args: &RunNowArgs, out: &mut dyn Write, err: &mut dyn Write) -> i
 /// `duetime confirm JOB --digest D`: applies the definition held for confirmation.
 pub fn confirm(args: &ConfirmArgs, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<u8> {
     let t = &args.target;
-    let event = Event::Confirm {
-        job: t.job.clone(),
+    let event = |job| Event::Confirm {
+        job,
         digest: args.digest.clone(),
         actor: Actor::new(&t.by),
     };
@@ -133,8 +133,8 @@ pub fn confirm(args: &ConfirmArgs, out: &mut dyn Write, err: &mut dyn Write) -> 
 /// jobs file still has the job defines it again when it starts.
 pub fn remove(args: &RemoveArgs, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<u8> {
     let t = &args.target;
-    let event = Event::Remove {
-        job: t.job.clone(),
+    let event = |job| Event::Remove {
+        job,
         actor: Actor::new(&t.by),
     };
     let note = |_: &[Effect]| {
@@ -166,10 +166,13 @@ fn none(_: &[Effect]) -> Option<Note> {
     None
 }
 
+/// Opens the store, sends the event `event` makes of the job's name in one transaction
+/// and prints the core's answer. A name no job can have (`JobName::new` refuses it) names
+/// no job: refused `not_found`, as the core refuses a name it does not know.
 fn run_command(
     kind: &str,
     t: &Target,
-    event: Event,
+    event: impl FnOnce(JobName) -> Event,
     already: Option<Already>,
     note: impl Fn(&[Effect]) -> Option<Note>,
     out: &mut dyn Write,
@@ -179,7 +182,13 @@ fn run_command(
         Ok(s) => s,
         Err(code) => return Ok(code),
     };
-    let effects = match store.apply(Now::at(crate::cmd::now()), event) {
+    let Ok(job) = JobName::new(&t.job) else {
+        let refusal = Refusal::NotFound {
+            job: crate::cmd::cut(&t.job),
+        };
+        return refused(kind, t, "not_found", &refusal.to_string(), out, err);
+    };
+    let effects = match store.apply(Now::at(crate::cmd::now()), event(job)) {
         Ok(e) => e,
         Err(e) => return store_failed(&e, t.json, out, err),
     };
@@ -335,8 +344,8 @@ pub fn approve(args: &ApproveArgs, out: &mut dyn Write, err: &mut dyn Write) -> 
             return refused(kind, t, "nothing_parked", &text, out, err);
         }
     };
-    let event = Event::ApprovalGiven {
-        job: t.job.clone(),
+    let event = |job| Event::ApprovalGiven {
+        job,
         run,
         actor: Actor::new(&t.by),
     };
@@ -355,8 +364,8 @@ pub fn approve(args: &ApproveArgs, out: &mut dyn Write, err: &mut dyn Write) -> 
 /// `too_many_due_times`, `owed_line_full`.
 pub fn backfill(args: &BackfillArgs, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<u8> {
     let t = &args.target;
-    let event = Event::Backfill {
-        job: t.job.clone(),
+    let event = |job| Event::Backfill {
+        job,
         from: args.from,
         to: args.to,
         actor: Actor::new(&t.by),
