@@ -10,6 +10,8 @@ pub mod job;
 mod jobs;
 pub mod lanes;
 pub mod schedule;
+#[cfg(feature = "schema")]
+mod schema;
 pub mod state;
 pub mod step;
 pub mod time;
