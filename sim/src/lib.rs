@@ -6,6 +6,7 @@ pub mod check;
 pub mod cron_text;
 pub mod gen;
 pub mod oracle;
+pub mod record;
 pub mod replay;
 pub mod report;
 pub mod user_jobs;
