@@ -93,6 +93,10 @@ fn overrides() -> Overrides {
     }
 }
 
+/// Each shard is one `duetime core --stdio` fed by its own recording thread: two, so the
+/// recording and the child's answering fill both cores.
+const SHARDS: u64 = 2;
+
 #[test]
 fn the_stdio_core_answers_a_few_hundred_worlds_byte_for_byte_as_the_rust_core() {
     let seeds: u64 = std::env::var("DUETIME_CONFORMANCE_SEEDS")
@@ -100,6 +104,29 @@ fn the_stdio_core_answers_a_few_hundred_worlds_byte_for_byte_as_the_rust_core() 
         .and_then(|s| s.parse().ok())
         .unwrap_or(SEEDS);
     let started = Instant::now();
+    let shards: Vec<(u64, Vec<String>)> = std::thread::scope(|scope| {
+        let running: Vec<_> = (0..SHARDS)
+            .map(|shard| scope.spawn(move || replay_shard((shard..seeds).step_by(SHARDS as usize))))
+            .collect();
+        running.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let lines: u64 = shards.iter().map(|(n, _)| n).sum();
+    let differences: Vec<String> = shards.into_iter().flat_map(|(_, d)| d).collect();
+    eprintln!(
+        "{seeds} worlds, {lines} lines, {} differences, {:.1} s",
+        differences.len(),
+        started.elapsed().as_secs_f64()
+    );
+    assert!(
+        lines > seeds * 20,
+        "the worlds were replayed ({lines} lines)"
+    );
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}
+
+/// Replays `seeds` through one stdio core: the lines answered and the differences (the
+/// first three in full).
+fn replay_shard(seeds: impl Iterator<Item = u64> + Send + 'static) -> (u64, Vec<String>) {
     let mut child = Command::new(BIN)
         .args(["core", "--stdio"])
         .stdin(Stdio::piped())
@@ -112,7 +139,7 @@ fn the_stdio_core_answers_a_few_hundred_worlds_byte_for_byte_as_the_rust_core() 
     let (expect_tx, expect_rx) = mpsc::sync_channel::<(u64, String, String)>(4096);
     // Record and replay here while the child answers: the writer never waits for it.
     let writer = std::thread::spawn(move || {
-        for seed in 0..seeds {
+        for seed in seeds {
             for (request, expected) in script(&record(seed, &overrides())) {
                 stdin.write_all(request.as_bytes()).unwrap();
                 stdin.write_all(b"\n").unwrap();
@@ -124,27 +151,17 @@ fn the_stdio_core_answers_a_few_hundred_worlds_byte_for_byte_as_the_rust_core() 
     for (answer, (seed, request, expected)) in stdout.lines().zip(expect_rx.iter()) {
         lines += 1;
         let answer = answer.unwrap();
-        if answer != expected && differences.len() < 3 {
-            differences.push(format!(
-                "seed {seed}: {request}\n  stdio: {answer}\n  rust:  {expected}"
-            ));
-        } else if answer != expected {
-            differences.push(String::new());
+        if answer != expected {
+            differences.push(if differences.len() < 3 {
+                format!("seed {seed}: {request}\n  stdio: {answer}\n  rust:  {expected}")
+            } else {
+                format!("seed {seed}")
+            });
         }
     }
     writer.join().unwrap();
-    let status = child.wait().unwrap();
-    assert!(status.success());
-    eprintln!(
-        "{seeds} worlds, {lines} lines, {} differences, {:.1} s",
-        differences.len(),
-        started.elapsed().as_secs_f64()
-    );
-    assert!(
-        lines > seeds * 20,
-        "the worlds were replayed ({lines} lines)"
-    );
-    assert!(differences.is_empty(), "{}", differences.join("\n"));
+    assert!(child.wait().unwrap().success());
+    (lines, differences)
 }
 
 /// The worlds kept as fixture files for the Node and Python packages' conformance tests.
