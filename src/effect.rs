@@ -14,6 +14,7 @@ use crate::view::JobView;
 
 /// Why a run was started.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Trigger {
     /// A due time, on time.
@@ -32,6 +33,7 @@ pub enum Trigger {
 
 /// Due times `from..=to` of one job, `count` of them (exact, from the schedule).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Covers {
     pub from: Timestamp,
     pub to: Timestamp,
@@ -40,6 +42,7 @@ pub struct Covers {
 
 /// Why due times were not started on time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum MissCause {
     /// No process looked at the job in time (crash, restart, stall).
@@ -76,6 +79,7 @@ pub enum MissCause {
 
 /// What comparing a process's clocks between two of its events found (see `Now`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ClockGapKind {
     /// The wall clock ran ahead because the machine slept.
@@ -104,6 +108,7 @@ pub enum ClockGapKind {
 
 /// Why a job that could start is waiting.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum WaitReason {
     /// The claiming process holds `max_runs_per_process` open runs.
@@ -124,6 +129,7 @@ impl WaitReason {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "action", rename_all = "snake_case")]
 pub enum MissAction {
     Skipped,
@@ -135,6 +141,7 @@ pub enum MissAction {
 
 /// The ledger: every due time ends up in exactly one of these.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum LedgerKind {
     /// Run on time and settled done; `skipped` when the run reported it had nothing to do.
@@ -154,6 +161,7 @@ pub enum LedgerKind {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct LedgerEntry {
     pub from: Timestamp,
     pub to: Timestamp,
@@ -164,6 +172,7 @@ pub struct LedgerEntry {
 
 /// Who paused a job.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "by", rename_all = "snake_case")]
 pub enum PausedBy {
     /// A person's `Event::Pause`.
@@ -253,6 +262,7 @@ impl<'de> Deserialize<'de> for SystemPause {
 
 /// The journal's other lines: what happened to the job, for people and for the checker.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "what", rename_all = "snake_case")]
 pub enum History {
     /// The job's schedule from `from` on (exclusive): the checker derives due times from it.
@@ -386,6 +396,7 @@ pub enum History {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Entry {
     Ledger(LedgerEntry),
@@ -394,6 +405,7 @@ pub enum Entry {
 
 /// One journal line.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Record {
     /// The wall time of the event that wrote it.
     pub at: Timestamp,
@@ -402,6 +414,7 @@ pub struct Record {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum CancelReason {
     Timeout,
@@ -410,6 +423,7 @@ pub enum CancelReason {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "alert", rename_all = "snake_case")]
 pub enum AlertKind {
     FailedOut {
@@ -442,6 +456,7 @@ pub enum AlertKind {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Alert {
     pub at: Timestamp,
     pub job: JobName,
@@ -450,6 +465,7 @@ pub struct Alert {
 
 /// Why a command was not carried out.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "refusal", rename_all = "snake_case")]
 pub enum Refusal {
     NotFound {
@@ -583,6 +599,7 @@ impl std::fmt::Display for Refusal {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "effect", rename_all = "snake_case")]
 pub enum Effect {
     /// Start a run on `process`. The host must feed back `RunFinished` with this run and fence.

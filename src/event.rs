@@ -18,6 +18,7 @@ use crate::time::{Duration, Timestamp};
 /// an hour (in both, `mono` moved by about a tick). Only a clock that counts sleep tells the
 /// two apart: after a sleep it moved with the wall clock, after a step it did not.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Now {
     pub wall: Timestamp,
     pub mono: Timestamp,
@@ -53,6 +54,7 @@ macro_rules! id_type {
     ($(#[$doc:meta])* $name:ident, $prefix:literal) => {
         $(#[$doc])*
         #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+        #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
         #[serde(transparent)]
         pub struct $name(pub u64);
 
@@ -89,6 +91,7 @@ id_type!(
 /// Who sent a command: a person or a tool acting for one. `Actor::forgotten()` stands in
 /// after erasure.
 #[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(transparent)]
 pub struct Actor(pub String);
 
@@ -118,6 +121,7 @@ impl fmt::Display for Actor {
 
 /// How a run ended, as its process reports it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "outcome", rename_all = "snake_case")]
 pub enum Outcome {
     Ok,
@@ -159,6 +163,7 @@ impl Outcome {
 /// A run a process says it is carrying out, so a tick can renew its lease or tell it that
 /// the lease is gone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Held {
     pub run: RunId,
     pub fence: Fence,
@@ -166,6 +171,7 @@ pub struct Held {
 
 /// Everything the core reacts to.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum Event {
     /// Adds a job or changes its definition.

@@ -76,6 +76,7 @@ impl<'de> Deserialize<'de> for JobName {
 
 /// What happens to due times that could not start on time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum MissedRule {
     /// Record them skipped.
@@ -90,6 +91,7 @@ pub enum MissedRule {
 /// What happens to a due time that arrives while the job's previous run is still going.
 /// Every choice is recorded in the ledger; none drops a due time silently.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Overlap {
     /// Record it skipped.
@@ -102,6 +104,7 @@ pub enum Overlap {
 
 /// Retry delay: `initial`, doubling each attempt, capped at `max`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Backoff {
     pub initial: Duration,
     pub max: Duration,
@@ -132,6 +135,7 @@ pub const MAX_RETRIES: u32 = 100;
 
 /// A job as people declare it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct JobDef {
     pub name: JobName,
     #[serde(default)]
@@ -224,6 +228,7 @@ fn default_stall_after() -> Duration {
 
 /// Why a definition was refused.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "error", rename_all = "snake_case")]
 pub enum DefError {
     BadName {

@@ -114,6 +114,8 @@ mod jobs;
 pub mod lanes;
 mod names;
 pub mod schedule;
+#[cfg(feature = "schema")]
+mod schema;
 pub mod state;
 pub mod step;
 pub mod time;

@@ -26,6 +26,7 @@ pub const FORMAT_VERSION: u32 = 6;
 /// Timing the whole scheduler shares. Defaults: a 30 s tick; leases, lateness grace and the
 /// wait after a timeout's `Cancel` of two ticks each; 20 manual runs per job per hour.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Config {
     pub tick: Duration,
     pub lease_ttl: Duration,
@@ -51,6 +52,7 @@ pub struct Config {
 
 /// How the processes sharing a store divide the work.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Coordination {
     /// Every live process that is not draining claims what is due.
@@ -73,6 +75,7 @@ impl Coordination {
 /// state's fence counter, so a later owner always holds a higher fence than any earlier
 /// one; renewing keeps the fence and only ever moves `until` later.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct OwnerLease {
     pub holder: ProcessId,
     pub fence: Fence,
@@ -133,6 +136,7 @@ impl Config {
 /// they came from when the job's definition has changed since (`None`: the current one),
 /// so walking a segment never mixes two schedules.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Owed {
     pub from: Timestamp,
     pub to: Timestamp,
@@ -179,12 +183,14 @@ impl Owed {
 
 /// What a run covers, with the cause that made it late (`None`: on time).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Cover {
     pub covers: Covers,
     pub late: Option<MissCause>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct OpenRun {
     pub id: RunId,
     pub fence: Fence,
@@ -206,6 +212,7 @@ pub struct OpenRun {
 
 /// A failed run's due times waiting for their next attempt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RetryWait {
     pub at: Timestamp,
     /// The attempt number the retry will be.
@@ -215,6 +222,7 @@ pub struct RetryWait {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Pause {
     pub by: PausedBy,
     pub note: String,
@@ -223,6 +231,7 @@ pub struct Pause {
 
 /// How the job's latest run ended, for views.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum LastOutcome {
     Ok,
@@ -236,6 +245,7 @@ pub enum LastOutcome {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct LastRun {
     pub run: RunId,
     pub at: Timestamp,
@@ -245,6 +255,7 @@ pub struct LastRun {
 /// How a one-shot (`at`) job's instant ended; the job stays, idle, until it is removed or
 /// given a new schedule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "end", rename_all = "snake_case")]
 pub enum OneShotEnd {
     /// A run settled the instant (done, failed out, lost or approval expired).
@@ -308,6 +319,7 @@ impl<'de> Deserialize<'de> for HeldDef {
 /// Everything about a job beyond its definition and cursor; absent for a job that has
 /// never needed any of it, which keeps idle jobs small.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Activity {
     #[serde(default, skip_serializing_if = "VecDeque::is_empty")]
     pub pending: VecDeque<Owed>,
@@ -350,6 +362,7 @@ fn is_false(b: &bool) -> bool {
 
 /// A job waiting for room (see `Activity::waiting`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Waiting {
     pub since: Timestamp,
     pub reason: WaitReason,
@@ -430,6 +443,7 @@ pub const MAX_OWED_SEGMENTS: usize = 32;
 pub const MAX_BACKFILL: u64 = 100_000;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct JobRecord {
     pub def: JobDef,
     /// Every due time at or before `frontier` has been looked at: it is in the ledger, or
@@ -565,6 +579,7 @@ impl JobRecord {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ProcessRec {
     pub last_wall: Timestamp,
     pub last_mono: Timestamp,
@@ -586,6 +601,7 @@ pub struct ProcessRec {
 /// A process whose wall clock reads further from the store's than `clock_jump`, ahead or
 /// behind (see `step/clock.rs`): it works on the store's time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ClockHold {
     /// Its monotonic reading when it last found itself alone (no process with a sane clock
     /// has contradicted it since). Two ticks of that release it.
@@ -648,6 +664,7 @@ impl ProcessRec {
 /// in two, for a store that keeps each job apart (`State::from_parts`); this form keeps the
 /// field order the format has always had.
 #[derive(Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 struct StateData {
     format: u32,
     config: Config,
@@ -666,6 +683,7 @@ struct StateData {
 /// the processes. A store that keeps jobs one per row keeps this beside them and writes it
 /// with every step (it is small: the processes seen in the last day).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Globals {
     /// The state format the parts were written in; `FORMAT_VERSION` when taken from a state.
     pub format: u32,
@@ -815,6 +833,18 @@ impl From<State> for StateData {
             owner: s.owner,
             clock: s.clock,
         }
+    }
+}
+
+/// The stored form is `StateData`'s (feature `schema`, for the wire format's schema).
+#[cfg(feature = "schema")]
+impl schemars::JsonSchema for State {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "State".into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        StateData::json_schema(generator)
     }
 }
 

@@ -11,12 +11,14 @@ use serde::{Deserialize, Serialize};
 /// Every `i64` is a valid `Timestamp`; conversions to calendar time exist only for the
 /// range chrono can print (about ±262,000 years) and say so with an `Option`.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(transparent)]
 pub struct Timestamp(i64);
 
 /// A non-negative span of time in milliseconds. Spans that may be negative (a clock that
 /// jumped back) are expressed as two `Timestamp`s, never as a negative `Duration`.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(transparent)]
 pub struct Duration(u64);
 

@@ -11,6 +11,7 @@ use crate::time::{Duration, Timestamp};
 
 /// A job's condition, in the order a person should look at them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     /// Its last run failed, failed out or was lost, or the system paused it.
@@ -37,6 +38,7 @@ snake_names!(Status {
 });
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct JobView {
     pub name: JobName,
     pub title: String,

@@ -66,6 +66,9 @@ enum Command {
     /// Replay a future you describe (downtime, pauses, clock jumps) through the core and
     /// show what would run, be caught up or skipped, and why; touches no store (exit 64 usage)
     WhatIf(cmd::what_if::Args),
+    /// The core alone, for any language: newline-delimited JSON requests on stdin, one
+    /// response line each on stdout (docs/wire-format.md)
+    Core(cmd::core::Args),
     /// Internal: supervise one run's command (started by the daemon)
     #[command(name = "_supervise", hide = true)]
     Supervise { dir: std::path::PathBuf },
@@ -134,6 +137,7 @@ fn main() -> ExitCode {
         Command::Remove(args) => cmd::ops::remove(args, &mut out, &mut err),
         Command::Sim(args) => cmd::sim::run(args, &mut out, &mut err),
         Command::WhatIf(args) => cmd::what_if::run(args, &mut out, &mut err),
+        Command::Core(args) => cmd::core::run(args, &mut out, &mut err),
         Command::Supervise { .. } => Ok(2),
     };
     let result = result.and_then(|code| out.flush().map(|()| code));

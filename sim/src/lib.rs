@@ -7,6 +7,7 @@ pub mod cron_text;
 pub mod dates;
 pub mod gen;
 pub mod oracle;
+pub mod record;
 pub mod replay;
 pub mod report;
 pub mod user_jobs;

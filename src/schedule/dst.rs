@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 /// What to do with matching local times inside a spring-forward gap.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Gap {
     /// Fire once at the first instant after the gap, however many matching local times the
@@ -19,6 +20,7 @@ pub enum Gap {
 
 /// Which pass of a repeated (fall-back) local time fires.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Fold {
     /// Only the first occurrence (cronie's rule for fixed-time schedules).
@@ -30,6 +32,7 @@ pub enum Fold {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct DstPolicy {
     pub gap: Gap,
     pub fold: Fold,

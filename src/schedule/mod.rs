@@ -19,10 +19,15 @@ use crate::time::{Duration, Timestamp};
 
 /// What yields a job's due times.
 #[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Schedule {
     /// A cron expression in an IANA zone, with a daylight-saving policy.
-    Cron(#[serde(with = "cron_serde")] CronSchedule),
+    Cron(
+        #[serde(with = "cron_serde")]
+        #[cfg_attr(feature = "schema", schemars(with = "cron::CronSpec"))]
+        CronSchedule,
+    ),
     /// The fixed grid `epoch + offset + k * period` in absolute time: it never drifts from a
     /// run's end and ignores time zones.
     Every { period: Duration, offset: Duration },

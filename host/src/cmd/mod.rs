@@ -3,6 +3,7 @@
 //! dispatch table and a new subcommand is one variant there plus one module here.
 
 pub mod check;
+pub mod core;
 pub mod due;
 pub mod json;
 pub mod lint;

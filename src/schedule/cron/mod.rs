@@ -246,6 +246,7 @@ impl fmt::Display for CronSchedule {
 /// How a cron schedule is stored: the text, the zone and the explicit policy. Compiling on
 /// load keeps one source of truth and lets a newer build read an older state.
 #[derive(Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub(crate) struct CronSpec {
     pub expr: String,
     #[serde(default = "utc_name")]

@@ -1,0 +1,148 @@
+//! `Core`: one state behind the wire format. A request line in, a response line out; the
+//! stdio core, the Node package and the Python package all answer through this, so what
+//! one of them says the others say byte for byte.
+
+use duetime::{Config, Effect, Filter, State, Timestamp};
+
+use crate::error::{ErrorKind, WireError};
+use crate::request::{checked_config, parse_line, JobsFilter, Request, DEFAULT_PAGE};
+use crate::response::{No, PageOut, Response, Versions, Yes};
+
+/// A state and the buffer its steps write effects into (kept, so a step allocates only
+/// what its effects need).
+#[derive(Debug, Clone, Default)]
+pub struct Core {
+    state: State,
+    effects: Vec<Effect>,
+}
+
+impl Core {
+    pub fn new(config: Config) -> Core {
+        Core::from_state(State::new(config))
+    }
+
+    pub fn from_state(state: State) -> Core {
+        Core {
+            state,
+            effects: Vec::new(),
+        }
+    }
+
+    pub fn state(&self) -> &State {
+        &self.state
+    }
+
+    /// Answers one request line (without its newline) with one response line (without
+    /// one). Never panics: a bad line is answered `{"ok":false,"error":...}` and the state
+    /// is left as it was.
+    pub fn handle_line(&mut self, line: &str) -> String {
+        match parse_line(line).and_then(|request| self.answer(request)) {
+            Ok(text) => text,
+            Err(error) => error_line(&error),
+        }
+    }
+
+    /// Carries out one decoded request; the answer as a response line.
+    pub fn answer(&mut self, request: Request) -> Result<String, WireError> {
+        match request {
+            Request::Version {} => Ok(line(&Response::Version {
+                ok: Yes,
+                version: Versions::current(),
+            })),
+            Request::New { config } => {
+                self.state = State::new(checked_config(config)?);
+                Ok(line(&Response::Done { ok: Yes }))
+            }
+            Request::Load { state } => {
+                self.state = *state;
+                Ok(line(&Response::Done { ok: Yes }))
+            }
+            Request::Save {} => Ok(line(&Response::State {
+                ok: Yes,
+                state: &self.state,
+            })),
+            Request::Step { now, event } => {
+                self.effects.clear();
+                self.state.step(now, *event, &mut self.effects);
+                Ok(line(&Response::Effects {
+                    ok: Yes,
+                    effects: &self.effects,
+                }))
+            }
+            Request::NextWake {} => Ok(wake(self.state.next_wake())),
+            Request::NextWakeFor { process } => Ok(wake(self.state.next_wake_for(process))),
+            Request::Job { name, now } => {
+                let view = self.state.job(&name, self.view_time(now)?);
+                Ok(line(&Response::Job {
+                    ok: Yes,
+                    job: view.as_ref(),
+                }))
+            }
+            Request::Jobs {
+                filter,
+                after,
+                limit,
+                now,
+            } => self.jobs(filter.unwrap_or_default(), after, limit, now),
+        }
+    }
+
+    fn jobs(
+        &self,
+        filter: JobsFilter,
+        after: Option<String>,
+        limit: Option<u32>,
+        now: Option<Timestamp>,
+    ) -> Result<String, WireError> {
+        let filter = Filter {
+            status: filter.status,
+            name_prefix: filter.name_prefix,
+        };
+        let limit = usize::try_from(limit.unwrap_or(DEFAULT_PAGE)).unwrap_or(usize::MAX);
+        let page = self
+            .state
+            .jobs(&filter, after.as_deref(), limit, self.view_time(now)?);
+        Ok(line(&Response::Page {
+            ok: Yes,
+            page: PageOut {
+                items: &page.items,
+                next: page.next.as_deref(),
+            },
+        }))
+    }
+
+    /// The instant a view is taken at: the request's, else the store's clock.
+    fn view_time(&self, now: Option<Timestamp>) -> Result<Timestamp, WireError> {
+        now.or(self.state.clock()).ok_or_else(|| {
+            WireError::new(
+                ErrorKind::BadField,
+                Some("now".to_string()),
+                "missing field `now`: the state has no clock yet (no process has spoken), \
+                 so give the instant to view at, in milliseconds since the epoch",
+            )
+        })
+    }
+}
+
+fn wake(at: Option<Timestamp>) -> String {
+    line(&Response::Wake { ok: Yes, wake: at })
+}
+
+/// A response as one line. The core's types serialize to JSON without fail (string or
+/// integer keys only); should one ever not, the host is told so instead of a panic.
+fn line(response: &Response<'_>) -> String {
+    serde_json::to_string(response).unwrap_or_else(|e| {
+        error_line(&WireError::new(
+            ErrorKind::BadLine,
+            None,
+            format!("the answer could not be written as JSON ({e}); this is a bug in duetime"),
+        ))
+    })
+}
+
+/// A refusal as one line.
+pub fn error_line(error: &WireError) -> String {
+    serde_json::to_string(&Response::Error { ok: No, error }).unwrap_or_else(|_| {
+        r#"{"ok":false,"error":{"kind":"bad_line","message":"unprintable error"}}"#.to_string()
+    })
+}

@@ -1,0 +1,18 @@
+//! duetime-wire: the duetime core over JSON, the one serialized surface every host runtime
+//! shares (docs/wire-format.md). A request line in, a response line out, through `Core`:
+//! the stdio core (`duetime core --stdio`), the Node package and the Python package are
+//! each a thin shell around it.
+
+mod core;
+mod decode;
+mod error;
+mod request;
+mod response;
+#[cfg(feature = "schema")]
+pub mod schema;
+
+pub use crate::core::{error_line, Core};
+pub use crate::decode::decode;
+pub use crate::error::{ErrorKind, WireError};
+pub use crate::request::{parse_line, JobsFilter, Request, DEFAULT_PAGE, OPS};
+pub use crate::response::{PageOut, Response, Versions, WIRE_VERSION};

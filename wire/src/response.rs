@@ -1,0 +1,110 @@
+//! The responses of the wire format: `{"ok":true, <one field>}` for a request that was
+//! carried out, `{"ok":false,"error":{...}}` for one that was refused.
+
+use duetime::{Effect, JobView, State, Timestamp, FORMAT_VERSION};
+use serde::Serialize;
+
+use crate::error::WireError;
+
+/// This wire format's version: raised only by a change an existing host would misread
+/// (see "What is stable" in docs/wire-format.md).
+pub const WIRE_VERSION: u32 = 1;
+
+/// The JSON `true` (every answer's `ok`), so the schema can say it is always true.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Yes;
+
+impl Serialize for Yes {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bool(true)
+    }
+}
+
+/// The JSON `false` of a refusal's `ok`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct No;
+
+impl Serialize for No {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bool(false)
+    }
+}
+
+/// What `version` answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct Versions {
+    /// `WIRE_VERSION`.
+    pub wire: u32,
+    /// The newest stored-state format this core reads and the one it writes
+    /// (`duetime::FORMAT_VERSION`).
+    pub state_format: u32,
+}
+
+impl Versions {
+    pub fn current() -> Versions {
+        Versions {
+            wire: WIRE_VERSION,
+            state_format: FORMAT_VERSION,
+        }
+    }
+}
+
+/// One page of `jobs`.
+#[derive(Debug, Clone, Copy, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct PageOut<'a> {
+    pub items: &'a [JobView],
+    /// Pass as `after` for the next page; absent on the last.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next: Option<&'a str>,
+}
+
+/// An answer, borrowing what it shows from the core, so a step's effects are written out
+/// without a copy. Untagged: the one field beside `ok` says which it is.
+#[derive(Debug, Clone, Copy, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(untagged)]
+pub enum Response<'a> {
+    /// `version`.
+    Version { ok: Yes, version: Versions },
+    /// `new`, `load`: done.
+    Done { ok: Yes },
+    /// `save`.
+    State { ok: Yes, state: &'a State },
+    /// `step`.
+    Effects { ok: Yes, effects: &'a [Effect] },
+    /// `next_wake`, `next_wake_for`: the instant, or `null` when there is none.
+    Wake { ok: Yes, wake: Option<Timestamp> },
+    /// `job`: the view, or `null` when no job has the name.
+    Job { ok: Yes, job: Option<&'a JobView> },
+    /// `jobs`.
+    Page { ok: Yes, page: PageOut<'a> },
+    /// Any request refused.
+    Error { ok: No, error: &'a WireError },
+}
+
+#[cfg(feature = "schema")]
+mod schema {
+    use std::borrow::Cow;
+
+    use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
+
+    impl JsonSchema for super::Yes {
+        fn schema_name() -> Cow<'static, str> {
+            "True".into()
+        }
+        fn json_schema(_: &mut SchemaGenerator) -> Schema {
+            json_schema!({ "const": true })
+        }
+    }
+
+    impl JsonSchema for super::No {
+        fn schema_name() -> Cow<'static, str> {
+            "False".into()
+        }
+        fn json_schema(_: &mut SchemaGenerator) -> Schema {
+            json_schema!({ "const": false })
+        }
+    }
+}
