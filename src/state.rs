@@ -665,7 +665,7 @@ impl ProcessRec {
 /// field order the format has always had.
 #[derive(Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-struct StateData {
+pub(crate) struct StateData {
     format: u32,
     config: Config,
     next_seq: u64,
@@ -833,18 +833,6 @@ impl From<State> for StateData {
             owner: s.owner,
             clock: s.clock,
         }
-    }
-}
-
-/// The stored form is `StateData`'s (feature `schema`, for the wire format's schema).
-#[cfg(feature = "schema")]
-impl schemars::JsonSchema for State {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "State".into()
-    }
-
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        StateData::json_schema(generator)
     }
 }
 
