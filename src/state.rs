@@ -1587,4 +1587,21 @@ mod activity_tests {
         }
         assert!(cases[0].is_empty());
     }
+
+    /// Two held definitions are equal when the definitions are (the digest is derived), so a
+    /// state compared after a round trip tells a changed held definition from the same one.
+    #[test]
+    fn held_definitions_compare_by_their_definition() {
+        use super::HeldDef;
+        use crate::job::{JobDef, JobName};
+        use crate::schedule::Schedule;
+        use crate::time::Duration;
+        let def = |minutes| {
+            let every = Schedule::every(Duration::from_mins(minutes), Duration::ZERO).unwrap();
+            JobDef::new(JobName::new("sync").unwrap(), every)
+        };
+        assert_eq!(HeldDef::new(def(5)), HeldDef::new(def(5)));
+        assert_ne!(HeldDef::new(def(5)), HeldDef::new(def(10)));
+        assert_eq!(HeldDef::new(def(5)).digest(), def(5).digest());
+    }
 }

@@ -362,3 +362,31 @@ fn a_held_clock_back_from_a_silence_is_contradicted_by_a_sane_one_that_spoke_mea
         "the store's clock stays on p1's: {clock}\n{trace}"
     );
 }
+
+#[test]
+fn a_held_clock_back_from_a_silence_is_contradicted_by_a_held_one_far_from_it_that_is_present() {
+    let mut s = Story::new();
+    s.define("08:59", job("sync", every("10m")));
+    s.start("08:59:31", 2);
+    s.start("08:59:32", 3);
+    s.tick("09:00:05", 2);
+    s.tick("09:00:06", 3);
+    s.wall_set(2, "20m", true);
+    s.tick("08:40:36", 2);
+    s.note("p2 is held 20 minutes behind, and goes quiet");
+    s.wall_set(3, "20m", true);
+    s.tick("08:41:46", 3);
+    s.tick("08:42:16", 3);
+    s.tick("08:42:41", 3);
+    s.note("p2 has been silent for longer than a lease: its hold is dormant");
+    s.wall_set(3, "20m", true);
+    s.tick("08:22:44", 3);
+    s.note("p3, still held, now reads 40 minutes behind: 20 minutes from p2");
+    s.tick("08:42:45", 2);
+    let trace = s.trace();
+    assert!(
+        !trace.contains("CLOCK p2: released_behind"),
+        "p3 is present and its clock is far from p2's: p2's solitude starts again on its \
+         return, so p2 is not released at once\n{trace}"
+    );
+}

@@ -28,6 +28,16 @@ fn a_failure_asking_to_wait_an_hour_holds_the_job_and_its_due_times_meet_the_mis
     s.finish("09:01", 1, quota("1h"));
     let view = s.state.job("sync", at("09:02")).unwrap();
     assert_eq!(view.held_until, Some(at("10:01")));
+    let just_before = duetime::Timestamp::from_millis(at("10:01").as_millis() - 1);
+    assert_eq!(
+        s.state.job("sync", just_before).unwrap().held_until,
+        Some(at("10:01"))
+    );
+    assert_eq!(
+        s.state.job("sync", at("10:01")).unwrap().held_until,
+        None,
+        "a hold ends at its until: the view no longer shows it then"
+    );
     s.tick_through("09:15:10", "10:00:10", "15m", 1);
     s.tick("10:01:10", 1);
     s.finish("10:02", 2, Outcome::Ok);
