@@ -9,7 +9,7 @@
 //!   the core's schedule has due times are exactly the dates the oracle's day rule allows
 //!   (each date the core yields matches; no date between two it yields does).
 
-use chrono::{TimeZone, Timelike};
+use chrono::Timelike;
 use duetime::{Schedule, Timestamp};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
@@ -193,10 +193,7 @@ const Z1_YEARS: i64 = 9;
 /// yields that the oracle's day rule does not allow, or the first allowed date it passed.
 pub fn check_dates(schedule: &Schedule, spec: &CronSpec, from_ms: i64) -> Result<(), String> {
     let allows = spec.date_rule();
-    let local = |ms: i64| {
-        let t = chrono::DateTime::from_timestamp_millis(ms).expect("in range");
-        spec.tz.from_utc_datetime(&t.naive_utc()).naive_local()
-    };
+    let local = |ms: i64| spec.local(ms.div_euclid(1000));
     let end = from_ms + Z1_YEARS * 366 * 86_400_000;
     let mut t = Timestamp::from_millis(from_ms);
     let mut after = local(from_ms).date();
@@ -217,8 +214,8 @@ pub fn check_dates(schedule: &Schedule, spec: &CronSpec, from_ms: i64) -> Result
         // On to the next local date (a DST hour early at worst: the date is then seen
         // again; late at worst: the search starts within the next date, which is then
         // not judged).
-        let ms_of_day = i64::from(at.num_seconds_from_midnight()) * 1000
-            + i64::from(at.nanosecond() / 1_000_000);
+        let ms_of_day =
+            i64::from(at.num_seconds_from_midnight()) * 1000 + next.as_millis().rem_euclid(1000);
         t = Timestamp::from_millis(next.as_millis() + 86_400_000 - ms_of_day - 1);
         after = date.max(local(t.as_millis()).date());
     }
@@ -302,6 +299,8 @@ mod tests {
             .next_after(Timestamp::from_millis(1_735_689_600_000))
             .unwrap();
         assert_eq!(next.to_string(), "2028-02-29T00:30:00Z");
-        assert!(spec.date_matches(chrono::NaiveDate::from_ymd_opt(2028, 2, 29).unwrap()));
+        assert!(spec.date_rule()(
+            chrono::NaiveDate::from_ymd_opt(2028, 2, 29).unwrap()
+        ));
     }
 }

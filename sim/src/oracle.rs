@@ -133,18 +133,15 @@ impl CronSpec {
         }
     }
 
-    /// Whether local date `d` can hold a due time (see `Masks::date_matches`).
-    pub fn date_matches(&self, d: chrono::NaiveDate) -> bool {
-        self.masks().date_matches(d)
-    }
-
-    /// `date_matches` for many dates: the sets made into masks once.
+    /// Whether a local date can hold a due time (see `Masks::date_matches`), the sets made
+    /// into masks once for the many dates asked about.
     pub fn date_rule(&self) -> impl Fn(chrono::NaiveDate) -> bool {
         let masks = self.masks();
         move |d| masks.date_matches(d)
     }
 
-    fn local(&self, utc_s: i64) -> chrono::NaiveDateTime {
+    /// The local time at UTC second `utc_s`.
+    pub(crate) fn local(&self, utc_s: i64) -> chrono::NaiveDateTime {
         let t = chrono::DateTime::from_timestamp(utc_s, 0).expect("in range");
         self.tz.from_utc_datetime(&t.naive_utc()).naive_local()
     }
