@@ -453,6 +453,13 @@ pub enum AlertKind {
     ApprovalExpired {
         run: RunId,
     },
+    /// The dead-man's switch (`JobDef::expect_success_within`): no run of the job has
+    /// succeeded for `within`, counted from `since` (its latest success, or when the
+    /// switch was set if it has none since).
+    NoSuccess {
+        since: Timestamp,
+        within: Duration,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -886,6 +893,7 @@ impl AlertKind {
             AlertKind::Stalled { .. } => Incident::Stalled,
             AlertKind::PendingConfirmation { .. } => Incident::PendingConfirmation,
             AlertKind::ApprovalExpired { .. } => Incident::ApprovalExpired,
+            AlertKind::NoSuccess { .. } => Incident::NoSuccess,
         }
     }
 }
@@ -908,6 +916,9 @@ pub enum Incident {
     PendingConfirmation,
     /// `AlertKind::ApprovalExpired`.
     ApprovalExpired,
+    /// `AlertKind::NoSuccess`: ended only by a success (a person's resume does not make
+    /// the job succeed, so it does not end this incident).
+    NoSuccess,
 }
 
 snake_names!(Incident {
@@ -917,6 +928,7 @@ snake_names!(Incident {
     Stalled => "stalled",
     PendingConfirmation => "pending_confirmation",
     ApprovalExpired => "approval_expired",
+    NoSuccess => "no_success",
 });
 
 impl fmt::Display for Incident {
@@ -953,6 +965,9 @@ impl fmt::Display for AlertKind {
                     f,
                     "{run} was not approved in time; its due times are closed"
                 )
+            }
+            AlertKind::NoSuccess { since, within } => {
+                write!(f, "no success in {within}, since {since}")
             }
         }
     }

@@ -112,6 +112,12 @@ pub enum Inconsistency {
         /// The incident.
         incident: Incident,
     },
+    /// A job counts a silence for the dead-man's switch without `expect_success_within`,
+    /// or has the switch set and counts none.
+    WatchOutOfStep {
+        /// The job.
+        job: JobName,
+    },
     /// A job that is not a one-shot is marked ended.
     EndedNotOneShot {
         /// The job.
@@ -295,6 +301,10 @@ fn fmt_job(i: &Inconsistency, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         I::IncidentRepeated { job, incident } => {
             write!(f, "{job}: incident {incident} is repeated")
         }
+        I::WatchOutOfStep { job } => write!(
+            f,
+            "{job}: watched_since is set exactly when expect_success_within is, and here it is not"
+        ),
         I::EndedNotOneShot { job, end } => write!(f, "{job}: ended ({end:?}) but not a one-shot"),
         I::EndedUnsettled { job, end, instant } => write!(
             f,

@@ -202,6 +202,12 @@ pub struct JobDef {
     /// held one) is what a host runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub payload: Option<String>,
+    /// A dead-man's switch: alert (`AlertKind::NoSuccess`, once until the next success)
+    /// when the job has had no successful run for this long, whatever the reason: not
+    /// due, paused, failing, lost, or no host running at all. Counted from the last
+    /// success, or from when the job was first defined with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expect_success_within: Option<Duration>,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -268,6 +274,12 @@ pub enum DefError {
     PayloadTooLong {
         len: usize,
     },
+    /// `expect_success_within` is shorter than the tick: the switch could not be honoured
+    /// to within its own length.
+    ExpectSuccessTooSoon {
+        within: Duration,
+        tick: Duration,
+    },
 }
 
 impl fmt::Display for DefError {
@@ -321,6 +333,10 @@ impl fmt::Display for DefError {
                 f,
                 "payload: {len} bytes of what the host runs; accepted: at most {MAX_PAYLOAD}"
             ),
+            DefError::ExpectSuccessTooSoon { within, tick } => write!(
+                f,
+                "expect_success_within: {within} is shorter than the tick ({tick}); accepted: at least the tick (or leave it unset)"
+            ),
         }
     }
 }
@@ -352,6 +368,7 @@ impl JobDef {
             jitter: None,
             requires_confirmation: false,
             payload: None,
+            expect_success_within: None,
         }
     }
 
@@ -453,6 +470,12 @@ impl JobDef {
             .filter(|l| *l > MAX_PAYLOAD)
         {
             return Err(DefError::PayloadTooLong { len });
+        }
+        if let Some(within) = self.expect_success_within.filter(|w| *w < config.tick) {
+            return Err(DefError::ExpectSuccessTooSoon {
+                within,
+                tick: config.tick,
+            });
         }
         if let Some(key) = &self.concurrency_key {
             if key.is_empty() || key.chars().count() > 128 || key.chars().any(char::is_control) {

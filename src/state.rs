@@ -21,7 +21,7 @@ use crate::time::{Duration, Timestamp};
 /// The state format written by this build; a state from a newer build is refused
 /// (`LoadError::NewerFormat`). Every earlier format loads unchanged. What each format added
 /// is in `docs/state-format.md`; the fixtures of each are `tests/fixtures/state-v*.json`.
-pub const FORMAT_VERSION: u32 = 6;
+pub const FORMAT_VERSION: u32 = 7;
 
 /// Timing the whole scheduler shares. Defaults: a 30 s tick; leases, lateness grace and the
 /// wait after a timeout's `Cancel` of two ticks each; 20 manual runs per job per hour.
@@ -476,6 +476,10 @@ pub struct JobRecord {
     /// start is unknown, so backfills are refused until it is redefined.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub accounted_from: Option<Timestamp>,
+    /// Where the dead-man's switch counts from (`JobDef::expect_success_within`): the
+    /// latest success, or when the switch was first set. Kept only while it is set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub watched_since: Option<Timestamp>,
     /// `def.schedule.next_after(frontier)`, cached.
     #[serde(skip)]
     pub next_due: Option<Timestamp>,
@@ -491,6 +495,7 @@ impl JobRecord {
     pub fn new(def: JobDef, from: Timestamp) -> JobRecord {
         let next_due = def.schedule.next_after(from);
         JobRecord {
+            watched_since: def.expect_success_within.map(|_| from),
             def,
             frontier: from,
             activity: None,
@@ -1350,6 +1355,9 @@ fn check_record(
     next_fence: u64,
 ) -> Result<(), Inconsistency> {
     let name = || job.def.name.clone();
+    if job.watched_since.is_some() != job.def.expect_success_within.is_some() {
+        return Err(Inconsistency::WatchOutOfStep { job: name() });
+    }
     for (i, &incident) in job.incidents.iter().enumerate() {
         if job.incidents[..i].contains(&incident) {
             return Err(Inconsistency::IncidentRepeated {
@@ -1541,6 +1549,8 @@ pub(crate) fn wake_of(job: &JobRecord, config: &Config) -> Option<Timestamp> {
         // The visit at the hold's end clears it.
         consider(a.quota_hold);
     }
+    // The dead-man's switch watches a paused job too.
+    consider(job.silence_alarm());
     if !paused {
         // A jittered due time is looked at when its start comes.
         consider(

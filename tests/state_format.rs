@@ -17,6 +17,7 @@ const FIXTURE_V3: &str = "tests/fixtures/state-v3.json";
 const FIXTURE_V4: &str = "tests/fixtures/state-v4.json";
 const FIXTURE_V5: &str = "tests/fixtures/state-v5.json";
 const FIXTURE_V6: &str = "tests/fixtures/state-v6.json";
+const FIXTURE_V7: &str = "tests/fixtures/state-v7.json";
 /// 2025-01-01T00:00:00Z
 const T0: i64 = 1_735_689_600_000;
 
@@ -240,6 +241,7 @@ fn rich_state() -> State {
     format_4_parts(&mut d);
     format_5_parts(&mut d);
     format_6_parts(&mut d);
+    format_7_parts(&mut d);
     d.state
 }
 
@@ -343,6 +345,15 @@ fn format_6_parts(d: &mut Driver) {
     d.step(671, confirm("deploy", &digest));
     deploy.payload = Some(r#"{"argv":["deploy","--prod","--fast"],"user":"deployer"}"#.to_string());
     d.step(672, upsert(deploy));
+}
+
+/// What format 7 added: the dead-man's switch, a definition's `expect_success_within` and
+/// the job's `watched_since`, on a job that has told its silence.
+fn format_7_parts(d: &mut Driver) {
+    let mut nightly = def("nightly", every(86_400));
+    nightly.expect_success_within = Some(duetime::Duration::from_mins(30));
+    d.step(680, upsert(nightly));
+    d.tick(680 + 1_900);
 }
 
 fn confirm(job: &str, digest: &str) -> Event {
@@ -629,6 +640,65 @@ fn state_from_format_6_loads_with_the_payloads_in_force_and_held() {
     assert!(old.records().all(|(_, r)| r.def.payload.is_none()));
 }
 
+/// Writes the format-7 fixture. Run once, when format 7 was current; never again:
+/// `cargo test --test state_format -- --ignored write_v7_fixture`.
+#[test]
+#[ignore]
+fn write_v7_fixture() {
+    write_fixture(7, FIXTURE_V7);
+}
+
+#[test]
+fn fixture_is_what_this_build_writes_while_format_7_is_current() {
+    assert_fixture_is_written_while_current(7, FIXTURE_V7);
+}
+
+#[test]
+fn state_from_format_7_loads_with_the_switch_and_its_told_silence() {
+    let v = read_fixture(FIXTURE_V7);
+    assert_eq!(v["format"], 7);
+    let state: State = serde_json::from_value(v.clone()).expect("a v7 state loads");
+    state.self_check().unwrap();
+    let record = state
+        .seq_of_name("nightly")
+        .and_then(|seq| state.record(seq))
+        .expect("nightly is kept");
+    assert_eq!(
+        record.def.expect_success_within,
+        Some(duetime::Duration::from_mins(30))
+    );
+    assert_eq!(
+        record.watched_since,
+        Some(Timestamp::from_millis(T0 + 680_000))
+    );
+    assert!(record.incidents.contains(&Incident::NoSuccess));
+    // Older formats set no switch: every job in them loads unwatched.
+    let old: State = serde_json::from_value(read_fixture(FIXTURE_V6)).unwrap();
+    assert!(old.records().all(|(_, r)| r.watched_since.is_none()));
+}
+
+/// The switch set and no silence counted (or the other way round) is a state no build
+/// writes: refused, by name.
+#[test]
+fn a_switch_without_its_silence_is_refused() {
+    let mut v = read_fixture(FIXTURE_V7);
+    let job = v["jobs"]
+        .as_object_mut()
+        .unwrap()
+        .values_mut()
+        .find(|j| j.get("watched_since").is_some())
+        .unwrap();
+    job.as_object_mut().unwrap().remove("watched_since");
+    assert_eq!(
+        load_value(v).unwrap_err(),
+        LoadError::Inconsistent {
+            what: Inconsistency::WatchOutOfStep {
+                job: JobName::new("nightly").unwrap(),
+            }
+        }
+    );
+}
+
 /// Issue 18's migration: digests were 16 hex digits of FNV-1a before SHA-256, and none is
 /// stored, so the definition an older state holds for confirmation is confirmed by its
 /// SHA-256 digest now; the FNV-1a digest a person may have noted before is refused.
@@ -909,6 +979,10 @@ fn every_alert_kind_is_its_own_incident() {
         },
         AlertKind::PendingConfirmation { digest: "d".into() },
         AlertKind::ApprovalExpired { run: RunId(1) },
+        AlertKind::NoSuccess {
+            since: Timestamp::from_millis(T0),
+            within: Duration::from_hours(26),
+        },
     ];
     let named: Vec<Incident> = kinds.iter().map(|k| k.incident()).collect();
     assert_eq!(named, Incident::ALL);

@@ -82,6 +82,7 @@ pub const JOB_FIELDS: &[&str] = &[
     "concurrency_limit",
     "jitter",
     "requires_confirmation",
+    "expect_success_within",
 ];
 /// The keys accepted at the top of the file.
 pub const TOP_FIELDS: &[&str] = &["user", "group", "job"];
@@ -449,6 +450,7 @@ fn def_error_field(e: &DefError) -> &'static str {
         DefError::BadConcurrencyLimit { .. } => "concurrency_limit",
         DefError::JitterTooLong { .. } => "jitter",
         DefError::PayloadTooLong { .. } => "command",
+        DefError::ExpectSuccessTooSoon { .. } => "expect_success_within",
     }
 }
 
@@ -1016,6 +1018,7 @@ impl<'a> JobReader<'a> {
         def.alert_throttle = self.duration(t, "alert_throttle");
         def.concurrency_limit = self.count_at_least_1(t, "concurrency_limit");
         def.jitter = self.duration(t, "jitter");
+        def.expect_success_within = self.duration(t, "expect_success_within");
         if let Some(b) = self.boolean(t, "requires_confirmation") {
             def.requires_confirmation = b;
         }
@@ -1677,6 +1680,7 @@ fn reset_field(def: &mut JobDef, e: &DefError) -> bool {
         DefError::BadConcurrencyLimit { .. } => def.concurrency_limit = None,
         DefError::JitterTooLong { .. } => def.jitter = None,
         DefError::PayloadTooLong { .. } => def.payload = None,
+        DefError::ExpectSuccessTooSoon { .. } => def.expect_success_within = None,
     }
     true
 }

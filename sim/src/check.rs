@@ -90,6 +90,9 @@ pub struct JobFacts {
     /// line, whatever field changed, the command a host runs included).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub requires_confirmation: bool,
+    /// The job's `expect_success_within` in ms (E1: the dead-man's switch).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expect_success_within: Option<i64>,
 }
 
 /// The moments the liveness checks are judged at.
@@ -147,6 +150,8 @@ struct Track {
     one_shot: Option<OneShot>,
     /// Runs of this track parked awaiting approval now.
     parked: u32,
+    /// The dead-man's switch, when the job sets one (E1).
+    silence: Option<crate::silence::Silence>,
     /// The latest run of the job that settled failed or timed out, and what it covered
     /// (R2: its retry covers exactly that).
     last_failed: Option<(RunId, duetime::Covers)>,
@@ -227,6 +232,7 @@ impl Track {
             one_shot: None,
             parked: 0,
             last_failed: None,
+            silence: crate::silence::Silence::of(f.and_then(|f| f.expect_success_within)),
         }
     }
 
@@ -888,8 +894,12 @@ impl Checker {
             AlertKind::Stalled { .. } => Incident::Stalled,
             AlertKind::PendingConfirmation { .. } => Incident::PendingConfirmation,
             AlertKind::ApprovalExpired { .. } => Incident::ApprovalExpired,
+            AlertKind::NoSuccess { .. } => Incident::NoSuccess,
         };
         let idx = self.track_of(&alert.job);
+        if let AlertKind::NoSuccess { since, within } = alert.kind {
+            self.no_success(idx, alert, since.as_millis(), within.as_millis() as i64);
+        }
         let at = alert.at.as_millis();
         let t = &mut self.tracks[idx];
         if let (Some(throttle), Some(last)) = (t.alert_throttle, t.last_alert) {
@@ -917,6 +927,33 @@ impl Checker {
             );
         } else {
             self.tracks[idx].told.push(kind);
+        }
+    }
+
+    /// E1: a `no_success` alert is the switch of a job that has one, told at the end of
+    /// the silence the journal shows.
+    fn no_success(&mut self, idx: usize, alert: &Alert, since: i64, within: i64) {
+        let wrong = match self.tracks[idx].silence.as_mut() {
+            None => Some("no_success told by a job that expects no success".to_string()),
+            Some(s) => s.told(alert.at.as_millis(), since, within),
+        };
+        match wrong {
+            Some(detail) => self.violation("E1", &alert.job, detail),
+            None => self.probe("no success told by the dead-man's switch"),
+        }
+    }
+
+    /// A success: the silence restarts (E1) and the incidents end (A1).
+    fn succeeded(&mut self, idx: usize, at: i64) {
+        let t = &mut self.tracks[idx];
+        t.told.clear();
+        let Some(s) = t.silence.as_mut() else {
+            return;
+        };
+        let was_told = s.is_told();
+        s.succeeded(at);
+        if was_told {
+            self.probe("success after a no_success alert");
         }
     }
 
@@ -1056,6 +1093,9 @@ impl Checker {
                     from: from.as_millis(),
                     backfills: Vec::new(),
                 });
+                if let Some(s) = t.silence.as_mut() {
+                    s.defined(at);
+                }
                 if t.epochs.len() > 1 {
                     self.probe("rescheduled");
                 }
@@ -1192,7 +1232,8 @@ impl Checker {
             History::Resumed { .. } => {
                 let t = &mut self.tracks[idx];
                 t.paused = false;
-                t.told.clear();
+                // A resume is no success: a told no_success stays told.
+                t.told.retain(|&k| k == Incident::NoSuccess);
             }
             History::Started {
                 run,
@@ -1451,9 +1492,8 @@ impl Checker {
             );
         }
         if end == RunEnd::Done {
-            let t = &mut self.tracks[idx];
-            t.told.clear();
-            t.failures_in_a_row = 0;
+            self.succeeded(idx, rec.at.as_millis());
+            self.tracks[idx].failures_in_a_row = 0;
         }
         self.end_open(idx, run, end);
     }
@@ -1652,7 +1692,7 @@ impl Checker {
             );
         }
         if matches!(outcome, Outcome::Ok | Outcome::Skipped) {
-            self.tracks[idx].told.clear();
+            self.succeeded(idx, rec.at.as_millis());
         }
         let end = if matches!(outcome, Outcome::Ok | Outcome::Skipped) {
             RunEnd::Done
@@ -1844,8 +1884,28 @@ impl Checker {
         self.violations
     }
 
+    /// E1's liveness half: a healed world has told every silence that ended a settling
+    /// bound before its end (a removed job owes nothing).
+    fn judge_silence(&mut self, t: &Track, horizon: Horizon) {
+        if !horizon.check_liveness || t.removed_at.is_some() {
+            return;
+        }
+        let throttle_end = t
+            .alert_throttle
+            .zip(t.last_alert)
+            .map(|(th, last)| last + th);
+        let bound = horizon.end - horizon.settle_bound;
+        if let Some(detail) = t.silence.and_then(|s| s.overdue(throttle_end, bound)) {
+            self.violation("E1", &t.name, detail);
+            if let Some(v) = self.violations.last_mut() {
+                v.liveness = true;
+            }
+        }
+    }
+
     fn judge(&mut self, t: &Track, f: &JobFacts, open: &[Start], latest: i64, horizon: Horizon) {
         let name = &t.name;
+        self.judge_silence(t, horizon);
         // The oracle's due times for every epoch of the job's life.
         let mut due: Vec<Due> = Vec::new();
         // Owed due times carry no record of when they were found, so an entry may name a
@@ -2140,7 +2200,7 @@ impl Backfilled {
     }
 }
 
-fn ts(ms: i64) -> duetime::Timestamp {
+pub(crate) fn ts(ms: i64) -> duetime::Timestamp {
     duetime::Timestamp::from_millis(ms)
 }
 

@@ -470,6 +470,27 @@ fn draw_features(cfg: &WorldConfig, jobs: &mut [SimJob], tightest: &[i64]) {
     }
 }
 
+/// The dead-man's switch for about a third of the jobs (E1): half of them a few of the
+/// job's tightest spacings (told when failures, pauses, lost runs or a down world keep it
+/// from succeeding), half from ten minutes to six hours whatever the schedule (told often,
+/// for a job due rarely or a one-shot long done). From their own stream, so the worlds
+/// drawn before the switch existed are otherwise the same.
+fn draw_switches(cfg: &WorldConfig, jobs: &mut [SimJob], tightest: &[i64]) {
+    let mut rng = features_rng(cfg.seed, 5);
+    for (job, &tight) in jobs.iter_mut().zip(tightest) {
+        if !rng.gen_bool(0.3) {
+            continue;
+        }
+        let ms = if rng.gen_bool(0.5) {
+            let lo = tight.clamp(cfg.tick_ms, 86_400_000);
+            rng.gen_range(lo..=lo * 4)
+        } else {
+            rng.gen_range(600_000..=21_600_000)
+        };
+        job.def.expect_success_within = Some(Duration::from_millis(ms.max(cfg.tick_ms) as u64));
+    }
+}
+
 pub fn draw_jobs(rng: &mut ChaCha8Rng, cfg: &WorldConfig, count: Option<usize>) -> Vec<SimJob> {
     // At least one job: the world picks among them (a range of none cannot be drawn from).
     let n = count.unwrap_or_else(|| rng.gen_range(5..=12)).max(1);
@@ -549,5 +570,6 @@ pub fn draw_jobs(rng: &mut ChaCha8Rng, cfg: &WorldConfig, count: Option<usize>) 
     for job in &mut jobs {
         crate::dates::draw_exotic(&mut dates, &mut job.def.schedule, &mut job.spec);
     }
+    draw_switches(cfg, &mut jobs, &tightest_of);
     jobs
 }

@@ -10,6 +10,7 @@ pub mod oracle;
 pub mod record;
 pub mod replay;
 pub mod report;
+pub(crate) mod silence;
 pub mod user_jobs;
 pub mod world;
 
@@ -311,6 +312,7 @@ pub(crate) fn facts_of(jobs: &[gen::SimJob]) -> BTreeMap<JobName, JobFacts> {
                 concurrency_limit: j.def.concurrency_limit,
                 jitter_ms: j.def.jitter.map(|d| d.as_millis()),
                 requires_confirmation: j.def.requires_confirmation,
+                expect_success_within: j.def.expect_success_within.map(|d| d.as_millis() as i64),
             };
             (j.def.name.clone(), facts)
         })

@@ -279,12 +279,13 @@ fn a_world_past_its_event_bound_is_stopped_and_called_stuck() {
         max_events_per_hour: 50.0,
         ..Options::default()
     };
-    let r = run_seed(3, &opts);
+    // Seed 1 spends about 290 events a simulated hour.
+    let r = run_seed(1, &opts);
     let Verdict::Stuck(why) = &r.verdict else {
         panic!("not stopped: {:?}", r.verdict);
     };
     assert!(
-        why.starts_with("the core made no progress: seed 3 spent"),
+        why.starts_with("the core made no progress: seed 1 spent"),
         "{why}"
     );
     assert!(why.contains("over the bound of 50 an hour"), "{why}");

@@ -4,6 +4,9 @@
 //!
 //! The encoding destructures `JobDef` without `..`: a field added to the struct does not
 //! compile until it is written here, so the digest can never silently leave one out.
+//! Fields added after the encoding's first form are written only when set (behind their
+//! own tag, so still no two definitions share an encoding): a definition that does not use
+//! them keeps the digest a person may already have copied.
 
 use sha2::{Digest, Sha256};
 
@@ -61,6 +64,7 @@ impl Canon {
             jitter,
             requires_confirmation,
             payload,
+            expect_success_within,
         } = def;
         self.text(1, name.as_str());
         self.text(2, title);
@@ -84,6 +88,10 @@ impl Canon {
         self.duration_opt(19, *jitter);
         self.int(20, u64::from(*requires_confirmation));
         self.text_opt(21, payload.as_deref());
+        // Added later: written only when set (see the module's doc).
+        if let Some(within) = expect_success_within {
+            self.duration(22, *within);
+        }
     }
 
     fn schedule(&mut self, tag: u8, schedule: &Schedule) {

@@ -105,6 +105,7 @@ impl State {
             let record = self.jobs.get_mut(&seq).expect("found above");
             record.next_due = def.schedule.next_after(record.frontier);
             record.def = def.clone();
+            record.rewatch(out.now);
             record.act_mut().held = Some(Box::new(HeldDef::new(def)));
             self.tell_held(seq, out);
             self.reindex(seq);
@@ -222,6 +223,9 @@ impl State {
         );
         record.accounted_from = Some(record.frontier);
         record.def = def;
+        // The switch counts from the confirmation: nothing could succeed before it.
+        record.watched_since = None;
+        record.rewatch(now);
         record.tidy();
         self.reindex(seq);
         self.reply(Some(seq), Some(name), out);
@@ -299,6 +303,7 @@ impl State {
         }
         let job = self.jobs.get_mut(&seq).expect("found above");
         job.def = def;
+        job.rewatch(now);
         job.tidy();
         self.reindex(seq);
         self.reply(Some(seq), Some(name), out);
@@ -605,8 +610,9 @@ impl State {
             return;
         };
         act.paused = None;
-        // A person looked: what fails from here on is a new incident, told again.
-        record.incidents.clear();
+        // A person looked: what fails from here on is a new incident, told again. The job
+        // has still not succeeded, though: a told `NoSuccess` stays told.
+        record.incidents.retain(|&i| i == Incident::NoSuccess);
         out.history(&name, History::Resumed { actor });
         self.pass_due_times(seq, out.now, MissCause::Paused, out);
         if let Some(job) = self.jobs.get_mut(&seq) {

@@ -103,8 +103,8 @@ impl State {
         self.admit(now, process, out);
     }
 
-    /// One job's turn: its open run first (lease, deadline, stall), then the due times that
-    /// passed, then whatever can start.
+    /// One job's turn: its open run first (lease, deadline, stall) and its silence (the
+    /// dead-man's switch), then the due times that passed, then whatever can start.
     pub(crate) fn visit(
         &mut self,
         seq: u64,
@@ -114,6 +114,7 @@ impl State {
         out: &mut Out,
     ) {
         self.watch_run(seq, now, out);
+        self.watch_silence(seq, now, out);
         let can_claim = self.can_claim(process, now);
         self.hold_for_quota(seq, now, out);
         self.account_late(seq, now, late_cause, out);

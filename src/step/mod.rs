@@ -1,7 +1,8 @@
 //! `step`: the one mutator. It routes an event to its transition, then (in debug builds)
 //! checks the invariants. Transitions live beside this file by concern: `due` accounts due
 //! times (missed rule, overlap), `runs` starts runs and watches leases and deadlines,
-//! `settle` takes results, `commands` carries out definitions and people's commands.
+//! `settle` takes results, `commands` carries out definitions and people's commands, `watch`
+//! is the dead-man's switch.
 
 mod clock;
 mod commands;
@@ -9,6 +10,7 @@ mod due;
 mod owner;
 mod runs;
 mod settle;
+mod watch;
 
 use crate::effect::{
     Alert, AlertKind, Effect, Entry, History, Incident, LedgerEntry, LedgerKind, MissAction, Record,
@@ -266,19 +268,24 @@ impl State {
     /// its incident is not counted as told, so it is told when it happens again after the
     /// throttle. Done once here, after the step, so no transition needs to know of it.
     fn throttle_alerts(&mut self, first: usize, out: &mut Out) {
+        let mut touched = Vec::new();
         for i in first..out.effects.len() {
             let Effect::Alert(alert) = &out.effects[i] else {
                 continue;
             };
-            let Some(job) = self
+            let Some((seq, job)) = self
                 .seq_of(alert.job.as_str())
-                .and_then(|s| self.jobs.get_mut(&s))
+                .and_then(|s| Some(s).zip(self.jobs.get_mut(&s)))
             else {
                 continue;
             };
             let Some(throttle) = job.def.alert_throttle else {
                 continue;
             };
+            if job.def.expect_success_within.is_some() {
+                // The switch's wake time follows the throttle (`silence_alarm`).
+                touched.push(seq);
+            }
             let held = job
                 .last_alert
                 .is_some_and(|last| alert.at < last.saturating_add(throttle));
@@ -296,6 +303,9 @@ impl State {
                 }),
             });
             out.effects[i] = held;
+        }
+        for seq in touched {
+            self.reindex(seq);
         }
     }
 

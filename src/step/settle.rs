@@ -170,6 +170,7 @@ impl State {
             job.failures_in_a_row = 0;
             // A success ends the incident: the next failure is told again.
             job.incidents.clear();
+            job.succeeded(now);
             false
         } else {
             job.failures_in_a_row = job.failures_in_a_row.saturating_add(1);

@@ -273,6 +273,7 @@ pub fn check_journal(w: &World, end: i64) -> Vec<String> {
                 concurrency_limit: j.def.concurrency_limit,
                 jitter_ms: j.def.jitter.map(|d| d.as_millis()),
                 requires_confirmation: j.def.requires_confirmation,
+                expect_success_within: j.def.expect_success_within.map(|d| d.as_millis() as i64),
             };
             (j.def.name.clone(), f)
         })
