@@ -20,16 +20,7 @@ pub fn error(kind: &str, text: &str) -> Value {
 
 /// The kind of a store error, for `error`.
 pub fn store_kind(e: &StoreError) -> &'static str {
-    match e {
-        StoreError::Missing { .. } => "no_store",
-        StoreError::Unreachable { .. } => "unreachable",
-        StoreError::Corrupt { .. } => "corrupt",
-        StoreError::Locked { .. } => "locked",
-        StoreError::NewerSchema { .. } => "newer_schema",
-        StoreError::Load { .. } => "load",
-        StoreError::Database { .. } => "database",
-        StoreError::Aborted { .. } => "aborted",
-    }
+    e.kind()
 }
 
 pub fn time(t: Timestamp) -> Value {

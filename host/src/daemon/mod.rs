@@ -20,7 +20,8 @@ use std::process::Child;
 use std::time::Instant;
 
 use duetime::{
-    Actor, CancelReason, Effect, Entry, Event, Fence, Held, History, JobName, ProcessId, RunId,
+    Actor, Alert, CancelReason, Effect, Entry, Event, Fence, Held, History, JobName, ProcessId,
+    RunId,
 };
 use tracing::{info, warn};
 
@@ -29,6 +30,7 @@ pub use clock::{backoff, install_signal_handlers, signalled, Clock};
 use crate::jobs_file::HostJob;
 use crate::runner::Runs;
 use crate::store::{DaemonInfo, Store, StoreError};
+use crate::telemetry::Telemetry;
 
 /// How often a daemon holding runs looks for their results; also the longest sleep, so a
 /// signal or another process's change is noticed within it.
@@ -48,6 +50,8 @@ pub struct Setup {
     pub exe: PathBuf,
     /// How many reported run directories to keep per job.
     pub keep_runs: usize,
+    /// This process's counters (`GET /metrics`).
+    pub telemetry: Telemetry,
 }
 
 /// A run this incarnation carries out.
@@ -84,6 +88,7 @@ pub struct Daemon<S: Store> {
     journal_seen: i64,
     /// Events that effects asked for (a run that could not even start reports at once).
     follow_ups: Vec<Event>,
+    telemetry: Telemetry,
 }
 
 impl<S: Store> Daemon<S> {
@@ -128,7 +133,9 @@ impl<S: Store> Daemon<S> {
             keep_runs: setup.keep_runs,
             journal_seen,
             follow_ups: Vec::new(),
+            telemetry: setup.telemetry,
         };
+        daemon.telemetry.set_process(process);
         // Before `ProcessStarted`: its tick would find the runs' leases lapsed (nobody
         // renewed them while no daemon ran) and record them lost.
         daemon.take_over()?;
@@ -175,7 +182,7 @@ impl<S: Store> Daemon<S> {
                 {
                     info!(job = %r.job, "{e}");
                 }
-                Effect::Alert(a) => warn!(job = %a.job, "{e}"),
+                Effect::Alert(a) => self.alert(a, e),
                 Effect::ClockGap { process, .. } if *process == self.process => warn!("{e}"),
                 // Who owns the store (single_owner) and drains: a line each, so a log shows
                 // which incarnation was deciding when.
@@ -186,6 +193,14 @@ impl<S: Store> Daemon<S> {
                 _ => {}
             }
         }
+    }
+
+    /// An alert the core decided to tell, after its transaction committed: logged,
+    /// counted, and handed to the delivery thread (which never blocks this loop).
+    fn alert(&mut self, alert: &Alert, effect: &Effect) {
+        warn!(job = %alert.job, "{effect}");
+        let kind = crate::http::tally::tag_of(&alert.kind, "alert");
+        self.telemetry.alert_told(alert.job.as_str(), &kind);
     }
 
     /// Collects finished runs, ticks when due, logs people's commands, prunes. Returns how
