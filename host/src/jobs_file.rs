@@ -33,12 +33,16 @@ use duetime::{
     MissedRule, Overlap, Schedule, ScheduleError, Timestamp,
 };
 use serde::Deserialize;
+
+use crate::alerts::RouteProblem;
 use toml::{Spanned, Value};
 
 /// A jobs file, read and checked: its jobs in file order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct JobsFile {
     pub jobs: Vec<HostJob>,
+    /// The file's `[alerts]` table: where every job's alerts go unless it says otherwise.
+    pub alerts: Option<Route>,
 }
 
 /// One job: the core's definition and what the host runs for it.
@@ -46,8 +50,18 @@ pub struct JobsFile {
 pub struct HostJob {
     pub def: JobDef,
     pub command: Command,
+    /// The job's own `alerts = { ... }`, which replaces the file's `[alerts]` for it.
+    pub alerts: Option<Route>,
 }
 
+impl HostJob {
+    /// Where this job's alerts go: its own table, else the file's.
+    pub fn route<'a>(&'a self, file: Option<&'a Route>) -> Option<&'a Route> {
+        self.alerts.as_ref().or(file)
+    }
+}
+
+pub use crate::alerts::Route;
 pub use crate::command::Command;
 
 /// The keys a `[[job]]` table accepts, in the order the docs list them.
@@ -82,9 +96,10 @@ pub const JOB_FIELDS: &[&str] = &[
     "concurrency_limit",
     "jitter",
     "requires_confirmation",
+    "alerts",
 ];
 /// The keys accepted at the top of the file.
-pub const TOP_FIELDS: &[&str] = &["user", "group", "job"];
+pub const TOP_FIELDS: &[&str] = &["user", "group", "alerts", "job"];
 const DST_FIELDS: &[&str] = &["gap", "fold"];
 const BACKOFF_FIELDS: &[&str] = &["initial", "max"];
 const SCHEDULE_FIELDS: &[&str] = &["cron", "every", "at"];
@@ -162,6 +177,8 @@ pub enum TopProblem {
     BadDefault {
         found: String,
     },
+    /// The `[alerts]` table, or one of its keys (`key` is `alerts.webhook`, ...).
+    Alerts(RouteProblem),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -226,6 +243,8 @@ pub enum FieldProblem {
     },
     /// Refused by the core's `JobDef::validate`.
     Def(DefError),
+    /// The job's `alerts` table, or one of its keys.
+    Alerts(RouteProblem),
     /// The name of an earlier job.
     DuplicateName {
         name: String,
@@ -260,7 +279,8 @@ impl fmt::Display for JobsFileError {
                         write!(
                             f,
                             "; accepted: job, written once per job as [[job]] followed by \
-                             its fields, and before it user and group (every job's defaults)"
+                             its fields, and before it user and group (every job's defaults) \
+                             and [alerts] (where alerts go)"
                         )
                     }
                     TopProblem::BadDefault { found } => write!(
@@ -269,6 +289,7 @@ impl fmt::Display for JobsFileError {
                         quote(key),
                         IDENTITY_FORMS
                     ),
+                    TopProblem::Alerts(p) => write!(f, "{}: {p}", quote(key)),
                     TopProblem::NotArrayOfTables { found } => write!(
                         f,
                         "key \"job\" is {found}; accepted: an array of tables, one [[job]] \
@@ -328,6 +349,7 @@ impl fmt::Display for FieldProblem {
                 write!(f, "; accepted: {}", accepted.join(", "))
             }
             FieldProblem::NotOnThisMachine { message } => f.write_str(message),
+            FieldProblem::Alerts(p) => p.fmt(f),
             FieldProblem::WrongType { found, accepted } => {
                 write!(f, "is {found}; accepted: {accepted}")
             }
@@ -557,6 +579,7 @@ pub fn parse_str_with(
         user: top_identity(&doc, "user", file, &lines, &mut errors),
         group: top_identity(&doc, "group", file, &lines, &mut errors),
     };
+    let alerts = top_alerts(&doc, file, &lines, &mut errors);
     let mut jobs = Vec::new();
     // Where each valid name was first seen: (1-based index, line).
     let mut names: BTreeMap<String, (usize, Option<usize>)> = BTreeMap::new();
@@ -602,7 +625,7 @@ pub fn parse_str_with(
         errors.append(&mut reader.errors);
     }
     if errors.is_empty() {
-        Ok(JobsFile { jobs })
+        Ok(JobsFile { jobs, alerts })
     } else {
         Err(errors)
     }
@@ -840,6 +863,36 @@ fn top_identity(
     }
 }
 
+/// The file's `[alerts]` table, or `None` (after recording why, when it is refused).
+fn top_alerts(
+    doc: &toml::Table,
+    file: &str,
+    lines: &Lines<'_>,
+    errors: &mut Vec<JobsFileError>,
+) -> Option<Route> {
+    match crate::alerts::parse(doc.get("alerts")?) {
+        Ok(route) => Some(route),
+        Err(problems) => {
+            errors.extend(problems.into_iter().map(|e| JobsFileError::TopLevel {
+                file: file.to_string(),
+                line: lines.top_key("alerts"),
+                key: alerts_key(&e.key),
+                problem: TopProblem::Alerts(e.problem),
+            }));
+            None
+        }
+    }
+}
+
+/// `alerts.webhook` for the key `webhook` of an alerts table, `alerts` for the table.
+fn alerts_key(key: &str) -> String {
+    if key.is_empty() {
+        "alerts".into()
+    } else {
+        format!("alerts.{key}")
+    }
+}
+
 /// One schedule key as found, before it is compiled.
 enum ScheduleText<'v> {
     Cron(&'v str),
@@ -915,6 +968,7 @@ impl<'a> JobReader<'a> {
         }
         let schedule = self.schedule(t);
         let command = self.command(t);
+        let alerts = self.alerts(t);
         let mut def = self.definition(t, name.clone(), schedule.clone());
         // What runs is part of the definition: its digest covers it, a change of it is held
         // under `requires_confirmation`, and the daemon runs the one in force.
@@ -930,7 +984,24 @@ impl<'a> JobReader<'a> {
         ) else {
             return None;
         };
-        Some(HostJob { def, command })
+        Some(HostJob {
+            def,
+            command,
+            alerts,
+        })
+    }
+
+    /// The job's own `alerts` table (it replaces the file's for this job).
+    fn alerts(&mut self, t: &toml::Table) -> Option<Route> {
+        match crate::alerts::parse(t.get("alerts")?) {
+            Ok(route) => Some(route),
+            Err(problems) => {
+                for e in problems {
+                    self.field_error(&alerts_key(&e.key), FieldProblem::Alerts(e.problem));
+                }
+                None
+            }
+        }
     }
 
     fn name(&mut self, t: &toml::Table) -> Option<JobName> {

@@ -1,6 +1,7 @@
 //! duetime-host: the reference host. It keeps the core's state in a store, feeds it events
 //! with the time it reads, and carries out its effects on real processes.
 
+pub mod alerts;
 pub mod changes;
 pub mod command;
 pub mod config;

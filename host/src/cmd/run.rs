@@ -12,7 +12,7 @@ use duetime::{Config, Coordination, Duration};
 use duetime_host::config::{ConfigFlags, ConfigMismatch};
 use duetime_host::daemon::{self, preflight, Daemon, Setup, Stopped};
 use duetime_host::http::{self, Listen};
-use duetime_host::jobs_file::{self, HostJob, JobsFileError};
+use duetime_host::jobs_file::{self, JobsFileError};
 use duetime_host::runner::Runs;
 use duetime_host::store::{self, AnyStore, Metered, Options, Store, StoreError};
 use duetime_host::telemetry::Telemetry;
@@ -180,10 +180,11 @@ fn start_daemon(
         let started = store::open(&args.store.store, options.clone())
             .map_err(NotStarted::from)
             .and_then(|mut store| {
-                let jobs = agreed_jobs(&mut store, flags, &args.jobs)?;
+                let file = agreed_jobs(&mut store, flags, &args.jobs)?;
                 let setup = Setup {
                     runs: runs.clone(),
-                    jobs,
+                    jobs: file.jobs,
+                    alerts: file.alerts,
                     jobs_file: args.jobs.clone(),
                     exe: exe.clone(),
                     keep_runs: args.keep_runs,
@@ -254,14 +255,12 @@ fn agreed_jobs(
     store: &mut AnyStore,
     flags: &ConfigFlags,
     jobs: &std::path::Path,
-) -> Result<Vec<HostJob>, NotStarted> {
+) -> Result<jobs_file::JobsFile, NotStarted> {
     let stored: Config = *store.state()?.config();
     flags
         .agree(store.describe(), &stored)
         .map_err(NotStarted::Config)?;
-    jobs_file::load_with(jobs, &stored)
-        .map(|j| j.jobs)
-        .map_err(NotStarted::Jobs)
+    jobs_file::load_with(jobs, &stored).map_err(NotStarted::Jobs)
 }
 
 fn jobs_errors(err: &mut dyn Write, errors: Vec<JobsFileError>) -> io::Result<u8> {

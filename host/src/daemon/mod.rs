@@ -27,6 +27,7 @@ use tracing::{info, warn};
 
 pub use clock::{backoff, install_signal_handlers, signalled, Clock};
 
+use crate::alerts::{Courier, Route};
 use crate::jobs_file::HostJob;
 use crate::runner::Runs;
 use crate::store::{DaemonInfo, Store, StoreError};
@@ -52,6 +53,8 @@ pub struct Setup {
     pub keep_runs: usize,
     /// This process's counters (`GET /metrics`).
     pub telemetry: Telemetry,
+    /// The jobs file's `[alerts]`: where alerts go unless a job says otherwise.
+    pub alerts: Option<Route>,
 }
 
 /// A run this incarnation carries out.
@@ -89,6 +92,10 @@ pub struct Daemon<S: Store> {
     /// Events that effects asked for (a run that could not even start reports at once).
     follow_ups: Vec<Event>,
     telemetry: Telemetry,
+    /// The jobs file's `[alerts]`.
+    alert_route: Option<Route>,
+    /// The delivery thread's queue, when any job's alerts go anywhere.
+    courier: Option<Courier>,
 }
 
 impl<S: Store> Daemon<S> {
@@ -115,6 +122,19 @@ impl<S: Store> Daemon<S> {
             keep_runs = setup.keep_runs,
             "started"
         );
+        let sends = setup.alerts.as_ref().is_some_and(Route::sends)
+            || setup
+                .jobs
+                .iter()
+                .any(|j| j.alerts.as_ref().is_some_and(Route::sends));
+        let courier = match sends.then(|| Courier::start(setup.telemetry.clone())) {
+            Some(Ok(c)) => Some(c),
+            Some(Err(e)) => {
+                warn!("alerts: the delivery thread did not start ({e}); alerts are only logged");
+                None
+            }
+            None => None,
+        };
         let mut daemon = Daemon {
             store,
             runs: setup.runs,
@@ -134,6 +154,8 @@ impl<S: Store> Daemon<S> {
             journal_seen,
             follow_ups: Vec::new(),
             telemetry: setup.telemetry,
+            alert_route: setup.alerts,
+            courier,
         };
         daemon.telemetry.set_process(process);
         // Before `ProcessStarted`: its tick would find the runs' leases lapsed (nobody
@@ -201,6 +223,13 @@ impl<S: Store> Daemon<S> {
         warn!(job = %alert.job, "{effect}");
         let kind = crate::http::tally::tag_of(&alert.kind, "alert");
         self.telemetry.alert_told(alert.job.as_str(), &kind);
+        let route = match self.jobs.get(alert.job.as_str()) {
+            Some(job) => job.route(self.alert_route.as_ref()),
+            None => self.alert_route.as_ref(),
+        };
+        if let (Some(courier), Some(route)) = (&self.courier, route.filter(|r| r.sends())) {
+            courier.send(alert, route);
+        }
     }
 
     /// Collects finished runs, ticks when due, logs people's commands, prunes. Returns how

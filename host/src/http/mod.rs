@@ -210,6 +210,11 @@ fn lazily<'s>(
     Ok(slot.as_mut().expect("opened above"))
 }
 
+/// Text from a request or a file as a message may echo it: at most 80 characters.
+pub fn cut_text(text: &str) -> String {
+    query::cut(text)
+}
+
 /// The wall clock, read once per request (never by the core).
 fn now() -> Timestamp {
     Timestamp::from_chrono(&chrono::Utc::now())
