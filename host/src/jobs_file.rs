@@ -289,7 +289,7 @@ impl fmt::Display for JobsFileError {
                         quote(key),
                         IDENTITY_FORMS
                     ),
-                    TopProblem::Alerts(p) => write!(f, "{}: {p}", quote(key)),
+                    TopProblem::Alerts(p) => write!(f, "field {}: {p}", quote(key)),
                     TopProblem::NotArrayOfTables { found } => write!(
                         f,
                         "key \"job\" is {found}; accepted: an array of tables, one [[job]] \
@@ -2002,6 +2002,39 @@ retries = 500
                 "jobs.toml:3: job \"a\": field \"every\": every 1s is shorter than the tick (30s); accepted: a period of at least the tick",
                 "jobs.toml:10: job \"b\": field \"legal_duty\": a legal duty needs the missed rule `required`; accepted: missed = \"required\" with legal_duty = true, or legal_duty = false",
             ]
+        );
+    }
+
+    #[test]
+    fn alerts_tables_read_at_the_top_and_per_job_and_refuse_with_what_is_accepted() {
+        let file = parse_str(
+            "[alerts]\ncommand = [\"page-me\"]\nwebhook = \"https://hooks.example/d\"\n\n\
+             [[job]]\nname = \"a\"\nevery = \"1m\"\ncommand = [\"true\"]\n\n\
+             [[job]]\nname = \"b\"\nevery = \"1m\"\ncommand = [\"true\"]\nalerts = {}\n",
+            "jobs.toml",
+        )
+        .unwrap();
+        let global = file.alerts.as_ref().unwrap();
+        assert_eq!(
+            global.webhook.as_ref().unwrap().as_str(),
+            "https://hooks.example/d"
+        );
+        assert_eq!(file.jobs[0].route(Some(global)), Some(global));
+        assert!(!file.jobs[1].route(Some(global)).unwrap().sends());
+        let errors = errors(
+            "[alerts]\nwebhook = \"ftp://x\"\n\n[[job]]\nname = \"a\"\nevery = \"1m\"\ncommand = [\"true\"]\nalerts = { retries = \"many\" }\n",
+        );
+        assert_eq!(errors.len(), 2, "{errors:?}");
+        assert!(
+            errors[0].starts_with(
+                "jobs.toml:1: field \"alerts.webhook\": \"ftp://x\" is not a webhook URL"
+            ),
+            "{errors:?}"
+        );
+        assert!(
+            errors[1]
+                .contains("job \"a\": field \"alerts.retries\": is a string; accepted: an integer"),
+            "{errors:?}"
         );
     }
 

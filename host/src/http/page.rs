@@ -258,25 +258,45 @@ fn svg(out: &mut String, t: &Timeline) {
     out.push_str("</svg>\n");
 }
 
-/// Day lines with their local date; a tick every six hours when the window is short.
+/// Grid steps, in seconds: the smallest giving at most a dozen lines is used.
+const STEPS: &[i64] = &[
+    1,
+    5,
+    10,
+    30,
+    60,
+    300,
+    900,
+    3600,
+    3 * 3600,
+    6 * 3600,
+    12 * 3600,
+    86_400,
+    7 * 86_400,
+];
+
+/// Grid lines with their local time, a dozen at most whatever the window.
 fn axis(out: &mut String, w: Window) {
-    let span_h = (w.to.as_millis() - w.from.as_millis()) / 3_600_000;
-    let step_h: i64 = if span_h <= 96 {
-        6
-    } else if span_h <= 24 * 21 {
-        24
+    let span = (w.to.as_millis() - w.from.as_millis()) / 1000;
+    let step_s = STEPS
+        .iter()
+        .copied()
+        .find(|s| span / s <= 12)
+        .unwrap_or(30 * 86_400);
+    let format = if step_s < 60 {
+        "%H:%M:%S"
+    } else if step_s < 86_400 {
+        "%a %d %H:%M"
     } else {
-        24 * 7
+        "%a %d %b"
     };
-    let step = step_h * 3_600_000;
-    let mut t = (w.from.as_millis() / step + 1) * step;
+    let step = step_s * 1000;
+    let mut t = (w.from.as_millis().div_euclid(step) + 1) * step;
     while t < w.to.as_millis() {
         let at = Timestamp::from_millis(t);
         let px = x(w, at);
         let label = at.to_chrono().map_or(String::new(), |c| {
-            c.with_timezone(&chrono::Local)
-                .format("%a %d %H:%M")
-                .to_string()
+            c.with_timezone(&chrono::Local).format(format).to_string()
         });
         let _ = writeln!(
             out,
