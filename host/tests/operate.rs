@@ -319,8 +319,7 @@ command = ["sh", "-c", "exit 1"]
     // `alerts = {}`: the quiet job's alert is told (logged, counted) and sent nowhere.
     assert!(!env.contains("quiet"), "{env}");
     assert!(
-        m.get("duetime_alerts_told_total{job=\"quiet\",kind=\"failed_out\"}")
-            .is_some(),
+        m.contains_key("duetime_alerts_told_total{job=\"quiet\",kind=\"failed_out\"}"),
         "{m:?}"
     );
     signal(&d, libc::SIGTERM);

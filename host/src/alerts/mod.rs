@@ -216,9 +216,8 @@ pub fn parse(v: &Value) -> Result<Route, Vec<RouteError>> {
             },
         ));
     }
-    let mut route = Route::default();
-    route.command = t.get("command").and_then(|v| command(v, &mut errors));
-    route.webhook = match t.get("webhook") {
+    let command = t.get("command").and_then(|v| command(v, &mut errors));
+    let webhook = match t.get("webhook") {
         None => None,
         Some(Value::String(s)) => Webhook::parse(s).map_err(|e| errors.push(e)).ok(),
         Some(v) => {
@@ -232,7 +231,30 @@ pub fn parse(v: &Value) -> Result<Route, Vec<RouteError>> {
             None
         }
     };
-    match t.get("retries") {
+    let mut route = Route {
+        command,
+        webhook,
+        ..Route::default()
+    };
+    retries(t.get("retries"), &mut route, &mut errors);
+    if let Some(d) = t
+        .get("timeout")
+        .and_then(|v| duration("timeout", v, &mut errors))
+    {
+        route.timeout = d;
+    }
+    if let Some(b) = t.get("backoff") {
+        backoff(b, &mut route, &mut errors);
+    }
+    if errors.is_empty() {
+        Ok(route)
+    } else {
+        Err(errors)
+    }
+}
+
+fn retries(v: Option<&Value>, route: &mut Route, errors: &mut Vec<RouteError>) {
+    match v {
         None => {}
         Some(Value::Integer(n)) => match u32::try_from(*n).ok().filter(|n| *n <= MAX_ALERT_RETRIES)
         {
@@ -249,20 +271,6 @@ pub fn parse(v: &Value) -> Result<Route, Vec<RouteError>> {
                 accepted: "an integer from 0 to 20",
             },
         )),
-    }
-    if let Some(d) = t
-        .get("timeout")
-        .and_then(|v| duration("timeout", v, &mut errors))
-    {
-        route.timeout = d;
-    }
-    if let Some(b) = t.get("backoff") {
-        backoff(b, &mut route, &mut errors);
-    }
-    if errors.is_empty() {
-        Ok(route)
-    } else {
-        Err(errors)
     }
 }
 

@@ -20,7 +20,9 @@ fn secs(t: Timestamp) -> f64 {
 pub fn render(tally: &Tally, state: &State, rows: &[Row], me: &Counters, now: Timestamp) -> String {
     let mut e = Expo::default();
     journal_series(&mut e, tally, rows);
-    state_series(&mut e, tally, state, rows, now);
+    journal_histograms(&mut e, tally, rows);
+    state_series(&mut e, rows);
+    owner_series(&mut e, state, now);
     process_series(&mut e, state, me, now);
     e.into_string()
 }
@@ -32,6 +34,7 @@ fn names(rows: &[Row]) -> Vec<&str> {
     names
 }
 
+/// The journal's counters, per job.
 fn journal_series(e: &mut Expo, tally: &Tally, rows: &[Row]) {
     let jobs: Vec<_> = names(rows)
         .into_iter()
@@ -75,6 +78,14 @@ fn journal_series(e: &mut Expo, tally: &Tally, rows: &[Row]) {
             );
         }
     }
+}
+
+/// The journal's histograms and its last success, per job.
+fn journal_histograms(e: &mut Expo, tally: &Tally, rows: &[Row]) {
+    let jobs: Vec<_> = names(rows)
+        .into_iter()
+        .filter_map(|n| tally.jobs.get(n).map(|t| (n, t)))
+        .collect();
     e.family("duetime_start_lateness_seconds", Kind::Histogram, "A run's first start minus the newest due time it covers (manual runs and retries left out). From the journal.");
     for (job, t) in &jobs {
         e.histogram(
@@ -121,7 +132,8 @@ fn journal_series(e: &mut Expo, tally: &Tally, rows: &[Row]) {
     }
 }
 
-fn state_series(e: &mut Expo, _tally: &Tally, state: &State, rows: &[Row], now: Timestamp) {
+/// The state's gauges, per job and in all.
+fn state_series(e: &mut Expo, rows: &[Row]) {
     let mut rows: Vec<&Row> = rows.iter().collect();
     rows.sort_by(|a, b| a.view.name.as_str().cmp(b.view.name.as_str()));
     e.family(
@@ -190,6 +202,10 @@ fn state_series(e: &mut Expo, _tally: &Tally, state: &State, rows: &[Row], now: 
         &[],
         rows.iter().filter(|r| r.view.paused.is_some()).count() as f64,
     );
+}
+
+/// The owner lease of `single_owner`.
+fn owner_series(e: &mut Expo, state: &State, now: Timestamp) {
     e.family(
         "duetime_owner_fence",
         Kind::Gauge,

@@ -49,11 +49,11 @@ th{background:#f4f4f4}.title{color:#666;font-size:12px}.rel{color:#666}\
 a{color:#0b57d0}svg{border:1px solid #ddd;background:#fff}.legend span{margin-right:12px}";
 
 fn head(out: &mut String, title: &str) {
-    let _ = write!(
+    let _ = writeln!(
         out,
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width\"><title>{}</title>\
-         <style>{STYLE}</style></head><body>\n",
+         <style>{STYLE}</style></head><body>",
         esc(title)
     );
 }
@@ -76,12 +76,12 @@ fn time_cell(out: &mut String, t: Option<Timestamp>, now: Timestamp) {
 pub fn list(rows: &[Row], now: Timestamp) -> String {
     let mut out = String::with_capacity(512 + rows.len() * 600);
     head(&mut out, "duetime: jobs");
-    let _ = write!(
+    let _ = writeln!(
         out,
         "<h1>duetime</h1><p>{} jobs, attention first; now {} · <a href=\"/metrics\">metrics</a> · \
          <a href=\"/api/jobs\">JSON</a></p>\n<table id=\"jobs\"><thead><tr><th>job</th><th>status</th>\
          <th>next due</th><th>last run</th><th>outcome</th><th>missed 24h / owed</th><th>schedule</th>\
-         </tr></thead><tbody>\n",
+         </tr></thead><tbody>",
         rows.len(),
         esc(&local(now))
     );
@@ -136,9 +136,9 @@ fn list_row(out: &mut String, r: &Row, now: Timestamp) {
 pub fn not_found(name: &str) -> String {
     let mut out = String::new();
     head(&mut out, "duetime: no such job");
-    let _ = write!(
+    let _ = writeln!(
         out,
-        "<h1>No job named {}</h1><p><a href=\"/\">All jobs</a></p></body></html>\n",
+        "<h1>No job named {}</h1><p><a href=\"/\">All jobs</a></p></body></html>",
         esc(&super::query::cut(name))
     );
     out
@@ -177,9 +177,9 @@ pub fn job(t: &Timeline) -> String {
     let name = esc(v.name.as_str());
     let mut out = String::with_capacity(4096 + t.marks.len() * 300);
     head(&mut out, &format!("duetime: {}", v.name));
-    let _ = write!(
+    let _ = writeln!(
         out,
-        "<p><a href=\"/\">All jobs</a></p><h1>{name}</h1>{}<p>{} · status <span class=\"status st-{st}\">{st}</span> · owed {} · missed in 24h {}{}</p>\n",
+        "<p><a href=\"/\">All jobs</a></p><h1>{name}</h1>{}<p>{} · status <span class=\"status st-{st}\">{st}</span> · owed {} · missed in 24h {}{}</p>",
         if v.title.is_empty() { String::new() } else { format!("<p class=\"title\">{}</p>", esc(&v.title)) },
         esc(&v.schedule),
         v.owed,
@@ -187,9 +187,9 @@ pub fn job(t: &Timeline) -> String {
         t.zone.map_or(String::new(), |z| format!(" · zone {}", esc(z))),
         st = t.row.shown.name(),
     );
-    let _ = write!(
+    let _ = writeln!(
         out,
-        "<p>From {} to {} (local time; <code>?from=…&amp;to=…</code> in RFC 3339 for another window)</p>\n",
+        "<p>From {} to {} (local time; <code>?from=…&amp;to=…</code> in RFC 3339 for another window)</p>",
         esc(&local(t.window.from)),
         esc(&local(t.window.to))
     );
@@ -202,10 +202,10 @@ pub fn job(t: &Timeline) -> String {
 
 fn svg(out: &mut String, t: &Timeline) {
     let w = t.window;
-    let _ = write!(
+    let _ = writeln!(
         out,
         "<svg id=\"timeline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{W}\" height=\"{H}\" \
-         viewBox=\"0 0 {W} {H}\" data-from=\"{}\" data-to=\"{}\" role=\"img\" aria-label=\"timeline of {}\">\n",
+         viewBox=\"0 0 {W} {H}\" data-from=\"{}\" data-to=\"{}\" role=\"img\" aria-label=\"timeline of {}\">",
         w.from,
         w.to,
         esc(t.row.view.name.as_str())
@@ -359,9 +359,9 @@ fn legend(out: &mut String) {
 }
 
 fn ledger_table(out: &mut String, t: &Timeline) {
-    let _ = write!(
+    let _ = writeln!(
         out,
-        "<h2>Ledger in the window</h2><table id=\"ledger\"><thead><tr><th>due (local)</th><th>count</th><th>fate</th><th>cause</th><th>entry</th></tr></thead><tbody>\n"
+        "<h2>Ledger in the window</h2><table id=\"ledger\"><thead><tr><th>due (local)</th><th>count</th><th>fate</th><th>cause</th><th>entry</th></tr></thead><tbody>"
     );
     for m in t.marks.iter().rev() {
         let _ = writeln!(
