@@ -220,7 +220,74 @@ fn a_result_delivered_with_a_reading_from_another_origin_is_timed_within_a_lease
     assert_eq!(
         s.state.clock(),
         Some(at("09:00:10")),
-        "a result moves no clock"
+        "a reading of another origin vouches for no time: it moves no clock"
+    );
+    insta::assert_snapshot!(s.trace());
+}
+
+/// Swarm seed 2338 (with the dead-man's switch drawn): a lone process whose clocks, wall
+/// and monotonic alike, read eight hours behind true time had its result delivered by
+/// another hand reading true time. Both clocks moved as much, so the reading passed as its
+/// own and the step acted eight hours ahead, starting the buffered run with a lease there;
+/// the store's clock stayed behind, so when that run's answer was lost the lease would not
+/// lapse for eight hours of the process's ticks (L1, L3). What a result's own measure
+/// vouches for now carries the store's clock, as a tick with that reading would.
+#[test]
+fn a_result_whose_reading_passes_as_its_own_carries_the_stores_clock_so_what_it_starts_can_lapse() {
+    let mut s = Story::new();
+    s.show_history = true;
+    let mut def = job("sync", every("1h"));
+    def.timeout = "3h".parse().unwrap();
+    def.overlap = Some(duetime::Overlap::BufferOne);
+    s.define("08:59", def);
+    s.start("08:59:30", 1);
+    s.tick("09:00:10", 1);
+    s.tick("10:00:10", 1);
+    s.note("10:00 is buffered behind r1; r1's result comes by another hand, reading 18:05");
+    s.note("on both its clocks, eight hours past p1's: as if p1 had measured eight hours");
+    let result = Event::RunFinished {
+        process: ProcessId(1),
+        job: JobName::new("sync").unwrap(),
+        run: RunId(1),
+        fence: Fence(1),
+        outcome: Outcome::Ok,
+    };
+    s.send_now(
+        Now::new(at("18:05:00"), at("18:05:00")),
+        "18:05:00",
+        "r1's result arrives",
+        result,
+    );
+    let started = s
+        .last
+        .iter()
+        .any(|e| matches!(e, Effect::Start { run, .. } if *run == RunId(2)));
+    assert!(started, "the buffered 10:00 starts at once:\n{}", s.trace());
+    assert_eq!(
+        s.state.clock(),
+        Some(at("18:05:00")),
+        "the store's clock is carried to what the reading vouched for"
+    );
+    s.note("r2's start never reaches p1, which ticks on by its own clock, holding nothing");
+    let mut t = at("10:06:10");
+    while t <= at("10:12:10") {
+        let tick = Event::Tick {
+            process: ProcessId(1),
+            held: Vec::new(),
+        };
+        s.send_now(
+            Now::new(t, t),
+            &label_of(t),
+            "p1 ticks holding nothing",
+            tick,
+        );
+        t = t.saturating_add(duetime::Duration::from_secs(30));
+    }
+    let lost = s.trace().contains("r2 lost");
+    assert!(
+        lost,
+        "r2's lease lapses within a lease and a few ticks of p1's:\n{}",
+        s.trace()
     );
     insta::assert_snapshot!(s.trace());
 }

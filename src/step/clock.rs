@@ -109,9 +109,13 @@ impl State {
     /// Judges the time of a result `process` reports, as its other events are (measured
     /// from its last event by the reading the result carries), but notes nothing of its
     /// clocks: a result may be delivered late or by another hand, with a reading that is
-    /// not its process's own, so it must neither move the store's clock nor hold or
-    /// release anyone. At worst such a reading is taken as no time passed.
-    pub(crate) fn judge_result_clock(&self, process: ProcessId, now: Now) -> Timestamp {
+    /// not its process's own, so it must not hold or release anyone, and at worst such a
+    /// reading is taken as no time passed. What its own measure vouches for carries the
+    /// store's clock, as that process's tick would: the step acts at the judged time (a
+    /// run it starts is leased from it), and a lease written ahead of the store's clock
+    /// would not lapse when its holder dies until the clock caught up (a result with a
+    /// reading of true time from a process whose clocks were hours behind did that).
+    pub(crate) fn judge_result_clock(&mut self, process: ProcessId, now: Now) -> Timestamp {
         let Some(clock) = self.clock else {
             return now.wall;
         };
@@ -122,7 +126,9 @@ impl State {
             ),
             None => clock,
         };
-        now.wall.min(vouched.saturating_add(self.config.clock_jump))
+        let at = now.wall.min(vouched.saturating_add(self.config.clock_jump));
+        self.clock = Some(clock.max(at.min(vouched)));
+        at
     }
 
     /// Judges the clock of an event of `process` (see the module doc), noting its clocks
