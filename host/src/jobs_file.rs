@@ -33,12 +33,16 @@ use duetime::{
     MissedRule, Overlap, Schedule, ScheduleError, Timestamp,
 };
 use serde::Deserialize;
+
+use crate::alerts::RouteProblem;
 use toml::{Spanned, Value};
 
 /// A jobs file, read and checked: its jobs in file order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct JobsFile {
     pub jobs: Vec<HostJob>,
+    /// The file's `[alerts]` table: where every job's alerts go unless it says otherwise.
+    pub alerts: Option<Route>,
 }
 
 /// One job: the core's definition and what the host runs for it.
@@ -46,8 +50,18 @@ pub struct JobsFile {
 pub struct HostJob {
     pub def: JobDef,
     pub command: Command,
+    /// The job's own `alerts = { ... }`, which replaces the file's `[alerts]` for it.
+    pub alerts: Option<Route>,
 }
 
+impl HostJob {
+    /// Where this job's alerts go: its own table, else the file's.
+    pub fn route<'a>(&'a self, file: Option<&'a Route>) -> Option<&'a Route> {
+        self.alerts.as_ref().or(file)
+    }
+}
+
+pub use crate::alerts::Route;
 pub use crate::command::Command;
 
 /// The keys a `[[job]]` table accepts, in the order the docs list them.
@@ -83,9 +97,10 @@ pub const JOB_FIELDS: &[&str] = &[
     "jitter",
     "requires_confirmation",
     "expect_success_within",
+    "alerts",
 ];
 /// The keys accepted at the top of the file.
-pub const TOP_FIELDS: &[&str] = &["user", "group", "job"];
+pub const TOP_FIELDS: &[&str] = &["user", "group", "alerts", "job"];
 const DST_FIELDS: &[&str] = &["gap", "fold"];
 const BACKOFF_FIELDS: &[&str] = &["initial", "max"];
 const SCHEDULE_FIELDS: &[&str] = &["cron", "every", "at"];
@@ -163,6 +178,8 @@ pub enum TopProblem {
     BadDefault {
         found: String,
     },
+    /// The `[alerts]` table, or one of its keys (`key` is `alerts.webhook`, ...).
+    Alerts(RouteProblem),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -227,6 +244,8 @@ pub enum FieldProblem {
     },
     /// Refused by the core's `JobDef::validate`.
     Def(DefError),
+    /// The job's `alerts` table, or one of its keys.
+    Alerts(RouteProblem),
     /// The name of an earlier job.
     DuplicateName {
         name: String,
@@ -261,7 +280,8 @@ impl fmt::Display for JobsFileError {
                         write!(
                             f,
                             "; accepted: job, written once per job as [[job]] followed by \
-                             its fields, and before it user and group (every job's defaults)"
+                             its fields, and before it user and group (every job's defaults) \
+                             and [alerts] (where alerts go)"
                         )
                     }
                     TopProblem::BadDefault { found } => write!(
@@ -270,6 +290,7 @@ impl fmt::Display for JobsFileError {
                         quote(key),
                         IDENTITY_FORMS
                     ),
+                    TopProblem::Alerts(p) => write!(f, "field {}: {p}", quote(key)),
                     TopProblem::NotArrayOfTables { found } => write!(
                         f,
                         "key \"job\" is {found}; accepted: an array of tables, one [[job]] \
@@ -329,6 +350,7 @@ impl fmt::Display for FieldProblem {
                 write!(f, "; accepted: {}", accepted.join(", "))
             }
             FieldProblem::NotOnThisMachine { message } => f.write_str(message),
+            FieldProblem::Alerts(p) => p.fmt(f),
             FieldProblem::WrongType { found, accepted } => {
                 write!(f, "is {found}; accepted: {accepted}")
             }
@@ -559,6 +581,7 @@ pub fn parse_str_with(
         user: top_identity(&doc, "user", file, &lines, &mut errors),
         group: top_identity(&doc, "group", file, &lines, &mut errors),
     };
+    let alerts = top_alerts(&doc, file, &lines, &mut errors);
     let mut jobs = Vec::new();
     // Where each valid name was first seen: (1-based index, line).
     let mut names: BTreeMap<String, (usize, Option<usize>)> = BTreeMap::new();
@@ -604,7 +627,7 @@ pub fn parse_str_with(
         errors.append(&mut reader.errors);
     }
     if errors.is_empty() {
-        Ok(JobsFile { jobs })
+        Ok(JobsFile { jobs, alerts })
     } else {
         Err(errors)
     }
@@ -842,6 +865,36 @@ fn top_identity(
     }
 }
 
+/// The file's `[alerts]` table, or `None` (after recording why, when it is refused).
+fn top_alerts(
+    doc: &toml::Table,
+    file: &str,
+    lines: &Lines<'_>,
+    errors: &mut Vec<JobsFileError>,
+) -> Option<Route> {
+    match crate::alerts::parse(doc.get("alerts")?) {
+        Ok(route) => Some(route),
+        Err(problems) => {
+            errors.extend(problems.into_iter().map(|e| JobsFileError::TopLevel {
+                file: file.to_string(),
+                line: lines.top_key("alerts"),
+                key: alerts_key(&e.key),
+                problem: TopProblem::Alerts(e.problem),
+            }));
+            None
+        }
+    }
+}
+
+/// `alerts.webhook` for the key `webhook` of an alerts table, `alerts` for the table.
+fn alerts_key(key: &str) -> String {
+    if key.is_empty() {
+        "alerts".into()
+    } else {
+        format!("alerts.{key}")
+    }
+}
+
 /// One schedule key as found, before it is compiled.
 enum ScheduleText<'v> {
     Cron(&'v str),
@@ -917,6 +970,7 @@ impl<'a> JobReader<'a> {
         }
         let schedule = self.schedule(t);
         let command = self.command(t);
+        let alerts = self.alerts(t);
         let mut def = self.definition(t, name.clone(), schedule.clone());
         // What runs is part of the definition: its digest covers it, a change of it is held
         // under `requires_confirmation`, and the daemon runs the one in force.
@@ -932,7 +986,24 @@ impl<'a> JobReader<'a> {
         ) else {
             return None;
         };
-        Some(HostJob { def, command })
+        Some(HostJob {
+            def,
+            command,
+            alerts,
+        })
+    }
+
+    /// The job's own `alerts` table (it replaces the file's for this job).
+    fn alerts(&mut self, t: &toml::Table) -> Option<Route> {
+        match crate::alerts::parse(t.get("alerts")?) {
+            Ok(route) => Some(route),
+            Err(problems) => {
+                for e in problems {
+                    self.field_error(&alerts_key(&e.key), FieldProblem::Alerts(e.problem));
+                }
+                None
+            }
+        }
     }
 
     fn name(&mut self, t: &toml::Table) -> Option<JobName> {
@@ -1736,6 +1807,27 @@ mod tests {
     }
 
     #[test]
+    fn the_dead_mans_switch_reads_as_a_duration_and_below_the_tick_is_refused_by_name() {
+        let text = "[[job]]\nname = \"report\"\ncron = \"0 9 * * *\"\ncommand = [\"true\"]\nexpect_success_within = \"26h\"\n";
+        let file = parse_str(text, "jobs.toml").unwrap_or_else(|e| panic!("{e:?}"));
+        assert_eq!(
+            file.jobs[0].def.expect_success_within,
+            Some(Duration::from_hours(26))
+        );
+        let too_soon = text.replace("\"26h\"", "\"10s\"");
+        let es = errors(&too_soon);
+        assert_eq!(es.len(), 1, "{es:?}");
+        assert!(
+            es[0].contains("field \"expect_success_within\"")
+                && es[0].contains("accepted: at least the tick"),
+            "{es:?}"
+        );
+        let not_a_duration = text.replace("\"26h\"", "\"a day\"");
+        let es = errors(&not_a_duration);
+        assert!(es[0].contains("expect_success_within"), "{es:?}");
+    }
+
+    #[test]
     fn a_full_job_reads_into_the_core_definition() {
         let text = r#"
 [[job]]
@@ -1935,6 +2027,39 @@ retries = 500
                 "jobs.toml:3: job \"a\": field \"every\": every 1s is shorter than the tick (30s); accepted: a period of at least the tick",
                 "jobs.toml:10: job \"b\": field \"legal_duty\": a legal duty needs the missed rule `required`; accepted: missed = \"required\" with legal_duty = true, or legal_duty = false",
             ]
+        );
+    }
+
+    #[test]
+    fn alerts_tables_read_at_the_top_and_per_job_and_refuse_with_what_is_accepted() {
+        let file = parse_str(
+            "[alerts]\ncommand = [\"page-me\"]\nwebhook = \"https://hooks.example/d\"\n\n\
+             [[job]]\nname = \"a\"\nevery = \"1m\"\ncommand = [\"true\"]\n\n\
+             [[job]]\nname = \"b\"\nevery = \"1m\"\ncommand = [\"true\"]\nalerts = {}\n",
+            "jobs.toml",
+        )
+        .unwrap();
+        let global = file.alerts.as_ref().unwrap();
+        assert_eq!(
+            global.webhook.as_ref().unwrap().as_str(),
+            "https://hooks.example/d"
+        );
+        assert_eq!(file.jobs[0].route(Some(global)), Some(global));
+        assert!(!file.jobs[1].route(Some(global)).unwrap().sends());
+        let errors = errors(
+            "[alerts]\nwebhook = \"ftp://x\"\n\n[[job]]\nname = \"a\"\nevery = \"1m\"\ncommand = [\"true\"]\nalerts = { retries = \"many\" }\n",
+        );
+        assert_eq!(errors.len(), 2, "{errors:?}");
+        assert!(
+            errors[0].starts_with(
+                "jobs.toml:1: field \"alerts.webhook\": \"ftp://x\" is not a webhook URL"
+            ),
+            "{errors:?}"
+        );
+        assert!(
+            errors[1]
+                .contains("job \"a\": field \"alerts.retries\": is a string; accepted: an integer"),
+            "{errors:?}"
         );
     }
 

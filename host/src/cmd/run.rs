@@ -11,9 +11,11 @@ use std::path::PathBuf;
 use duetime::{Config, Coordination, Duration};
 use duetime_host::config::{ConfigFlags, ConfigMismatch};
 use duetime_host::daemon::{self, preflight, Daemon, Setup, Stopped};
-use duetime_host::jobs_file::{self, HostJob, JobsFileError};
+use duetime_host::http::{self, Listen};
+use duetime_host::jobs_file::{self, JobsFileError};
 use duetime_host::runner::Runs;
-use duetime_host::store::{self, AnyStore, Options, Store, StoreError};
+use duetime_host::store::{self, AnyStore, Metered, Options, Store, StoreError};
+use duetime_host::telemetry::Telemetry;
 
 use super::StoreArgs;
 
@@ -44,6 +46,15 @@ pub struct Args {
     /// ones are removed once reported. A run not yet reported is always kept
     #[arg(long, value_name = "N", default_value_t = 20)]
     pub keep_runs: usize,
+    /// Serve GET /metrics (Prometheus), / and /jobs/NAME (the pages) and /api/jobs (JSON)
+    /// on this address, such as 127.0.0.1:9464. Off by default; loopback only unless
+    /// --http-public
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub http: Option<std::net::SocketAddr>,
+    /// Let --http listen on an address other machines can reach (the pages and metrics
+    /// have no authentication: put a firewall or a proxy in front)
+    #[arg(long, requires = "http")]
+    pub http_public: bool,
 }
 
 /// `--coordination`, spelled as the core spells it.
@@ -96,6 +107,17 @@ pub fn run(args: &Args, _out: &mut dyn Write, err: &mut dyn Write) -> io::Result
         writeln!(err, "duetime run: {why}")?;
         return Ok(USAGE);
     }
+    let listen = match args
+        .http
+        .map(|a| Listen::check(a, args.http_public))
+        .transpose()
+    {
+        Ok(l) => l,
+        Err(why) => {
+            writeln!(err, "duetime run: {why}")?;
+            return Ok(USAGE);
+        }
+    };
     let config = flags.new_store_config();
     // The file is read before the store is reached, so its errors come at once even while
     // a database is still starting. Only the tick bounds a definition (`every` at least a
@@ -122,7 +144,16 @@ pub fn run(args: &Args, _out: &mut dyn Write, err: &mut dyn Write) -> io::Result
         return Ok(code);
     }
     daemon::install_signal_handlers();
-    let mut d = match start_daemon(args, &flags, &options, &runs, err)? {
+    let telemetry = Telemetry::default();
+    if let Some(listen) = listen {
+        // Bound before the store is reached, so a port in use is said at once; the
+        // server's own store handle opens at its first request.
+        if let Err(why) = http::serve(listen, &args.store.store, telemetry.clone()) {
+            writeln!(err, "duetime run: {why}")?;
+            return Ok(1);
+        }
+    }
+    let mut d = match start_daemon(args, &flags, &options, &runs, &telemetry, err)? {
         Ok(d) => d,
         Err(code) => return Ok(code),
     };
@@ -140,23 +171,29 @@ fn start_daemon(
     flags: &ConfigFlags,
     options: &Options,
     runs: &Runs,
+    telemetry: &Telemetry,
     err: &mut dyn Write,
-) -> io::Result<Result<Daemon<store::AnyStore>, u8>> {
+) -> io::Result<Result<Daemon<Metered<AnyStore>>, u8>> {
     let exe = std::env::current_exe()?;
     let mut waited = 0u32;
     let daemon = loop {
         let started = store::open(&args.store.store, options.clone())
             .map_err(NotStarted::from)
             .and_then(|mut store| {
-                let jobs = agreed_jobs(&mut store, flags, &args.jobs)?;
+                let file = agreed_jobs(&mut store, flags, &args.jobs)?;
                 let setup = Setup {
                     runs: runs.clone(),
-                    jobs,
+                    jobs: file.jobs,
+                    alerts: file.alerts,
                     jobs_file: args.jobs.clone(),
                     exe: exe.clone(),
                     keep_runs: args.keep_runs,
+                    telemetry: telemetry.clone(),
                 };
-                Ok(Daemon::start(store, setup)?)
+                Ok(Daemon::start(
+                    Metered::new(store, telemetry.clone()),
+                    setup,
+                )?)
             });
         match started {
             Ok(d) => break d,
@@ -218,14 +255,12 @@ fn agreed_jobs(
     store: &mut AnyStore,
     flags: &ConfigFlags,
     jobs: &std::path::Path,
-) -> Result<Vec<HostJob>, NotStarted> {
+) -> Result<jobs_file::JobsFile, NotStarted> {
     let stored: Config = *store.state()?.config();
     flags
         .agree(store.describe(), &stored)
         .map_err(NotStarted::Config)?;
-    jobs_file::load_with(jobs, &stored)
-        .map(|j| j.jobs)
-        .map_err(NotStarted::Jobs)
+    jobs_file::load_with(jobs, &stored).map_err(NotStarted::Jobs)
 }
 
 fn jobs_errors(err: &mut dyn Write, errors: Vec<JobsFileError>) -> io::Result<u8> {

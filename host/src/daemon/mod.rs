@@ -20,15 +20,18 @@ use std::process::Child;
 use std::time::Instant;
 
 use duetime::{
-    Actor, CancelReason, Effect, Entry, Event, Fence, Held, History, JobName, ProcessId, RunId,
+    Actor, Alert, CancelReason, Effect, Entry, Event, Fence, Held, History, JobName, ProcessId,
+    RunId,
 };
 use tracing::{info, warn};
 
 pub use clock::{backoff, install_signal_handlers, signalled, Clock};
 
+use crate::alerts::{Courier, Route};
 use crate::jobs_file::HostJob;
 use crate::runner::Runs;
 use crate::store::{DaemonInfo, Store, StoreError};
+use crate::telemetry::Telemetry;
 
 /// How often a daemon holding runs looks for their results; also the longest sleep, so a
 /// signal or another process's change is noticed within it.
@@ -48,6 +51,10 @@ pub struct Setup {
     pub exe: PathBuf,
     /// How many reported run directories to keep per job.
     pub keep_runs: usize,
+    /// This process's counters (`GET /metrics`).
+    pub telemetry: Telemetry,
+    /// The jobs file's `[alerts]`: where alerts go unless a job says otherwise.
+    pub alerts: Option<Route>,
 }
 
 /// A run this incarnation carries out.
@@ -84,6 +91,11 @@ pub struct Daemon<S: Store> {
     journal_seen: i64,
     /// Events that effects asked for (a run that could not even start reports at once).
     follow_ups: Vec<Event>,
+    telemetry: Telemetry,
+    /// The jobs file's `[alerts]`.
+    alert_route: Option<Route>,
+    /// The delivery thread's queue, when any job's alerts go anywhere.
+    courier: Option<Courier>,
 }
 
 impl<S: Store> Daemon<S> {
@@ -110,6 +122,19 @@ impl<S: Store> Daemon<S> {
             keep_runs = setup.keep_runs,
             "started"
         );
+        let sends = setup.alerts.as_ref().is_some_and(Route::sends)
+            || setup
+                .jobs
+                .iter()
+                .any(|j| j.alerts.as_ref().is_some_and(Route::sends));
+        let courier = match sends.then(|| Courier::start(setup.telemetry.clone())) {
+            Some(Ok(c)) => Some(c),
+            Some(Err(e)) => {
+                warn!("alerts: the delivery thread did not start ({e}); alerts are only logged");
+                None
+            }
+            None => None,
+        };
         let mut daemon = Daemon {
             store,
             runs: setup.runs,
@@ -128,7 +153,11 @@ impl<S: Store> Daemon<S> {
             keep_runs: setup.keep_runs,
             journal_seen,
             follow_ups: Vec::new(),
+            telemetry: setup.telemetry,
+            alert_route: setup.alerts,
+            courier,
         };
+        daemon.telemetry.set_process(process);
         // Before `ProcessStarted`: its tick would find the runs' leases lapsed (nobody
         // renewed them while no daemon ran) and record them lost.
         daemon.take_over()?;
@@ -175,7 +204,7 @@ impl<S: Store> Daemon<S> {
                 {
                     info!(job = %r.job, "{e}");
                 }
-                Effect::Alert(a) => warn!(job = %a.job, "{e}"),
+                Effect::Alert(a) => self.alert(a, e),
                 Effect::ClockGap { process, .. } if *process == self.process => warn!("{e}"),
                 // Who owns the store (single_owner) and drains: a line each, so a log shows
                 // which incarnation was deciding when.
@@ -185,6 +214,21 @@ impl<S: Store> Daemon<S> {
                 Effect::Drained { process } if *process == self.process => info!("{e}"),
                 _ => {}
             }
+        }
+    }
+
+    /// An alert the core decided to tell, after its transaction committed: logged,
+    /// counted, and handed to the delivery thread (which never blocks this loop).
+    fn alert(&mut self, alert: &Alert, effect: &Effect) {
+        warn!(job = %alert.job, "{effect}");
+        let kind = crate::http::tally::tag_of(&alert.kind, "alert");
+        self.telemetry.alert_told(alert.job.as_str(), &kind);
+        let route = match self.jobs.get(alert.job.as_str()) {
+            Some(job) => job.route(self.alert_route.as_ref()),
+            None => self.alert_route.as_ref(),
+        };
+        if let (Some(courier), Some(route)) = (&self.courier, route.filter(|r| r.sends())) {
+            courier.send(alert, route);
         }
     }
 

@@ -9,6 +9,7 @@
 
 mod cache;
 pub mod daemons;
+mod metered;
 pub mod postgres;
 pub mod sqlite;
 pub mod tls;
@@ -19,6 +20,7 @@ use duetime::{Config, Effect, Event, LoadError, Now, Record, State, Timestamp};
 
 pub use cache::Loads;
 pub use daemons::DaemonInfo;
+pub use metered::Metered;
 pub use postgres::{Isolation, PostgresStore};
 pub use sqlite::{SqliteStore, SCHEMA_VERSION};
 
@@ -196,6 +198,22 @@ impl fmt::Display for StoreError {
             }
             StoreError::Database { store, detail } => write!(f, "the store {store}: {detail}"),
             StoreError::Aborted { reason } => write!(f, "transaction aborted: {reason}"),
+        }
+    }
+}
+
+impl StoreError {
+    /// Its snake_case name, as `--json` errors and the metrics' `kind` label spell it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            StoreError::Missing { .. } => "no_store",
+            StoreError::Unreachable { .. } => "unreachable",
+            StoreError::Corrupt { .. } => "corrupt",
+            StoreError::Locked { .. } => "locked",
+            StoreError::NewerSchema { .. } => "newer_schema",
+            StoreError::Load { .. } => "load",
+            StoreError::Database { .. } => "database",
+            StoreError::Aborted { .. } => "aborted",
         }
     }
 }

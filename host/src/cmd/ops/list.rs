@@ -3,10 +3,11 @@
 
 use std::io::{self, Write};
 
-use duetime::{Coordination, Filter, JobView, State, Timestamp};
+use duetime::{Coordination, Timestamp};
 use duetime_host::store::Store;
+use duetime_host::views::{list_json, rows, Row};
 
-use super::{open, relative, store_failed, view_json, Shown, StoreArgs};
+use super::{open, relative, store_failed, StoreArgs};
 
 #[derive(Debug, clap::Args)]
 pub struct ListArgs {
@@ -15,36 +16,6 @@ pub struct ListArgs {
     /// Print JSON instead of text
     #[arg(long)]
     pub json: bool,
-}
-
-/// One row: the view and how it is shown.
-struct Row {
-    view: JobView,
-    shown: Shown,
-}
-
-/// Every job's view, ranked by the core (attention first, then by name).
-fn rows(state: &State, now: Timestamp) -> Vec<Row> {
-    let mut views = Vec::new();
-    let mut after: Option<String> = None;
-    loop {
-        let page = state.jobs(&Filter::default(), after.as_deref(), 500, now);
-        views.extend(page.items);
-        match page.next {
-            Some(n) => after = Some(n),
-            None => break,
-        }
-    }
-    views
-        .into_iter()
-        .map(|view| {
-            let record = state
-                .seq_of_name(view.name.as_str())
-                .and_then(|s| state.record(s));
-            let shown = Shown::of(&view, record, now);
-            Row { view, shown }
-        })
-        .collect()
 }
 
 pub fn list(args: &ListArgs, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<u8> {
@@ -59,9 +30,7 @@ pub fn list(args: &ListArgs, out: &mut dyn Write, err: &mut dyn Write) -> io::Re
     };
     let rows = rows(state, now);
     if args.json {
-        let jobs: Vec<_> = rows.iter().map(|r| view_json(&r.view, r.shown)).collect();
-        let v = serde_json::json!({"ok": true, "now": now.to_string(), "jobs": jobs});
-        writeln!(out, "{v:#}")?;
+        writeln!(out, "{:#}", list_json(&rows, now))?;
         return Ok(0);
     }
     write_table(out, &rows, now)?;
@@ -84,7 +53,7 @@ pub fn list(args: &ListArgs, out: &mut dyn Write, err: &mut dyn Write) -> io::Re
 /// The cells of one row, in column order.
 fn cells(r: &Row, now: Timestamp) -> [String; 9] {
     let v = &r.view;
-    let next = v.next_due.filter(|_| r.shown.will_run());
+    let next = r.next();
     let (last_at, last_ago, outcome) = match &v.last {
         Some(l) => (
             l.at.to_string(),

@@ -19,7 +19,7 @@ pub use status::{status, StatusArgs};
 
 use std::io::{self, Write};
 
-use duetime::{JobRecord, JobView, PausedBy, RunId, Status, Timestamp};
+use duetime::{PausedBy, RunId};
 use duetime_host::store::{AnyStore, StoreError};
 
 use super::{json, StoreArgs};
@@ -41,11 +41,7 @@ fn whoami() -> String {
 /// or nothing held); every field of a new job's.
 fn held_changes(store: &mut AnyStore, job: &str) -> Option<Vec<duetime_host::changes::Change>> {
     use duetime_host::store::Store;
-    let state = store.state().ok()?;
-    let record = state.seq_of_name(job).and_then(|seq| state.record(seq))?;
-    let held = record.act().and_then(|a| a.held.as_deref())?.def();
-    let in_force = (!record.is_unconfirmed()).then_some(&record.def);
-    Some(duetime_host::changes::changes(in_force, held))
+    duetime_host::views::held_changes(store.state().ok()?, job)
 }
 
 /// A store error: a line on stderr, or the JSON error object on stdout. Exit 1.
@@ -81,54 +77,7 @@ fn open(
     }
 }
 
-/// How a job is shown to people: the core's status, except where it would mislead. A
-/// job the system paused is `paused` (still ranked first, as the core's `failed`), a
-/// parked run awaits approval rather than runs, a new job held for confirmation has not
-/// run for a reason, and a run whose lease lapsed has lost its daemon.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Shown {
-    Core(Status),
-    Paused,
-    AwaitingApproval,
-    AwaitingConfirmation,
-    /// Its daemon stopped renewing its lease: the next daemon to tick records it lost (or
-    /// adopts it, on the same machine).
-    Orphaned,
-}
-
-impl Shown {
-    pub fn of(view: &JobView, record: Option<&JobRecord>, now: Timestamp) -> Shown {
-        let open = record.and_then(|r| r.run());
-        if view.paused.is_some() {
-            return Shown::Paused;
-        }
-        if record.is_some_and(|r| r.is_unconfirmed()) {
-            return Shown::AwaitingConfirmation;
-        }
-        if view.awaiting_approval.is_some() {
-            return Shown::AwaitingApproval;
-        }
-        if open.is_some_and(|r| r.parked.is_none() && r.lease_until < now) {
-            return Shown::Orphaned;
-        }
-        Shown::Core(view.status)
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Shown::Core(s) => s.name(),
-            Shown::Paused => "paused",
-            Shown::AwaitingApproval => "awaiting_approval",
-            Shown::AwaitingConfirmation => "awaiting_confirmation",
-            Shown::Orphaned => "orphaned",
-        }
-    }
-
-    /// Whether the job's next due times will run as things stand.
-    pub fn will_run(self) -> bool {
-        !matches!(self, Shown::Paused | Shown::AwaitingConfirmation)
-    }
-}
+pub use duetime_host::views::{relative, view_json, Shown};
 
 /// Who paused a job, in words.
 fn paused_text(by: &PausedBy) -> String {
@@ -136,32 +85,4 @@ fn paused_text(by: &PausedBy) -> String {
         PausedBy::Person { actor } => format!("by {actor}"),
         PausedBy::System { reason } => format!("by the system: {reason}"),
     }
-}
-
-/// `in 12m`, `3h ago`, `now`: how far `t` is from `now`, in the largest whole unit.
-pub fn relative(now: Timestamp, t: Timestamp) -> String {
-    let ms = t.as_millis().saturating_sub(now.as_millis());
-    let secs = ms.unsigned_abs() / 1000;
-    let text = match secs {
-        0 => return "now".to_string(),
-        s if s < 60 => format!("{s}s"),
-        s if s < 3600 => format!("{}m", s / 60),
-        s if s < 48 * 3600 => format!("{}h", s / 3600),
-        s => format!("{}d", s / 86_400),
-    };
-    if ms > 0 {
-        format!("in {text}")
-    } else {
-        format!("{text} ago")
-    }
-}
-
-/// The job's view with the shown status, as JSON.
-fn view_json(view: &JobView, shown: Shown) -> serde_json::Value {
-    let mut v = json::view(view);
-    v["status"] = shown.name().into();
-    if !shown.will_run() {
-        v["next_due"] = serde_json::Value::Null;
-    }
-    v
 }

@@ -3,10 +3,10 @@
 
 use std::io::{self, Write};
 
-use duetime::{Effect, JobRecord, JobView, Record, Timestamp};
-use duetime_host::store::Store;
+use duetime::Effect;
+use duetime_host::views::{job_report, show_json, JobReport};
 
-use super::{json, open, paused_text, relative, store_failed, view_json, Shown, StoreArgs};
+use super::{json, open, paused_text, relative, store_failed, Shown, StoreArgs};
 
 #[derive(Debug, clap::Args)]
 pub struct ShowArgs {
@@ -22,87 +22,31 @@ pub struct ShowArgs {
     pub json: bool,
 }
 
-/// What `show` prints, read in one go.
-struct JobReport {
-    view: JobView,
-    shown: Shown,
-    /// The next due times that will run (none while paused or unconfirmed).
-    next: Vec<Timestamp>,
-    accounted_from: Option<Timestamp>,
-    unconfirmed: bool,
-    /// What a held definition changes (empty when nothing is held).
-    changes: Vec<duetime_host::changes::Change>,
-    journal: Vec<Record>,
-    since: Timestamp,
-    now: Timestamp,
-}
-
 pub fn show(args: &ShowArgs, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<u8> {
     let mut store = match open(&args.store, args.json, out, err)? {
         Ok(s) => s,
         Err(code) => return Ok(code),
     };
     let now = crate::cmd::now();
-    let found = match store.state() {
-        Ok(state) => state.job(&args.job, now).map(|view| {
-            let record: Option<&JobRecord> = state
-                .seq_of_name(&args.job)
-                .and_then(|seq| state.record(seq));
-            let shown = Shown::of(&view, record, now);
-            let next: Vec<Timestamp> = match record {
-                Some(r) if shown.will_run() => r.def.schedule.iter_after(now).take(5).collect(),
-                _ => Vec::new(),
-            };
-            let accounted_from = record.and_then(|r| r.accounted_from);
-            let unconfirmed = record.is_some_and(JobRecord::is_unconfirmed);
-            (view, shown, next, accounted_from, unconfirmed)
-        }),
-        Err(e) => return store_failed(&e, args.json, out, err),
-    };
-    let Some((view, shown, next, accounted_from, unconfirmed)) = found else {
-        let text = format!("no job named {:?} in the store", crate::cmd::cut(&args.job));
-        if args.json {
-            writeln!(out, "{:#}", json::error("not_found", &text))?;
-        } else {
-            writeln!(err, "duetime show: {text}")?;
+    let job = match job_report(&mut store, &args.job, now, args.days) {
+        Ok(Some(job)) => job,
+        Ok(None) => {
+            let text = format!("no job named {:?} in the store", crate::cmd::cut(&args.job));
+            if args.json {
+                writeln!(out, "{:#}", json::error("not_found", &text))?;
+            } else {
+                writeln!(err, "duetime show: {text}")?;
+            }
+            return Ok(1);
         }
-        return Ok(1);
-    };
-    let changes = super::held_changes(&mut store, &args.job).unwrap_or_default();
-    let since = now.saturating_sub(duetime::Duration::from_days(args.days));
-    let journal = match store.journal_for(&args.job, since) {
-        Ok(j) => j,
         Err(e) => return store_failed(&e, args.json, out, err),
-    };
-    let job = JobReport {
-        view,
-        shown,
-        next,
-        accounted_from,
-        unconfirmed,
-        changes,
-        journal,
-        since,
-        now,
     };
     if args.json {
-        writeln!(out, "{:#}", to_json(&job))?;
+        writeln!(out, "{:#}", show_json(&job))?;
     } else {
         write_text(out, &job)?;
     }
     Ok(0)
-}
-
-fn to_json(j: &JobReport) -> serde_json::Value {
-    let mut job = view_json(&j.view, j.shown);
-    job["accounted_from"] = json::time_opt(j.accounted_from);
-    job["held_changes"] = serde_json::to_value(&j.changes).unwrap_or_default();
-    serde_json::json!({
-        "ok": true,
-        "job": job,
-        "next": j.next.iter().map(|t| json::time(*t)).collect::<Vec<_>>(),
-        "journal": j.journal.iter().map(json::record).collect::<Vec<_>>(),
-    })
 }
 
 fn write_text(out: &mut dyn Write, j: &JobReport) -> io::Result<()> {

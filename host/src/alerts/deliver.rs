@@ -1,0 +1,207 @@
+//! The delivery thread: a bounded queue in front of one thread that runs each alert's
+//! command and posts its webhook, retrying each with backoff, logging every delivery and
+//! every failure. The daemon's loop only `try_send`s: a full queue (a pager down for long
+//! while alerts keep coming) drops the alert with a warning and a count, rather than
+//! stopping the scheduler behind it.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
+use std::time::{Duration, Instant};
+
+use duetime::{Alert, Effect};
+use tracing::{info, warn};
+
+use super::Route;
+use crate::http::tally::tag_of;
+use crate::telemetry::{Delivery, Target, Telemetry};
+
+/// How many alerts may wait for delivery.
+pub const QUEUE: usize = 256;
+
+/// One alert to carry, with where to.
+struct Parcel {
+    alert: Alert,
+    route: Route,
+}
+
+/// The daemon's end of the queue.
+#[derive(Debug, Clone)]
+pub struct Courier {
+    queue: SyncSender<Parcel>,
+    telemetry: Telemetry,
+}
+
+impl std::fmt::Debug for Parcel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Parcel({})", self.alert.job)
+    }
+}
+
+impl Courier {
+    /// Starts the delivery thread.
+    pub fn start(telemetry: Telemetry) -> std::io::Result<Courier> {
+        let (queue, rx) = sync_channel(QUEUE);
+        let t = telemetry.clone();
+        std::thread::Builder::new()
+            .name("duetime-alerts".into())
+            .spawn(move || run(rx, t))?;
+        Ok(Courier { queue, telemetry })
+    }
+
+    /// Hands `alert` to the delivery thread; never waits.
+    pub fn send(&self, alert: &Alert, route: &Route) {
+        let parcel = Parcel {
+            alert: alert.clone(),
+            route: route.clone(),
+        };
+        match self.queue.try_send(parcel) {
+            Ok(()) => {}
+            Err(TrySendError::Full(p) | TrySendError::Disconnected(p)) => {
+                warn!(job = %p.alert.job, queue = QUEUE, "alert not delivered: the delivery queue is full (or its thread is gone)");
+                for target in targets(&p.route) {
+                    self.telemetry
+                        .delivery(p.alert.job.as_str(), target, Delivery::Dropped);
+                }
+            }
+        }
+    }
+}
+
+fn targets(route: &Route) -> Vec<Target> {
+    let mut t = Vec::new();
+    if route.command.is_some() {
+        t.push(Target::Command);
+    }
+    if route.webhook.is_some() {
+        t.push(Target::Webhook);
+    }
+    t
+}
+
+/// The alert as its command reads it on stdin and its webhook receives it: the job, the
+/// incident kind, when (RFC 3339), the line the daemon logs, and the core's own `Alert`
+/// (its serde form: instants in epoch milliseconds, ids as numbers).
+pub fn payload(alert: &Alert) -> serde_json::Value {
+    serde_json::json!({
+        "job": alert.job.as_str(),
+        "kind": tag_of(&alert.kind, "alert"),
+        "at": alert.at.to_string(),
+        "text": Effect::Alert(alert.clone()).to_string(),
+        "alert": serde_json::to_value(alert).unwrap_or(serde_json::Value::Null),
+    })
+}
+
+fn run(rx: Receiver<Parcel>, telemetry: Telemetry) {
+    while let Ok(p) = rx.recv() {
+        let body = payload(&p.alert);
+        for target in targets(&p.route) {
+            carry(&p, target, &body, &telemetry);
+        }
+    }
+}
+
+/// One target, tried until it takes the alert or the retries run out.
+fn carry(p: &Parcel, target: Target, body: &serde_json::Value, telemetry: &Telemetry) {
+    let job = p.alert.job.as_str();
+    let kind = body["kind"].as_str().unwrap_or("unknown");
+    for attempt in 1..=p.route.retries.saturating_add(1) {
+        let tried = match target {
+            Target::Command => by_command(&p.route, body),
+            Target::Webhook => by_webhook(&p.route, body),
+        };
+        match tried {
+            Ok(()) => {
+                info!(
+                    job,
+                    kind,
+                    target = target.name(),
+                    attempt,
+                    "alert delivered"
+                );
+                telemetry.delivery(job, target, Delivery::Ok);
+                return;
+            }
+            Err(why) => {
+                warn!(
+                    job,
+                    kind,
+                    target = target.name(),
+                    attempt,
+                    "alert delivery failed: {why}"
+                );
+                telemetry.delivery(job, target, Delivery::Failed);
+            }
+        }
+        if attempt <= p.route.retries {
+            std::thread::sleep(p.route.backoff(attempt));
+        }
+    }
+    warn!(
+        job,
+        kind,
+        target = target.name(),
+        attempts = p.route.retries + 1,
+        "alert given up: every attempt failed"
+    );
+    telemetry.delivery(job, target, Delivery::GaveUp);
+}
+
+/// The command, with the alert on stdin and in `DUETIME_ALERT_*`; exit 0 within the
+/// timeout is a delivery.
+fn by_command(route: &Route, body: &serde_json::Value) -> Result<(), String> {
+    let Some(argv) = route.command.as_deref().filter(|a| !a.is_empty()) else {
+        return Ok(());
+    };
+    let field = |k: &str| body[k].as_str().unwrap_or("").to_string();
+    let mut child = Command::new(&argv[0])
+        .args(&argv[1..])
+        .env("DUETIME_ALERT_JOB", field("job"))
+        .env("DUETIME_ALERT_KIND", field("kind"))
+        .env("DUETIME_ALERT_AT", field("at"))
+        .env("DUETIME_ALERT_TEXT", field("text"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("{} did not start: {e}", argv[0]))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        // A command that does not read its stdin is no failure of the delivery.
+        let _ = writeln!(stdin, "{body}");
+    }
+    let deadline = Instant::now() + Duration::from_millis(route.timeout.as_millis());
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) if status.success() => return Ok(()),
+            Ok(Some(status)) => return Err(format!("{} exited with {status}", argv[0])),
+            Ok(None) if Instant::now() >= deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!(
+                    "{} took longer than {} and was killed",
+                    argv[0], route.timeout
+                ));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+            Err(e) => return Err(format!("waiting for {}: {e}", argv[0])),
+        }
+    }
+}
+
+/// A POST of the alert as JSON; a 2xx answer within the timeout is a delivery.
+fn by_webhook(route: &Route, body: &serde_json::Value) -> Result<(), String> {
+    let Some(url) = &route.webhook else {
+        return Ok(());
+    };
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_global(Some(Duration::from_millis(route.timeout.as_millis())))
+        .build()
+        .into();
+    agent
+        .post(url.as_str())
+        .header("Content-Type", "application/json")
+        .header("User-Agent", concat!("duetime/", env!("CARGO_PKG_VERSION")))
+        .send(body.to_string())
+        .map(|_| ())
+        .map_err(|e| format!("POST {}: {e}", crate::http::cut_text(url.as_str())))
+}

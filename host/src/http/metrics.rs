@@ -1,0 +1,297 @@
+//! `GET /metrics`: every series, per job (label `job`; never a run id or another label of
+//! unbounded values), in the Prometheus text format. Three sources, named in each help
+//! line and in docs/operate.md: the journal (`tally.rs`: counters that survive restarts),
+//! the state (gauges read at the scrape), and this process (`telemetry.rs`: counters that
+//! start from zero with each incarnation).
+
+use duetime::{State, Timestamp};
+
+use super::expo::{Expo, Kind};
+use super::tally::Tally;
+use crate::telemetry::Counters;
+use crate::views::Row;
+
+/// Seconds since the epoch, as Prometheus timestamps in values are written.
+fn secs(t: Timestamp) -> f64 {
+    t.as_millis() as f64 / 1000.0
+}
+
+/// The whole scrape.
+pub fn render(tally: &Tally, state: &State, rows: &[Row], me: &Counters, now: Timestamp) -> String {
+    let mut e = Expo::default();
+    journal_series(&mut e, tally, rows);
+    journal_histograms(&mut e, tally, rows);
+    state_series(&mut e, rows);
+    owner_series(&mut e, state, now);
+    process_series(&mut e, state, me, now);
+    e.into_string()
+}
+
+/// The jobs the state has now, in name order (a removed job's series end with it).
+fn names(rows: &[Row]) -> Vec<&str> {
+    let mut names: Vec<&str> = rows.iter().map(|r| r.view.name.as_str()).collect();
+    names.sort_unstable();
+    names
+}
+
+/// The journal's counters, per job.
+fn journal_series(e: &mut Expo, tally: &Tally, rows: &[Row]) {
+    let jobs: Vec<_> = names(rows)
+        .into_iter()
+        .filter_map(|n| tally.jobs.get(n).map(|t| (n, t)))
+        .collect();
+    e.family(
+        "duetime_due_times_total",
+        Kind::Counter,
+        "Due times by their fate in the ledger (ran, skipped, caught_up, failed_out, lost, approval_expired) and the missed rule's cause (none unless skipped or caught_up). From the journal.",
+    );
+    for (job, t) in &jobs {
+        for ((fate, cause), n) in &t.due {
+            e.sample(
+                "duetime_due_times_total",
+                &[("job", job), ("fate", fate), ("cause", cause)],
+                *n as f64,
+            );
+        }
+    }
+    e.family(
+        "duetime_runs_started_total",
+        Kind::Counter,
+        "Runs started, by trigger. From the journal.",
+    );
+    for (job, t) in &jobs {
+        for (trigger, n) in &t.started {
+            e.sample(
+                "duetime_runs_started_total",
+                &[("job", job), ("trigger", trigger)],
+                *n as f64,
+            );
+        }
+    }
+    e.family("duetime_runs_finished_total", Kind::Counter, "Runs settled, by outcome (ok, skipped, failed, timed_out, awaiting_approval), and runs recorded lost. From the journal.");
+    for (job, t) in &jobs {
+        for (outcome, n) in &t.finished {
+            e.sample(
+                "duetime_runs_finished_total",
+                &[("job", job), ("outcome", outcome)],
+                *n as f64,
+            );
+        }
+    }
+}
+
+/// The journal's histograms and its last success, per job.
+fn journal_histograms(e: &mut Expo, tally: &Tally, rows: &[Row]) {
+    let jobs: Vec<_> = names(rows)
+        .into_iter()
+        .filter_map(|n| tally.jobs.get(n).map(|t| (n, t)))
+        .collect();
+    e.family("duetime_start_lateness_seconds", Kind::Histogram, "A run's first start minus the newest due time it covers (manual runs and retries left out). From the journal.");
+    for (job, t) in &jobs {
+        e.histogram(
+            "duetime_start_lateness_seconds",
+            &[("job", job)],
+            &t.lateness,
+        );
+    }
+    e.family(
+        "duetime_run_duration_seconds",
+        Kind::Histogram,
+        "From a run's start to its settlement. From the journal.",
+    );
+    for (job, t) in &jobs {
+        e.histogram("duetime_run_duration_seconds", &[("job", job)], &t.duration);
+    }
+    e.family(
+        "duetime_alerts_held_total",
+        Kind::Counter,
+        "Alerts the job's alert_throttle held back, by incident kind. From the journal.",
+    );
+    for (job, t) in &jobs {
+        for (kind, n) in &t.alerts_held {
+            e.sample(
+                "duetime_alerts_held_total",
+                &[("job", job), ("kind", kind)],
+                *n as f64,
+            );
+        }
+    }
+    e.family(
+        "duetime_last_success_timestamp_seconds",
+        Kind::Gauge,
+        "When a run of the job last settled ok (or was approved). From the journal.",
+    );
+    for (job, t) in &jobs {
+        if let Some(at) = t.last_success {
+            e.sample(
+                "duetime_last_success_timestamp_seconds",
+                &[("job", job)],
+                secs(at),
+            );
+        }
+    }
+}
+
+/// The state's gauges, per job and in all.
+fn state_series(e: &mut Expo, rows: &[Row]) {
+    let mut rows: Vec<&Row> = rows.iter().collect();
+    rows.sort_by(|a, b| a.view.name.as_str().cmp(b.view.name.as_str()));
+    e.family(
+        "duetime_jobs",
+        Kind::Gauge,
+        "Jobs in the store. From the state.",
+    );
+    e.sample("duetime_jobs", &[], rows.len() as f64);
+    e.family(
+        "duetime_job_status",
+        Kind::Gauge,
+        "1 for the status the job shows now (as duetime list shows it). From the state.",
+    );
+    for r in &rows {
+        e.sample(
+            "duetime_job_status",
+            &[("job", r.view.name.as_str()), ("status", r.shown.name())],
+            1.0,
+        );
+    }
+    e.family(
+        "duetime_next_due_timestamp_seconds",
+        Kind::Gauge,
+        "The job's next due time that will run (none while paused or unconfirmed). From the state.",
+    );
+    for r in &rows {
+        if let Some(t) = r.next() {
+            e.sample(
+                "duetime_next_due_timestamp_seconds",
+                &[("job", r.view.name.as_str())],
+                secs(t),
+            );
+        }
+    }
+    let gauge = |e: &mut Expo, name: &str, help: &str, value: &dyn Fn(&Row) -> f64| {
+        e.family(name, Kind::Gauge, help);
+        for r in &rows {
+            e.sample(name, &[("job", r.view.name.as_str())], value(r));
+        }
+    };
+    gauge(
+        e,
+        "duetime_job_open_runs",
+        "Runs of the job open now (started, not settled). From the state.",
+        &|r| f64::from(u8::from(r.view.running.is_some())),
+    );
+    gauge(
+        e,
+        "duetime_job_owed_due_times",
+        "Due times owed: found late and still to be run under the missed rule. From the state.",
+        &|r| r.view.owed as f64,
+    );
+    gauge(
+        e,
+        "duetime_job_paused",
+        "1 when the job is paused (by a person or the system). From the state.",
+        &|r| f64::from(u8::from(r.view.paused.is_some())),
+    );
+    e.family(
+        "duetime_jobs_paused",
+        Kind::Gauge,
+        "Paused jobs. From the state.",
+    );
+    e.sample(
+        "duetime_jobs_paused",
+        &[],
+        rows.iter().filter(|r| r.view.paused.is_some()).count() as f64,
+    );
+}
+
+/// The owner lease of `single_owner`.
+fn owner_series(e: &mut Expo, state: &State, now: Timestamp) {
+    e.family(
+        "duetime_owner_fence",
+        Kind::Gauge,
+        "single_owner: the owner lease's fence (absent while nobody holds it). From the state.",
+    );
+    e.family(
+        "duetime_owner_process",
+        Kind::Gauge,
+        "single_owner: the process id holding the owner lease (3 for p3). From the state.",
+    );
+    e.family(
+        "duetime_owner_lease_expiry_timestamp_seconds",
+        Kind::Gauge,
+        "single_owner: when the owner lease lapses unless renewed. From the state.",
+    );
+    if let Some(o) = state.owner(now) {
+        e.sample("duetime_owner_fence", &[], o.fence.0 as f64);
+        e.sample("duetime_owner_process", &[], o.holder.0 as f64);
+        e.sample(
+            "duetime_owner_lease_expiry_timestamp_seconds",
+            &[],
+            secs(o.until),
+        );
+    }
+}
+
+fn process_series(e: &mut Expo, state: &State, me: &Counters, now: Timestamp) {
+    e.family(
+        "duetime_process",
+        Kind::Gauge,
+        "This daemon's process id (3 for p3). Per process.",
+    );
+    e.family(
+        "duetime_process_is_owner",
+        Kind::Gauge,
+        "1 when this process holds the owner lease (single_owner). Per process.",
+    );
+    if let Some(p) = me.process {
+        e.sample("duetime_process", &[], p.0 as f64);
+        let owner = state.owner(now).is_some_and(|o| o.holder == p);
+        e.sample("duetime_process_is_owner", &[], f64::from(u8::from(owner)));
+    }
+    e.family(
+        "duetime_store_transaction_duration_seconds",
+        Kind::Histogram,
+        "This process's store transactions, committed or not. Per process.",
+    );
+    e.histogram(
+        "duetime_store_transaction_duration_seconds",
+        &[],
+        &me.transactions,
+    );
+    e.family(
+        "duetime_store_transaction_failures_total",
+        Kind::Counter,
+        "This process's failed store transactions, by the store error's kind. Per process.",
+    );
+    for (kind, n) in &me.transaction_failures {
+        e.sample(
+            "duetime_store_transaction_failures_total",
+            &[("kind", kind)],
+            *n as f64,
+        );
+    }
+    e.family(
+        "duetime_alerts_told_total",
+        Kind::Counter,
+        "Alerts the core told this process to carry to a person, by incident kind. Per process.",
+    );
+    for ((job, kind), n) in &me.alerts_told {
+        e.sample(
+            "duetime_alerts_told_total",
+            &[("job", job), ("kind", kind)],
+            *n as f64,
+        );
+    }
+    e.family("duetime_alert_deliveries_total", Kind::Counter, "Alert delivery attempts by target (command, webhook) and result (ok, failed, gave_up, dropped). Per process.");
+    for ((job, target, how), n) in &me.deliveries {
+        e.sample(
+            "duetime_alert_deliveries_total",
+            &[
+                ("job", job),
+                ("target", target.name()),
+                ("result", how.name()),
+            ],
+            *n as f64,
+        );
+    }
+}

@@ -1,0 +1,281 @@
+//! `duetime run --http ADDR`: a read-only HTTP server on its own thread. `GET /metrics`
+//! (Prometheus), `GET /` (the jobs, ranked as `duetime list` ranks them), `GET /jobs/NAME`
+//! (a job's ledger as a timeline), `GET /api/jobs` and `GET /api/jobs/NAME` (exactly what
+//! `list --json` and `show --json` print). No command is accepted over HTTP.
+//!
+//! The thread has its own store handle, opened on the first request (the daemon makes the
+//! store first), so a slow scrape never holds the daemon's loop and the daemon's
+//! transactions never wait for a page; with SQLite in WAL mode its reads do not block the
+//! writer. Requests are answered one at a time: a page is milliseconds.
+
+pub mod expo;
+pub mod metrics;
+pub mod page;
+mod query;
+pub mod tally;
+pub mod timeline;
+
+use std::fmt;
+use std::net::SocketAddr;
+
+use duetime::Timestamp;
+use tracing::{info, warn};
+
+use crate::store::{self, AnyStore, Options, Store, StoreError};
+use crate::telemetry::Telemetry;
+use crate::views;
+use tally::Tally;
+
+/// Where `--http` listens, checked: loopback unless `--http-public` says otherwise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Listen {
+    pub addr: SocketAddr,
+}
+
+/// Why the HTTP server cannot start.
+#[derive(Debug)]
+pub enum HttpError {
+    /// An address other machines can reach, without `--http-public`.
+    NotLoopback { addr: SocketAddr },
+    /// The address could not be bound (in use, not this machine's, no permission).
+    Bind { addr: SocketAddr, detail: String },
+}
+
+impl fmt::Display for HttpError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HttpError::NotLoopback { addr } => write!(
+                f,
+                "--http {addr}: not a loopback address; the page and metrics show every job's \
+                 name, schedule and history to whoever can reach it, without authentication. \
+                 Accepted: a loopback address such as 127.0.0.1:9464 or [::1]:9464, or add \
+                 --http-public to listen on {addr} anyway (behind a firewall or a proxy)"
+            ),
+            HttpError::Bind { addr, detail } => write!(f, "--http {addr}: cannot listen: {detail}"),
+        }
+    }
+}
+
+impl std::error::Error for HttpError {}
+
+impl Listen {
+    /// `addr` if it is loopback, or if `public` allows any.
+    pub fn check(addr: SocketAddr, public: bool) -> Result<Listen, HttpError> {
+        if addr.ip().is_loopback() || public {
+            Ok(Listen { addr })
+        } else {
+            Err(HttpError::NotLoopback { addr })
+        }
+    }
+}
+
+/// An answer to one request, before it meets the socket (tests and benches read it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answer {
+    pub status: u16,
+    pub content_type: &'static str,
+    pub body: String,
+}
+
+const HTML: &str = "text/html; charset=utf-8";
+const JSON: &str = "application/json";
+const TEXT: &str = "text/plain; charset=utf-8";
+const PROMETHEUS: &str = "text/plain; version=0.0.4; charset=utf-8";
+
+impl Answer {
+    fn new(status: u16, content_type: &'static str, body: String) -> Answer {
+        Answer {
+            status,
+            content_type,
+            body,
+        }
+    }
+}
+
+/// What the server reads: its own store handle, the journal tally, this process's counters.
+pub struct Source {
+    location: String,
+    store: Option<AnyStore>,
+    tally: Tally,
+    telemetry: Telemetry,
+}
+
+impl Source {
+    pub fn new(location: &str, telemetry: Telemetry) -> Source {
+        Source {
+            location: location.to_string(),
+            store: None,
+            tally: Tally::default(),
+            telemetry,
+        }
+    }
+
+    fn store(&mut self) -> Result<&mut AnyStore, StoreError> {
+        lazily(&mut self.store, &self.location)
+    }
+
+    /// Answers `GET path?query`. A store error answers 503 and drops the handle, so the
+    /// next request opens a fresh one.
+    pub fn get(&mut self, path: &str, query: &str, now: Timestamp) -> Answer {
+        match self.route(path, query, now) {
+            Ok(a) => a,
+            Err(e) => {
+                self.store = None;
+                Answer::new(503, TEXT, format!("the store cannot be read: {e}\n"))
+            }
+        }
+    }
+
+    fn route(&mut self, path: &str, query: &str, now: Timestamp) -> Result<Answer, StoreError> {
+        let json = |v: serde_json::Value| format!("{v:#}\n");
+        Ok(match path {
+            "/metrics" => Answer::new(200, PROMETHEUS, self.metrics(now)?),
+            "/" => {
+                let rows = views::rows(self.store()?.state()?, now);
+                Answer::new(200, HTML, page::list(&rows, now))
+            }
+            "/api/jobs" => {
+                let rows = views::rows(self.store()?.state()?, now);
+                Answer::new(200, JSON, json(views::list_json(&rows, now)))
+            }
+            _ => {
+                if let Some(name) = path.strip_prefix("/api/jobs/") {
+                    self.api_job(name, query, now)?
+                } else if let Some(name) = path.strip_prefix("/jobs/") {
+                    self.job_page(name, query, now)?
+                } else {
+                    Answer::new(404, TEXT, format!("no page at {}\n", query::cut(path)))
+                }
+            }
+        })
+    }
+
+    fn metrics(&mut self, now: Timestamp) -> Result<String, StoreError> {
+        let me = self.telemetry.snapshot();
+        let store = lazily(&mut self.store, &self.location)?;
+        self.tally.catch_up(store)?;
+        let state = store.state()?;
+        let rows = views::rows(state, now);
+        Ok(metrics::render(&self.tally, state, &rows, &me, now))
+    }
+
+    fn api_job(&mut self, name: &str, query: &str, now: Timestamp) -> Result<Answer, StoreError> {
+        let days = match query::days(query) {
+            Ok(d) => d,
+            Err(why) => {
+                return Ok(Answer::new(
+                    400,
+                    JSON,
+                    format!("{:#}\n", crate::json::error("usage", &why)),
+                ))
+            }
+        };
+        Ok(match views::job_report(self.store()?, name, now, days)? {
+            Some(report) => Answer::new(200, JSON, format!("{:#}\n", views::show_json(&report))),
+            None => {
+                let text = format!("no job named {:?} in the store", query::cut(name));
+                Answer::new(
+                    404,
+                    JSON,
+                    format!("{:#}\n", crate::json::error("not_found", &text)),
+                )
+            }
+        })
+    }
+
+    fn job_page(&mut self, name: &str, query: &str, now: Timestamp) -> Result<Answer, StoreError> {
+        let window = match query::window(query, now) {
+            Ok(w) => w,
+            Err(why) => return Ok(Answer::new(400, TEXT, format!("{why}\n"))),
+        };
+        match timeline::read(self.store()?, name, window, now)? {
+            Some(t) => Ok(Answer::new(200, HTML, page::job(&t))),
+            None => Ok(Answer::new(404, HTML, page::not_found(name))),
+        }
+    }
+}
+
+/// The store handle, opened on first use.
+fn lazily<'s>(
+    slot: &'s mut Option<AnyStore>,
+    location: &str,
+) -> Result<&'s mut AnyStore, StoreError> {
+    if slot.is_none() {
+        let options = Options {
+            create: false,
+            ..Options::default()
+        };
+        *slot = Some(store::open(location, options)?);
+    }
+    Ok(slot.as_mut().expect("opened above"))
+}
+
+/// Text from a request or a file as a message may echo it: at most 80 characters.
+pub fn cut_text(text: &str) -> String {
+    query::cut(text)
+}
+
+/// The wall clock, read once per request (never by the core).
+fn now() -> Timestamp {
+    Timestamp::from_chrono(&chrono::Utc::now())
+}
+
+/// Binds `listen` and answers requests on a thread of its own until the process ends.
+pub fn serve(listen: Listen, location: &str, telemetry: Telemetry) -> Result<(), HttpError> {
+    let server = tiny_http::Server::http(listen.addr).map_err(|e| HttpError::Bind {
+        addr: listen.addr,
+        detail: e.to_string(),
+    })?;
+    info!(addr = %listen.addr, "http: serving /metrics, /, /jobs/NAME, /api/jobs");
+    let mut source = Source::new(location, telemetry);
+    std::thread::Builder::new()
+        .name("duetime-http".into())
+        .spawn(move || {
+            for request in server.incoming_requests() {
+                answer(&mut source, request);
+            }
+        })
+        .map_err(|e| HttpError::Bind {
+            addr: listen.addr,
+            detail: e.to_string(),
+        })?;
+    Ok(())
+}
+
+fn answer(source: &mut Source, request: tiny_http::Request) {
+    let url = request.url().to_string();
+    let (path, query) = url.split_once('?').unwrap_or((&url, ""));
+    let answer = match request.method() {
+        tiny_http::Method::Get | tiny_http::Method::Head => {
+            source.get(&query::decode(path), query, now())
+        }
+        _ => Answer::new(
+            405,
+            TEXT,
+            "read-only: only GET is answered (no command is accepted over HTTP)\n".into(),
+        ),
+    };
+    let mut response =
+        tiny_http::Response::from_string(answer.body).with_status_code(answer.status);
+    for (k, v) in [
+        ("Content-Type", answer.content_type),
+        ("Cache-Control", "no-store"),
+        ("X-Content-Type-Options", "nosniff"),
+        (
+            "Content-Security-Policy",
+            "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'",
+        ),
+    ] {
+        if let Ok(h) = tiny_http::Header::from_bytes(k.as_bytes(), v.as_bytes()) {
+            response.add_header(h);
+        }
+    }
+    if answer.status == 405 {
+        if let Ok(h) = tiny_http::Header::from_bytes(&b"Allow"[..], &b"GET, HEAD"[..]) {
+            response.add_header(h);
+        }
+    }
+    if let Err(e) = request.respond(response) {
+        warn!("http: answering {}: {e}", query::cut(&url));
+    }
+}

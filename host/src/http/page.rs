@@ -1,0 +1,378 @@
+//! The read-only pages, server-rendered HTML and SVG with no script: `list` (every job,
+//! ranked as `duetime list` ranks them) and `job` (one job's timeline). Every piece of text
+//! that comes from a definition or the journal goes through `esc`. Times are shown in this
+//! machine's local time zone beside how far they are from now; `data-*` attributes carry
+//! the exact instants (RFC 3339, UTC) for machines and tests.
+
+use std::fmt::Write;
+
+use duetime::Timestamp;
+
+use super::timeline::{Bar, Mark, Timeline, Window};
+use crate::views::{relative, Row};
+
+/// Text as HTML content or a quoted attribute value.
+pub fn esc(text: &str) -> String {
+    let mut s = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => s.push_str("&amp;"),
+            '<' => s.push_str("&lt;"),
+            '>' => s.push_str("&gt;"),
+            '"' => s.push_str("&quot;"),
+            '\'' => s.push_str("&#39;"),
+            c => s.push(c),
+        }
+    }
+    s
+}
+
+/// `t` in this machine's local time.
+pub fn local(t: Timestamp) -> String {
+    t.to_chrono().map_or_else(
+        || t.to_string(),
+        |c| {
+            c.with_timezone(&chrono::Local)
+                .format("%a %Y-%m-%d %H:%M:%S %:z")
+                .to_string()
+        },
+    )
+}
+
+const STYLE: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}\
+table{border-collapse:collapse}td,th{padding:3px 10px;text-align:left;border-bottom:1px solid #ddd;vertical-align:top}\
+th{background:#f4f4f4}.title{color:#666;font-size:12px}.rel{color:#666}\
+.status{padding:1px 6px;border-radius:3px;background:#e8e8e8}\
+.st-failed,.st-stalled,.st-orphaned{background:#f8c9c4}.st-missed{background:#fbe3b0}\
+.st-paused,.st-awaiting_approval,.st-awaiting_confirmation{background:#d9d2f0}\
+.st-ok{background:#cdebd0}.st-running{background:#cfe3f7}\
+a{color:#0b57d0}svg{border:1px solid #ddd;background:#fff}.legend span{margin-right:12px}";
+
+fn head(out: &mut String, title: &str) {
+    let _ = writeln!(
+        out,
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width\"><title>{}</title>\
+         <style>{STYLE}</style></head><body>",
+        esc(title)
+    );
+}
+
+fn time_cell(out: &mut String, t: Option<Timestamp>, now: Timestamp) {
+    match t {
+        Some(t) => {
+            let _ = write!(
+                out,
+                "<td data-at=\"{t}\">{}<br><span class=\"rel\">{}</span></td>",
+                esc(&local(t)),
+                esc(&relative(now, t))
+            );
+        }
+        None => out.push_str("<td>-</td>"),
+    }
+}
+
+/// `GET /`: the jobs, attention first.
+pub fn list(rows: &[Row], now: Timestamp) -> String {
+    let mut out = String::with_capacity(512 + rows.len() * 600);
+    head(&mut out, "duetime: jobs");
+    let _ = writeln!(
+        out,
+        "<h1>duetime</h1><p>{} jobs, attention first; now {} · <a href=\"/metrics\">metrics</a> · \
+         <a href=\"/api/jobs\">JSON</a></p>\n<table id=\"jobs\"><thead><tr><th>job</th><th>status</th>\
+         <th>next due</th><th>last run</th><th>outcome</th><th>missed 24h / owed</th><th>schedule</th>\
+         </tr></thead><tbody>",
+        rows.len(),
+        esc(&local(now))
+    );
+    for r in rows {
+        list_row(&mut out, r, now);
+    }
+    out.push_str("</tbody></table></body></html>\n");
+    out
+}
+
+fn list_row(out: &mut String, r: &Row, now: Timestamp) {
+    let v = &r.view;
+    let name = esc(v.name.as_str());
+    let status = r.shown.name();
+    let _ = write!(
+        out,
+        "<tr data-job=\"{name}\" data-status=\"{status}\"><td><a href=\"/jobs/{name}\">{name}</a>"
+    );
+    if !v.title.is_empty() {
+        let _ = write!(out, "<div class=\"title\">{}</div>", esc(&v.title));
+    }
+    let _ = write!(
+        out,
+        "</td><td><span class=\"status st-{status}\">{status}</span></td>"
+    );
+    time_cell(out, r.next(), now);
+    time_cell(out, v.last.as_ref().map(|l| l.at), now);
+    let outcome = v.last.as_ref().map_or("-".to_string(), |l| {
+        super::tally::tag_of(&l.outcome, "outcome")
+    });
+    let outcome = if outcome == "unknown" {
+        v.last.as_ref().map_or("-".into(), |l| {
+            serde_json::to_value(l.outcome)
+                .ok()
+                .and_then(|o| o.as_str().map(String::from))
+                .unwrap_or_default()
+        })
+    } else {
+        outcome
+    };
+    let _ = writeln!(
+        out,
+        "<td>{}</td><td>{} / {}</td><td>{}</td></tr>",
+        esc(&outcome),
+        v.missed_24h,
+        v.owed,
+        esc(&v.schedule)
+    );
+}
+
+/// A 404 page for a job the store does not have.
+pub fn not_found(name: &str) -> String {
+    let mut out = String::new();
+    head(&mut out, "duetime: no such job");
+    let _ = writeln!(
+        out,
+        "<h1>No job named {}</h1><p><a href=\"/\">All jobs</a></p></body></html>",
+        esc(&super::query::cut(name))
+    );
+    out
+}
+
+/// The colour of each fate and run outcome.
+fn colour(fate: &str) -> &'static str {
+    match fate {
+        "ran" | "ok" | "skipped_run" => "#2e9d4a",
+        "caught_up" => "#1f77b4",
+        "skipped" => "#b0b0b0",
+        "failed_out" | "failed" | "timed_out" => "#d62728",
+        "lost" => "#8c2dbd",
+        "approval_expired" | "awaiting_approval" => "#e08a00",
+        "running" => "#5aa9e6",
+        _ => "#999",
+    }
+}
+
+const W: f64 = 1100.0;
+const LEFT: f64 = 20.0;
+const PLOT: f64 = W - 2.0 * LEFT;
+const MARK_Y: f64 = 70.0;
+const BAR_Y: f64 = 110.0;
+const H: f64 = 150.0;
+
+fn x(w: Window, t: Timestamp) -> f64 {
+    let span = (w.to.as_millis() - w.from.as_millis()).max(1) as f64;
+    let at = t.as_millis().clamp(w.from.as_millis(), w.to.as_millis()) - w.from.as_millis();
+    LEFT + PLOT * at as f64 / span
+}
+
+/// `GET /jobs/NAME`: the job's row, its timeline and its ledger entries as a table.
+pub fn job(t: &Timeline) -> String {
+    let v = &t.row.view;
+    let name = esc(v.name.as_str());
+    let mut out = String::with_capacity(4096 + t.marks.len() * 300);
+    head(&mut out, &format!("duetime: {}", v.name));
+    let _ = writeln!(
+        out,
+        "<p><a href=\"/\">All jobs</a></p><h1>{name}</h1>{}<p>{} · status <span class=\"status st-{st}\">{st}</span> · owed {} · missed in 24h {}{}</p>",
+        if v.title.is_empty() { String::new() } else { format!("<p class=\"title\">{}</p>", esc(&v.title)) },
+        esc(&v.schedule),
+        v.owed,
+        v.missed_24h,
+        t.zone.map_or(String::new(), |z| format!(" · zone {}", esc(z))),
+        st = t.row.shown.name(),
+    );
+    let _ = writeln!(
+        out,
+        "<p>From {} to {} (local time; <code>?from=…&amp;to=…</code> in RFC 3339 for another window)</p>",
+        esc(&local(t.window.from)),
+        esc(&local(t.window.to))
+    );
+    svg(&mut out, t);
+    legend(&mut out);
+    ledger_table(&mut out, t);
+    out.push_str("</body></html>\n");
+    out
+}
+
+fn svg(out: &mut String, t: &Timeline) {
+    let w = t.window;
+    let _ = writeln!(
+        out,
+        "<svg id=\"timeline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{W}\" height=\"{H}\" \
+         viewBox=\"0 0 {W} {H}\" data-from=\"{}\" data-to=\"{}\" role=\"img\" aria-label=\"timeline of {}\">",
+        w.from,
+        w.to,
+        esc(t.row.view.name.as_str())
+    );
+    for s in &t.spans {
+        let (a, b) = (x(w, s.from), x(w, s.to));
+        let fill = if s.kind == "paused" {
+            "#d9d2f0"
+        } else {
+            "#fbe3b0"
+        };
+        let _ = writeln!(
+            out,
+            "<rect class=\"span span-{k}\" data-kind=\"{k}\" data-from=\"{}\" data-to=\"{}\" x=\"{a:.1}\" y=\"22\" width=\"{:.1}\" height=\"{}\" fill=\"{fill}\" opacity=\"0.7\"><title>{k} {} – {}</title></rect>",
+            s.from, s.to, (b - a).max(1.0), H - 30.0, esc(&local(s.from)), esc(&local(s.to)), k = s.kind
+        );
+    }
+    axis(out, w);
+    for s in &t.shifts {
+        let at = x(w, s.at);
+        let hours = (s.after - s.before) as f64 / 3600.0;
+        let _ = writeln!(
+            out,
+            "<g class=\"dst\" data-at=\"{}\"><line x1=\"{at:.1}\" x2=\"{at:.1}\" y1=\"22\" y2=\"{}\" stroke=\"#e08a00\" stroke-dasharray=\"4 3\"/><text x=\"{:.1}\" y=\"{}\" font-size=\"11\" fill=\"#b06a00\">DST {hours:+}h</text></g>",
+            s.at, H - 8.0, at + 3.0, H - 10.0
+        );
+    }
+    for m in &t.marks {
+        mark(out, w, m);
+    }
+    for u in &t.upcoming {
+        let _ = writeln!(
+            out,
+            "<circle class=\"upcoming\" data-due=\"{u}\" cx=\"{:.1}\" cy=\"{MARK_Y}\" r=\"4\" fill=\"none\" stroke=\"#555\"><title>upcoming {}</title></circle>",
+            x(w, *u),
+            esc(&local(*u))
+        );
+    }
+    for b in &t.bars {
+        bar(out, t, b);
+    }
+    if t.now >= w.from && t.now <= w.to {
+        let n = x(w, t.now);
+        let _ = writeln!(
+            out,
+            "<line class=\"now\" x1=\"{n:.1}\" x2=\"{n:.1}\" y1=\"18\" y2=\"{H}\" stroke=\"#d62728\"/><text x=\"{:.1}\" y=\"14\" font-size=\"11\" fill=\"#d62728\">now</text>",
+            n - 10.0
+        );
+    }
+    out.push_str("</svg>\n");
+}
+
+/// Grid steps, in seconds: the smallest giving at most a dozen lines is used.
+const STEPS: &[i64] = &[
+    1,
+    5,
+    10,
+    30,
+    60,
+    300,
+    900,
+    3600,
+    3 * 3600,
+    6 * 3600,
+    12 * 3600,
+    86_400,
+    7 * 86_400,
+];
+
+/// Grid lines with their local time, a dozen at most whatever the window.
+fn axis(out: &mut String, w: Window) {
+    let span = (w.to.as_millis() - w.from.as_millis()) / 1000;
+    let step_s = STEPS
+        .iter()
+        .copied()
+        .find(|s| span / s <= 12)
+        .unwrap_or(30 * 86_400);
+    let format = if step_s < 60 {
+        "%H:%M:%S"
+    } else if step_s < 86_400 {
+        "%a %d %H:%M"
+    } else {
+        "%a %d %b"
+    };
+    let step = step_s * 1000;
+    let mut t = (w.from.as_millis().div_euclid(step) + 1) * step;
+    while t < w.to.as_millis() {
+        let at = Timestamp::from_millis(t);
+        let px = x(w, at);
+        let label = at.to_chrono().map_or(String::new(), |c| {
+            c.with_timezone(&chrono::Local).format(format).to_string()
+        });
+        let _ = writeln!(
+            out,
+            "<line x1=\"{px:.1}\" x2=\"{px:.1}\" y1=\"22\" y2=\"{H}\" stroke=\"#eee\"/><text x=\"{:.1}\" y=\"14\" font-size=\"10\" fill=\"#666\">{}</text>",
+            px + 2.0,
+            esc(&label)
+        );
+        t += step;
+    }
+}
+
+fn mark(out: &mut String, w: Window, m: &Mark) {
+    let (a, b) = (x(w, m.from), x(w, m.to));
+    let c = colour(m.fate);
+    let attrs = format!(
+        "class=\"due fate-{f}\" data-fate=\"{f}\" data-cause=\"{}\" data-from=\"{}\" data-to=\"{}\" data-count=\"{}\"",
+        m.cause, m.from, m.to, m.count, f = m.fate
+    );
+    let title = esc(&m.text);
+    if m.count == 1 || b - a < 3.0 {
+        let _ = writeln!(out, "<circle {attrs} cx=\"{a:.1}\" cy=\"{MARK_Y}\" r=\"5\" fill=\"{c}\"><title>{title}</title></circle>");
+    } else {
+        let _ = writeln!(out, "<rect {attrs} x=\"{a:.1}\" y=\"{}\" width=\"{:.1}\" height=\"12\" rx=\"3\" fill=\"{c}\" opacity=\"0.8\"><title>{title}</title></rect>", MARK_Y - 6.0, b - a);
+    }
+}
+
+fn bar(out: &mut String, t: &Timeline, b: &Bar) {
+    let w = t.window;
+    let end = b.end.unwrap_or(t.now);
+    let (a, z) = (x(w, b.start), x(w, end));
+    let _ = writeln!(
+        out,
+        "<rect class=\"run\" data-run=\"{}\" data-outcome=\"{}\" data-start=\"{}\" data-end=\"{}\" x=\"{a:.1}\" y=\"{BAR_Y}\" width=\"{:.1}\" height=\"14\" fill=\"{}\"><title>{} {} from {} to {}</title></rect>",
+        b.run,
+        esc(&b.outcome),
+        b.start,
+        b.end.map_or("".into(), |e| e.to_string()),
+        (z - a).max(2.0),
+        colour(&b.outcome),
+        b.run,
+        esc(&b.outcome),
+        esc(&local(b.start)),
+        b.end.map_or("now".into(), |e| esc(&local(e)))
+    );
+}
+
+fn legend(out: &mut String) {
+    out.push_str("<p class=\"legend\">");
+    for (what, c) in [
+        ("ran", "ran"),
+        ("caught up", "caught_up"),
+        ("skipped", "skipped"),
+        ("failed out", "failed_out"),
+        ("lost", "lost"),
+        ("approval expired", "approval_expired"),
+    ] {
+        let _ = write!(out, "<span><svg width=\"10\" height=\"10\"><circle cx=\"5\" cy=\"5\" r=\"5\" fill=\"{}\"/></svg> {what}</span>", colour(c));
+    }
+    out.push_str("<span>○ upcoming</span><span>▬ runs (start → end)</span><span style=\"background:#d9d2f0\">paused</span> <span style=\"background:#fbe3b0\">quota hold</span><span style=\"color:#b06a00\">┆ DST change</span></p>\n");
+}
+
+fn ledger_table(out: &mut String, t: &Timeline) {
+    let _ = writeln!(
+        out,
+        "<h2>Ledger in the window</h2><table id=\"ledger\"><thead><tr><th>due (local)</th><th>count</th><th>fate</th><th>cause</th><th>entry</th></tr></thead><tbody>"
+    );
+    for m in t.marks.iter().rev() {
+        let _ = writeln!(
+            out,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(&local(m.from)),
+            m.count,
+            m.fate,
+            m.cause,
+            esc(&m.text)
+        );
+    }
+    out.push_str("</tbody></table>\n");
+}

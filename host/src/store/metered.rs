@@ -1,0 +1,68 @@
+//! `Metered`: a store whose transactions are timed and whose failures are counted, by
+//! kind, into this process's `Telemetry` (the daemon's store; `GET /metrics` shows them).
+//! Everything else is passed through.
+
+use std::time::Instant;
+
+use duetime::{Effect, Record, State, Timestamp};
+
+use super::{Body, DaemonInfo, Loads, Store, StoreError};
+use crate::telemetry::Telemetry;
+
+pub struct Metered<S> {
+    inner: S,
+    telemetry: Telemetry,
+}
+
+impl<S: Store> Metered<S> {
+    pub fn new(inner: S, telemetry: Telemetry) -> Metered<S> {
+        Metered { inner, telemetry }
+    }
+}
+
+impl<S: Store> Store for Metered<S> {
+    fn transact(&mut self, body: &mut Body<'_>) -> Result<Vec<Effect>, StoreError> {
+        let start = Instant::now();
+        let result = self.inner.transact(body);
+        let failure = result.as_ref().err().map(StoreError::kind);
+        self.telemetry.transaction(start.elapsed(), failure);
+        result
+    }
+    fn next_process_id(&mut self) -> Result<duetime::ProcessId, StoreError> {
+        self.inner.next_process_id()
+    }
+    fn state(&mut self) -> Result<&State, StoreError> {
+        self.inner.state()
+    }
+    fn journal_for(&mut self, job: &str, since: Timestamp) -> Result<Vec<Record>, StoreError> {
+        self.inner.journal_for(job, since)
+    }
+    fn journal_all(&mut self) -> Result<Vec<Record>, StoreError> {
+        self.inner.journal_all()
+    }
+    fn journal_after(
+        &mut self,
+        after: i64,
+        kinds: &[&str],
+    ) -> Result<Vec<(i64, Record)>, StoreError> {
+        self.inner.journal_after(after, kinds)
+    }
+    fn journal_end(&mut self) -> Result<i64, StoreError> {
+        self.inner.journal_end()
+    }
+    fn register_daemon(&mut self, info: &DaemonInfo) -> Result<(), StoreError> {
+        self.inner.register_daemon(info)
+    }
+    fn daemons(&mut self) -> Result<Vec<DaemonInfo>, StoreError> {
+        self.inner.daemons()
+    }
+    fn describe(&self) -> &str {
+        self.inner.describe()
+    }
+    fn version(&mut self) -> Result<i64, StoreError> {
+        self.inner.version()
+    }
+    fn loads(&self) -> Loads {
+        self.inner.loads()
+    }
+}

@@ -1,0 +1,204 @@
+//! What people see of the jobs, shared by the commands (`duetime list`, `show`) and the
+//! daemon's HTTP page and API, so `GET /api/jobs` is `list --json` by construction rather
+//! than by a second copy that could drift: the status shown (`Shown`), relative times,
+//! the ranked rows of `list`, and the report `show` prints.
+
+use duetime::{Filter, JobRecord, JobView, Record, State, Status, Timestamp};
+
+use crate::changes::Change;
+use crate::json;
+use crate::store::{Store, StoreError};
+
+/// How a job is shown to people: the core's status, except where it would mislead. A
+/// job the system paused is `paused` (still ranked first, as the core's `failed`), a
+/// parked run awaits approval rather than runs, a new job held for confirmation has not
+/// run for a reason, and a run whose lease lapsed has lost its daemon.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shown {
+    Core(Status),
+    Paused,
+    AwaitingApproval,
+    AwaitingConfirmation,
+    /// Its daemon stopped renewing its lease: the next daemon to tick records it lost (or
+    /// adopts it, on the same machine).
+    Orphaned,
+}
+
+impl Shown {
+    pub fn of(view: &JobView, record: Option<&JobRecord>, now: Timestamp) -> Shown {
+        let open = record.and_then(|r| r.run());
+        if view.paused.is_some() {
+            return Shown::Paused;
+        }
+        if record.is_some_and(|r| r.is_unconfirmed()) {
+            return Shown::AwaitingConfirmation;
+        }
+        if view.awaiting_approval.is_some() {
+            return Shown::AwaitingApproval;
+        }
+        if open.is_some_and(|r| r.parked.is_none() && r.lease_until < now) {
+            return Shown::Orphaned;
+        }
+        Shown::Core(view.status)
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Shown::Core(s) => s.name(),
+            Shown::Paused => "paused",
+            Shown::AwaitingApproval => "awaiting_approval",
+            Shown::AwaitingConfirmation => "awaiting_confirmation",
+            Shown::Orphaned => "orphaned",
+        }
+    }
+
+    /// Whether the job's next due times will run as things stand.
+    pub fn will_run(self) -> bool {
+        !matches!(self, Shown::Paused | Shown::AwaitingConfirmation)
+    }
+}
+
+/// `in 12m`, `3h ago`, `now`: how far `t` is from `now`, in the largest whole unit.
+pub fn relative(now: Timestamp, t: Timestamp) -> String {
+    let ms = t.as_millis().saturating_sub(now.as_millis());
+    let secs = ms.unsigned_abs() / 1000;
+    let text = match secs {
+        0 => return "now".to_string(),
+        s if s < 60 => format!("{s}s"),
+        s if s < 3600 => format!("{}m", s / 60),
+        s if s < 48 * 3600 => format!("{}h", s / 3600),
+        s => format!("{}d", s / 86_400),
+    };
+    if ms > 0 {
+        format!("in {text}")
+    } else {
+        format!("{text} ago")
+    }
+}
+
+/// The job's view with the shown status, as JSON.
+pub fn view_json(view: &JobView, shown: Shown) -> serde_json::Value {
+    let mut v = json::view(view);
+    v["status"] = shown.name().into();
+    if !shown.will_run() {
+        v["next_due"] = serde_json::Value::Null;
+    }
+    v
+}
+
+/// One row of `duetime list`: the view and how it is shown.
+#[derive(Debug, Clone)]
+pub struct Row {
+    pub view: JobView,
+    pub shown: Shown,
+}
+
+impl Row {
+    /// The next due time that will run (none while paused or unconfirmed).
+    pub fn next(&self) -> Option<Timestamp> {
+        self.view.next_due.filter(|_| self.shown.will_run())
+    }
+}
+
+/// Every job's view, ranked by the core (attention first, then by name).
+pub fn rows(state: &State, now: Timestamp) -> Vec<Row> {
+    let mut views = Vec::new();
+    let mut after: Option<String> = None;
+    loop {
+        let page = state.jobs(&Filter::default(), after.as_deref(), 500, now);
+        views.extend(page.items);
+        match page.next {
+            Some(n) => after = Some(n),
+            None => break,
+        }
+    }
+    views
+        .into_iter()
+        .map(|view| {
+            let record = state
+                .seq_of_name(view.name.as_str())
+                .and_then(|s| state.record(s));
+            let shown = Shown::of(&view, record, now);
+            Row { view, shown }
+        })
+        .collect()
+}
+
+/// `duetime list --json` (and `GET /api/jobs`).
+pub fn list_json(rows: &[Row], now: Timestamp) -> serde_json::Value {
+    let jobs: Vec<_> = rows.iter().map(|r| view_json(&r.view, r.shown)).collect();
+    serde_json::json!({"ok": true, "now": now.to_string(), "jobs": jobs})
+}
+
+/// What `show` prints (and `GET /api/jobs/NAME` answers), read in one go.
+#[derive(Debug, Clone)]
+pub struct JobReport {
+    pub view: JobView,
+    pub shown: Shown,
+    /// The next due times that will run (none while paused or unconfirmed).
+    pub next: Vec<Timestamp>,
+    pub accounted_from: Option<Timestamp>,
+    pub unconfirmed: bool,
+    /// What a held definition changes (empty when nothing is held).
+    pub changes: Vec<Change>,
+    pub journal: Vec<Record>,
+    pub since: Timestamp,
+    pub now: Timestamp,
+}
+
+/// The report of job `name` with `days` of journal, `None` when there is no such job.
+pub fn job_report<S: Store + ?Sized>(
+    store: &mut S,
+    name: &str,
+    now: Timestamp,
+    days: u64,
+) -> Result<Option<JobReport>, StoreError> {
+    let state = store.state()?;
+    let Some(view) = state.job(name, now) else {
+        return Ok(None);
+    };
+    let record: Option<&JobRecord> = state.seq_of_name(name).and_then(|seq| state.record(seq));
+    let shown = Shown::of(&view, record, now);
+    let next: Vec<Timestamp> = match record {
+        Some(r) if shown.will_run() => r.def.schedule.iter_after(now).take(5).collect(),
+        _ => Vec::new(),
+    };
+    let accounted_from = record.and_then(|r| r.accounted_from);
+    let unconfirmed = record.is_some_and(JobRecord::is_unconfirmed);
+    let changes = held_changes(state, name).unwrap_or_default();
+    let since = now.saturating_sub(duetime::Duration::from_days(days));
+    let journal = store.journal_for(name, since)?;
+    Ok(Some(JobReport {
+        view,
+        shown,
+        next,
+        accounted_from,
+        unconfirmed,
+        changes,
+        journal,
+        since,
+        now,
+    }))
+}
+
+/// `duetime show --json` (and `GET /api/jobs/NAME`).
+pub fn show_json(j: &JobReport) -> serde_json::Value {
+    let mut job = view_json(&j.view, j.shown);
+    job["accounted_from"] = json::time_opt(j.accounted_from);
+    job["held_changes"] = serde_json::to_value(&j.changes).unwrap_or_default();
+    serde_json::json!({
+        "ok": true,
+        "job": job,
+        "next": j.next.iter().map(|t| json::time(*t)).collect::<Vec<_>>(),
+        "journal": j.journal.iter().map(json::record).collect::<Vec<_>>(),
+    })
+}
+
+/// What the job's held definition changes against the one in force (`None`: no such job
+/// or nothing held); every field of a new job's.
+pub fn held_changes(state: &State, job: &str) -> Option<Vec<Change>> {
+    let record = state.seq_of_name(job).and_then(|seq| state.record(seq))?;
+    let held = record.act().and_then(|a| a.held.as_deref())?.def();
+    let in_force = (!record.is_unconfirmed()).then_some(&record.def);
+    Some(crate::changes::changes(in_force, held))
+}

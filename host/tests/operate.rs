@@ -1,0 +1,327 @@
+//! Issue 21 against a real daemon over SQLite: `GET /metrics` scraped and held to the
+//! store's journal (and its journal-derived counters surviving a restart), an alert
+//! reaching a command and a webhook after a failed first delivery of each, the API
+//! answering what `list --json` and `show --json` print, and `--http` refusing an address
+//! other machines can reach.
+
+#[path = "support/web.rs"]
+mod web;
+#[path = "support/world.rs"]
+mod world;
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::time::Duration;
+
+use duetime::{Entry, History, Outcome};
+use web::{free_port, get, samples, Hook};
+use world::{poll, signal, wait, World};
+
+const JOBS: &str = r#"
+[[job]]
+name = "steady"
+title = "Runs <fine> & well"
+every = "1s"
+command = ["sh", "-c", "sleep 0.2"]
+
+[[job]]
+name = "flaky"
+every = "1s"
+retries = 0
+pause_after_failures = 2
+command = ["sh", "-c", "exit 3"]
+"#;
+
+fn log_of(w: &World, name: &str) -> String {
+    fs::read_to_string(w.path(name)).unwrap_or_default()
+}
+
+/// Scrapes until the daemon answers.
+fn scrape(w: &World, port: u16, log: &str) -> String {
+    poll(Duration::from_secs(30), || {
+        get(port, "/metrics").filter(|(s, _)| *s == 200)
+    })
+    .unwrap_or_else(|| panic!("no /metrics:\n{}", log_of(w, log)))
+    .1
+}
+
+/// The journal once nothing more is written to it (every job paused, no run open).
+fn settled_journal(w: &World) -> Vec<duetime::Record> {
+    let mut last = w.journal();
+    poll(Duration::from_secs(60), || {
+        std::thread::sleep(Duration::from_millis(1500));
+        let now = w.journal();
+        let same = now.len() == last.len();
+        last = now;
+        same.then(|| last.clone())
+    })
+    .expect("the journal settles once every job is paused")
+}
+
+/// The series the journal implies: due times by (job, fate, cause), starts by trigger,
+/// settlements by outcome.
+fn expected(journal: &[duetime::Record]) -> BTreeMap<String, f64> {
+    let mut m: BTreeMap<String, f64> = BTreeMap::new();
+    for r in journal {
+        let job = r.job.as_str();
+        let key = match &r.entry {
+            Entry::Ledger(l) => {
+                let (fate, cause) = duetime_host::http::tally::fate(l);
+                *m.entry(format!(
+                    "duetime_due_times_total{{job=\"{job}\",fate=\"{fate}\",cause=\"{cause}\"}}"
+                ))
+                .or_default() += l.count as f64;
+                continue;
+            }
+            Entry::History(History::Started { trigger, .. }) => {
+                format!(
+                    "duetime_runs_started_total{{job=\"{job}\",trigger=\"{}\"}}",
+                    trigger.name()
+                )
+            }
+            Entry::History(History::Settled { outcome, .. }) => {
+                let o = match outcome {
+                    Outcome::Ok => "ok",
+                    Outcome::Failed { .. } => "failed",
+                    other => panic!("unexpected outcome {other:?}"),
+                };
+                format!("duetime_runs_finished_total{{job=\"{job}\",outcome=\"{o}\"}}")
+            }
+            _ => continue,
+        };
+        *m.entry(key).or_default() += 1.0;
+    }
+    m
+}
+
+fn assert_agrees(scraped: &BTreeMap<String, f64>, expected: &BTreeMap<String, f64>) {
+    for (k, v) in expected {
+        assert_eq!(
+            scraped.get(k),
+            Some(v),
+            "{k}: scraped {:?}, journal {v}",
+            scraped.get(k)
+        );
+    }
+    for (k, v) in scraped.iter().filter(|(k, _)| {
+        [
+            "duetime_due_times_total",
+            "duetime_runs_started_total",
+            "duetime_runs_finished_total",
+        ]
+        .iter()
+        .any(|p| k.starts_with(p))
+    }) {
+        assert!(
+            expected.contains_key(k),
+            "{k} = {v} scraped, not in the journal"
+        );
+    }
+}
+
+#[test]
+fn metrics_agree_with_the_journal_and_survive_a_restart() {
+    let w = World::new(JOBS);
+    let port = free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let mut d = w.daemon_with("d.log", None, &["--tick", "1s", "--http", &addr]);
+    poll(Duration::from_secs(60), || {
+        let (_, out, _) = w.cli(&["show", "steady"]);
+        let (_, flaky, _) = w.cli(&["show", "flaky"]);
+        (out.matches(" ran r").count() >= 3 && flaky.contains("paused        by the system"))
+            .then_some(())
+    })
+    .unwrap_or_else(|| panic!("no runs:\n{}", log_of(&w, "d.log")));
+    assert_eq!(w.cli(&["pause", "steady"]).0, 0);
+    let journal = settled_journal(&w);
+    let text = scrape(&w, port, "d.log");
+    let scraped = samples(&text);
+    assert_agrees(&scraped, &expected(&journal));
+    // Per-job gauges from the state, and names as Prometheus spells them.
+    assert_eq!(scraped["duetime_job_paused{job=\"steady\"}"], 1.0);
+    assert_eq!(scraped["duetime_jobs_paused"], 2.0);
+    assert_eq!(scraped["duetime_jobs"], 2.0);
+    assert!(
+        !text.contains("duetime_next_due_timestamp_seconds{job=\"steady\"}"),
+        "a paused job has no next due time"
+    );
+    let last_ok = journal
+        .iter()
+        .filter(|r| r.job.as_str() == "steady")
+        .filter(|r| {
+            matches!(
+                r.entry,
+                Entry::History(History::Settled {
+                    outcome: Outcome::Ok,
+                    ..
+                })
+            )
+        })
+        .map(|r| r.at.as_millis() as f64 / 1000.0)
+        .fold(f64::MIN, f64::max);
+    assert_eq!(
+        scraped["duetime_last_success_timestamp_seconds{job=\"steady\"}"],
+        last_ok
+    );
+    let starts = scraped["duetime_runs_started_total{job=\"steady\",trigger=\"schedule\"}"];
+    assert_eq!(
+        scraped["duetime_start_lateness_seconds_count{job=\"steady\"}"],
+        starts
+    );
+    assert!(scraped["duetime_store_transaction_duration_seconds_count"] > 0.0);
+    let told = |m: &BTreeMap<String, f64>| -> f64 {
+        m.iter()
+            .filter(|(k, _)| k.starts_with("duetime_alerts_told_total{job=\"flaky\""))
+            .map(|(_, v)| v)
+            .sum()
+    };
+    assert!(told(&scraped) >= 1.0, "{text}");
+    assert!(text.contains("# TYPE duetime_run_duration_seconds histogram"));
+    assert!(!text.contains("run=\""), "no run ids as labels");
+
+    // A new incarnation reads the same journal: the same counters; its own start afresh.
+    signal(&d, libc::SIGTERM);
+    assert_eq!(wait(&mut d, Duration::from_secs(30)), Some(0));
+    let mut d = w.daemon_with("d2.log", None, &["--http", &addr]);
+    let again = samples(&scrape(&w, port, "d2.log"));
+    let journal = w.journal();
+    assert_agrees(&again, &expected(&journal));
+    assert_eq!(told(&again), 0.0, "told is per process");
+    signal(&d, libc::SIGTERM);
+    assert_eq!(wait(&mut d, Duration::from_secs(30)), Some(0));
+}
+
+#[test]
+fn the_api_answers_what_list_and_show_print_and_the_page_escapes() {
+    let w = World::new(JOBS);
+    let port = free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let mut d = w.daemon_with("d.log", None, &["--tick", "1s", "--http", &addr]);
+    scrape(&w, port, "d.log");
+    assert_eq!(w.cli(&["pause", "steady"]).0, 0);
+    assert_eq!(w.cli(&["pause", "flaky"]).0, 0);
+    settled_journal(&w);
+    let json = |t: &str| -> serde_json::Value { serde_json::from_str(t).unwrap() };
+    let (status, api) = get(port, "/api/jobs").unwrap();
+    assert_eq!(status, 200);
+    let (_, cli) = (0, w.cli(&["list", "--json"]).1);
+    let (mut a, mut c) = (json(&api), json(&cli));
+    // The same document but for the instant each was asked at.
+    a["now"] = serde_json::Value::Null;
+    c["now"] = serde_json::Value::Null;
+    assert_eq!(a, c);
+    let (status, api) = get(port, "/api/jobs/steady").unwrap();
+    assert_eq!(status, 200);
+    assert_eq!(json(&api), json(&w.cli(&["show", "steady", "--json"]).1));
+    let (status, api) = get(port, "/api/jobs/nosuch").unwrap();
+    assert_eq!(
+        (status, json(&api)["kind"].clone()),
+        (404, "not_found".into())
+    );
+    let (status, page) = get(port, "/").unwrap();
+    assert_eq!(status, 200);
+    assert!(
+        page.contains("Runs &lt;fine&gt; &amp; well") && !page.contains("<fine>"),
+        "{page}"
+    );
+    let (status, page) = get(port, "/jobs/steady?from=yesterday").unwrap();
+    assert_eq!(status, 400);
+    assert!(page.contains("RFC 3339"), "{page}");
+    let (status, _) = get(port, "/jobs/%3Cscript%3E").unwrap();
+    assert_eq!(status, 404);
+    signal(&d, libc::SIGTERM);
+    assert_eq!(wait(&mut d, Duration::from_secs(30)), Some(0));
+
+    // Another machine's reach needs --http-public.
+    let mut refused = w.daemon_with("r.log", None, &["--http", "0.0.0.0:9"]);
+    assert_eq!(wait(&mut refused, Duration::from_secs(30)), Some(64));
+    assert!(
+        log_of(&w, "r.log").contains("not a loopback address"),
+        "{}",
+        log_of(&w, "r.log")
+    );
+}
+
+#[test]
+fn an_alert_reaches_a_command_and_a_webhook_after_a_failed_first_delivery() {
+    let hook = Hook::start(1);
+    let w = World::new(&format!(
+        r#"
+[alerts]
+# Fails its first delivery (no marker yet), then takes the alert.
+command = ["sh", "-c", "test -e {{dir}}/tried || {{ touch {{dir}}/tried; exit 1; }}; cat >> {{dir}}/alerts.jsonl; echo \"$DUETIME_ALERT_JOB $DUETIME_ALERT_KIND\" >> {{dir}}/alerts.env"]
+webhook = "http://127.0.0.1:{}/hook"
+retries = 3
+backoff = {{ initial = "200ms", max = "1s" }}
+
+[[job]]
+name = "doomed"
+every = "1s"
+retries = 0
+command = ["sh", "-c", "exit 1"]
+
+[[job]]
+name = "quiet"
+every = "1s"
+retries = 0
+alerts = {{}}
+command = ["sh", "-c", "exit 1"]
+"#,
+        hook.port
+    ));
+    let port = free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let mut d = w.daemon_with("d.log", None, &["--tick", "1s", "--http", &addr]);
+    let env = poll(Duration::from_secs(60), || {
+        let text = fs::read_to_string(w.path("alerts.env")).ok()?;
+        (hook.received().len() >= 2).then_some(text)
+    })
+    .unwrap_or_else(|| panic!("no alert delivered:\n{}", log_of(&w, "d.log")));
+    assert_eq!(env.lines().next(), Some("doomed failed_out"), "{env}");
+    let body: serde_json::Value = serde_json::from_str(
+        fs::read_to_string(w.path("alerts.jsonl"))
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        (body["job"].as_str(), body["kind"].as_str()),
+        (Some("doomed"), Some("failed_out"))
+    );
+    assert!(
+        body["text"].as_str().unwrap().starts_with("ALERT doomed"),
+        "{body}"
+    );
+    assert_eq!(body["alert"]["job"], "doomed");
+    // The webhook got the same JSON twice: refused once, then taken.
+    let got = hook.received();
+    let first: serde_json::Value = serde_json::from_str(&got[0]).unwrap();
+    assert_eq!(first, body);
+    assert_eq!(got[0], got[1]);
+    let log = log_of(&w, "d.log");
+    assert!(
+        log.contains("alert delivery failed") && log.contains("alert delivered"),
+        "{log}"
+    );
+    let m = samples(&scrape(&w, port, "d.log"));
+    for target in ["command", "webhook"] {
+        let k = |r: &str| {
+            format!("duetime_alert_deliveries_total{{job=\"doomed\",target=\"{target}\",result=\"{r}\"}}")
+        };
+        assert_eq!(
+            (m.get(&k("failed")), m.get(&k("ok"))),
+            (Some(&1.0), Some(&1.0)),
+            "{target}"
+        );
+    }
+    // `alerts = {}`: the quiet job's alert is told (logged, counted) and sent nowhere.
+    assert!(!env.contains("quiet"), "{env}");
+    assert!(
+        m.contains_key("duetime_alerts_told_total{job=\"quiet\",kind=\"failed_out\"}"),
+        "{m:?}"
+    );
+    signal(&d, libc::SIGTERM);
+    assert_eq!(wait(&mut d, Duration::from_secs(30)), Some(0));
+}
