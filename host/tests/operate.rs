@@ -242,6 +242,51 @@ fn the_api_answers_what_list_and_show_print_and_the_page_escapes() {
     );
 }
 
+/// The dead-man's switch end to end: a job not due for an hour that expects a success
+/// within three seconds is told `no_success` at the first tick past them, and the alert
+/// reaches the command like any other, and the metrics count it.
+#[test]
+fn a_job_silent_past_its_expect_success_within_pages_through_the_command() {
+    let w = World::new(
+        r#"
+[alerts]
+command = ["sh", "-c", "cat >> {dir}/alerts.jsonl; echo \"$DUETIME_ALERT_JOB $DUETIME_ALERT_KIND\" >> {dir}/alerts.env"]
+
+[[job]]
+name = "nightly"
+every = "1h"
+expect_success_within = "3s"
+command = ["true"]
+"#,
+    );
+    let port = free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let mut d = w.daemon_with("d.log", None, &["--tick", "1s", "--http", &addr]);
+    let env = poll(Duration::from_secs(60), || {
+        fs::read_to_string(w.path("alerts.env")).ok()
+    })
+    .unwrap_or_else(|| panic!("no alert delivered:\n{}", log_of(&w, "d.log")));
+    assert_eq!(env.lines().next(), Some("nightly no_success"), "{env}");
+    let body: serde_json::Value = serde_json::from_str(
+        fs::read_to_string(w.path("alerts.jsonl"))
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(body["alert"]["kind"]["alert"], "no_success", "{body}");
+    assert_eq!(body["alert"]["kind"]["within"], 3000, "{body}");
+    let m = samples(&scrape(&w, port, "d.log"));
+    assert_eq!(
+        m.get("duetime_alerts_told_total{job=\"nightly\",kind=\"no_success\"}"),
+        Some(&1.0),
+        "told once: {m:?}"
+    );
+    signal(&d, libc::SIGTERM);
+    assert_eq!(wait(&mut d, Duration::from_secs(30)), Some(0));
+}
+
 #[test]
 fn an_alert_reaches_a_command_and_a_webhook_after_a_failed_first_delivery() {
     let hook = Hook::start(1);
