@@ -186,3 +186,49 @@ fn dropping_the_switch_forgets_its_silence_and_setting_it_again_counts_from_then
         }]
     );
 }
+
+#[test]
+fn the_silence_is_told_at_the_very_instant_it_ends() {
+    let mut s = Story::new();
+    s.define("08:59", watched("backup", every("1h"), "1h"));
+    s.start("08:59:30", 1);
+    s.tick("09:58:59", 1);
+    assert!(silences(&s).is_empty());
+    s.tick("09:59:00", 1);
+    assert_eq!(
+        silences(&s),
+        [AlertKind::NoSuccess {
+            since: at("08:59"),
+            within: Duration::from_hours(1),
+        }],
+        "an hour after 08:59 is 09:59:00 itself"
+    );
+}
+
+#[test]
+fn under_a_throttle_the_silence_waits_for_the_throttle_instead_of_being_held_at_every_visit() {
+    let mut s = Story::new();
+    s.show_history = true;
+    let mut def = watched("backup", every("10m"), "30m");
+    def.alert_throttle = Some(Duration::from_hours(1));
+    s.define("08:59", def);
+    s.start("08:59:30", 1);
+    s.tick("09:00:10", 1);
+    s.finish("09:01", 1, failed());
+    s.note("failed out at 09:01 and told: the throttle holds further alerts until 10:01");
+    s.tick_through("09:10:10", "10:00:10", "10m", 1);
+    assert!(
+        !s.trace().contains("alert held by the throttle"),
+        "the switch's alarm waits for the throttle: nothing is held and retold\n{}",
+        s.trace()
+    );
+    s.tick("10:01:10", 1);
+    assert_eq!(
+        silences(&s),
+        [AlertKind::NoSuccess {
+            since: at("08:59"),
+            within: Duration::from_mins(30),
+        }]
+    );
+    insta::assert_snapshot!(s.trace());
+}

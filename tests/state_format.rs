@@ -689,14 +689,20 @@ fn a_switch_without_its_silence_is_refused() {
         .find(|j| j.get("watched_since").is_some())
         .unwrap();
     job.as_object_mut().unwrap().remove("watched_since");
+    let err = load_value(v).unwrap_err();
     assert_eq!(
-        load_value(v).unwrap_err(),
+        err,
         LoadError::Inconsistent {
             what: Inconsistency::WatchOutOfStep {
                 job: JobName::new("nightly").unwrap(),
             }
         }
     );
+    // What a person reads names the job and the two fields out of step.
+    let text = err.to_string();
+    for word in ["nightly", "watched_since", "expect_success_within"] {
+        assert!(text.contains(word), "{text}");
+    }
 }
 
 /// Issue 18's migration: digests were 16 hex digits of FNV-1a before SHA-256, and none is
