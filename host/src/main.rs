@@ -151,3 +151,33 @@ fn main() -> ExitCode {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// docs/cli.md is the manual of every command: each subcommand clap knows, and each of
+    /// its long flags, is named there, so a flag added to the code cannot go undocumented.
+    #[test]
+    fn every_command_and_flag_is_in_cli_md() {
+        let doc = include_str!("../../docs/cli.md");
+        let cli = super::Cli::command();
+        let mut missing = Vec::new();
+        for sub in cli.get_subcommands().filter(|s| !s.is_hide_set()) {
+            let name = sub.get_name();
+            if !doc.contains(&format!("duetime {name}")) {
+                missing.push(format!("duetime {name}"));
+            }
+            for arg in sub.get_arguments().filter(|a| !a.is_hide_set()) {
+                let Some(long) = arg.get_long() else { continue };
+                if long == "help" || long == "version" {
+                    continue;
+                }
+                if !doc.contains(&format!("--{long}")) {
+                    missing.push(format!("duetime {name} --{long}"));
+                }
+            }
+        }
+        assert!(missing.is_empty(), "not in docs/cli.md: {missing:?}");
+    }
+}
