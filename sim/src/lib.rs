@@ -64,11 +64,42 @@ pub fn quietly<T>(f: impl FnOnce() -> T) -> Result<T, String> {
     result.map_err(|_| caught.flatten().unwrap_or_else(|| "a panic".to_string()))
 }
 
+/// What every step of a world keeps, beside what a load checks (S6): no open run's lease
+/// lies further ahead of the store's clock than a lease TTL and a `clock_jump`. Every
+/// lease is written at a judged time, which the store's clock vouches for within
+/// `clock_jump`; one beyond would not lapse when its holder dies until the clock caught up
+/// (L3's promise, held at the step that would break it: swarm seed 2338 did, through a
+/// result's reading). A world's clock is known before any run starts, so this holds from
+/// its first step; a stored state of an older build, or a fuzzer's, need not (a lease
+/// written before any clock was known), so it is the simulator's check, not a load's.
+pub fn leases_within_the_clock(state: &duetime::State) -> Result<(), String> {
+    let Some(clock) = state.clock() else {
+        return Ok(());
+    };
+    let config = state.config();
+    let bound = clock
+        .saturating_add(config.lease_ttl)
+        .saturating_add(config.clock_jump);
+    for (_, job) in state.records() {
+        if let Some(run) = job
+            .run()
+            .filter(|r| r.parked.is_none() && r.lease_until > bound)
+        {
+            return Err(format!(
+                "{}: {}'s lease runs to {}, further ahead of the store's clock ({clock}) than a lease TTL and a clock_jump",
+                job.def.name, run.id, run.lease_until
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// S6 for one committed state: it passes the core's own load check (`State::self_check`)
 /// and survives a serde round trip unchanged; on success `state` is the reloaded copy, so
 /// the world goes on from what a host would load. `Err` says what broke.
 pub fn round_trip(state: &mut duetime::State) -> Result<(), String> {
     // (Loading runs the core's own check: a state that fails it does not load.)
+    leases_within_the_clock(state)?;
     let json =
         serde_json::to_vec(state).map_err(|e| format!("the state does not serialize: {e}"))?;
     let copy: duetime::State =

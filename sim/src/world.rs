@@ -1367,6 +1367,7 @@ impl World {
             self.state
                 .self_check()
                 .map_err(|e| format!("the state fails its own load check: {e}"))
+                .and_then(|()| crate::leases_within_the_clock(&self.state))
         } else {
             Ok(())
         };
