@@ -704,7 +704,7 @@ fn line_col(text: &str, at: usize) -> (usize, usize) {
 }
 
 /// What a TOML value is, for "is an integer; accepted: ...".
-fn describe(v: &Value) -> &'static str {
+pub(crate) fn describe(v: &Value) -> &'static str {
     match v {
         Value::String(_) => "a string",
         Value::Integer(_) => "an integer",

@@ -15,6 +15,8 @@ use std::fmt;
 use duetime::Duration;
 use toml::Value;
 
+use crate::jobs_file::describe;
+
 pub use deliver::{payload, Courier};
 
 /// The keys an alerts table accepts.
@@ -180,19 +182,6 @@ impl fmt::Display for RouteProblem {
                 "initial is zero or longer than max; accepted: 1ms <= initial <= max, such as { initial = \"1s\", max = \"1m\" }",
             ),
         }
-    }
-}
-
-/// What a TOML value is, for "is an integer; accepted: ...".
-fn describe(v: &Value) -> &'static str {
-    match v {
-        Value::String(_) => "a string",
-        Value::Integer(_) => "an integer",
-        Value::Float(_) => "a float",
-        Value::Boolean(_) => "a boolean",
-        Value::Datetime(_) => "a date-time",
-        Value::Array(_) => "an array",
-        Value::Table(_) => "a table",
     }
 }
 

@@ -9,28 +9,11 @@ use super::timeline::Window;
 pub const MAX_WINDOW: Duration = Duration::from_days(92);
 
 /// `%XX` decoded (a `+` stays a `+`: RFC 3339 offsets use it); bytes that are not UTF-8
-/// become U+FFFD.
+/// become U+FFFD, and a `%` not followed by two hex digits stays as it is.
 pub fn decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = bytes
-            .get(i + 1..i + 3)
-            .and_then(|h| std::str::from_utf8(h).ok())
-            .and_then(|h| u8::from_str_radix(h, 16).ok());
-        match (bytes[i], hex) {
-            (b'%', Some(b)) => {
-                out.push(b);
-                i += 3;
-            }
-            (b, _) => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    percent_encoding::percent_decode_str(text)
+        .decode_utf8_lossy()
+        .into_owned()
 }
 
 /// Text from a request as a message may echo it: at most 80 characters.
