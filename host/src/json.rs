@@ -13,13 +13,62 @@ use serde_json::{json, Map, Value};
 
 use crate::store::StoreError;
 
+/// Declares `ErrorKind` from one table: each variant, the name `--json` prints for it, and
+/// why it is printed, so `ALL` and `name` cannot drift apart.
+macro_rules! error_kinds {
+    ($($variant:ident => $name:literal: $doc:literal,)*) => {
+        /// What a `--json` failure names in `"kind"` when the host fails or refuses (a
+        /// refusal of the core's keeps the core's own name, `Refusal`'s). One table, so the
+        /// docs-drift test reads every name the host can print from here.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+        pub enum ErrorKind {
+            $(#[doc = $doc] $variant,)*
+        }
+
+        impl ErrorKind {
+            /// Every kind, in the table's order.
+            pub const ALL: &'static [ErrorKind] = &[$(ErrorKind::$variant),*];
+
+            /// The snake_case name `--json` prints.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(ErrorKind::$variant => $name,)*
+                }
+            }
+        }
+    };
+}
+
+error_kinds! {
+    Usage => "usage": "A flag or argument clap refused, or a page's query parameter.",
+    NotFound => "not_found": "No job of that name.",
+    WrongDigest => "wrong_digest": "A confirmation named another digest than the one held.",
+    NothingParked => "nothing_parked": "An approval for a job none of whose runs is parked.",
+    NoAnswer => "no_answer": "The core answered a command with no reply (a host bug).",
+    Invalid => "invalid": "`check`: the jobs file has errors.",
+    InvalidExpression => "invalid_expression": "`next`: the cron expression does not parse.",
+    NoStore => "no_store": "No store at that path or address.",
+    Unreachable => "unreachable": "The database could not be reached.",
+    Corrupt => "corrupt": "The store holds what no duetime wrote.",
+    Locked => "locked": "Another process holds the store's lock.",
+    NewerSchema => "newer_schema": "The store was written by a newer duetime.",
+    Load => "load": "The stored state failed the core's load checks.",
+    Database => "database": "The database refused a statement.",
+    Aborted => "aborted": "The transaction was aborted (it may be retried).",
+}
+
 /// A failure as every `--json` output spells it.
-pub fn error(kind: &str, text: &str) -> Value {
+pub fn error(kind: ErrorKind, text: &str) -> Value {
+    refusal(kind.name(), text)
+}
+
+/// A refusal named by the core's own name for it (`Refusal`'s) or a host's `ErrorKind`.
+pub fn refusal(kind: &str, text: &str) -> Value {
     json!({"ok": false, "kind": kind, "error": text})
 }
 
 /// The kind of a store error, for `error`.
-pub fn store_kind(e: &StoreError) -> &'static str {
+pub fn store_kind(e: &StoreError) -> ErrorKind {
     e.kind()
 }
 
@@ -135,6 +184,31 @@ mod tests {
         Actor, Covers, Fence, JobName, LedgerEntry, LedgerKind, MissAction, MissCause, Outcome,
         ProcessId, RunId, Trigger,
     };
+
+    /// The docs cannot drift from what `--json` prints: every kind of the host's own
+    /// failures is named in docs/cli.md (written as code), read from `ErrorKind`'s table.
+    /// (The core's refusal names are held to docs/ by the core's `tests/docs_drift.rs`.)
+    #[test]
+    fn every_failure_kind_json_can_print_is_in_the_cli_manual() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/cli.md");
+        let manual = std::fs::read_to_string(path).expect("docs/cli.md");
+        let missing: Vec<&str> = ErrorKind::ALL
+            .iter()
+            .map(|k| k.name())
+            .filter(|name| !manual.contains(&format!("`{name}`")))
+            .collect();
+        assert!(missing.is_empty(), "docs/cli.md never names {missing:?}");
+    }
+
+    #[test]
+    fn error_kinds_have_distinct_snake_case_names() {
+        let names: std::collections::BTreeSet<&str> =
+            ErrorKind::ALL.iter().map(|k| k.name()).collect();
+        assert_eq!(names.len(), ErrorKind::ALL.len());
+        assert!(names
+            .iter()
+            .all(|n| n.bytes().all(|b| b.is_ascii_lowercase() || b == b'_')));
+    }
 
     fn rec(entry: Entry) -> Value {
         record(&Record {

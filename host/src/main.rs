@@ -95,7 +95,10 @@ fn usage_error(e: &clap::Error) -> ExitCode {
     };
     if std::env::args().any(|a| a == "--json") {
         let first = text.lines().next().unwrap_or("");
-        let v = cmd::json::error("usage", first.trim_start_matches("error: "));
+        let v = cmd::json::error(
+            cmd::json::ErrorKind::Usage,
+            first.trim_start_matches("error: "),
+        );
         let _ = writeln!(io::stdout(), "{v:#}");
     } else {
         let _ = write!(Lenient(io::stderr()), "{text}");

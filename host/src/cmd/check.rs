@@ -130,7 +130,7 @@ fn report_invalid(
     if args.json {
         let v = serde_json::json!({
             "ok": false,
-            "kind": "invalid",
+            "kind": super::json::ErrorKind::Invalid.name(),
             "error": format!("{file}: invalid, {} error(s)", errors.len()),
             "file": file,
             "valid": false,

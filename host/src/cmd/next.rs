@@ -45,7 +45,7 @@ pub fn run(args: &Args, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<
                 None => e.to_string(),
             };
             if args.json {
-                let mut v = super::json::error("invalid_expression", &text);
+                let mut v = super::json::error(super::json::ErrorKind::InvalidExpression, &text);
                 v["expression"] = super::cut(&args.expr).into();
                 writeln!(out, "{v:#}")?;
             } else {

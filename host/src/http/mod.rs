@@ -166,7 +166,10 @@ impl Source {
                 return Ok(Answer::new(
                     400,
                     JSON,
-                    format!("{:#}\n", crate::json::error("usage", &why)),
+                    format!(
+                        "{:#}\n",
+                        crate::json::error(crate::json::ErrorKind::Usage, &why)
+                    ),
                 ))
             }
         };
@@ -177,7 +180,10 @@ impl Source {
                 Answer::new(
                     404,
                     JSON,
-                    format!("{:#}\n", crate::json::error("not_found", &text)),
+                    format!(
+                        "{:#}\n",
+                        crate::json::error(crate::json::ErrorKind::NotFound, &text)
+                    ),
                 )
             }
         })

@@ -24,7 +24,7 @@ impl<S: Store> Store for Metered<S> {
     fn transact(&mut self, body: &mut Body<'_>) -> Result<Vec<Effect>, StoreError> {
         let start = Instant::now();
         let result = self.inner.transact(body);
-        let failure = result.as_ref().err().map(StoreError::kind);
+        let failure = result.as_ref().err().map(|e| e.kind().name());
         self.telemetry.transaction(start.elapsed(), failure);
         result
     }

@@ -204,16 +204,17 @@ impl fmt::Display for StoreError {
 
 impl StoreError {
     /// Its snake_case name, as `--json` errors and the metrics' `kind` label spell it.
-    pub fn kind(&self) -> &'static str {
+    pub fn kind(&self) -> crate::json::ErrorKind {
+        use crate::json::ErrorKind;
         match self {
-            StoreError::Missing { .. } => "no_store",
-            StoreError::Unreachable { .. } => "unreachable",
-            StoreError::Corrupt { .. } => "corrupt",
-            StoreError::Locked { .. } => "locked",
-            StoreError::NewerSchema { .. } => "newer_schema",
-            StoreError::Load { .. } => "load",
-            StoreError::Database { .. } => "database",
-            StoreError::Aborted { .. } => "aborted",
+            StoreError::Missing { .. } => ErrorKind::NoStore,
+            StoreError::Unreachable { .. } => ErrorKind::Unreachable,
+            StoreError::Corrupt { .. } => ErrorKind::Corrupt,
+            StoreError::Locked { .. } => ErrorKind::Locked,
+            StoreError::NewerSchema { .. } => ErrorKind::NewerSchema,
+            StoreError::Load { .. } => ErrorKind::Load,
+            StoreError::Database { .. } => ErrorKind::Database,
+            StoreError::Aborted { .. } => ErrorKind::Aborted,
         }
     }
 }

@@ -186,7 +186,14 @@ fn run_command(
         let refusal = Refusal::NotFound {
             job: crate::cmd::cut(&t.job),
         };
-        return refused(kind, t, "not_found", &refusal.to_string(), out, err);
+        return refused(
+            kind,
+            t,
+            json::ErrorKind::NotFound.name(),
+            &refusal.to_string(),
+            out,
+            err,
+        );
     };
     let effects = match store.apply(Now::at(crate::cmd::now()), event(job)) {
         Ok(e) => e,
@@ -234,7 +241,14 @@ fn run_command(
                 .unwrap_or_default();
             refused(kind, t, &tag, &refusal.to_string(), out, err)
         }
-        None => refused(kind, t, "no_answer", "no answer from the core", out, err),
+        None => refused(
+            kind,
+            t,
+            json::ErrorKind::NoAnswer.name(),
+            "no answer from the core",
+            out,
+            err,
+        ),
     }
 }
 
@@ -264,7 +278,7 @@ fn wrong_digest(
         t.job
     ));
     if t.json {
-        let mut v = json::error("wrong_digest", &text);
+        let mut v = json::error(json::ErrorKind::WrongDigest, &text);
         v["changes"] = serde_json::to_value(&changes).unwrap_or_default();
         writeln!(out, "{v:#}")?;
     } else {
@@ -302,7 +316,7 @@ fn refused(
     err: &mut dyn Write,
 ) -> io::Result<u8> {
     if t.json {
-        writeln!(out, "{:#}", json::error(tag, text))?;
+        writeln!(out, "{:#}", json::refusal(tag, text))?;
     } else {
         writeln!(err, "{kind} {}: refused: {text}", t.job)?;
     }
@@ -327,7 +341,14 @@ pub fn approve(args: &ApproveArgs, out: &mut dyn Write, err: &mut dyn Write) -> 
     };
     let Some(view) = view else {
         let refusal = Refusal::NotFound { job: t.job.clone() };
-        return refused(kind, t, "not_found", &refusal.to_string(), out, err);
+        return refused(
+            kind,
+            t,
+            json::ErrorKind::NotFound.name(),
+            &refusal.to_string(),
+            out,
+            err,
+        );
     };
     let run = match (args.run, view.running, view.awaiting_approval) {
         (Some(run), _, _) => run,
@@ -341,7 +362,14 @@ pub fn approve(args: &ApproveArgs, out: &mut dyn Write, err: &mut dyn Write) -> 
                 "nothing of this job awaits approval ({now_text}); a run parks when its \
                  command writes $DUETIME_APPROVAL and exits 0"
             );
-            return refused(kind, t, "nothing_parked", &text, out, err);
+            return refused(
+                kind,
+                t,
+                json::ErrorKind::NothingParked.name(),
+                &text,
+                out,
+                err,
+            );
         }
     };
     let event = |job| Event::ApprovalGiven {

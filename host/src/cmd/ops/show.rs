@@ -33,7 +33,7 @@ pub fn show(args: &ShowArgs, out: &mut dyn Write, err: &mut dyn Write) -> io::Re
         Ok(None) => {
             let text = format!("no job named {:?} in the store", crate::cmd::cut(&args.job));
             if args.json {
-                writeln!(out, "{:#}", json::error("not_found", &text))?;
+                writeln!(out, "{:#}", json::error(json::ErrorKind::NotFound, &text))?;
             } else {
                 writeln!(err, "duetime show: {text}")?;
             }
