@@ -64,7 +64,7 @@ fn the_digest_is_stable_sha256_hex() {
     let def = guarded("1h");
     // Pinned: a build that computes another digest would strand every held definition.
     assert_eq!(def.digest(), PINNED);
-    assert_eq!(def.digest().len(), duetime::job::DIGEST_HEX_LEN);
+    assert_eq!(def.digest().len(), duetime::DIGEST_HEX_LEN);
     assert!(def
         .digest()
         .bytes()
@@ -157,7 +157,7 @@ fn a_change_of_what_the_host_runs_alone_is_held_and_the_confirmed_payload_stays_
     s.define("08:02", changed);
     let in_force = |s: &Story| {
         let seq = s.state.seq_of_name("report").unwrap();
-        s.state.record(seq).unwrap().def.payload.clone()
+        s.state.record(seq).unwrap().def().payload.clone()
     };
     assert_eq!(in_force(&s).as_deref(), Some("backup --full"));
     let view = s.state.job("report", at("08:02")).unwrap();

@@ -125,7 +125,7 @@ fn memory_per_idle_job() {
     }
     println!(
         "size_of: JobRecord {} JobDef {} Schedule {}",
-        std::mem::size_of::<duetime::state::JobRecord>(),
+        std::mem::size_of::<duetime::JobRecord>(),
         std::mem::size_of::<JobDef>(),
         std::mem::size_of::<Schedule>()
     );

@@ -429,7 +429,7 @@ proptest! {
                     Effect::Drained { process } => {
                         prop_assert!(!told.contains(process), "drained told twice");
                         told.push(*process);
-                        let holds = state.records().any(|(_, r)| r.run().is_some_and(|r| r.holder == *process));
+                        let holds = state.records().any(|(_, r)| r.run().is_some_and(|r| r.holder() == *process));
                         prop_assert!(!holds, "drained while holding a run");
                     }
                     _ => {}
@@ -451,7 +451,7 @@ fn a_store_that_keeps_jobs_apart_carries_the_owner_lease_in_its_globals() {
         &mut effects,
     );
     let globals = s.globals();
-    assert_eq!(globals.owner.map(|o| o.holder), Some(ProcessId(1)));
+    assert_eq!(globals.owner().map(|o| o.holder), Some(ProcessId(1)));
     let rebuilt = State::from_parts(globals.clone(), Vec::new()).unwrap();
     assert_eq!(rebuilt, s);
     // Another process took the lease in the store (started after p1 went quiet, so held
@@ -477,8 +477,9 @@ fn a_store_that_keeps_jobs_apart_carries_the_owner_lease_in_its_globals() {
     assert_eq!(here.owner_lease().map(|o| o.holder), Some(ProcessId(2)));
     // A lease whose fence the counter never handed out is refused, the state left whole.
     let mut bad = other.globals();
-    if let Some(o) = bad.owner.as_mut() {
-        o.fence = Fence(bad.next_fence);
+    let next_fence = bad.next_fence();
+    if let Some(o) = bad.owner_mut() {
+        o.fence = Fence(next_fence);
     }
     let before = here.clone();
     let err = here.put_parts(bad, Vec::new()).unwrap_err();

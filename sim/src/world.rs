@@ -807,8 +807,8 @@ impl World {
                 .seq_of_name(job.as_str())
                 .and_then(|seq| self.state.record(seq))
                 .and_then(|r| r.run())
-                .filter(|r| r.id == run)
-                .map(|r| (r.fence, r.holder));
+                .filter(|r| r.id() == run)
+                .map(|r| (r.fence(), r.holder()));
             if let Some((fence, process)) = fence {
                 let outcome = if self.rng.gen_bool(0.7) {
                     Outcome::Ok
@@ -1053,7 +1053,7 @@ impl World {
             .state
             .seq_of_name(self.jobs[i].def.name.as_str())
             .and_then(|seq| self.state.record(seq))
-            .and_then(|r| r.accounted_from)
+            .and_then(|r| r.accounted_from())
             .map_or(self.t, |t| t.as_millis());
         let span = [10 * MINUTE, HOUR, 3 * HOUR, 8 * HOUR, DAY][self.rng.gen_range(0..5)];
         match self.rng.gen_range(0..20) {

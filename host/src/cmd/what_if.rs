@@ -337,7 +337,7 @@ pub fn run(args: &Args, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<
 
     // Every job named by a flag must exist in the file or the store.
     let mut known: BTreeSet<String> = defs.iter().map(|d| d.name.to_string()).collect();
-    known.extend(state.records().map(|(_, r)| r.def.name.to_string()));
+    known.extend(state.records().map(|(_, r)| r.def().name.to_string()));
     let known_list = || known.iter().cloned().collect::<Vec<_>>().join(", ");
     for p in &args.pause {
         if !known.contains(p.job.as_str()) {
@@ -468,7 +468,7 @@ pub fn run(args: &Args, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<
     };
     let existed: BTreeSet<String> = state
         .records()
-        .map(|(_, r)| r.def.name.to_string())
+        .map(|(_, r)| r.def().name.to_string())
         .collect();
     let replay = World::replay(state, defs, &scenario);
     let report = Report {
@@ -574,14 +574,14 @@ impl<'a> World<'a> {
         // Process ids above every one the state knows, so none is reused.
         let max_pid = state
             .globals()
-            .processes
+            .processes()
             .keys()
             .map(|p| p.0)
             .chain(
                 state
                     .records()
                     .filter_map(|(_, r)| r.run())
-                    .map(|r| r.holder.0),
+                    .map(|r| r.holder().0),
             )
             .max()
             .unwrap_or(0);
@@ -613,11 +613,11 @@ impl<'a> World<'a> {
             .filter_map(|(_, r)| {
                 let run = r.run()?;
                 Some((
-                    run.id,
-                    r.def.name.clone(),
-                    run.fence,
-                    run.holder,
-                    run.started,
+                    run.id(),
+                    r.def().name.clone(),
+                    run.fence(),
+                    run.holder(),
+                    run.started(),
                 ))
             })
             .collect();
@@ -724,7 +724,7 @@ impl<'a> World<'a> {
         let gone: Vec<JobName> = self
             .state
             .records()
-            .map(|(_, r)| r.def.name.clone())
+            .map(|(_, r)| r.def().name.clone())
             .filter(|name| !defs.iter().any(|d| d.name == *name))
             .collect();
         for def in defs {
@@ -1049,7 +1049,7 @@ impl Report<'_> {
         let state = &self.replay.state;
         let mut out = Vec::new();
         for (_, rec) in state.records() {
-            let name = rec.def.name.as_str();
+            let name = rec.def().name.as_str();
             let mut ledger = Vec::new();
             let mut notes = Vec::new();
             let mut started = BTreeMap::new();
@@ -1104,15 +1104,14 @@ impl Report<'_> {
                     }),
                 }
             }
-            let act = rec.act();
             out.push(JobReport {
-                def: rec.def.clone(),
+                def: rec.def().clone(),
                 ledger,
                 groups,
                 notes,
                 started,
-                owed: act.map_or(0, |a| a.pending.iter().map(|o| o.count).sum()),
-                running: rec.run().map(|r| r.id),
+                owed: rec.owed(),
+                running: rec.run().map(|r| r.id()),
                 paused: rec.paused().is_some(),
             });
         }

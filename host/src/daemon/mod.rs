@@ -357,7 +357,7 @@ fn sync_jobs<S: Store>(
     let gone: Vec<JobName> = store
         .state()?
         .records()
-        .map(|(_, r)| r.def.name.clone())
+        .map(|(_, r)| r.def().name.clone())
         .filter(|name| !in_file.contains(name.as_str()))
         .collect();
     let actor = Actor::new(JOBS_FILE_ACTOR);
@@ -387,9 +387,9 @@ fn sync_jobs<S: Store>(
 /// command instead would run what nobody confirmed.
 fn warn_unknown_commands<S: Store>(store: &mut S) -> Result<(), StoreError> {
     for (_, record) in store.state()?.records() {
-        if record.def.payload.is_none() {
+        if record.def().payload.is_none() {
             warn!(
-                job = %record.def.name,
+                job = %record.def().name,
                 "the definition in force was confirmed before confirmations covered the command; \
                  its runs fail until `duetime confirm` of the held definition (`duetime show` prints it)"
             );

@@ -172,7 +172,7 @@ impl<S: Store> Daemon<S> {
         let def = state
             .seq_of_name(job)
             .and_then(|seq| state.record(seq))
-            .map(|r| &r.def)
+            .map(|r| r.def())
             .ok_or_else(|| format!("no job named {job} in the store"))?;
         let in_force = Command::of(def).map_err(|e| e.to_string())?;
         if in_force == own || guarded {
@@ -199,9 +199,8 @@ impl<S: Store> Daemon<S> {
             .seq_of_name(job)
             .and_then(|seq| state.record(seq))
             .and_then(|r| r.run())
-            .filter(|open| open.id == run)
-            .and_then(|open| open.cover)
-            .is_some_and(|c| c.late == Some(MissCause::Backfill))
+            .filter(|open| open.id() == run)
+            .is_some_and(|open| open.late() == Some(MissCause::Backfill))
     }
 
     /// Asks the run's supervisor to stop its command. A run cancelled because its lease

@@ -181,7 +181,7 @@ impl Cache {
         let mut jobs = Vec::with_capacity(touched.len());
         for &seq in touched {
             let row = match self.state.record(seq) {
-                Some(job) => Some((job.def.name.as_str(), self.to_json(job)?)),
+                Some(job) => Some((job.def().name.as_str(), self.to_json(job)?)),
                 None => None,
             };
             jobs.push((seq, row));
