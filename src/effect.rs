@@ -12,6 +12,8 @@ use crate::schedule::Schedule;
 use crate::time::{Duration, Timestamp};
 use crate::view::JobView;
 
+mod flat;
+
 /// Why a run was started.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
@@ -746,10 +748,42 @@ impl std::fmt::Display for Refusal {
 /// What the core asks of its host, in order. Records go into the store in the step's
 /// transaction; everything else is carried out only after that transaction commits
 /// (`State::step` gives the whole host loop).
+///
+/// Grouped by what the host must do, in one ordered stream: `Journal` inside the
+/// transaction, `Do` and `Notice` after the commit, `Reply` to whoever sent the command.
+/// The serialized form is flat and internally tagged (`{"effect": "start", ...}`), as the
+/// wire format has always had it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "flat::FlatEffect", from = "flat::FlatEffect")]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(tag = "effect", rename_all = "snake_case")]
+// The schema describes the flat wire form (`flat::FlatEffect`), whatever this type's own
+// doc says about the grouping.
+#[cfg_attr(
+    feature = "schema",
+    schemars(
+        description = "What the core asks of its host, in order. Records go into the store in the step's\ntransaction; everything else is carried out only after that transaction commits\n(`State::step` gives the whole host loop)."
+    )
+)]
 pub enum Effect {
+    /// A journal line: write it in the same transaction as the state, in order.
+    Journal(Record),
+    /// Carry it out after the commit: start or cancel a run.
+    Do(Action),
+    /// After the commit, log it or deliver it (to a person, a log, a monitor).
+    Notice(Notice),
+    /// The answer to a command: the job's new view (none for commands about no one job).
+    Reply {
+        /// The job the command was about, if one.
+        job: Option<JobName>,
+        /// The job's view after the command, or why it was refused.
+        result: Result<Option<Box<JobView>>, Refusal>,
+    },
+}
+
+/// What the host must carry out after the commit (never before: a start carried out for a
+/// claim that never committed could run a job twice).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
     /// Start a run on `process`. The host must feed back `RunFinished` with this run and fence.
     Start {
         /// The run's id, which `RunFinished` must carry.
@@ -782,8 +816,14 @@ pub enum Effect {
         /// Why.
         reason: CancelReason,
     },
-    /// Append to the journal, in the same transaction as the state.
-    Record(Record),
+}
+
+/// What the host logs or delivers after the commit: alerts for people, clock findings,
+/// coordination news.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Notice {
+    /// Tell a person: deliver it, or log it.
+    Alert(Alert),
     /// A process's wall clock moved `by` more (forward) or less (backward) than its
     /// monotonic clock between two of its events, beyond `config.clock_jump`. Not a journal
     /// line (the journal is per job): hosts log it. The due times a forward gap passed are
@@ -797,15 +837,6 @@ pub enum Effect {
         kind: ClockGapKind,
         /// How far the wall clock moved beyond the monotonic clock.
         by: Duration,
-    },
-    /// Tell a person (after commit).
-    Alert(Alert),
-    /// The answer to a command: the job's new view (none for commands about no one job).
-    Reply {
-        /// The job the command was about, if one.
-        job: Option<JobName>,
-        /// The job's view after the command, or why it was refused.
-        result: Result<Option<Box<JobView>>, Refusal>,
     },
     /// `single_owner`: `process` took the owner lease with `fence`, a fence higher than any
     /// owner's before; from now on only it claims. `from` is the earlier holder whose lease
@@ -1143,7 +1174,25 @@ impl fmt::Display for AlertKind {
 impl fmt::Display for Effect {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Effect::Start {
+            Effect::Journal(r) => r.fmt(f),
+            Effect::Do(a) => a.fmt(f),
+            Effect::Notice(n) => n.fmt(f),
+            Effect::Reply { job, result } => {
+                let job = job.as_ref().map_or("-", |j| j.as_str());
+                match result {
+                    Ok(Some(v)) => write!(f, "reply {job}: ok, {}", v.status.name()),
+                    Ok(None) => write!(f, "reply {job}: ok"),
+                    Err(r) => write!(f, "reply {job}: refused: {r}"),
+                }
+            }
+        }
+    }
+}
+
+impl fmt::Display for Action {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Action::Start {
                 run,
                 job,
                 fence,
@@ -1163,7 +1212,7 @@ impl fmt::Display for Effect {
                 }
                 write!(f, ", deadline {deadline}")
             }
-            Effect::Cancel {
+            Action::Cancel {
                 run,
                 job,
                 process,
@@ -1172,11 +1221,18 @@ impl fmt::Display for Effect {
                 let job = job.as_ref().map_or("(unknown job)", |j| j.as_str());
                 write!(f, "CANCEL {job} {run} on {process}: {}", reason.name())
             }
-            Effect::Record(Record {
+        }
+    }
+}
+
+impl fmt::Display for Record {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Record {
                 job,
                 entry: Entry::Ledger(e),
                 ..
-            }) => {
+            } => {
                 write!(
                     f,
                     "LEDGER {job} {}: {}",
@@ -1188,13 +1244,20 @@ impl fmt::Display for Effect {
                     e.kind
                 )
             }
-            Effect::Record(Record {
+            Record {
                 job,
                 entry: Entry::History(h),
                 ..
-            }) => write!(f, "history {job}: {h}"),
-            Effect::Alert(a) => write!(f, "ALERT {}: {}", a.job, a.kind),
-            Effect::ClockGap {
+            } => write!(f, "history {job}: {h}"),
+        }
+    }
+}
+
+impl fmt::Display for Notice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Notice::Alert(a) => write!(f, "ALERT {}: {}", a.job, a.kind),
+            Notice::ClockGap {
                 process, kind, by, ..
             } => match kind {
                 ClockGapKind::HeldBehind => write!(
@@ -1215,15 +1278,7 @@ impl fmt::Display for Effect {
                 ),
                 _ => write!(f, "CLOCK {process}: {} by {by}", kind.name()),
             },
-            Effect::Reply { job, result } => {
-                let job = job.as_ref().map_or("-", |j| j.as_str());
-                match result {
-                    Ok(Some(v)) => write!(f, "reply {job}: ok, {}", v.status.name()),
-                    Ok(None) => write!(f, "reply {job}: ok"),
-                    Err(r) => write!(f, "reply {job}: refused: {r}"),
-                }
-            }
-            Effect::Owner {
+            Notice::Owner {
                 process,
                 fence,
                 until,
@@ -1235,10 +1290,10 @@ impl fmt::Display for Effect {
                     None => f.write_str(" (the lease was free)"),
                 }
             }
-            Effect::OwnerReleased { process, fence } => {
+            Notice::OwnerReleased { process, fence } => {
                 write!(f, "OWNER released by {process} {fence} (draining)")
             }
-            Effect::Drained { process } => write!(f, "DRAINED {process}: no run left"),
+            Notice::Drained { process } => write!(f, "DRAINED {process}: no run left"),
         }
     }
 }

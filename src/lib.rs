@@ -11,11 +11,12 @@
 //! # The host loop
 //!
 //! One event is one transaction: load the state, `step`, write the state and every
-//! [`Effect::Record`] (the journal), commit, and only then carry out the rest. A start
-//! carried out before the commit could run a job whose claim never committed.
+//! [`Effect::Journal`] record, commit, and only then carry out the rest ([`Effect::Do`],
+//! [`Effect::Notice`], [`Effect::Reply`]), in order. A start carried out before the commit
+//! could run a job whose claim never committed. [`State::step`] numbers the steps.
 //!
 //! ```
-//! use duetime::{Actor, Config, Effect, Event, JobDef, JobName, Now, Outcome};
+//! use duetime::{Action, Actor, Config, Effect, Event, JobDef, JobName, Now, Outcome};
 //! use duetime::{Entry, LedgerEntry, LedgerKind, ProcessId, Record, Schedule, State, Timestamp};
 //!
 //! /// The host's store: the state and the journal, written together.
@@ -32,7 +33,7 @@
 //!     let mut after_commit = Vec::new();
 //!     for e in effects {
 //!         match e {
-//!             Effect::Record(r) => store.journal.push(r),
+//!             Effect::Journal(r) => store.journal.push(r),
 //!             other => after_commit.push(other),
 //!         }
 //!     }
@@ -50,7 +51,7 @@
 //! let mut todo = transact(&mut store, now, Event::ProcessStarted { process });
 //! for _ in 0..5 {
 //!     for effect in std::mem::take(&mut todo) {
-//!         if let Effect::Start { run, fence, job, .. } = effect {
+//!         if let Effect::Do(Action::Start { run, fence, job, .. }) = effect {
 //!             // Run the job's command here; report how it ended.
 //!             let done = Event::RunFinished { process, job, run, fence, outcome: Outcome::Ok };
 //!             todo.extend(transact(&mut store, now, done));
@@ -141,8 +142,8 @@ mod time;
 mod view;
 
 pub use effect::{
-    Alert, AlertKind, CancelReason, ClockGapKind, Covers, Effect, Entry, History, Incident,
-    LedgerEntry, LedgerKind, MissAction, MissCause, PausedBy, Record, Refusal, SystemPause,
+    Action, Alert, AlertKind, CancelReason, ClockGapKind, Covers, Effect, Entry, History, Incident,
+    LedgerEntry, LedgerKind, MissAction, MissCause, Notice, PausedBy, Record, Refusal, SystemPause,
     Trigger, WaitReason,
 };
 pub use event::{

@@ -4,6 +4,7 @@
 
 mod support;
 
+use duetime::Action;
 use duetime::{Actor, Effect, Event, JobDef, JobName, Outcome, Refusal};
 use support::*;
 
@@ -35,7 +36,10 @@ fn a_changed_definition_is_held_until_its_digest_is_confirmed_and_the_old_one_ru
     s.note("a new job is held too: nothing is defined or runs before its confirmation");
     s.start("08:00:30", 1);
     s.tick("09:00:10", 1);
-    assert!(!s.last.iter().any(|e| matches!(e, Effect::Start { .. })));
+    assert!(!s
+        .last
+        .iter()
+        .any(|e| matches!(e, Effect::Do(Action::Start { .. }))));
     confirm(&mut s, "09:10", "0000000000000000");
     confirm(&mut s, "09:11", &first_digest);
     s.tick("10:00:10", 1);

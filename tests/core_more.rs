@@ -705,7 +705,7 @@ fn wake_probe(s: &Story, process: u64, now: &str) -> String {
         .filter(|e| {
             !matches!(
                 e,
-                duetime::Effect::Record(duetime::Record {
+                duetime::Effect::Journal(duetime::Record {
                     entry: duetime::Entry::History(duetime::History::Started { .. }),
                     ..
                 })

@@ -4,6 +4,7 @@
 //! refused with `LoadError::NewerFormat`, and an inconsistent state is refused with a typed
 //! `LoadError::Inconsistent`, never a panic.
 
+use duetime::Action;
 use duetime::{
     Actor, CronSchedule, DstPolicy, Duration, Effect, Event, Fence, Fold, Gap, Incident,
     Inconsistency, JobDef, JobName, LoadError, MissedRule, Now, Outcome, ProcessId, Refusal, RunId,
@@ -44,9 +45,9 @@ impl Driver {
         let mut effects = Vec::new();
         self.state.step(at(secs), event, &mut effects);
         for e in &effects {
-            if let Effect::Start {
+            if let Effect::Do(Action::Start {
                 run, job, fence, ..
-            } = e
+            }) = e
             {
                 self.runs.push((job.to_string(), *run, *fence));
             }

@@ -4,6 +4,7 @@
 //! a second, stale copy up to date from the same changes; bad parts are refused with a
 //! typed `LoadError`, and a refused `put_parts` leaves the state as it was.
 
+use duetime::Action;
 use std::collections::BTreeMap;
 
 use duetime::{
@@ -60,19 +61,19 @@ impl Host {
             .step(Now::at(Timestamp::from_millis(self.now)), event, &mut out);
         for e in &out {
             match e {
-                Effect::Start {
+                Effect::Do(Action::Start {
                     run,
                     fence,
                     process,
                     job,
                     ..
-                } => {
+                }) => {
                     self.held
                         .entry(*process)
                         .or_default()
                         .insert(*run, (*fence, job.clone()));
                 }
-                Effect::Cancel { run, process, .. } => {
+                Effect::Do(Action::Cancel { run, process, .. }) => {
                     if let Some(h) = self.held.get_mut(process) {
                         h.remove(run);
                     }

@@ -12,6 +12,7 @@ mod runs;
 mod settle;
 mod watch;
 
+use crate::effect::Notice;
 use crate::effect::{
     Alert, AlertKind, Effect, Entry, History, Incident, LedgerEntry, LedgerKind, MissAction, Record,
 };
@@ -65,7 +66,7 @@ fn one_shot_end(kind: LedgerKind, at: Timestamp) -> (OneShotEnd, History) {
 
 impl Out<'_> {
     pub(crate) fn history(&mut self, job: &JobName, h: History) {
-        self.effects.push(Effect::Record(Record {
+        self.effects.push(Effect::Journal(Record {
             at: self.now,
             job: job.clone(),
             entry: Entry::History(h),
@@ -82,11 +83,11 @@ impl Out<'_> {
             return;
         }
         told.push(incident);
-        self.effects.push(Effect::Alert(Alert {
+        self.effects.push(Effect::Notice(Notice::Alert(Alert {
             at: self.now,
             job: job.clone(),
             kind,
-        }));
+        })));
     }
 
     pub(crate) fn ledger(
@@ -98,7 +99,7 @@ impl Out<'_> {
         kind: LedgerKind,
     ) {
         debug_assert!(count > 0 && from <= to);
-        self.effects.push(Effect::Record(Record {
+        self.effects.push(Effect::Journal(Record {
             at: self.now,
             job: job.clone(),
             entry: Entry::Ledger(LedgerEntry {
@@ -126,16 +127,18 @@ impl State {
     /// 1. Begin a transaction and load the state (or bring it up to date with
     ///    `State::put_parts`).
     /// 2. Call `step` with the event and the time the process just read.
-    /// 3. Write every `Effect::Record` (the journal) and the new state in that same
+    /// 3. Write every `Effect::Journal` record and the new state in that same
     ///    transaction, in order.
     /// 4. Commit. If the commit fails, forget the effects: the state as stored never took
     ///    the step.
-    /// 5. Only then carry out the rest, in order: `Start` and `Cancel` runs, log
-    ///    `ClockGap`, deliver `Alert`, note `Owner`, `OwnerReleased` and `Drained`, answer
-    ///    the person with the `Reply`. A start carried out before the commit could run a
-    ///    job whose claim never committed.
+    /// 5. Only then carry out the rest, in order: each `Effect::Do` (`Action::Start` or
+    ///    `Action::Cancel` a run), each `Effect::Notice` (log a `ClockGap`, deliver an
+    ///    `Alert`, note `Owner`, `OwnerReleased` and `Drained`), and answer whoever sent a
+    ///    command with its `Effect::Reply`. A start carried out before the commit could
+    ///    run a job whose claim never committed.
     /// 6. Tick again at `State::next_wake_for` the process (or sooner), and report each
-    ///    run's end with `Event::RunFinished` carrying the `Start`'s run and fence.
+    ///    run's end with `Event::RunFinished` carrying the `Action::Start`'s run and
+    ///    fence.
     ///
     /// # Panics
     ///
@@ -145,7 +148,8 @@ impl State {
     /// # Examples
     ///
     /// ```
-    /// use duetime::{Actor, Config, Effect, Event, JobDef, JobName, Now, ProcessId, Schedule};
+    /// use duetime::{Action, Actor, Config, Effect, Event, JobDef, JobName, Now, ProcessId};
+    /// use duetime::Schedule;
     /// use duetime::{State, Timestamp};
     ///
     /// let mut state = State::new(Config::default());
@@ -163,7 +167,7 @@ impl State {
     /// assert_eq!(due, "2025-06-01T00:01:00Z".parse()?);
     /// effects.clear();
     /// state.step(Now::at(due), Event::Tick { process, held: vec![] }, &mut effects);
-    /// assert!(effects.iter().any(|e| matches!(e, Effect::Start { .. })));
+    /// assert!(effects.iter().any(|e| matches!(e, Effect::Do(Action::Start { .. }))));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn step(&mut self, now: Now, event: Event, effects: &mut Vec<Effect>) {
@@ -265,7 +269,7 @@ impl State {
     fn conclude_one_shots(&mut self, effects: &mut Vec<Effect>, start: usize) {
         let mut i = start;
         while i < effects.len() {
-            let Effect::Record(Record {
+            let Effect::Journal(Record {
                 at,
                 job: name,
                 entry: Entry::Ledger(e),
@@ -292,7 +296,7 @@ impl State {
             // is not about the new instant.
             let redefined = || {
                 effects[i + 1..].iter().any(|f| {
-                    matches!(f, Effect::Record(Record {
+                    matches!(f, Effect::Journal(Record {
                         job,
                         entry: Entry::History(History::Defined { .. }),
                         ..
@@ -301,7 +305,7 @@ impl State {
             };
             if let Some(seq) = found.filter(|_| !redefined()) {
                 let (end, line) = one_shot_end(e.kind, *at);
-                let line = Effect::Record(Record {
+                let line = Effect::Journal(Record {
                     at: *at,
                     job: name.clone(),
                     entry: Entry::History(line),
@@ -323,7 +327,7 @@ impl State {
     fn throttle_alerts(&mut self, first: usize, out: &mut Out) {
         let mut touched = Vec::new();
         for i in first..out.effects.len() {
-            let Effect::Alert(alert) = &out.effects[i] else {
+            let Effect::Notice(Notice::Alert(alert)) = &out.effects[i] else {
                 continue;
             };
             let Some((seq, job)) = self
@@ -348,7 +352,7 @@ impl State {
             }
             let incident = alert.kind.incident();
             job.incidents.retain(|&told| told != incident);
-            let held = Effect::Record(Record {
+            let held = Effect::Journal(Record {
                 at: alert.at,
                 job: alert.job.clone(),
                 entry: Entry::History(History::AlertHeld {

@@ -41,7 +41,7 @@
 //!
 //! # The report
 //!
-//! Per job, the ledger (`Effect::Record` with `Entry::Ledger`) grouped into runs of equal
+//! Per job, the ledger (`Effect::Journal` with `Entry::Ledger`) grouped into runs of equal
 //! fate ordered by due time: ran on time, caught up (cause), skipped (cause), failed out,
 //! lost; a summary line; notable history (pauses, adoptions, timeouts, losses, alerts); and
 //! what is still owed or running at `--until`. Due times print in UTC, and for cron jobs in
@@ -50,6 +50,7 @@
 //! Exit codes: 0 replayed, 1 the jobs file or the store could not be read, 64 a usage error
 //! (a bad window, time, jump or duration, an unknown job, a span too long).
 
+use duetime::{Action, Notice};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::io::{self, Write};
@@ -816,7 +817,7 @@ impl<'a> World<'a> {
                 });
                 let refused = effects
                     .iter()
-                    .any(|e| matches!(e, Effect::Cancel { run: r, .. } if *r == run));
+                    .any(|e| matches!(e, Effect::Do(Action::Cancel { run: r, .. }) if *r == run));
                 match self.children.get_mut(&run) {
                     Some(_) if refused => {
                         self.children.remove(&run);
@@ -857,13 +858,13 @@ impl<'a> World<'a> {
     fn carry_out(&mut self, effects: &[Effect]) {
         for e in effects {
             match e {
-                Effect::Start {
+                Effect::Do(Action::Start {
                     run,
                     job,
                     fence,
                     process,
                     ..
-                } if Some(*process) == self.up => {
+                }) if Some(*process) == self.up => {
                     let ends = self
                         .now
                         .saturating_add(self.scenario.duration_of(job.as_str()));
@@ -880,12 +881,12 @@ impl<'a> World<'a> {
                     );
                     self.push(ends, Happening::RunEnds(*run));
                 }
-                Effect::Cancel {
+                Effect::Do(Action::Cancel {
                     run,
                     process,
                     reason,
                     ..
-                } => {
+                }) => {
                     let now = self.now;
                     let Some(c) = self.children.get_mut(run) else {
                         continue;
@@ -910,8 +911,8 @@ impl<'a> World<'a> {
                         }
                     }
                 }
-                Effect::Record(r) => self.out.records.push(r.clone()),
-                Effect::Alert(a) => self.out.alerts.push(a.clone()),
+                Effect::Journal(r) => self.out.records.push(r.clone()),
+                Effect::Notice(Notice::Alert(a)) => self.out.alerts.push(a.clone()),
                 Effect::Reply {
                     job,
                     result: Err(refusal),

@@ -149,7 +149,7 @@ fn marks(journal: &[Record], window: Window) -> Vec<Mark> {
                     count: l.count,
                     fate,
                     cause,
-                    text: duetime::Effect::Record(r.clone()).to_string(),
+                    text: duetime::Effect::Journal(r.clone()).to_string(),
                 })
             }
             _ => None,
