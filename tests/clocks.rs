@@ -298,6 +298,60 @@ fn a_result_whose_reading_passes_as_its_own_carries_the_stores_clock_so_what_it_
     insta::assert_snapshot!(s.trace());
 }
 
+/// Found by the simulator's V1 (seed 141 of 0..300, once views were held to the journal's
+/// stall): a process whose wall clock is held behind the store's works on the store's time
+/// at its ticks, but its results acted at its own reading, hours back. The run such a step
+/// started was timed from then, so the next tick, on the store's time, found it stalled and
+/// past its deadline at once and cancelled it; a release behind would have moved it back
+/// once more. A result read further behind than `clock_jump` is held as a tick is.
+/// p1 ticks every 30 s from `from` through `to`, and p2, two hours behind, 5 s after it.
+fn both_tick(s: &mut Story, from: &str, to: &str) {
+    let (mut t, end) = (at(from), at(to));
+    while t <= end {
+        s.tick(&label_of(t), 1);
+        let p2 = t.saturating_sub(duetime::Duration::from_secs(2 * 3600 - 5));
+        s.tick(&label_of(p2), 2);
+        t = t.saturating_add(duetime::Duration::from_secs(30));
+    }
+}
+
+#[test]
+fn a_result_from_a_process_held_behind_acts_on_the_stores_time_so_what_it_starts_is_not_timed_out_at_once(
+) {
+    let mut s = Story::new();
+    s.show_history = true;
+    let mut def = job("sync", every("15m"));
+    def.timeout = "30m".parse().unwrap();
+    def.stall_after = "30m".parse().unwrap();
+    def.overlap = Some(duetime::Overlap::BufferOne);
+    s.define("08:59", def);
+    s.start("08:59:30", 1);
+    s.start("08:59:31", 2);
+    s.tick("09:00:05", 2);
+    s.wall_set(2, "2h", true);
+    s.note("p2 runs r1; its wall clock now reads two hours behind p1's, which is alive");
+    both_tick(&mut s, "09:00:35", "09:19:35");
+    s.note("09:15 is buffered behind r1; p2 reports r1 done at 07:20 by its clock");
+    s.finish("07:20:00", 1, Outcome::Ok);
+    let deadline = s.last.iter().find_map(|e| match e {
+        Effect::Do(Action::Start { run, deadline, .. }) if *run == RunId(2) => Some(*deadline),
+        _ => None,
+    });
+    assert_eq!(
+        deadline,
+        Some(at("09:50:00")),
+        "the buffered 09:15 starts on the store's time, with its whole timeout ahead:\n{}",
+        s.trace()
+    );
+    both_tick(&mut s, "09:20:05", "09:25:05");
+    let trace = s.trace();
+    assert!(
+        !trace.contains("CANCEL") && !trace.contains("stalled"),
+        "r2 is neither stalled nor cancelled minutes into its half hour:\n{trace}"
+    );
+    insta::assert_snapshot!(trace);
+}
+
 #[test]
 fn a_clock_a_minute_and_a_half_behind_a_live_sane_one_stays_held_and_nothing_is_skipped() {
     let mut s = Story::new();
@@ -462,4 +516,72 @@ fn a_held_clock_back_from_a_silence_is_contradicted_by_a_held_one_far_from_it_th
         "p3 is present and its clock is far from p2's: p2's solitude starts again on its \
          return, so p2 is not released at once\n{trace}"
     );
+}
+
+/// The dates of what step `effects` recorded.
+fn record_dates(effects: &[Effect]) -> Vec<Timestamp> {
+    effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Journal(r) => Some(r.at),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Found by the simulator's J1 (the journal is written on the store's time: nearly every
+/// world of 0..300 broke it): a person's command acted on the clock it carried, unjudged.
+/// A person whose machine reads hours behind the store's clock resumed a job, or approved
+/// a run, hours before the ticks' time: what it recorded was dated before what came
+/// before it. A command read further behind the store's clock than `clock_jump` acts on
+/// the store's clock; one ahead is taken as it reads (the store's clock stands still while
+/// no process speaks, so nothing says such a clock is wrong).
+#[test]
+fn a_persons_command_from_a_clock_far_behind_acts_on_the_stores_time() {
+    let mut s = Story::new();
+    s.define("08:59", job("sync", every("15m")));
+    s.start("08:59:30", 1);
+    s.tick_through("09:00:05", "09:10:05", "30s", 1);
+    let sync = || JobName::new("sync").unwrap();
+    let pause = Event::Pause {
+        job: sync(),
+        actor: duetime::Actor::new("ana"),
+        note: "from a laptop 35 s slow".into(),
+    };
+    s.command("09:09:50", "ana pauses sync, her clock 35 s slow", pause);
+    assert_eq!(
+        record_dates(&s.last),
+        vec![at("09:09:50")],
+        "a clock within clock_jump of the store's is taken as it reads"
+    );
+    s.tick_through("09:10:35", "09:20:05", "30s", 1);
+    let resume = Event::Resume {
+        job: sync(),
+        actor: duetime::Actor::new("bo"),
+    };
+    s.command(
+        "06:20:10",
+        "bo resumes sync, his clock three hours slow",
+        resume,
+    );
+    let dates = record_dates(&s.last);
+    assert!(
+        !dates.is_empty() && dates.iter().all(|&d| d == at("09:20:05")),
+        "the resume and the 09:15 it hands to the missed rule are dated by the store's \
+         clock: {dates:?}\n{}",
+        s.trace()
+    );
+    let pause = Event::Pause {
+        job: sync(),
+        actor: duetime::Actor::new("cy"),
+        note: "from a laptop an hour fast".into(),
+    };
+    s.command("10:20:20", "cy pauses sync, her clock an hour fast", pause);
+    let dates = record_dates(&s.last);
+    assert!(
+        !dates.is_empty() && dates.iter().all(|&d| d == at("10:20:20")),
+        "ahead of the store's clock nothing says a person's clock is wrong: taken as it \
+         reads: {dates:?}"
+    );
+    insta::assert_snapshot!(s.trace());
 }

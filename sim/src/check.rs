@@ -24,6 +24,9 @@ use duetime::{
 
 use crate::oracle::{Due, Spec};
 
+mod journal_time;
+mod views;
+
 /// A broken promise, with the entries that show it.
 #[derive(Debug, Clone)]
 pub struct Violation {
@@ -94,6 +97,10 @@ pub struct JobFacts {
     /// The job's `expect_success_within` in ms (E1: the dead-man's switch).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expect_success_within: Option<i64>,
+    /// The job's `stall_after` in ms (V1: a run open that long shows the job stalled).
+    /// Absent in regressions saved before it was a fact: V1 then holds no status.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stall_after: Option<i64>,
 }
 
 /// The moments the liveness checks are judged at.
@@ -156,6 +163,8 @@ struct Track {
     /// The latest run of the job that settled failed or timed out, and what it covered
     /// (R2: its retry covers exactly that).
     last_failed: Option<(RunId, duetime::Covers)>,
+    /// What the job's view must say (V1).
+    seen: views::Seen,
 }
 
 /// One schedule of a job's life, from its `defined` line: the schedule's text (the oracle's
@@ -234,6 +243,7 @@ impl Track {
             parked: 0,
             last_failed: None,
             silence: crate::silence::Silence::of(f.and_then(|f| f.expect_success_within)),
+            seen: views::Seen::default(),
         }
     }
 
@@ -481,6 +491,8 @@ pub struct Checker {
     lanes: Concurrency,
     /// Steps seen by `views` (V1 looks every `VIEW_EVERY`th).
     view_steps: u64,
+    /// J1's clock.
+    journal_time: journal_time::JournalTime,
 }
 
 /// How often V1 compares the views with the journal: every so many steps (a view of every
@@ -525,6 +537,7 @@ impl Checker {
             holders: Vec::new(),
             drained: Vec::new(),
             view_steps: 0,
+            journal_time: Default::default(),
         }
     }
 
@@ -617,6 +630,22 @@ impl Checker {
                 for p in self.parked.values_mut() {
                     p.until = p.until.saturating_sub(by);
                 }
+                for t in &mut self.tracks {
+                    t.seen.clock_back(by);
+                }
+                self.journal_time_back(by);
+            }
+            Effect::Notice(Notice::ClockGap {
+                kind: ClockGapKind::Released,
+                process,
+                ..
+            }) => {
+                // Its runs keep the age it measured, on a time base moved by its lead.
+                for &(_, holder, idx) in &self.holders {
+                    if holder == *process {
+                        self.tracks[idx].seen.age_unknown();
+                    }
+                }
             }
             _ => {}
         }
@@ -664,85 +693,6 @@ impl Checker {
                     "{run} was reported with its current fence and is still open after the step"
                 ),
             );
-        }
-    }
-
-    /// V1, after a step: what the core's `job()` view tells of each job agrees with the
-    /// journal as the checker has followed it. A job exists unless the journal removed it;
-    /// it is paused exactly when the journal last paused it; it holds for confirmation the
-    /// definition (by digest) the journal holds; the run it names as running is the one
-    /// the journal has open for it; it is awaiting approval exactly when one of its runs
-    /// is parked; and a quota hold it shows is the one the journal holds it by. Looked at
-    /// every `VIEW_EVERY` steps (the same steps in a world and in its replays).
-    pub fn views(&mut self, state: &duetime::State, now: duetime::Timestamp) {
-        self.view_steps += 1;
-        if !self.view_steps.is_multiple_of(VIEW_EVERY) {
-            return;
-        }
-        self.probe("views compared with the journal");
-        let current = self.current.clone();
-        for idx in current {
-            let t = &self.tracks[idx];
-            let view = state.job(t.name.as_str(), now);
-            let Some(v) = view else {
-                if t.removed_at.is_none() {
-                    let detail = "the journal has it defined; job() knows no such job".into();
-                    self.violation("V1", &t.name.clone(), detail);
-                }
-                continue;
-            };
-            let mut wrong = Vec::new();
-            if t.removed_at.is_some() {
-                wrong.push("job() shows a job the journal removed".to_string());
-            }
-            if v.paused.is_some() != t.paused {
-                wrong.push(format!(
-                    "paused {} by the view, {} by the journal",
-                    v.paused.is_some(),
-                    t.paused
-                ));
-            }
-            if v.pending_confirmation != t.held {
-                wrong.push(format!(
-                    "holds {:?} for confirmation by the view, {:?} by the journal",
-                    v.pending_confirmation, t.held
-                ));
-            }
-            // (A parked run holds no process, but stays the job's open run.)
-            let open = self
-                .holders
-                .iter()
-                .find(|h| h.2 == idx)
-                .map(|h| h.0)
-                .or_else(|| {
-                    let mut parked = self.parked.iter().filter(|(_, p)| p.track == idx);
-                    parked.next().map(|(run, _)| *run)
-                });
-            if v.running != open {
-                wrong.push(format!(
-                    "running {:?} by the view, {open:?} by the journal",
-                    v.running
-                ));
-            }
-            if v.awaiting_approval.is_some() != (t.parked > 0) {
-                wrong.push(format!(
-                    "awaiting approval {} by the view, {} runs parked by the journal",
-                    v.awaiting_approval.is_some(),
-                    t.parked
-                ));
-            }
-            if let Some(until) = v.held_until {
-                if t.held_until != Some(until.as_millis()) {
-                    wrong.push(format!(
-                        "held until {until} by the view, {:?} by the journal",
-                        t.held_until.map(ts)
-                    ));
-                }
-            }
-            if !wrong.is_empty() {
-                let name = t.name.clone();
-                self.violation("V1", &name, wrong.join("; "));
-            }
         }
     }
 
@@ -983,6 +933,8 @@ impl Checker {
             self.last_hit = Some(idx);
         }
         self.one_shot_end(idx, rec);
+        self.tracks[idx].seen.record(rec);
+        self.journal_time(rec);
         match &rec.entry {
             Entry::History(h) => self.history(idx, rec, h),
             Entry::Ledger(e) => self.ledger(idx, rec, e),

@@ -121,6 +121,7 @@ pub fn replay_with(
                 checker.reported(*run, outcome);
                 checker.delivered(*run, *fence, outcome);
             }
+            checker.stepping(event);
             state.step(*now, event.clone(), &mut effects);
             if checks == StateChecks::Full {
                 if let Err(what) = crate::round_trip(&mut state) {
@@ -164,6 +165,7 @@ fn checker_for(config: &Config, facts: &BTreeMap<JobName, JobFacts>) -> check::C
         checker.hold_single_owner(config.lease_ttl.as_millis() as i64);
     }
     checker.set_cap(config.max_runs_per_process);
+    checker.hold_journal_time(config.clock_jump.as_millis() as i64);
     checker
 }
 

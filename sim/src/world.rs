@@ -354,6 +354,7 @@ impl World {
             checker.hold_single_owner(config.lease_ttl.as_millis() as i64);
         }
         checker.set_cap(cfg.max_runs_per_process);
+        checker.hold_journal_time(config.clock_jump.as_millis() as i64);
         let prev_digests = vec![None; jobs.len()];
         let removed = vec![false; jobs.len()];
         let seen_names = jobs.iter().map(|j| j.def.name.clone()).collect();
@@ -1347,6 +1348,7 @@ impl World {
             self.checker.reported(*run, outcome);
             self.checker.delivered(*run, *fence, outcome);
         }
+        self.checker.stepping(&event);
         let mut effects = std::mem::take(&mut self.effects);
         let mut parked = Vec::new();
         let wake_before = self.state.next_wake();

@@ -11,14 +11,19 @@ use duetime_sim::{run_seed, Options, Verdict};
 /// twenty that reach every probe below, each at least twice (the rarest: a due time in a
 /// DST gap, a backfill of too many due times, a catch-up after sleep). A change to what
 /// worlds draw moves what each seed meets: people changing jobs' commands (issue 18) left
-/// 620..640 with no backfill of too many due times, so the window moved.
-const SEEDS: std::ops::Range<u64> = 760..780;
+/// 620..640 with no backfill of too many due times, so the window moved to 760..780; people's
+/// commands judged by the store's clock left that one with none, and 620..640 reaches
+/// every probe twice again.
+const SEEDS: std::ops::Range<u64> = 620..640;
 
 /// Rare situations the generator must reach within `SEEDS`; a weaker generator shows here.
 const PROBES: &[&str] = &[
     "current result settled its run",
     "retry covered what failed",
     "views compared with the journal",
+    "views' status and last run held to the journal",
+    "views' missed count held to the journal's skips",
+    "journal written on the store's time",
     "clock held ahead of the store's",
     "clock held ahead released (alone)",
     "clock held behind released (alone)",

@@ -116,6 +116,10 @@ impl State {
     /// run it starts is leased from it), and a lease written ahead of the store's clock
     /// would not lapse when its holder dies until the clock caught up (a result with a
     /// reading of true time from a process whose clocks were hours behind did that).
+    /// A reading further behind than `clock_jump` is held as a tick would be: the step acts
+    /// on the store's time. Taken as it read, the run it starts would be timed from hours
+    /// back, and the next tick, on the store's time, would find it stalled and past its
+    /// deadline at once (and a release behind would move it back once more).
     pub(crate) fn judge_result_clock(&mut self, process: ProcessId, now: Now) -> Timestamp {
         let Some(clock) = self.clock else {
             return now.wall;
@@ -127,9 +131,31 @@ impl State {
             ),
             None => clock,
         };
-        let at = now.wall.min(vouched.saturating_add(self.config.clock_jump));
+        let jump = self.config.clock_jump;
+        let at = if now.wall < vouched.saturating_sub(jump) {
+            vouched
+        } else {
+            now.wall.min(vouched.saturating_add(jump))
+        };
         self.clock = Some(clock.max(at.min(vouched)));
         at
+    }
+
+    /// Judges the clock a person's command carries (a definition, a removal, a pause, an
+    /// approval...): whoever sent it, from whatever machine, with no process's measure
+    /// behind it and none to hold. The store's clock is the latest time it can vouch for,
+    /// so a command read further behind it than `clock_jump` acts on the store's clock:
+    /// taken as it read, a command from a machine hours slow would date what it records
+    /// hours before what the ticks record, and time from there what it settles or sets
+    /// going (an approval settling a run before it started, a pause begun before the due
+    /// times it is said to hold). Ahead, it is taken as it reads: the store's clock stands
+    /// still while no process speaks (every one down, or asleep until its next wake), so
+    /// nothing can say such a clock is wrong.
+    pub(crate) fn judge_person_clock(&self, now: Now) -> Timestamp {
+        match self.clock {
+            Some(clock) if now.wall < clock.saturating_sub(self.config.clock_jump) => clock,
+            _ => now.wall,
+        }
     }
 
     /// Judges the clock of an event of `process` (see the module doc), noting its clocks

@@ -172,8 +172,9 @@ impl State {
     /// ```
     pub fn step(&mut self, now: Now, event: Event, effects: &mut Vec<Effect>) {
         let start = effects.len();
+        // A person's command acts on its judged time; a process's event is judged below.
         let mut out = Out {
-            now: now.wall,
+            now: self.judge_person_clock(now),
             effects,
         };
         // Only process life, results and removals can end a process's last run (a tick

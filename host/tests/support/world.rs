@@ -274,6 +274,7 @@ pub fn check_journal(w: &World, end: i64) -> Vec<String> {
                 jitter_ms: j.def.jitter.map(|d| d.as_millis()),
                 requires_confirmation: j.def.requires_confirmation,
                 expect_success_within: j.def.expect_success_within.map(|d| d.as_millis() as i64),
+                stall_after: Some(j.def.stall_after.as_millis() as i64),
             };
             (j.def.name.clone(), f)
         })

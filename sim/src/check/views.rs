@@ -1,0 +1,394 @@
+//! V1, the views held to the journal: every `VIEW_EVERY` steps the checker asks the core
+//! for each job's `job()` view and compares it with what the journal alone says the view
+//! must be. The one place the checker reads the core's state, and only through its public
+//! views.
+//!
+//! Held exactly: the job exists, paused, held for confirmation, running (the run), awaiting
+//! approval, its quota hold, its last run (run, time, outcome), and its status as
+//! `status_of` ranks it (given the view's own `missed_24h`). Held as bounds, because the
+//! journal does not carry all of what they count: `missed_24h` is at least the due times
+//! recorded skipped within the day (owed due times are counted when found late, which no
+//! record says), and `next_due` is one of the oracle's due times of the job's current
+//! schedule, later than every due time the journal has accounted (the frontier, which is
+//! never written down, is at least that), and absent exactly while the job is paused.
+
+use std::collections::VecDeque;
+
+use duetime::{
+    Entry, History, JobView, LastOutcome, LedgerKind, MissAction, MissCause, Outcome, PausedBy,
+    Record, RunId, Status,
+};
+
+use super::{ts, Checker, Track, VIEW_EVERY};
+use crate::oracle::Spec;
+
+const HOUR: i64 = 3_600_000;
+const DAY: i64 = 24 * HOUR;
+
+/// What a job's view must say, kept from its journal lines as they are read.
+pub(super) struct Seen {
+    /// The job's last run as the core keeps it: the run, when it ended, how.
+    last: Option<(RunId, i64, LastOutcome)>,
+    /// The latest pause line was the system's (a resume ends it).
+    system_paused: bool,
+    /// The latest start: its run and time (a stall counts from it), on the store's time
+    /// base (`None`: moved by a release ahead, which does not say by how much).
+    started: Option<(RunId, Option<i64>)>,
+    /// Due times recorded skipped, but for a removal's (which the job's view never shows):
+    /// `(at, count)` in journal order, only those that can still count.
+    skipped: VecDeque<(i64, u64)>,
+    /// The latest of those, and whether each came in an hour no earlier than the one
+    /// before it (else the core's hourly buckets are out of order, its bound on them may
+    /// drop some, and no floor is held).
+    latest_skip: Option<i64>,
+    skips_in_order: bool,
+    /// The latest due time any ledger entry or start of the job covered.
+    accounted: Option<i64>,
+}
+
+impl Default for Seen {
+    fn default() -> Seen {
+        Seen {
+            last: None,
+            system_paused: false,
+            started: None,
+            skipped: VecDeque::new(),
+            latest_skip: None,
+            skips_in_order: true,
+            accounted: None,
+        }
+    }
+}
+
+fn hour_of(at: i64) -> i64 {
+    at.div_euclid(HOUR) * HOUR
+}
+
+/// The last run's outcome a settlement leaves, as the core maps it.
+fn last_of(outcome: &Outcome) -> LastOutcome {
+    match outcome {
+        Outcome::Ok | Outcome::AwaitingApproval { .. } => LastOutcome::Ok,
+        Outcome::Skipped => LastOutcome::Skipped,
+        Outcome::Failed { .. } => LastOutcome::Failed,
+        Outcome::TimedOut => LastOutcome::TimedOut,
+    }
+}
+
+impl Seen {
+    /// One journal line of the job.
+    pub(super) fn record(&mut self, rec: &Record) {
+        let at = rec.at.as_millis();
+        match &rec.entry {
+            Entry::History(h) => self.history(at, h),
+            Entry::Ledger(e) => {
+                self.account(e.to.as_millis());
+                match e.kind {
+                    LedgerKind::FailedOut { run } => {
+                        self.last = Some((run, at, LastOutcome::FailedOut));
+                    }
+                    LedgerKind::Missed {
+                        cause,
+                        action: MissAction::Skipped,
+                    } if cause != MissCause::Removed => self.skip(at, e.count),
+                    _ => {}
+                }
+            }
+        }
+    }
+
+    fn history(&mut self, at: i64, h: &History) {
+        match h {
+            History::Settled { run, outcome, .. } => self.last = Some((*run, at, last_of(outcome))),
+            History::Approved { run, .. } => self.last = Some((*run, at, LastOutcome::Ok)),
+            History::Lost { run } => self.last = Some((*run, at, LastOutcome::Lost)),
+            History::ApprovalExpired { run } => {
+                self.last = Some((*run, at, LastOutcome::ApprovalExpired));
+            }
+            History::Paused { by, .. } => {
+                self.system_paused = matches!(by, PausedBy::System { .. });
+            }
+            History::Resumed { .. } => self.system_paused = false,
+            History::Started { run, covers, .. } => {
+                self.started = Some((*run, Some(at)));
+                if let Some(c) = covers {
+                    self.account(c.to.as_millis());
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn account(&mut self, due: i64) {
+        self.accounted = Some(self.accounted.map_or(due, |a| a.max(due)));
+    }
+
+    fn skip(&mut self, at: i64, count: u64) {
+        if self.latest_skip.is_some_and(|l| hour_of(at) < hour_of(l)) {
+            self.skips_in_order = false;
+        }
+        let latest = self.latest_skip.map_or(at, |l| l.max(at));
+        self.latest_skip = Some(latest);
+        self.skipped.push_back((at, count));
+        // Never counted again: older than a day before the latest.
+        while self
+            .skipped
+            .front()
+            .is_some_and(|(t, _)| hour_of(*t) < latest - DAY)
+        {
+            self.skipped.pop_front();
+        }
+    }
+
+    /// The least `missed_24h` the view may show at `now`. Each skip was counted into the
+    /// bucket of its hour; a bucket is dropped only once it is a day older than a later
+    /// count (or by the bound of 25, which in-order buckets reach only past a day), so
+    /// every bucket no more than a day older than both `now` and the latest count is
+    /// still there and shown.
+    fn missed_floor(&self, now: i64) -> Option<u64> {
+        if !self.skips_in_order {
+            return None;
+        }
+        let since = now.max(self.latest_skip?) - DAY;
+        let recent = self.skipped.iter().filter(|(t, _)| hour_of(*t) >= since);
+        Some(recent.map(|(_, n)| n).sum())
+    }
+
+    /// The status `status_of` must give, from the journal and the view's `missed_24h`.
+    /// `open` is the job's open run by the journal and whether it is parked; `stall_after`
+    /// is the job's (`None`: a regression saved before it was a fact, and no status held).
+    fn status(
+        &self,
+        t: &Track,
+        open: Option<(RunId, bool)>,
+        missed_24h: u64,
+        now: i64,
+        stall_after: Option<i64>,
+    ) -> Option<Status> {
+        let stall_after = stall_after?;
+        let failed = self.last.is_some_and(|(_, _, o)| {
+            matches!(
+                o,
+                LastOutcome::Failed
+                    | LastOutcome::FailedOut
+                    | LastOutcome::Lost
+                    | LastOutcome::TimedOut
+                    | LastOutcome::ApprovalExpired
+            )
+        });
+        if failed || (t.paused && self.system_paused) {
+            return Some(Status::Failed);
+        }
+        if let Some((run, false)) = open {
+            let (started_run, started) = self.started?;
+            // (A run of another process moved by a release is as old as that process
+            // measured it, which the journal does not say: either is right then.)
+            if started_run == run && started.is_none_or(|s| (now - s).max(0) >= stall_after) {
+                return Some(Status::Stalled);
+            }
+        }
+        Some(self.settled_status(t, open.is_some(), missed_24h))
+    }
+
+    /// The status below a stall, which the journal says exactly.
+    fn settled_status(&self, t: &Track, open: bool, missed_24h: u64) -> Status {
+        if missed_24h > 0 {
+            Status::Missed
+        } else if t.paused {
+            Status::Paused
+        } else if open {
+            Status::Running
+        } else if self.last.is_some() {
+            Status::Ok
+        } else {
+            Status::NoRun
+        }
+    }
+
+    /// The store's clock went back `by` ms (a release behind): every open run's instants
+    /// went back with it.
+    pub(super) fn clock_back(&mut self, by: i64) {
+        if let Some((_, Some(at))) = &mut self.started {
+            *at = at.saturating_sub(by);
+        }
+    }
+
+    /// The job's open run's holder was released ahead: its instants moved by a lead the
+    /// journal does not tell.
+    pub(super) fn age_unknown(&mut self) {
+        if let Some((_, at)) = &mut self.started {
+            *at = None;
+        }
+    }
+
+    /// What is wrong with the view's `next_due`: absent exactly while paused (a schedule
+    /// of `every` never ends), else one of `spec`'s due times past every accounted one.
+    fn next_due_wrong(&self, v: &JobView, paused: bool, spec: Option<&Spec>) -> Option<String> {
+        let Some(d) = v.next_due.map(|d| d.as_millis()) else {
+            let endless = matches!(spec, Some(Spec::Every { .. }));
+            return (endless && !paused)
+                .then(|| "no next due time by the view, though it is not paused".to_string());
+        };
+        if paused {
+            return Some(format!(
+                "next due {} by the view, though it is paused",
+                ts(d)
+            ));
+        }
+        if let Some(a) = self.accounted.filter(|&a| d <= a) {
+            return Some(format!(
+                "next due {} by the view, though the journal accounted {} already",
+                ts(d),
+                ts(a)
+            ));
+        }
+        let spec = spec?;
+        let due = spec.due_in(d - 1, d);
+        (due.len() != 1 || due[0].at != d).then(|| {
+            format!(
+                "next due {} by the view is not a due time of its schedule",
+                ts(d)
+            )
+        })
+    }
+}
+
+impl Checker {
+    /// V1, after a step: see the module's doc. Looked at every `VIEW_EVERY` steps (the
+    /// same steps in a world and in its replays).
+    pub fn views(&mut self, state: &duetime::State, now: duetime::Timestamp) {
+        self.view_steps += 1;
+        if !self.view_steps.is_multiple_of(VIEW_EVERY) {
+            return;
+        }
+        self.probe("views compared with the journal");
+        let current = self.current.clone();
+        for idx in current {
+            let t = &self.tracks[idx];
+            let Some(v) = state.job(t.name.as_str(), now) else {
+                if t.removed_at.is_none() {
+                    let detail = "the journal has it defined; job() knows no such job".into();
+                    self.violation("V1", &t.name.clone(), detail);
+                }
+                continue;
+            };
+            let removed = t.removed_at.is_some();
+            let mut wrong = self.view_wrong(idx, &v, now.as_millis());
+            if removed {
+                wrong.insert(0, "job() shows a job the journal removed".to_string());
+            }
+            if !wrong.is_empty() {
+                let name = self.tracks[idx].name.clone();
+                self.violation("V1", &name, wrong.join("; "));
+            }
+        }
+    }
+
+    /// What the view `v` of track `idx` says against the journal, one line a difference.
+    fn view_wrong(&mut self, idx: usize, v: &JobView, now: i64) -> Vec<String> {
+        let mut wrong = self.view_flags_wrong(idx, v);
+        let t = &self.tracks[idx];
+        let open = self.open_run_of(idx);
+        let seen = &t.seen;
+        let last = v.last.map(|l| (l.run, l.at.as_millis(), l.outcome));
+        if last != seen.last {
+            wrong.push(format!(
+                "last run {last:?} by the view, {:?} by the journal",
+                seen.last
+            ));
+        }
+        let facts = self.facts.get(&t.name);
+        let stall_after = facts.and_then(|f| f.stall_after);
+        let parked = open.map(|run| (run, self.parked.contains_key(&run)));
+        if let Some(s) = seen.status(t, parked, v.missed_24h, now, stall_after) {
+            let unknown_age = seen.started.is_some_and(|s| s.1.is_none());
+            let either = unknown_age && v.status == seen.settled_status(t, true, v.missed_24h);
+            if s != v.status && !either {
+                let run = parked.map_or("no run open".to_string(), |(r, p)| {
+                    let since = seen.started.filter(|s| s.0 == r).and_then(|s| s.1.map(ts));
+                    format!("{r} open (parked {p}) since {since:?}")
+                });
+                wrong.push(format!(
+                    "status {:?} by the view, {s:?} by the journal ({run}, at {})",
+                    v.status,
+                    ts(now)
+                ));
+            }
+        }
+        if let Some(floor) = seen.missed_floor(now).filter(|&f| v.missed_24h < f) {
+            wrong.push(format!(
+                "missed {} in the last day by the view, but the journal skipped {floor} then",
+                v.missed_24h
+            ));
+        }
+        let spec = t
+            .epochs
+            .last()
+            .and_then(|e| facts.and_then(|f| f.specs.get(&e.text)));
+        wrong.extend(seen.next_due_wrong(v, t.paused, spec));
+        let floored = seen.missed_floor(now).is_some_and(|f| f > 0);
+        if !wrong.is_empty() {
+            return wrong;
+        }
+        self.probe("views' status and last run held to the journal");
+        if floored {
+            self.probe("views' missed count held to the journal's skips");
+        }
+        wrong
+    }
+
+    /// The journal's open run of track `idx` (a parked run holds no process, but stays
+    /// the job's open run).
+    fn open_run_of(&self, idx: usize) -> Option<RunId> {
+        self.holders
+            .iter()
+            .find(|h| h.2 == idx)
+            .map(|h| h.0)
+            .or_else(|| {
+                let mut parked = self.parked.iter().filter(|(_, p)| p.track == idx);
+                parked.next().map(|(run, _)| *run)
+            })
+    }
+
+    /// The view's flags against the journal: paused, held for confirmation, running,
+    /// awaiting approval, quota hold.
+    fn view_flags_wrong(&self, idx: usize, v: &JobView) -> Vec<String> {
+        let t = &self.tracks[idx];
+        let mut wrong = Vec::new();
+        if v.paused.is_some() != t.paused {
+            wrong.push(format!(
+                "paused {} by the view, {} by the journal",
+                v.paused.is_some(),
+                t.paused
+            ));
+        }
+        if v.pending_confirmation != t.held {
+            wrong.push(format!(
+                "holds {:?} for confirmation by the view, {:?} by the journal",
+                v.pending_confirmation, t.held
+            ));
+        }
+        let open = self.open_run_of(idx);
+        if v.running != open {
+            wrong.push(format!(
+                "running {:?} by the view, {open:?} by the journal",
+                v.running
+            ));
+        }
+        if v.awaiting_approval.is_some() != (t.parked > 0) {
+            wrong.push(format!(
+                "awaiting approval {} by the view, {} runs parked by the journal",
+                v.awaiting_approval.is_some(),
+                t.parked
+            ));
+        }
+        if let Some(until) = v.held_until {
+            if t.held_until != Some(until.as_millis()) {
+                wrong.push(format!(
+                    "held until {until} by the view, {:?} by the journal",
+                    t.held_until.map(ts)
+                ));
+            }
+        }
+        wrong
+    }
+}
