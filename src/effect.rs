@@ -12,6 +12,8 @@ use crate::schedule::Schedule;
 use crate::time::{Duration, Timestamp};
 use crate::view::JobView;
 
+mod flat;
+
 /// Why a run was started.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
@@ -35,8 +37,11 @@ pub enum Trigger {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Covers {
+    /// The first due time covered.
     pub from: Timestamp,
+    /// The last due time covered.
     pub to: Timestamp,
+    /// How many due times `from..=to` holds.
     pub count: u64,
 }
 
@@ -47,6 +52,7 @@ pub struct Covers {
 pub enum MissCause {
     /// No process looked at the job in time (crash, restart, stall).
     Down,
+    /// The job was paused.
     Paused,
     /// The previous run was still going.
     Overlap,
@@ -128,13 +134,16 @@ impl WaitReason {
     }
 }
 
+/// What was done about due times that were missed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "action", rename_all = "snake_case")]
 pub enum MissAction {
+    /// Recorded and not run.
     Skipped,
     /// Covered late by a catch-up (or buffered) run that ended done.
     CaughtUp {
+        /// The run that covered them.
         run: RunId,
     },
 }
@@ -145,27 +154,51 @@ pub enum MissAction {
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum LedgerKind {
     /// Run on time and settled done; `skipped` when the run reported it had nothing to do.
-    Ran { run: RunId, skipped: bool },
+    Ran {
+        /// The run that settled them.
+        run: RunId,
+        /// The run reported `skipped`: it had nothing to do.
+        skipped: bool,
+    },
+    /// Not started on time: the missed rule or the overlap policy decided what was done.
     Missed {
+        /// Why they were not started on time.
         cause: MissCause,
+        /// What was done about them.
         action: MissAction,
     },
     /// Retries exhausted (or a failure with no retries left).
-    FailedOut { run: RunId },
+    FailedOut {
+        /// The last attempt's run.
+        run: RunId,
+    },
     /// The run started and its result never came; not repeated because the job is not safe
     /// to repeat.
-    Lost { run: RunId },
+    Lost {
+        /// The run whose lease lapsed.
+        run: RunId,
+    },
     /// The run was parked awaiting approval and nobody approved it in time; not retried
     /// (a person's silence is an answer, not a fault).
-    ApprovalExpired { run: RunId },
+    ApprovalExpired {
+        /// The parked run.
+        run: RunId,
+    },
 }
 
+/// One ledger line: `count` due times from `from` to `to` of one job, and their fate.
+/// A range with an exact count, so a long downtime is one entry however many due times
+/// it held.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct LedgerEntry {
+    /// The first due time it covers.
     pub from: Timestamp,
+    /// The last due time it covers.
     pub to: Timestamp,
+    /// How many due times `from..=to` holds.
     pub count: u64,
+    /// Their fate.
     #[serde(flatten)]
     pub kind: LedgerKind,
 }
@@ -269,31 +302,48 @@ pub enum History {
     /// Boxed: a compiled schedule is large and definitions are rare, while every journal
     /// line is as big as the largest variant.
     Defined {
+        /// The schedule in force.
         schedule: Box<Schedule>,
+        /// Its due times count after this instant.
         from: Timestamp,
+        /// Who defined it.
         actor: Actor,
     },
+    /// The job was removed; its journal ends here.
     Removed {
+        /// Who removed it.
         actor: Actor,
     },
     /// A person asked for the `count` due times from `from` to `to` (past, before the
     /// accounted span) to be run: they are owed with cause `backfill`.
     Backfill {
+        /// The first due time asked for.
         from: Timestamp,
+        /// The last due time asked for.
         to: Timestamp,
+        /// How many due times the range holds.
         count: u64,
+        /// Who asked.
         actor: Actor,
     },
     /// A definition change that kept the schedule.
     Updated {
+        /// Who changed it.
         actor: Actor,
     },
+    /// A run started (the `Start` effect told the host to run it).
     Started {
+        /// The run.
         run: RunId,
+        /// The fence its result must carry.
         fence: Fence,
+        /// Its attempt number (1 for a first run).
         attempt: u32,
+        /// Why it started.
         trigger: Trigger,
+        /// The due times it covers (`None`: a manual run).
         covers: Option<Covers>,
+        /// The process that runs it.
         process: ProcessId,
         /// How long the job waited for a lane or the cap before this start.
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -301,105 +351,149 @@ pub enum History {
     },
     /// The job could start but must wait (written once, when the wait begins).
     Waiting {
+        /// Why it waits.
         reason: WaitReason,
     },
     /// A definition with this digest is held until a person confirms it; the one before it
     /// (if any) keeps running.
     PendingConfirmation {
+        /// The held definition's digest, what a person confirms.
         digest: String,
     },
     /// A person confirmed the held definition; it applies from now.
     Confirmed {
+        /// The digest confirmed.
         digest: String,
+        /// Who confirmed it.
         actor: Actor,
     },
+    /// A run's result was taken.
     Settled {
+        /// The run.
         run: RunId,
+        /// Its attempt number.
         attempt: u32,
+        /// How it ended.
         outcome: Outcome,
     },
+    /// A failed run will be tried again.
     RetryAt {
+        /// The run that failed.
         run: RunId,
+        /// When the retry starts.
         at: Timestamp,
     },
     /// `run` failed asking to wait `asked`, beyond the job's wait budget: nothing of the
     /// job starts before `until`.
     QuotaHold {
+        /// The run that asked to wait.
         run: RunId,
+        /// How long it asked to wait.
         asked: Duration,
+        /// Nothing of the job starts before this.
         until: Timestamp,
     },
     /// The hold ending at `until` was lifted (at or after it, by the lifting process's
     /// wall clock).
     QuotaHoldEnded {
+        /// When the hold was to end.
         until: Timestamp,
     },
     /// The run's lease lapsed with no result.
     Lost {
+        /// The run.
         run: RunId,
     },
     /// A later incarnation took over the run (its child outlived the process that
     /// started it).
     Adopted {
+        /// The run.
         run: RunId,
+        /// The process that held it.
         from: ProcessId,
+        /// The process that holds it now.
         process: ProcessId,
     },
     /// A result that named a run that is not open, or an older fence: it changed nothing.
     StaleResult {
+        /// The run the result named.
         run: RunId,
+        /// The fence the result carried.
         fence: Fence,
     },
+    /// The job was paused.
     Paused {
+        /// Who paused it.
         by: PausedBy,
+        /// What they said about it.
         note: String,
     },
+    /// A person resumed the job.
     Resumed {
+        /// Who resumed it.
         actor: Actor,
     },
+    /// A person asked for a manual run; it starts at the next tick.
     ManualQueued {
+        /// Who asked.
         actor: Actor,
     },
+    /// A person's name was wiped from the job's state (`Event::ForgetActor`).
     ActorForgotten,
     /// An alert held back by the job's `alert_throttle`: told here instead of to a person.
     AlertHeld {
+        /// The alert held back.
         alert: AlertKind,
     },
+    /// The host was told to cancel a run.
     CancelSent {
+        /// The run.
         run: RunId,
+        /// Why.
         reason: CancelReason,
     },
     /// The run reported `awaiting_approval`: the job stays occupied until `until`.
     Parked {
+        /// The run.
         run: RunId,
+        /// Its attempt number.
         attempt: u32,
+        /// Until when it waits for approval.
         until: Timestamp,
     },
     /// A person approved the parked run: it settled done.
     Approved {
+        /// The run.
         run: RunId,
+        /// Who approved it.
         actor: Actor,
     },
     /// Nobody approved the parked run before its `until`.
     ApprovalExpired {
+        /// The run.
         run: RunId,
     },
     /// A one-shot (`at`) job's instant was settled by `run`: it will not run on schedule
     /// again until it is given a new instant.
     Completed {
+        /// The run that settled it.
         run: RunId,
     },
     /// A one-shot job's instant passed without a run (`cause` says why).
     Expired {
+        /// Why it was missed.
         cause: MissCause,
     },
 }
 
+/// What a journal line holds: a ledger entry or a history line.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Entry {
+    /// The fate of due times.
     Ledger(LedgerEntry),
+    /// Anything else that happened to the job.
     History(History),
 }
 
@@ -409,25 +503,35 @@ pub enum Entry {
 pub struct Record {
     /// The wall time of the event that wrote it.
     pub at: Timestamp,
+    /// The job it is about.
     pub job: JobName,
+    /// What it says.
     pub entry: Entry,
 }
 
+/// Why the host is asked to cancel a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum CancelReason {
+    /// The run passed its deadline (`JobDef::timeout`).
     Timeout,
+    /// The process no longer holds the run's lease: its result would be stale.
     LeaseLost,
+    /// The job was removed while the run was going.
     Stopping,
 }
 
+/// What an alert is about: each is something a person should know now.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "alert", rename_all = "snake_case")]
 pub enum AlertKind {
+    /// A run failed with no retry left.
     FailedOut {
+        /// The last attempt's run.
         run: RunId,
+        /// How many attempts were made.
         attempts: u32,
     },
     /// The core paused the job (a failure streak; other system pauses are told by the
@@ -438,35 +542,48 @@ pub enum AlertKind {
     },
     /// `paused`: the job was not safe to repeat, so the system paused it.
     RunLost {
+        /// The run whose lease lapsed.
         run: RunId,
+        /// Whether the job was paused because of it.
         paused: bool,
     },
+    /// A run has been going longer than `JobDef::stall_after`; told once per run.
     Stalled {
+        /// The run.
         run: RunId,
+        /// How long it has been going.
         running_for: Duration,
     },
     /// A definition change waits for a person's `Confirm` with this digest.
     PendingConfirmation {
+        /// The held definition's digest.
         digest: String,
     },
     /// A parked run was not approved before its `until`.
     ApprovalExpired {
+        /// The parked run.
         run: RunId,
     },
     /// The dead-man's switch (`JobDef::expect_success_within`): no run of the job has
     /// succeeded for `within`, counted from `since` (its latest success, or when the
     /// switch was set if it has none since).
     NoSuccess {
+        /// Where the silence is counted from.
         since: Timestamp,
+        /// The job's `expect_success_within`.
         within: Duration,
     },
 }
 
+/// An alert, for the host to deliver to a person (after commit).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Alert {
+    /// The wall time of the event that raised it.
     pub at: Timestamp,
+    /// The job it is about.
     pub job: JobName,
+    /// What it is about.
     pub kind: AlertKind,
 }
 
@@ -475,25 +592,35 @@ pub struct Alert {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "refusal", rename_all = "snake_case")]
 pub enum Refusal {
+    /// No job has that name.
     NotFound {
+        /// The name asked for.
         job: String,
     },
     /// Already in the state asked for (paused, not paused, queued).
     Already,
     /// A run of the job is going.
     InFlight {
+        /// The run going.
         run: RunId,
     },
     /// A manual run would repeat work the job says is not safe to repeat.
     NotSafe,
+    /// The hourly cap of manual runs (`Config::manual_per_hour`) is reached.
     RateLimited {
+        /// When the next one is allowed.
         until: Timestamp,
     },
+    /// The definition does not validate.
     Invalid {
+        /// What is wrong with it.
         error: crate::job::DefError,
     },
+    /// A note longer than the core keeps.
     NoteTooLong {
+        /// Its length in characters.
         len: usize,
+        /// The most accepted.
         max: usize,
     },
     /// No job can be added: the state's job numbers are used up.
@@ -502,45 +629,58 @@ pub enum Refusal {
     /// not told: a refusal that hands it out lets anyone confirm without reading what is
     /// held (the host shows what the held definition changes instead).
     WrongDigest {
+        /// The digest given.
         given: String,
     },
     /// `Confirm`, but no definition of the job is held; `current` is the digest in force.
     NothingToConfirm {
+        /// The digest of the definition in force.
         current: String,
     },
     /// `ApprovalGiven` named a run that is not this job's parked run (unknown, still
     /// running, settled already or expired).
     NotAwaitingApproval {
+        /// The run named.
         run: RunId,
     },
     /// A run of the job is parked awaiting approval until `until`; it must be approved,
     /// finished or expire first.
     AwaitingApproval {
+        /// The parked run.
         run: RunId,
+        /// Until when it waits.
         until: Timestamp,
     },
     /// A backfill whose `to` is before its `from`.
     EmptyRange {
+        /// The range's start.
         from: Timestamp,
+        /// The range's end, before its start.
         to: Timestamp,
     },
     /// A backfill reaching into time the job's ledger accounts already (`from: None`: a
     /// job loaded from an older state, whose accounted start is not known).
     AlreadyAccounted {
+        /// The instant a backfill must end at or before.
         from: Option<Timestamp>,
     },
     /// A backfill range holding none of the schedule's due times.
     NoDueTimes {
+        /// The range's start.
         from: Timestamp,
+        /// The range's end.
         to: Timestamp,
     },
     /// A backfill range holding more due times than one backfill may ask for.
     TooManyDueTimes {
+        /// How many due times the range holds.
         count: u64,
+        /// The most one backfill may ask for (`MAX_BACKFILL`).
         max: u64,
     },
     /// The job's line of owed due times is full; a backfill waits until it drains.
     OwedLineFull {
+        /// The most owed segments a job keeps.
         max: usize,
     },
 }
@@ -605,66 +745,124 @@ impl std::fmt::Display for Refusal {
     }
 }
 
+/// What the core asks of its host, in order. Records go into the store in the step's
+/// transaction; everything else is carried out only after that transaction commits
+/// (`State::step` gives the whole host loop).
+///
+/// Grouped by what the host must do, in one ordered stream: `Journal` inside the
+/// transaction, `Do` and `Notice` after the commit, `Reply` to whoever sent the command.
+/// The serialized form is flat and internally tagged (`{"effect": "start", ...}`), as the
+/// wire format has always had it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "flat::FlatEffect", from = "flat::FlatEffect")]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(tag = "effect", rename_all = "snake_case")]
+// The schema describes the flat wire form (`flat::FlatEffect`), whatever this type's own
+// doc says about the grouping.
+#[cfg_attr(
+    feature = "schema",
+    schemars(
+        description = "What the core asks of its host, in order. Records go into the store in the step's\ntransaction; everything else is carried out only after that transaction commits\n(`State::step` gives the whole host loop)."
+    )
+)]
 pub enum Effect {
+    /// A journal line: write it in the same transaction as the state, in order.
+    Journal(Record),
+    /// Carry it out after the commit: start or cancel a run.
+    Do(Action),
+    /// After the commit, log it or deliver it (to a person, a log, a monitor).
+    Notice(Notice),
+    /// The answer to a command: the job's new view (none for commands about no one job).
+    Reply {
+        /// The job the command was about, if one.
+        job: Option<JobName>,
+        /// The job's view after the command, or why it was refused.
+        result: Result<Option<Box<JobView>>, Refusal>,
+    },
+}
+
+/// What the host must carry out after the commit (never before: a start carried out for a
+/// claim that never committed could run a job twice).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
     /// Start a run on `process`. The host must feed back `RunFinished` with this run and fence.
     Start {
+        /// The run's id, which `RunFinished` must carry.
         run: RunId,
+        /// The job to run.
         job: JobName,
+        /// The fence, which `RunFinished` must carry too.
         fence: Fence,
+        /// Its attempt number (1 for a first run).
         attempt: u32,
+        /// Why it starts.
         trigger: Trigger,
+        /// The due times it covers (`None`: a manual run), for the command to know.
         covers: Option<Covers>,
+        /// When it must end: past this the core asks to cancel it.
         deadline: Timestamp,
+        /// The process that must run it.
         process: ProcessId,
     },
     /// Stop a run on `process` (signal it; its result, if any, still comes back).
     /// `job` is `None` when the run is not known at all (a process holding a run the
     /// state never had, or one long settled).
     Cancel {
+        /// The run.
         run: RunId,
+        /// Its job, when known.
         job: Option<JobName>,
+        /// The process that holds it.
         process: ProcessId,
+        /// Why.
         reason: CancelReason,
     },
-    /// Append to the journal, in the same transaction as the state.
-    Record(Record),
+}
+
+/// What the host logs or delivers after the commit: alerts for people, clock findings,
+/// coordination news.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Notice {
+    /// Tell a person: deliver it, or log it.
+    Alert(Alert),
     /// A process's wall clock moved `by` more (forward) or less (backward) than its
     /// monotonic clock between two of its events, beyond `config.clock_jump`. Not a journal
     /// line (the journal is per job): hosts log it. The due times a forward gap passed are
     /// recorded in the journal with the gap's cause (`asleep`, `clock_forward`).
     ClockGap {
+        /// The wall time of the event that found it.
         at: Timestamp,
+        /// The process whose clocks disagreed.
         process: ProcessId,
+        /// What was found.
         kind: ClockGapKind,
+        /// How far the wall clock moved beyond the monotonic clock.
         by: Duration,
-    },
-    Alert(Alert),
-    /// The answer to a command: the job's new view (none for commands about no one job).
-    Reply {
-        job: Option<JobName>,
-        result: Result<Option<Box<JobView>>, Refusal>,
     },
     /// `single_owner`: `process` took the owner lease with `fence`, a fence higher than any
     /// owner's before; from now on only it claims. `from` is the earlier holder whose lease
     /// lapsed (`None`: the lease was free). Renewals are not told.
     Owner {
+        /// The new owner.
         process: ProcessId,
+        /// Its fence.
         fence: Fence,
+        /// When its lease lapses unless renewed.
         until: Timestamp,
+        /// The earlier holder, if its lease lapsed.
         from: Option<ProcessId>,
     },
     /// `single_owner`: the draining `process` gave up the owner lease, so a standby takes
     /// it at its next tick instead of waiting for it to lapse.
     OwnerReleased {
+        /// The process that released it.
         process: ProcessId,
+        /// The lease's fence.
         fence: Fence,
     },
     /// The draining `process` holds no open run any more: its drain is complete and it may
     /// exit. Told once per process.
     Drained {
+        /// The process whose drain is complete.
         process: ProcessId,
     },
 }
@@ -976,7 +1174,25 @@ impl fmt::Display for AlertKind {
 impl fmt::Display for Effect {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Effect::Start {
+            Effect::Journal(r) => r.fmt(f),
+            Effect::Do(a) => a.fmt(f),
+            Effect::Notice(n) => n.fmt(f),
+            Effect::Reply { job, result } => {
+                let job = job.as_ref().map_or("-", |j| j.as_str());
+                match result {
+                    Ok(Some(v)) => write!(f, "reply {job}: ok, {}", v.status.name()),
+                    Ok(None) => write!(f, "reply {job}: ok"),
+                    Err(r) => write!(f, "reply {job}: refused: {r}"),
+                }
+            }
+        }
+    }
+}
+
+impl fmt::Display for Action {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Action::Start {
                 run,
                 job,
                 fence,
@@ -996,7 +1212,7 @@ impl fmt::Display for Effect {
                 }
                 write!(f, ", deadline {deadline}")
             }
-            Effect::Cancel {
+            Action::Cancel {
                 run,
                 job,
                 process,
@@ -1005,11 +1221,18 @@ impl fmt::Display for Effect {
                 let job = job.as_ref().map_or("(unknown job)", |j| j.as_str());
                 write!(f, "CANCEL {job} {run} on {process}: {}", reason.name())
             }
-            Effect::Record(Record {
+        }
+    }
+}
+
+impl fmt::Display for Record {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Record {
                 job,
                 entry: Entry::Ledger(e),
                 ..
-            }) => {
+            } => {
                 write!(
                     f,
                     "LEDGER {job} {}: {}",
@@ -1021,13 +1244,20 @@ impl fmt::Display for Effect {
                     e.kind
                 )
             }
-            Effect::Record(Record {
+            Record {
                 job,
                 entry: Entry::History(h),
                 ..
-            }) => write!(f, "history {job}: {h}"),
-            Effect::Alert(a) => write!(f, "ALERT {}: {}", a.job, a.kind),
-            Effect::ClockGap {
+            } => write!(f, "history {job}: {h}"),
+        }
+    }
+}
+
+impl fmt::Display for Notice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Notice::Alert(a) => write!(f, "ALERT {}: {}", a.job, a.kind),
+            Notice::ClockGap {
                 process, kind, by, ..
             } => match kind {
                 ClockGapKind::HeldBehind => write!(
@@ -1048,15 +1278,7 @@ impl fmt::Display for Effect {
                 ),
                 _ => write!(f, "CLOCK {process}: {} by {by}", kind.name()),
             },
-            Effect::Reply { job, result } => {
-                let job = job.as_ref().map_or("-", |j| j.as_str());
-                match result {
-                    Ok(Some(v)) => write!(f, "reply {job}: ok, {}", v.status.name()),
-                    Ok(None) => write!(f, "reply {job}: ok"),
-                    Err(r) => write!(f, "reply {job}: refused: {r}"),
-                }
-            }
-            Effect::Owner {
+            Notice::Owner {
                 process,
                 fence,
                 until,
@@ -1068,10 +1290,10 @@ impl fmt::Display for Effect {
                     None => f.write_str(" (the lease was free)"),
                 }
             }
-            Effect::OwnerReleased { process, fence } => {
+            Notice::OwnerReleased { process, fence } => {
                 write!(f, "OWNER released by {process} {fence} (draining)")
             }
-            Effect::Drained { process } => write!(f, "DRAINED {process}: no run left"),
+            Notice::Drained { process } => write!(f, "DRAINED {process}: no run left"),
         }
     }
 }

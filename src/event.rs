@@ -17,16 +17,35 @@ use crate::time::{Duration, Timestamp};
 /// an hour looks the same whether the wall clock was set forward or the machine slept for
 /// an hour (in both, `mono` moved by about a tick). Only a clock that counts sleep tells the
 /// two apart: after a sleep it moved with the wall clock, after a step it did not.
+///
+/// # Examples
+///
+/// ```
+/// use duetime::{Now, Timestamp};
+///
+/// let wall: Timestamp = "2025-06-01T12:00:00Z".parse()?;
+/// let mono = Timestamp::from_millis(86_400_000); // a day since boot, in any origin
+/// let now = Now::new(wall, mono);
+/// assert_eq!(now.wall, wall);
+/// // Tests and one-shot commands: the monotonic clock follows the wall clock.
+/// assert_eq!(Now::at(wall).mono, wall);
+/// # Ok::<(), duetime::TimeParseError>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Now {
+    /// The wall clock: what due times and leases are measured in. May be wrong or jump.
     pub wall: Timestamp,
+    /// The monotonic clock (any origin): never jumps, stands still in sleep.
     pub mono: Timestamp,
+    /// A monotonic clock that counts sleep, when the host can read one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub boot: Option<Timestamp>,
 }
 
 impl Now {
+    /// A reading of the wall and monotonic clocks, for a host that cannot read a clock that
+    /// counts sleep (a gap is then told `clock_forward` whether it slept or not).
     pub fn new(wall: Timestamp, mono: Timestamp) -> Now {
         Now {
             wall,
@@ -96,9 +115,11 @@ id_type!(
 pub struct Actor(pub String);
 
 impl Actor {
+    /// A person or tool by name, cut to `MAX_ACTOR` characters so the state stays bounded.
     pub fn new(name: &str) -> Actor {
         Actor(name.chars().take(MAX_ACTOR).collect())
     }
+    /// What an erased actor's name becomes (`Event::ForgetActor`).
     pub fn forgotten() -> Actor {
         Actor("(forgotten)".to_string())
     }
@@ -124,22 +145,27 @@ impl fmt::Display for Actor {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "outcome", rename_all = "snake_case")]
 pub enum Outcome {
+    /// The run did its work.
     Ok,
     /// The job ran and found nothing to do; it counts as done.
     Skipped,
     /// `kind` is a short classification (`exit 1`, `signal TERM`); `retry_after` is the
     /// job's own word on when trying again makes sense.
     Failed {
+        /// A short classification of the failure (`exit 1`, `signal TERM`).
         kind: String,
+        /// When trying again makes sense, in the job's own word (a rate limit's `Retry-After`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         retry_after: Option<Duration>,
     },
+    /// The host stopped the run at its deadline.
     TimedOut,
     /// The run did its part and now waits for a person's approval: the job stays occupied
     /// until `ApprovalGiven`, another result for the run, or `ttl` passes (then it settles
     /// `approval_expired`). `ttl` is clamped to `MAX_APPROVAL_TTL`, so a parked run always
     /// ends; the `parked` history line shows the instant actually used.
     AwaitingApproval {
+        /// How long to wait for approval (at most `MAX_APPROVAL_TTL`).
         ttl: Duration,
     },
 }
@@ -148,6 +174,7 @@ pub enum Outcome {
 pub const MAX_APPROVAL_TTL: Duration = Duration::from_days(30);
 
 impl Outcome {
+    /// A failure of `kind` with no word on when to retry.
     pub fn failed(kind: &str) -> Outcome {
         Outcome::Failed {
             kind: kind.to_string(),
@@ -155,6 +182,8 @@ impl Outcome {
         }
     }
 
+    /// Whether it settles the run done (`ok` or `skipped`): a success for retries, failure
+    /// streaks and the dead-man's switch.
     pub fn is_success(&self) -> bool {
         matches!(self, Outcome::Ok | Outcome::Skipped)
     }
@@ -165,7 +194,9 @@ impl Outcome {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Held {
+    /// The run.
     pub run: RunId,
+    /// The fence it was started or adopted under.
     pub fence: Fence,
 }
 
@@ -176,26 +207,34 @@ pub struct Held {
 pub enum Event {
     /// Adds a job or changes its definition.
     Upsert {
+        /// The definition.
         def: Box<JobDef>,
+        /// Who sent it.
         actor: Actor,
     },
     /// Ends a job; its ledger is closed.
     Remove {
+        /// The job.
         job: JobName,
+        /// Who removed it.
         actor: Actor,
     },
     /// A new incarnation of a host: it restores, then claims like a tick.
     ProcessStarted {
+        /// The new incarnation's id, fresh from the store.
         process: ProcessId,
     },
     /// Renew this process's leases (it lists the runs it holds), enforce timeouts and
     /// leases, claim what is due.
     Tick {
+        /// The ticking process.
         process: ProcessId,
+        /// The runs it is carrying out.
         held: Vec<Held>,
     },
     /// Claim nothing more; let the process's runs finish.
     ProcessDraining {
+        /// The draining process.
         process: ProcessId,
     },
     /// A new incarnation takes over a run an earlier one started whose child outlived it
@@ -203,55 +242,85 @@ pub enum Event {
     /// lease moves to `process`, which then renews it and reports the result. Without this
     /// the run would lapse and count as lost although it is still going.
     Adopt {
+        /// The adopting incarnation.
         process: ProcessId,
+        /// The run it found still going.
         run: RunId,
+        /// The fence the run was started or last adopted under.
         fence: Fence,
     },
     /// `job` names the job the process ran, so a result for a run the state no longer
     /// holds is still recorded as stale against the right job.
     RunFinished {
+        /// The process that ran it.
         process: ProcessId,
+        /// The job it ran.
         job: JobName,
+        /// The run, from its `Start`.
         run: RunId,
+        /// The fence, from its `Start` (or its adoption).
         fence: Fence,
+        /// How it ended.
         outcome: Outcome,
     },
+    /// A person stops the job's schedule; due times meanwhile meet the missed rule when it
+    /// resumes.
     Pause {
+        /// The job.
         job: JobName,
+        /// Who paused it.
         actor: Actor,
+        /// Why, for the people who will read it.
         note: String,
     },
+    /// A person resumes a paused job (and clears its incidents).
     Resume {
+        /// The job.
         job: JobName,
+        /// Who resumed it.
         actor: Actor,
     },
+    /// A person asks for one run now, outside the schedule (it covers no due time).
     RunNow {
+        /// The job.
         job: JobName,
+        /// Who asked.
         actor: Actor,
     },
     /// Erasure: the actor's name leaves the state.
     ForgetActor {
+        /// The actor to forget.
         actor: Actor,
     },
     /// Applies the job's held definition, if `digest` is its digest (`JobDef::digest`).
     Confirm {
+        /// The job.
         job: JobName,
+        /// The digest of the held definition, as shown to the person.
         digest: String,
+        /// Who confirmed.
         actor: Actor,
     },
     /// A person approves run `run` of `job`, parked awaiting approval: it settles done.
     /// Refused (`not_awaiting_approval`) for a run that is not parked there now.
     ApprovalGiven {
+        /// The job.
         job: JobName,
+        /// The parked run.
         run: RunId,
+        /// Who approved.
         actor: Actor,
     },
     /// Run the job's due times from `from` to `to` (inclusive), before the span its ledger
     /// accounts already; refused for any range reaching into that span.
     Backfill {
+        /// The job.
         job: JobName,
+        /// The first instant of the range.
         from: Timestamp,
+        /// The last instant of the range.
         to: Timestamp,
+        /// Who asked.
         actor: Actor,
     },
 }

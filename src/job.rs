@@ -21,6 +21,23 @@ pub use digest::DIGEST_HEX_LEN;
 pub struct JobName(Arc<str>);
 
 impl JobName {
+    /// Checks the name's shape, so that a name is safe in a file name, a log line and a URL
+    /// without quoting.
+    ///
+    /// # Errors
+    ///
+    /// `DefError::BadName` (with the text cut to 80 characters) for anything else.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use duetime::JobName;
+    ///
+    /// let name = JobName::new("nightly_backup")?;
+    /// assert_eq!(name.as_str(), "nightly_backup");
+    /// assert!(JobName::new("Nightly-Backup").is_err()); // upper case and `-` are refused
+    /// # Ok::<(), duetime::DefError>(())
+    /// ```
     pub fn new(name: &str) -> Result<JobName, DefError> {
         let bytes = name.as_bytes();
         let ok = !bytes.is_empty()
@@ -38,6 +55,7 @@ impl JobName {
         }
     }
 
+    /// The name as text.
     pub fn as_str(&self) -> &str {
         &self.0
     }
@@ -84,7 +102,7 @@ pub enum MissedRule {
     Skip,
     /// Record them; one catch-up run covers the newest.
     CatchUpOnce,
-    /// Every one is covered by a run, oldest first, in batches of at most `REQUIRED_BATCH`.
+    /// Every one is covered by a run, oldest first, in batches of at most 1,000 due times.
     Required,
 }
 
@@ -106,7 +124,9 @@ pub enum Overlap {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Backoff {
+    /// The delay before the first retry.
     pub initial: Duration,
+    /// The longest delay, however many attempts failed.
     pub max: Duration,
 }
 
@@ -128,19 +148,24 @@ impl Backoff {
 }
 
 /// Most due times one `required` catch-up run covers; the settlement of a batch owes the next.
-pub const REQUIRED_BATCH: u64 = 1_000;
+pub(crate) const REQUIRED_BATCH: u64 = 1_000;
 /// Longest title and pause note, in characters.
 pub const MAX_TITLE: usize = 200;
+/// Most retries a job may ask for: past that a failing job should stop and ask a person.
 pub const MAX_RETRIES: u32 = 100;
 
 /// A job as people declare it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct JobDef {
+    /// Its name, unique among the jobs.
     pub name: JobName,
+    /// A line for people (at most `MAX_TITLE` characters).
     #[serde(default)]
     pub title: String,
+    /// When it is due.
     pub schedule: Schedule,
+    /// What happens to due times found late.
     #[serde(default)]
     pub missed: MissedRule,
     /// Due times older than this (at the moment they are found late) are recorded
@@ -150,18 +175,30 @@ pub struct JobDef {
     /// `None` means the rule's natural choice: `buffer_all` for `required`, `skip` otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub overlap: Option<Overlap>,
+    /// How many times a failed run is tried again before its due times fail out (default 5,
+    /// at most `MAX_RETRIES`).
     #[serde(default = "default_retries")]
     pub retries: u32,
+    /// How long to wait between attempts.
     #[serde(default)]
     pub backoff: Backoff,
+    /// Longest a run may go; past it the host is asked to cancel it (default 10 min).
     #[serde(default = "default_timeout")]
     pub timeout: Duration,
+    /// Whether running a due time twice is harmless: then a lost run is run again and manual
+    /// runs are allowed; otherwise a lost run pauses the job, since running twice is worse than
+    /// not knowing.
     #[serde(default)]
     pub safe_to_repeat: bool,
+    /// The job discharges a legal duty: every due time must be covered, so it needs the
+    /// missed rule `required` and no catch-up window.
     #[serde(default)]
     pub legal_duty: bool,
+    /// A run going longer than this is alerted as stalled, once (default 15 min).
     #[serde(default = "default_stall_after")]
     pub stall_after: Duration,
+    /// Jobs sharing a key share a lane: at most `concurrency_limit` of their runs are open at
+    /// once, across every process.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub concurrency_key: Option<String>,
     /// Pause the job (by the system, with an alert) after this many failed runs in a row; a
@@ -237,47 +274,74 @@ fn default_stall_after() -> Duration {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "error", rename_all = "snake_case")]
 pub enum DefError {
+    /// The name is not a lower-case letter then at most 63 of `a-z0-9_`.
     BadName {
+        /// The text given, cut to 80 characters.
         name: String,
     },
+    /// Two definitions of one batch share a name.
     DuplicateName {
+        /// The name.
         name: String,
     },
+    /// The title is longer than `MAX_TITLE` characters.
     TitleTooLong {
+        /// Its length in characters.
         len: usize,
     },
+    /// `legal_duty` needs the missed rule `required`.
     LegalDutyNeedsRequired,
+    /// `legal_duty` takes no catch-up window: every due time must be covered.
     LegalDutyHasWindow,
+    /// `required` buffers overlapping due times; an overlap of `skip` or `buffer_one` would
+    /// drop some.
     RequiredCannotSkipOverlap,
+    /// An `every` schedule's period is shorter than the tick.
     EveryShorterThanTick {
+        /// The period.
         period: Duration,
+        /// The tick.
         tick: Duration,
     },
+    /// The timeout is zero.
     ZeroTimeout,
+    /// More retries than `MAX_RETRIES`.
     TooManyRetries {
+        /// The number asked for.
         retries: u32,
     },
+    /// The backoff's initial delay is zero or above its maximum.
     BadBackoff,
+    /// The concurrency key is empty, too long or not printable.
     BadConcurrencyKey {
+        /// The key given.
         key: String,
     },
+    /// `pause_after_failures` is zero.
     ZeroFailureStreak,
+    /// `concurrency_limit` is zero or above `MAX_CONCURRENCY_LIMIT`.
     BadConcurrencyLimit {
+        /// The limit given.
         limit: u32,
     },
     /// The jitter is longer than `MAX_JITTER` or than an `every` schedule's period.
     JitterTooLong {
+        /// The jitter given.
         jitter: Duration,
+        /// The most accepted for this schedule.
         max: Duration,
     },
     /// The payload (what the host runs) is longer than `MAX_PAYLOAD` bytes.
     PayloadTooLong {
+        /// Its length in bytes.
         len: usize,
     },
     /// `expect_success_within` is shorter than the tick: the switch could not be honoured
     /// to within its own length.
     ExpectSuccessTooSoon {
+        /// The switch's length.
         within: Duration,
+        /// The tick.
         tick: Duration,
     },
 }
@@ -345,7 +409,23 @@ impl std::error::Error for DefError {}
 
 impl JobDef {
     /// A definition with the defaults: missed rule `skip`, 5 retries backing off from 30 s
-    /// to 10 min, a 10 min timeout, not safe to repeat, stalled after 15 min.
+    /// to 10 min, a 10 min timeout, not safe to repeat, stalled after 15 min. Every other
+    /// field is public: set what differs, then `validate` (or let `Event::Upsert` refuse).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use duetime::{Config, JobDef, JobName, MissedRule, Schedule};
+    ///
+    /// let mut def = JobDef::new(JobName::new("invoices")?, Schedule::cron("0 2 * * *", Some("Europe/Berlin"))?);
+    /// def.missed = MissedRule::Required; // every due time must run, even after downtime
+    /// def.legal_duty = true;
+    /// def.validate(&Config::default())?;
+    ///
+    /// def.catch_up_window = Some("1d".parse()?); // a legal duty takes no window
+    /// assert!(def.validate(&Config::default()).is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn new(name: JobName, schedule: Schedule) -> JobDef {
         JobDef {
             name,
@@ -411,7 +491,13 @@ impl JobDef {
         })
     }
 
-    /// Refuses what the core could not honour under `config`.
+    /// Refuses what the core could not honour under `config`, before it reaches a state:
+    /// the same check `Event::Upsert` makes, for a host that wants to tell a person at
+    /// once (a jobs file loaded, a form submitted).
+    ///
+    /// # Errors
+    ///
+    /// The first rule broken, as a `DefError` naming the field.
     pub fn validate(&self, config: &Config) -> Result<(), DefError> {
         let title_len = self.title.chars().count();
         if title_len > MAX_TITLE {
@@ -488,6 +574,11 @@ impl JobDef {
     }
 
     /// Validates a whole set (a jobs file): each definition, and no name twice.
+    ///
+    /// # Errors
+    ///
+    /// The index of the first definition refused and why (`DefError::DuplicateName` for
+    /// the second of two with one name).
     pub fn validate_all(defs: &[JobDef], config: &Config) -> Result<(), (usize, DefError)> {
         let mut seen = std::collections::BTreeSet::new();
         for (i, def) in defs.iter().enumerate() {

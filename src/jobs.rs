@@ -49,15 +49,15 @@ pub(crate) struct Jobs {
 }
 
 impl Jobs {
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.map.len()
     }
 
-    pub fn get(&self, seq: &u64) -> Option<&JobRecord> {
+    pub(crate) fn get(&self, seq: &u64) -> Option<&JobRecord> {
         self.map.get(seq).map(|b| &**b)
     }
 
-    pub fn get_mut(&mut self, seq: &u64) -> Option<&mut JobRecord> {
+    pub(crate) fn get_mut(&mut self, seq: &u64) -> Option<&mut JobRecord> {
         let job = self.map.get_mut(seq)?;
         if let Some(t) = &mut self.touched {
             mark(t, *seq);
@@ -65,12 +65,12 @@ impl Jobs {
         Some(&mut **job)
     }
 
-    pub fn insert(&mut self, seq: u64, job: JobRecord) -> Option<JobRecord> {
+    pub(crate) fn insert(&mut self, seq: u64, job: JobRecord) -> Option<JobRecord> {
         self.mark(seq);
         self.map.insert(seq, Box::new(job)).map(|b| *b)
     }
 
-    pub fn remove(&mut self, seq: &u64) -> Option<JobRecord> {
+    pub(crate) fn remove(&mut self, seq: &u64) -> Option<JobRecord> {
         let old = self.map.remove(seq).map(|b| *b);
         if old.is_some() {
             self.mark(*seq);
@@ -85,7 +85,7 @@ impl Jobs {
     }
 
     /// Starts (`true`) or stops tracking; stopping forgets what was marked.
-    pub fn track(&mut self, on: bool) {
+    pub(crate) fn track(&mut self, on: bool) {
         match (on, self.touched.is_some()) {
             (true, false) => self.touched = Some(Vec::new()),
             (false, true) => self.touched = None,
@@ -93,13 +93,13 @@ impl Jobs {
         }
     }
 
-    pub fn tracking(&self) -> bool {
+    pub(crate) fn tracking(&self) -> bool {
         self.touched.is_some()
     }
 
     /// What was marked since the last call, ascending and without repeats; empty when not
     /// tracking.
-    pub fn take_touched(&mut self) -> Vec<u64> {
+    pub(crate) fn take_touched(&mut self) -> Vec<u64> {
         let Some(t) = &mut self.touched else {
             return Vec::new();
         };
@@ -111,23 +111,23 @@ impl Jobs {
 
     /// Sets tracking aside while a host puts records from its store back (they are what the
     /// store holds, so they are not changes to write); `resume_tracking` puts it back.
-    pub fn suspend_tracking(&mut self) -> Option<Vec<u64>> {
+    pub(crate) fn suspend_tracking(&mut self) -> Option<Vec<u64>> {
         self.touched.take()
     }
 
-    pub fn resume_tracking(&mut self, saved: Option<Vec<u64>>) {
+    pub(crate) fn resume_tracking(&mut self, saved: Option<Vec<u64>>) {
         self.touched = saved;
     }
 
     /// In sequence order.
-    pub fn iter(&self) -> std::vec::IntoIter<(&u64, &JobRecord)> {
+    pub(crate) fn iter(&self) -> std::vec::IntoIter<(&u64, &JobRecord)> {
         let mut all: Vec<(&u64, &JobRecord)> = self.map.iter().map(|(k, v)| (k, &**v)).collect();
         all.sort_unstable_by_key(|(k, _)| **k);
         all.into_iter()
     }
 
     /// In sequence order. Marks every job when tracking: any of them may be changed.
-    pub fn iter_mut(&mut self) -> std::vec::IntoIter<(&u64, &mut JobRecord)> {
+    pub(crate) fn iter_mut(&mut self) -> std::vec::IntoIter<(&u64, &mut JobRecord)> {
         if let Some(t) = &mut self.touched {
             t.extend(self.map.keys().copied());
         }
@@ -138,14 +138,14 @@ impl Jobs {
     }
 
     /// In sequence order.
-    pub fn keys(&self) -> std::vec::IntoIter<&u64> {
+    pub(crate) fn keys(&self) -> std::vec::IntoIter<&u64> {
         let mut all: Vec<&u64> = self.map.keys().collect();
         all.sort_unstable();
         all.into_iter()
     }
 
     /// In sequence order.
-    pub fn values_mut(&mut self) -> impl Iterator<Item = &mut JobRecord> {
+    pub(crate) fn values_mut(&mut self) -> impl Iterator<Item = &mut JobRecord> {
         self.iter_mut().map(|(_, v)| v)
     }
 }

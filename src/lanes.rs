@@ -13,7 +13,7 @@ use crate::time::Timestamp;
 
 /// What one job adds to the concurrency indexes: its key, and what it counts there.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LaneEntry {
+pub(crate) struct LaneEntry {
     key: Option<String>,
     slot: Slot,
 }

@@ -11,11 +11,12 @@
 //! # The host loop
 //!
 //! One event is one transaction: load the state, `step`, write the state and every
-//! [`Effect::Record`] (the journal), commit, and only then carry out the rest. A start
-//! carried out before the commit could run a job whose claim never committed.
+//! [`Effect::Journal`] record, commit, and only then carry out the rest ([`Effect::Do`],
+//! [`Effect::Notice`], [`Effect::Reply`]), in order. A start carried out before the commit
+//! could run a job whose claim never committed. [`State::step`] numbers the steps.
 //!
 //! ```
-//! use duetime::{Actor, Config, Effect, Event, JobDef, JobName, Now, Outcome};
+//! use duetime::{Action, Actor, Config, Effect, Event, JobDef, JobName, Now, Outcome};
 //! use duetime::{Entry, LedgerEntry, LedgerKind, ProcessId, Record, Schedule, State, Timestamp};
 //!
 //! /// The host's store: the state and the journal, written together.
@@ -32,7 +33,7 @@
 //!     let mut after_commit = Vec::new();
 //!     for e in effects {
 //!         match e {
-//!             Effect::Record(r) => store.journal.push(r),
+//!             Effect::Journal(r) => store.journal.push(r),
 //!             other => after_commit.push(other),
 //!         }
 //!     }
@@ -50,7 +51,7 @@
 //! let mut todo = transact(&mut store, now, Event::ProcessStarted { process });
 //! for _ in 0..5 {
 //!     for effect in std::mem::take(&mut todo) {
-//!         if let Effect::Start { run, fence, job, .. } = effect {
+//!         if let Effect::Do(Action::Start { run, fence, job, .. }) = effect {
 //!             // Run the job's command here; report how it ended.
 //!             let done = Event::RunFinished { process, job, run, fence, outcome: Outcome::Ok };
 //!             todo.extend(transact(&mut store, now, done));
@@ -105,37 +106,66 @@
 //! and fence, so a process that stalled and woke up late changes nothing. A run whose lease
 //! lapsed is recorded lost: a job that is safe to repeat runs it again; any other is paused,
 //! because running a due time twice is worse than not knowing.
+//!
+//! # The public surface
+//!
+//! Everything a host uses is at the crate root; the modules are private. A job's record
+//! ([`JobRecord`]) and the state's parts ([`Globals`]) are read through accessors, so only
+//! `step` changes them and the indexes derived from them cannot go stale.
+//!
+//! # Features
+//!
+//! - `schema`: derives `schemars::JsonSchema` for the wire format's types (used by
+//!   `duetime-wire-schema`).
+//! - `internals`: **unstable, no semver promise.** Access to the state's internals
+//!   (`internals`: a record's activity, the parts' counters) for this repository's tests,
+//!   which build states no event sequence reaches. A host never needs it.
 
-pub mod effect;
-pub mod event;
-pub mod inconsistency;
-pub mod job;
+#![warn(missing_docs, unreachable_pub)]
+#![warn(clippy::missing_errors_doc, clippy::missing_panics_doc)]
+
+mod effect;
+mod event;
+mod inconsistency;
+#[cfg(feature = "internals")]
+pub mod internals;
+mod job;
 mod jobs;
-pub mod lanes;
+mod lanes;
 mod names;
-pub mod schedule;
+mod schedule;
 #[cfg(feature = "schema")]
 mod schema;
-pub mod state;
-pub mod step;
-pub mod time;
-pub mod view;
+mod state;
+mod step;
+mod time;
+mod view;
 
 pub use effect::{
-    Alert, AlertKind, CancelReason, ClockGapKind, Covers, Effect, Entry, History, Incident,
-    LedgerEntry, LedgerKind, MissAction, MissCause, PausedBy, Record, Refusal, SystemPause,
+    Action, Alert, AlertKind, CancelReason, ClockGapKind, Covers, Effect, Entry, History, Incident,
+    LedgerEntry, LedgerKind, MissAction, MissCause, Notice, PausedBy, Record, Refusal, SystemPause,
     Trigger, WaitReason,
 };
-pub use event::{Actor, Event, Fence, Held, Now, Outcome, ProcessId, RunId, MAX_APPROVAL_TTL};
+pub use event::{
+    Actor, Event, Fence, Held, Now, Outcome, ProcessId, RunId, MAX_ACTOR, MAX_APPROVAL_TTL,
+};
 pub use inconsistency::{ConfigError, Inconsistency};
-pub use job::{Backoff, DefError, JobDef, JobName, MissedRule, Overlap};
-pub use schedule::{CronError, CronSchedule, DstPolicy, Fold, Gap, Schedule, ScheduleError, Zone};
+pub use job::{
+    Backoff, DefError, JobDef, JobName, MissedRule, Overlap, DIGEST_HEX_LEN, MAX_CONCURRENCY_LIMIT,
+    MAX_JITTER, MAX_PAYLOAD, MAX_RETRIES, MAX_TITLE,
+};
+pub use schedule::zone::Segment as ZoneSegment;
+pub use schedule::{
+    wide_steps, CronError, CronSchedule, DstPolicy, DueTimes, Field, Fold, Gap, Problem, Schedule,
+    ScheduleError, WideStep, Zone,
+};
 pub use state::{
-    Config, Coordination, Globals, HeldDef, JobRecord, LoadError, OneShotEnd, OwnerLease, State,
-    FORMAT_VERSION,
+    Config, Coordination, Globals, HeldDef, JobRecord, LastOutcome, LastRun, LoadError, OneShotEnd,
+    OpenRun, OwnerLease, Pause, ProcessRec, State, FORMAT_VERSION, MAX_BACKFILL, MAX_GRACE,
+    MIN_TICK,
 };
 pub use step::step;
-pub use time::{Duration, Timestamp};
+pub use time::{Duration, TimeParseError, Timestamp};
 pub use view::{Filter, JobView, Page, Status};
 
 /// The README's Rust code, compiled and run by `cargo test --doc` so the front page cannot

@@ -18,6 +18,8 @@ use crate::lanes::{LaneEntry, Lanes};
 use crate::schedule::Schedule;
 use crate::time::{Duration, Timestamp};
 
+mod access;
+
 /// The state format written by this build; a state from a newer build is refused
 /// (`LoadError::NewerFormat`). Every earlier format loads unchanged. What each format added
 /// is in `docs/state-format.md`; the fixtures of each are `tests/fixtures/state-v*.json`.
@@ -28,13 +30,17 @@ pub const FORMAT_VERSION: u32 = 7;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Config {
+    /// How often each process ticks; the unit other timings default to.
     pub tick: Duration,
+    /// How long a run's lease lasts without renewal; a process renews the leases it holds at
+    /// every tick.
     pub lease_ttl: Duration,
     /// A due time started within this after it is on time; later, the missed rule applies.
     pub grace: Duration,
     /// After `Cancel { timeout }`, how long to wait for the result before settling the run
     /// as timed out without it.
     pub cancel_grace: Duration,
+    /// Most manual runs per job in any hour.
     pub manual_per_hour: u32,
     /// A wall clock that moves this much more than the monotonic clock between two events
     /// of one process has jumped.
@@ -66,6 +72,7 @@ pub enum Coordination {
 }
 
 impl Coordination {
+    /// Whether it is `Shared` (the stored form leaves the default out).
     pub fn is_shared(&self) -> bool {
         *self == Coordination::Shared
     }
@@ -77,7 +84,9 @@ impl Coordination {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct OwnerLease {
+    /// The process holding it.
     pub holder: ProcessId,
+    /// Its fence, drawn when it was taken.
     pub fence: Fence,
     /// The lease lapses for events whose wall time is past this.
     pub until: Timestamp,
@@ -94,6 +103,7 @@ impl Default for Config {
 /// the grace over the densest schedule (one due time a second, or an `every` of one tick)
 /// bounds a tick's work: at most a day of seconds.
 pub const MIN_TICK: Duration = Duration::from_secs(1);
+/// The longest grace accepted (see `MIN_TICK`).
 pub const MAX_GRACE: Duration = Duration::from_days(1);
 
 impl Config {
@@ -116,6 +126,8 @@ impl Config {
         Ok(())
     }
 
+    /// The defaults scaled to a tick: lease, grace and cancel grace of two ticks each, 20
+    /// manual runs an hour, a clock jump of a minute, shared coordination.
     pub fn with_tick(tick: Duration) -> Config {
         let two = tick.saturating_mul(2);
         Config {
@@ -137,13 +149,13 @@ impl Config {
 /// so walking a segment never mixes two schedules.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-pub struct Owed {
-    pub from: Timestamp,
-    pub to: Timestamp,
-    pub count: u64,
-    pub cause: MissCause,
+pub(crate) struct Owed {
+    pub(crate) from: Timestamp,
+    pub(crate) to: Timestamp,
+    pub(crate) count: u64,
+    pub(crate) cause: MissCause,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub schedule: Option<Box<Schedule>>,
+    pub(crate) schedule: Option<Box<Schedule>>,
 }
 
 impl Owed {
@@ -184,48 +196,54 @@ impl Owed {
 /// What a run covers, with the cause that made it late (`None`: on time).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-pub struct Cover {
-    pub covers: Covers,
-    pub late: Option<MissCause>,
+pub(crate) struct Cover {
+    pub(crate) covers: Covers,
+    pub(crate) late: Option<MissCause>,
 }
 
+/// A job's run in progress (or parked awaiting approval): what a host needs to carry it
+/// out and report it is read through its accessors.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct OpenRun {
-    pub id: RunId,
-    pub fence: Fence,
-    pub holder: ProcessId,
-    pub lease_until: Timestamp,
-    pub started: Timestamp,
-    pub deadline: Timestamp,
-    pub attempt: u32,
-    pub trigger: Trigger,
-    pub cover: Option<Cover>,
+    pub(crate) id: RunId,
+    pub(crate) fence: Fence,
+    pub(crate) holder: ProcessId,
+    pub(crate) lease_until: Timestamp,
+    pub(crate) started: Timestamp,
+    pub(crate) deadline: Timestamp,
+    pub(crate) attempt: u32,
+    pub(crate) trigger: Trigger,
+    pub(crate) cover: Option<Cover>,
     /// When `Cancel { timeout }` went out.
-    pub cancel_sent: Option<Timestamp>,
-    pub stall_alerted: bool,
+    pub(crate) cancel_sent: Option<Timestamp>,
+    pub(crate) stall_alerted: bool,
     /// Parked awaiting approval until then: its process is done with it (no lease, no
     /// deadline, no stall), but it keeps the job occupied and its cover unsettled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub parked: Option<Timestamp>,
+    pub(crate) parked: Option<Timestamp>,
 }
 
 /// A failed run's due times waiting for their next attempt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-pub struct RetryWait {
-    pub at: Timestamp,
+pub(crate) struct RetryWait {
+    pub(crate) at: Timestamp,
     /// The attempt number the retry will be.
-    pub attempt: u32,
-    pub trigger: Trigger,
-    pub cover: Cover,
+    pub(crate) attempt: u32,
+    pub(crate) trigger: Trigger,
+    pub(crate) cover: Cover,
 }
 
+/// Why and since when a job is paused.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Pause {
+    /// Who paused it.
     pub by: PausedBy,
+    /// What they said.
     pub note: String,
+    /// When.
     pub since: Timestamp,
 }
 
@@ -234,21 +252,31 @@ pub struct Pause {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum LastOutcome {
+    /// Settled done.
     Ok,
+    /// Settled done, having found nothing to do.
     Skipped,
+    /// Failed; a retry may follow.
     Failed,
+    /// Stopped at its deadline; a retry may follow.
     TimedOut,
+    /// Failed with no retry left.
     FailedOut,
+    /// Its lease lapsed with no result.
     Lost,
     /// Parked awaiting approval and not approved in time.
     ApprovalExpired,
 }
 
+/// The job's latest run and how it ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct LastRun {
+    /// The run.
     pub run: RunId,
+    /// When it ended.
     pub at: Timestamp,
+    /// How it ended.
     pub outcome: LastOutcome,
 }
 
@@ -259,9 +287,19 @@ pub struct LastRun {
 #[serde(tag = "end", rename_all = "snake_case")]
 pub enum OneShotEnd {
     /// A run settled the instant (done, failed out, lost or approval expired).
-    Completed { run: RunId, at: Timestamp },
+    Completed {
+        /// The run that settled it.
+        run: RunId,
+        /// When it was settled.
+        at: Timestamp,
+    },
     /// The instant was recorded missed without a run.
-    Expired { cause: MissCause, at: Timestamp },
+    Expired {
+        /// Why it was missed.
+        cause: MissCause,
+        /// When it was recorded missed.
+        at: Timestamp,
+    },
 }
 
 /// A changed definition held for a person's `Confirm`, with its digest. The digest
@@ -276,7 +314,7 @@ pub struct HeldDef {
 }
 
 impl HeldDef {
-    pub fn new(def: JobDef) -> HeldDef {
+    pub(crate) fn new(def: JobDef) -> HeldDef {
         let digest = def.digest();
         HeldDef { def, digest }
     }
@@ -291,7 +329,7 @@ impl HeldDef {
         &self.digest
     }
 
-    pub fn into_def(self) -> JobDef {
+    pub(crate) fn into_def(self) -> JobDef {
         self.def
     }
 }
@@ -318,42 +356,45 @@ impl<'de> Deserialize<'de> for HeldDef {
 
 /// Everything about a job beyond its definition and cursor; absent for a job that has
 /// never needed any of it, which keeps idle jobs small.
+///
+/// Opaque outside the crate, and named only through the unstable `internals` feature.
+#[allow(unreachable_pub)]
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Activity {
     #[serde(default, skip_serializing_if = "VecDeque::is_empty")]
-    pub pending: VecDeque<Owed>,
+    pub(crate) pending: VecDeque<Owed>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub run: Option<OpenRun>,
+    pub(crate) run: Option<OpenRun>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub retry: Option<RetryWait>,
+    pub(crate) retry: Option<RetryWait>,
     /// A queued manual run and who asked for it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub manual: Option<Actor>,
+    pub(crate) manual: Option<Actor>,
     /// When manual runs were asked for in the last hour (for the hourly cap).
     #[serde(default, skip_serializing_if = "VecDeque::is_empty")]
-    pub manual_recent: VecDeque<Timestamp>,
+    pub(crate) manual_recent: VecDeque<Timestamp>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub paused: Option<Pause>,
+    pub(crate) paused: Option<Pause>,
     /// Missed due times per hour over the last day: `(hour start, count)`.
     #[serde(default, skip_serializing_if = "VecDeque::is_empty")]
-    pub missed_recent: VecDeque<(Timestamp, u64)>,
+    pub(crate) missed_recent: VecDeque<(Timestamp, u64)>,
     /// Until when a quota hold keeps the job from starting anything (see
     /// `JobDef::wait_budget`); cleared by the first visit at or after it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub quota_hold: Option<Timestamp>,
+    pub(crate) quota_hold: Option<Timestamp>,
     /// Set while the job could start but a lane or the cap holds it back; `since` orders
     /// the waiters and gives the wait's length when it starts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub waiting: Option<Waiting>,
+    pub(crate) waiting: Option<Waiting>,
     /// A changed definition waiting for a person's `Confirm` of its digest; `def` keeps
     /// running meanwhile.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub held: Option<Box<HeldDef>>,
+    pub(crate) held: Option<Box<HeldDef>>,
     /// A new job whose definition was never confirmed: no schedule runs, nothing is
     /// accounted, until `Confirm` (the definition is `held` too).
     #[serde(default, skip_serializing_if = "is_false")]
-    pub unconfirmed: bool,
+    pub(crate) unconfirmed: bool,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -363,9 +404,9 @@ fn is_false(b: &bool) -> bool {
 /// A job waiting for room (see `Activity::waiting`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-pub struct Waiting {
-    pub since: Timestamp,
-    pub reason: WaitReason,
+pub(crate) struct Waiting {
+    pub(crate) since: Timestamp,
+    pub(crate) reason: WaitReason,
 }
 
 impl Activity {
@@ -401,7 +442,7 @@ impl Activity {
 
     /// Whether it equals `Activity::default()` (every field empty), without building one
     /// to compare with: `tidy` asks after every visit and every settlement.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         // Named field by field, so a new field cannot be left out.
         let Activity {
             pending,
@@ -437,62 +478,66 @@ fn is_zero(n: &u32) -> bool {
 /// Most owed segments a job keeps; beyond it two that follow one another merge (counts
 /// stay exact, the newer cause is folded into the older one), and only a line of disjoint
 /// debts gives up its oldest (see `owe`).
-pub const MAX_OWED_SEGMENTS: usize = 32;
+pub(crate) const MAX_OWED_SEGMENTS: usize = 32;
 
 /// The most due times one `Backfill` may ask for: a bound on the work one event can make.
 pub const MAX_BACKFILL: u64 = 100_000;
 
+/// One job in the state: its definition, its frontier, what it is doing and what it has
+/// alerted. Read-only outside the core (`State::record`, `State::records`): only `step`
+/// changes a record, which keeps the cached indexes true; a store that keeps jobs apart
+/// serializes records as they are and hands them back to `State::from_parts`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct JobRecord {
-    pub def: JobDef,
+    pub(crate) def: JobDef,
     /// Every due time at or before `frontier` has been looked at: it is in the ledger, or
     /// covered by the open run or the retry, or owed. Only moves forward.
-    pub frontier: Timestamp,
+    pub(crate) frontier: Timestamp,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub activity: Option<Box<Activity>>,
+    pub(crate) activity: Option<Box<Activity>>,
     /// How the latest run ended. Kept beside the definition, not in `activity`, so a job
     /// that has run and is idle again carries no activity box.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last: Option<LastRun>,
+    pub(crate) last: Option<LastRun>,
     /// Failed runs since the last success (for `pause_after_failures`).
     #[serde(default, skip_serializing_if = "is_zero")]
-    pub failures_in_a_row: u32,
+    pub(crate) failures_in_a_row: u32,
     /// The incidents this job has alerted (`AlertKind::incident`, in the order told) and
     /// not yet seen end: an alert of one of these kinds is held back until a success or a
     /// person's resume clears them, so a job lost or stalled again and again tells it once.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub incidents: Vec<Incident>,
+    pub(crate) incidents: Vec<Incident>,
     /// When the job last alerted, kept only for a job with an `alert_throttle`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_alert: Option<Timestamp>,
+    pub(crate) last_alert: Option<Timestamp>,
     /// A one-shot whose instant is settled: kept so views and a re-sent identical
     /// definition see it done rather than silently idle.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ended: Option<OneShotEnd>,
+    pub(crate) ended: Option<OneShotEnd>,
     /// The instant from which the job's ledger accounts its current schedule's due times
     /// (its definition, moved back by each backfill): a backfill must end at or before it,
     /// so no due time is run twice. `None` for a job from an older state: its accounted
     /// start is unknown, so backfills are refused until it is redefined.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub accounted_from: Option<Timestamp>,
+    pub(crate) accounted_from: Option<Timestamp>,
     /// Where the dead-man's switch counts from (`JobDef::expect_success_within`): the
     /// latest success, or when the switch was first set. Kept only while it is set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub watched_since: Option<Timestamp>,
+    pub(crate) watched_since: Option<Timestamp>,
     /// `def.schedule.next_after(frontier)`, cached.
     #[serde(skip)]
-    pub next_due: Option<Timestamp>,
+    pub(crate) next_due: Option<Timestamp>,
     /// This job's key in the wake index.
     #[serde(skip)]
-    pub wake: Option<Timestamp>,
+    pub(crate) wake: Option<Timestamp>,
     /// What this job adds to the concurrency indexes (`lanes.rs`).
     #[serde(skip)]
-    pub lane: Option<Box<LaneEntry>>,
+    pub(crate) lane: Option<Box<LaneEntry>>,
 }
 
 impl JobRecord {
-    pub fn new(def: JobDef, from: Timestamp) -> JobRecord {
+    pub(crate) fn new(def: JobDef, from: Timestamp) -> JobRecord {
         let next_due = def.schedule.next_after(from);
         JobRecord {
             watched_since: def.expect_success_within.map(|_| from),
@@ -516,14 +561,15 @@ impl JobRecord {
         self.act().is_some_and(|a| a.unconfirmed)
     }
 
-    pub fn act(&self) -> Option<&Activity> {
+    pub(crate) fn act(&self) -> Option<&Activity> {
         self.activity.as_deref()
     }
 
-    pub fn act_mut(&mut self) -> &mut Activity {
+    pub(crate) fn act_mut(&mut self) -> &mut Activity {
         self.activity.get_or_insert_with(Default::default)
     }
 
+    /// Its open run (going, or parked awaiting approval).
     pub fn run(&self) -> Option<&OpenRun> {
         self.act().and_then(|a| a.run.as_ref())
     }
@@ -535,13 +581,14 @@ impl JobRecord {
         self.run().filter(|r| r.parked.is_none()).map(|r| r.holder)
     }
 
+    /// Why and since when it is paused, if it is.
     pub fn paused(&self) -> Option<&Pause> {
         self.act().and_then(|a| a.paused.as_ref())
     }
 
     /// The first due time not yet settled in the ledger (what views call the cursor is the
     /// instant before it).
-    pub fn first_unsettled(&self) -> Option<Timestamp> {
+    pub(crate) fn first_unsettled(&self) -> Option<Timestamp> {
         let a = self.act()?;
         let run = a.run.as_ref().and_then(|r| r.cover).map(|c| c.covers.from);
         let retry = a.retry.map(|r| r.cover.covers.from);
@@ -554,7 +601,7 @@ impl JobRecord {
     /// before it was never due under this schedule, whatever an earlier schedule's
     /// entries covering it say. A job from a state older than `accounted_from` accounts
     /// everything (its start is unknown).
-    pub fn accounts(&self, instant: Timestamp) -> bool {
+    pub(crate) fn accounts(&self, instant: Timestamp) -> bool {
         self.accounted_from.is_none_or(|from| instant > from)
     }
 
@@ -562,7 +609,7 @@ impl JobRecord {
     /// retry or an owed segment of this schedule holding it. (An owed segment of an older
     /// schedule, kept from before a redefinition, is not about the instant: it was owed
     /// before the one-shot existed.) Only then may the one-shot end.
-    pub fn one_shot_settled(&self, instant: Timestamp) -> bool {
+    pub(crate) fn one_shot_settled(&self, instant: Timestamp) -> bool {
         let holds = |from: Timestamp, to: Timestamp| from <= instant && instant <= to;
         let covered = self.act().is_some_and(|a| {
             let run = a.run.as_ref().and_then(|r| r.cover).map(|c| c.covers);
@@ -576,50 +623,52 @@ impl JobRecord {
     }
 
     /// Drops an empty activity box so idle jobs stay small.
-    pub fn tidy(&mut self) {
+    pub(crate) fn tidy(&mut self) {
         if self.activity.as_deref().is_some_and(Activity::is_empty) {
             self.activity = None;
         }
     }
 }
 
+/// What the state knows of one process (one incarnation of a host): its last clock
+/// readings, whether it drains, whether its clock is held.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ProcessRec {
-    pub last_wall: Timestamp,
-    pub last_mono: Timestamp,
+    pub(crate) last_wall: Timestamp,
+    pub(crate) last_mono: Timestamp,
     #[serde(default)]
-    pub draining: bool,
+    pub(crate) draining: bool,
     /// The clock that counts sleep, when the host reads one (`Now::boot`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_boot: Option<Timestamp>,
+    pub(crate) last_boot: Option<Timestamp>,
     /// The store's time at this process's last event (`step/clock.rs`): its wall clock
     /// when that was sane, else what the store vouched for then. Absent in states written
     /// before format 5 (read as `last_wall`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub base: Option<Timestamp>,
+    pub(crate) base: Option<Timestamp>,
     /// Set while its wall clock is held ahead of the store's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hold: Option<ClockHold>,
+    pub(crate) hold: Option<ClockHold>,
 }
 
 /// A process whose wall clock reads further from the store's than `clock_jump`, ahead or
 /// behind (see `step/clock.rs`): it works on the store's time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-pub struct ClockHold {
+pub(crate) struct ClockHold {
     /// Its monotonic reading when it last found itself alone (no process with a sane clock
     /// has contradicted it since). Two ticks of that release it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub alone_since: Option<Timestamp>,
+    pub(crate) alone_since: Option<Timestamp>,
     /// How far its wall clock read from the store's at its last event, in ms (negative:
     /// behind): what a process contradicting it differs from, and how its wakes map to its
     /// own clock.
-    pub lead: i64,
+    pub(crate) lead: i64,
     /// A new incarnation held ahead before the store could measure it: it decides nothing
     /// until it is released or a process the store knows shows the store's clock is alive.
     #[serde(default, skip_serializing_if = "is_false")]
-    pub waiting: bool,
+    pub(crate) waiting: bool,
     /// The store has not heard from it for longer than a lease (`State::holder_silent`):
     /// it is most likely gone (a held incarnation that crashed), so it is left out of
     /// `State::holds`. No one contradicts it and no one wakes once a tick for it while it
@@ -627,12 +676,12 @@ pub struct ClockHold {
     /// every tick for a day), and when it speaks again its solitude starts afresh: no one
     /// was looking while it was silent.
     #[serde(default, skip_serializing_if = "is_false")]
-    pub dormant: bool,
+    pub(crate) dormant: bool,
 }
 
 impl ProcessRec {
     /// A process first heard from at `now`.
-    pub fn new(now: crate::event::Now) -> ProcessRec {
+    pub(crate) fn new(now: crate::event::Now) -> ProcessRec {
         ProcessRec {
             last_wall: now.wall,
             last_mono: now.mono,
@@ -644,23 +693,23 @@ impl ProcessRec {
     }
 
     /// The store's time at its last event (see `base`).
-    pub fn base(&self) -> Timestamp {
+    pub(crate) fn base(&self) -> Timestamp {
         self.base.unwrap_or(self.last_wall)
     }
 
     /// Whether its clock is held (ahead of the store's or behind it) now.
-    pub fn held(&self) -> bool {
+    pub(crate) fn held(&self) -> bool {
         self.hold.is_some()
     }
 
     /// Whether its clock is held ahead of the store's now.
-    pub fn held_ahead(&self) -> bool {
+    pub(crate) fn held_ahead(&self) -> bool {
         self.hold.is_some_and(|h| h.lead > 0)
     }
 
     /// Whether it is a new incarnation held before its time could be measured: it decides
     /// nothing yet.
-    pub fn waiting(&self) -> bool {
+    pub(crate) fn waiting(&self) -> bool {
         self.hold.is_some_and(|h| h.waiting)
     }
 }
@@ -691,19 +740,19 @@ pub(crate) struct StateData {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Globals {
     /// The state format the parts were written in; `FORMAT_VERSION` when taken from a state.
-    pub format: u32,
-    pub config: Config,
+    pub(crate) format: u32,
+    pub(crate) config: Config,
     /// The next job's sequence number; every job's is below it.
-    pub next_seq: u64,
-    pub next_run: u64,
-    pub next_fence: u64,
-    pub processes: BTreeMap<ProcessId, ProcessRec>,
+    pub(crate) next_seq: u64,
+    pub(crate) next_run: u64,
+    pub(crate) next_fence: u64,
+    pub(crate) processes: BTreeMap<ProcessId, ProcessRec>,
     /// The owner lease (`single_owner` coordination only); absent when none is held.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub owner: Option<OwnerLease>,
+    pub(crate) owner: Option<OwnerLease>,
     /// The store's clock (`State::clock`); absent before any process has spoken.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub clock: Option<Timestamp>,
+    pub(crate) clock: Option<Timestamp>,
 }
 
 /// Why a stored state could not be loaded.
@@ -898,6 +947,17 @@ fn check_owner(
 }
 
 impl State {
+    /// An empty state: no jobs, no processes; counters at their start.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use duetime::{Config, Duration, State};
+    ///
+    /// let state = State::new(Config::with_tick(Duration::from_secs(10)));
+    /// assert_eq!(state.job_count(), 0);
+    /// assert_eq!(state.next_wake(), None); // nothing is scheduled yet
+    /// ```
     pub fn new(config: Config) -> State {
         State {
             config,
@@ -916,6 +976,7 @@ impl State {
         }
     }
 
+    /// The config, fixed for a store's life.
     pub fn config(&self) -> &Config {
         &self.config
     }
@@ -927,6 +988,7 @@ impl State {
         self.clock
     }
 
+    /// How many jobs it holds.
     pub fn job_count(&self) -> usize {
         self.jobs.len()
     }
@@ -935,6 +997,11 @@ impl State {
     /// same checks as loading the serialized form: a newer format is `NewerFormat`; a bad
     /// config, a sequence number given twice or beyond the counter, a name or an open run
     /// held twice, or a record that breaks an invariant is `Inconsistent`. Never panics.
+    ///
+    /// # Errors
+    ///
+    /// `LoadError::NewerFormat` or `LoadError::Inconsistent` (with the `Inconsistency`), as
+    /// above.
     pub fn from_parts(
         globals: Globals,
         jobs: impl IntoIterator<Item = (u64, JobRecord)>,
@@ -1026,6 +1093,7 @@ impl State {
         self.jobs.track(on);
     }
 
+    /// Whether it notes changed jobs (`track_changes`).
     pub fn tracks_changes(&self) -> bool {
         self.jobs.tracking()
     }
@@ -1054,6 +1122,10 @@ impl State {
     /// meets a changed one loads the whole state), counters behind a job left as it is, a
     /// sequence number given twice or beyond the counter, a name or open run that another
     /// job holds, a record that breaks an invariant.
+    ///
+    /// # Errors
+    ///
+    /// A `LoadError` as above; the state is then as it was.
     pub fn put_parts(
         &mut self,
         globals: Globals,
@@ -1217,6 +1289,28 @@ impl State {
     /// every other wakes within a tick to show that it is not. Under `single_owner` the owner wakes for the jobs
     /// and to renew its lease halfway through it; a standby only when the lease can lapse
     /// (a tick before then does nothing but renew its runs), and at once when none is held.
+    ///
+    /// A host sleeps until then (or its heartbeat, whichever is sooner: its leases need
+    /// renewing every tick while it holds runs), so an idle scheduler costs nothing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use duetime::{Actor, Config, Event, JobDef, JobName, Now, ProcessId, Schedule, State};
+    ///
+    /// let mut state = State::new(Config::default());
+    /// let t0 = "2025-06-01T08:00:00Z".parse()?;
+    /// let def = JobDef::new(JobName::new("digest")?, Schedule::cron("30 9 * * *", None)?);
+    /// state.step(Now::at(t0), Event::Upsert { def: Box::new(def), actor: Actor::new("ana") }, &mut Vec::new());
+    /// let process = ProcessId(7);
+    /// state.step(Now::at(t0), Event::ProcessStarted { process }, &mut Vec::new());
+    /// assert_eq!(state.next_wake_for(process), Some("2025-06-01T09:30:00Z".parse()?));
+    ///
+    /// // A draining process claims nothing, so it has nothing to wake for.
+    /// state.step(Now::at(t0), Event::ProcessDraining { process }, &mut Vec::new());
+    /// assert_eq!(state.next_wake_for(process), None);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn next_wake_for(&self, process: ProcessId) -> Option<Timestamp> {
         let rec = self.processes.get(&process);
         if rec.is_some_and(|p| p.draining) {

@@ -10,6 +10,18 @@ use serde::{Deserialize, Serialize};
 ///
 /// Every `i64` is a valid `Timestamp`; conversions to calendar time exist only for the
 /// range chrono can print (about ±262,000 years) and say so with an `Option`.
+///
+/// # Examples
+///
+/// ```
+/// use duetime::{Duration, Timestamp};
+///
+/// let t: Timestamp = "2025-03-09T02:30:00-05:00".parse()?; // RFC 3339, any offset
+/// assert_eq!(t.to_string(), "2025-03-09T07:30:00Z"); // printed in UTC
+/// assert_eq!(t.saturating_add(Duration::from_mins(90)), "2025-03-09T09:00:00Z".parse()?);
+/// assert!("9 March".parse::<Timestamp>().is_err());
+/// # Ok::<(), duetime::TimeParseError>(())
+/// ```
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(transparent)]
@@ -17,16 +29,33 @@ pub struct Timestamp(i64);
 
 /// A non-negative span of time in milliseconds. Spans that may be negative (a clock that
 /// jumped back) are expressed as two `Timestamp`s, never as a negative `Duration`.
+///
+/// # Examples
+///
+/// ```
+/// use duetime::Duration;
+///
+/// let d: Duration = "1h30m".parse()?; // units d h m s ms, largest first
+/// assert_eq!(d, Duration::from_mins(90));
+/// assert_eq!(d.to_string(), "1h30m");
+/// assert_eq!("250ms".parse::<Duration>()?.as_millis(), 250);
+/// assert!("-5m".parse::<Duration>().is_err()); // never negative
+/// # Ok::<(), duetime::TimeParseError>(())
+/// ```
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(transparent)]
 pub struct Duration(u64);
 
 impl Timestamp {
+    /// The earliest instant.
     pub const MIN: Timestamp = Timestamp(i64::MIN);
+    /// The latest instant.
     pub const MAX: Timestamp = Timestamp(i64::MAX);
+    /// 1970-01-01T00:00:00Z.
     pub const EPOCH: Timestamp = Timestamp(0);
 
+    /// Milliseconds since the epoch.
     pub const fn from_millis(ms: i64) -> Self {
         Timestamp(ms)
     }
@@ -36,6 +65,7 @@ impl Timestamp {
         Timestamp(secs.saturating_mul(1000))
     }
 
+    /// Milliseconds since the epoch.
     pub const fn as_millis(self) -> i64 {
         self.0
     }
@@ -45,6 +75,7 @@ impl Timestamp {
         self.0.div_euclid(1000)
     }
 
+    /// `self + d`, stopping at `MAX`.
     pub const fn saturating_add(self, d: Duration) -> Self {
         let ms = if d.0 > i64::MAX as u64 {
             i64::MAX
@@ -54,6 +85,7 @@ impl Timestamp {
         Timestamp(self.0.saturating_add(ms))
     }
 
+    /// `self - d`, stopping at `MIN`.
     pub const fn saturating_sub(self, d: Duration) -> Self {
         let ms = if d.0 > i64::MAX as u64 {
             i64::MAX
@@ -63,6 +95,7 @@ impl Timestamp {
         Timestamp(self.0.saturating_sub(ms))
     }
 
+    /// `self + d`, or `None` past `MAX`.
     pub fn checked_add(self, d: Duration) -> Option<Self> {
         i64::try_from(d.0)
             .ok()
@@ -84,6 +117,7 @@ impl Timestamp {
         chrono::DateTime::from_timestamp_millis(self.0)
     }
 
+    /// The instant of a chrono date-time in any zone.
     pub fn from_chrono<Tz: chrono::TimeZone>(t: &chrono::DateTime<Tz>) -> Self {
         Timestamp(t.timestamp_millis())
     }
@@ -112,7 +146,9 @@ impl fmt::Display for Timestamp {
 /// Why a text is not a `Timestamp` or a `Duration`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TimeParseError {
+    /// The text refused.
     pub text: String,
+    /// What was expected instead.
     pub expected: &'static str,
 }
 
@@ -138,36 +174,48 @@ impl FromStr for Timestamp {
 }
 
 impl Duration {
+    /// No time.
     pub const ZERO: Duration = Duration(0);
+    /// The longest span.
     pub const MAX: Duration = Duration(u64::MAX);
 
+    /// Milliseconds.
     pub const fn from_millis(ms: u64) -> Self {
         Duration(ms)
     }
+    /// Seconds (saturating).
     pub const fn from_secs(s: u64) -> Self {
         Duration(s.saturating_mul(1000))
     }
+    /// Minutes (saturating).
     pub const fn from_mins(m: u64) -> Self {
         Duration(m.saturating_mul(60_000))
     }
+    /// Hours (saturating).
     pub const fn from_hours(h: u64) -> Self {
         Duration(h.saturating_mul(3_600_000))
     }
+    /// Days of 24 hours (saturating).
     pub const fn from_days(d: u64) -> Self {
         Duration(d.saturating_mul(86_400_000))
     }
+    /// In milliseconds.
     pub const fn as_millis(self) -> u64 {
         self.0
     }
+    /// Whether it is zero.
     pub const fn is_zero(self) -> bool {
         self.0 == 0
     }
+    /// `self + o`, stopping at `MAX`.
     pub const fn saturating_add(self, o: Duration) -> Self {
         Duration(self.0.saturating_add(o.0))
     }
+    /// `self - o`, stopping at zero.
     pub const fn saturating_sub(self, o: Duration) -> Self {
         Duration(self.0.saturating_sub(o.0))
     }
+    /// `self * k`, stopping at `MAX`.
     pub const fn saturating_mul(self, k: u64) -> Self {
         Duration(self.0.saturating_mul(k))
     }

@@ -20,8 +20,11 @@ pub enum Status {
     Stalled,
     /// Due times were missed in the last 24 hours.
     Missed,
+    /// Paused, by a person or by the system for a reason that is not a failure.
     Paused,
+    /// A run is going.
     Running,
+    /// Its last run succeeded and nothing needs a person.
     Ok,
     /// Never ran.
     NoRun,
@@ -37,21 +40,31 @@ snake_names!(Status {
     NoRun => "no_run",
 });
 
+/// What a person sees of one job: a snapshot, computed from the state at `now`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct JobView {
+    /// Its name.
     pub name: JobName,
+    /// Its title.
     pub title: String,
+    /// Its schedule, as one line.
     pub schedule: String,
+    /// Its condition.
     pub status: Status,
+    /// The next due time (none while paused).
     pub next_due: Option<Timestamp>,
     /// Every due time at or before this instant is settled in the ledger.
     pub settled_through: Timestamp,
+    /// Its latest run.
     pub last: Option<LastRun>,
+    /// How many due times were missed in the last 24 hours.
     pub missed_24h: u64,
     /// Due times owed (catch-ups and buffered overlaps) not yet started.
     pub owed: u64,
+    /// The pause in force.
     pub paused: Option<Pause>,
+    /// The run going (or parked).
     pub running: Option<RunId>,
     /// A quota hold in force: nothing of the job starts before this.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -70,14 +83,18 @@ pub struct JobView {
 /// Which jobs a listing shows.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Filter {
+    /// Only jobs in this condition.
     pub status: Option<Status>,
+    /// Only jobs whose names start with this.
     pub name_prefix: Option<String>,
 }
 
 /// One page of a listing; `next` resumes after its last item.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Page {
+    /// The jobs, most urgent first.
     pub items: Vec<JobView>,
+    /// The cursor for the next page (`jobs`'s `after`); `None` on the last page.
     pub next: Option<String>,
 }
 
@@ -137,7 +154,26 @@ impl State {
         self.owner
     }
 
-    /// The view of one job.
+    /// The view of one job, as of `now` (its status counts missed due times over the day
+    /// before it); `None` when no job has that name.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use duetime::{Actor, Config, Event, JobDef, JobName, Now, Schedule, State, Status};
+    ///
+    /// let mut state = State::new(Config::default());
+    /// let t0 = "2025-06-01T00:00:00Z".parse()?;
+    /// let def = JobDef::new(JobName::new("report")?, Schedule::cron("0 6 * * *", None)?);
+    /// let upsert = Event::Upsert { def: Box::new(def), actor: Actor::new("ana") };
+    /// state.step(Now::at(t0), upsert, &mut Vec::new());
+    ///
+    /// let view = state.job("report", t0).expect("defined");
+    /// assert_eq!(view.status, Status::NoRun);
+    /// assert_eq!(view.next_due, Some("2025-06-01T06:00:00Z".parse()?));
+    /// assert!(state.job("nobody", t0).is_none());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn job(&self, name: &str, now: Timestamp) -> Option<JobView> {
         self.view_seq(self.seq_of(name)?, now)
     }
@@ -170,7 +206,7 @@ impl State {
             settled_through,
             last: job.last,
             missed_24h,
-            owed: act.map_or(0, |a| a.pending.iter().map(|o| o.count).sum()),
+            owed: job.owed(),
             paused: act.and_then(|a| a.paused.clone()),
             running: job.run().map(|r| r.id),
             held_until: act.and_then(|a| a.quota_hold).filter(|&until| until > now),
@@ -184,6 +220,32 @@ impl State {
 
     /// Jobs ranked attention first (then by name), `limit` per page. `after` is the `next`
     /// of the previous page; anything unreadable there starts from the top.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use duetime::{Actor, Config, Event, Filter, JobDef, JobName, Now, Schedule, State, Status};
+    ///
+    /// let mut state = State::new(Config::default());
+    /// let t0 = "2025-06-01T00:00:00Z".parse()?;
+    /// for name in ["alpha", "beta", "gamma"] {
+    ///     let def = JobDef::new(JobName::new(name)?, Schedule::cron("@daily", None)?);
+    ///     let upsert = Event::Upsert { def: Box::new(def), actor: Actor::new("ana") };
+    ///     state.step(Now::at(t0), upsert, &mut Vec::new());
+    /// }
+    /// let pause = Event::Pause { job: JobName::new("gamma")?, actor: Actor::new("ana"), note: "disk full".into() };
+    /// state.step(Now::at(t0), pause, &mut Vec::new());
+    ///
+    /// // What needs a person comes first: the paused job, then the others by name.
+    /// let page = state.jobs(&Filter::default(), None, 2, t0);
+    /// let names: Vec<&str> = page.items.iter().map(|v| v.name.as_str()).collect();
+    /// assert_eq!(names, ["gamma", "alpha"]);
+    /// assert_eq!(page.items[0].status, Status::Paused);
+    /// let rest = state.jobs(&Filter::default(), page.next.as_deref(), 2, t0);
+    /// assert_eq!(rest.items.len(), 1);
+    /// assert_eq!(rest.next, None);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn jobs(&self, filter: &Filter, after: Option<&str>, limit: usize, now: Timestamp) -> Page {
         let resume: Option<(Status, String)> = after.and_then(parse_page_key);
         let mut views: Vec<JobView> = self

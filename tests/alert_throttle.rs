@@ -4,6 +4,7 @@
 
 mod support;
 
+use duetime::Notice;
 use duetime::{Actor, Duration, Event, History, JobName};
 use support::*;
 
@@ -22,14 +23,14 @@ fn a_second_incident_within_the_throttle_goes_to_the_journal_and_a_later_one_is_
     s.note("p2 finds r1's lease lapsed: a new incident, 25 minutes after the stall alert");
     s.start_alone("09:30", 2);
     let held = s.last.iter().any(|e| {
-        matches!(e, duetime::Effect::Record(r)
+        matches!(e, duetime::Effect::Journal(r)
             if matches!(r.entry, duetime::Entry::History(History::AlertHeld { .. })))
     });
     assert!(held, "the lost-run alert is held by the throttle");
     assert!(!s
         .last
         .iter()
-        .any(|e| matches!(e, duetime::Effect::Alert(_))));
+        .any(|e| matches!(e, duetime::Effect::Notice(Notice::Alert(_)))));
     s.command(
         "09:40",
         "alice resumes report",
@@ -44,6 +45,6 @@ fn a_second_incident_within_the_throttle_goes_to_the_journal_and_a_later_one_is_
     assert!(s
         .last
         .iter()
-        .any(|e| matches!(e, duetime::Effect::Alert(_))));
+        .any(|e| matches!(e, duetime::Effect::Notice(Notice::Alert(_)))));
     insta::assert_snapshot!(s.trace());
 }

@@ -7,6 +7,7 @@
 
 mod support;
 
+use duetime::{Action, Notice};
 use duetime::{
     ClockGapKind, Effect, Event, Fence, JobName, LedgerKind, MissAction, MissCause, MissedRule,
     Now, Outcome, ProcessId, RunId, Timestamp,
@@ -17,7 +18,7 @@ fn gaps(effects: &[Effect]) -> Vec<ClockGapKind> {
     effects
         .iter()
         .filter_map(|e| match e {
-            Effect::ClockGap { kind, .. } => Some(*kind),
+            Effect::Notice(Notice::ClockGap { kind, .. }) => Some(*kind),
             _ => None,
         })
         .collect()
@@ -45,7 +46,10 @@ fn a_clock_set_days_ahead_while_another_process_lives_is_held_and_works_on_the_s
     );
     s.note("held, p2 starts what is due on the store's time, not two days on");
     s.tick("2025-06-04 09:01:02", 2);
-    assert!(s.last.iter().any(|e| matches!(e, Effect::Start { .. })));
+    assert!(s
+        .last
+        .iter()
+        .any(|e| matches!(e, Effect::Do(Action::Start { .. }))));
     s.tick("09:01:05", 1);
     s.finish("2025-06-04 09:01:10", 2, Outcome::Ok);
     s.tick("09:02:05", 1);
@@ -74,7 +78,9 @@ fn a_new_incarnation_with_a_clock_days_ahead_decides_nothing_until_the_store_sho
     s.start("2025-06-05 09:00", 2);
     assert_eq!(gaps(&s.last), [ClockGapKind::HeldAhead]);
     assert!(
-        !s.last.iter().any(|e| matches!(e, Effect::Start { .. })),
+        !s.last
+            .iter()
+            .any(|e| matches!(e, Effect::Do(Action::Start { .. }))),
         "a new incarnation whose clock cannot be measured starts nothing"
     );
     s.note("p1 speaks: the store's clock is alive, so p2 works on it from now on");
@@ -120,7 +126,7 @@ fn a_lone_process_set_ahead_is_taken_at_its_word_and_a_lease_it_wrote_lapses_by_
         .last
         .iter()
         .filter_map(|e| match e {
-            Effect::Record(r) => match &r.entry {
+            Effect::Journal(r) => match &r.entry {
                 duetime::Entry::Ledger(l) => Some(l.kind),
                 _ => None,
             },
@@ -207,7 +213,7 @@ fn a_result_delivered_with_a_reading_from_another_origin_is_timed_within_a_lease
         .last
         .iter()
         .filter_map(|e| match e {
-            Effect::Record(r) => Some(r.at),
+            Effect::Journal(r) => Some(r.at),
             _ => None,
         })
         .collect();
@@ -261,7 +267,7 @@ fn a_result_whose_reading_passes_as_its_own_carries_the_stores_clock_so_what_it_
     let started = s
         .last
         .iter()
-        .any(|e| matches!(e, Effect::Start { run, .. } if *run == RunId(2)));
+        .any(|e| matches!(e, Effect::Do(Action::Start { run, .. }) if *run == RunId(2)));
     assert!(started, "the buffered 10:00 starts at once:\n{}", s.trace());
     assert_eq!(
         s.state.clock(),
@@ -328,7 +334,7 @@ fn a_result_from_a_process_held_behind_acts_on_the_stores_time_so_what_it_starts
     s.note("09:15 is buffered behind r1; p2 reports r1 done at 07:20 by its clock");
     s.finish("07:20:00", 1, Outcome::Ok);
     let deadline = s.last.iter().find_map(|e| match e {
-        Effect::Start { run, deadline, .. } if *run == RunId(2) => Some(*deadline),
+        Effect::Do(Action::Start { run, deadline, .. }) if *run == RunId(2) => Some(*deadline),
         _ => None,
     });
     assert_eq!(
@@ -517,7 +523,7 @@ fn record_dates(effects: &[Effect]) -> Vec<Timestamp> {
     effects
         .iter()
         .filter_map(|e| match e {
-            Effect::Record(r) => Some(r.at),
+            Effect::Journal(r) => Some(r.at),
             _ => None,
         })
         .collect()

@@ -4,6 +4,7 @@
 
 mod support;
 
+use duetime::Action;
 use duetime::{Actor, Effect, Event, JobDef, JobName, Outcome, Refusal};
 use support::*;
 
@@ -35,7 +36,10 @@ fn a_changed_definition_is_held_until_its_digest_is_confirmed_and_the_old_one_ru
     s.note("a new job is held too: nothing is defined or runs before its confirmation");
     s.start("08:00:30", 1);
     s.tick("09:00:10", 1);
-    assert!(!s.last.iter().any(|e| matches!(e, Effect::Start { .. })));
+    assert!(!s
+        .last
+        .iter()
+        .any(|e| matches!(e, Effect::Do(Action::Start { .. }))));
     confirm(&mut s, "09:10", "0000000000000000");
     confirm(&mut s, "09:11", &first_digest);
     s.tick("10:00:10", 1);
@@ -64,7 +68,7 @@ fn the_digest_is_stable_sha256_hex() {
     let def = guarded("1h");
     // Pinned: a build that computes another digest would strand every held definition.
     assert_eq!(def.digest(), PINNED);
-    assert_eq!(def.digest().len(), duetime::job::DIGEST_HEX_LEN);
+    assert_eq!(def.digest().len(), duetime::DIGEST_HEX_LEN);
     assert!(def
         .digest()
         .bytes()
@@ -157,7 +161,7 @@ fn a_change_of_what_the_host_runs_alone_is_held_and_the_confirmed_payload_stays_
     s.define("08:02", changed);
     let in_force = |s: &Story| {
         let seq = s.state.seq_of_name("report").unwrap();
-        s.state.record(seq).unwrap().def.payload.clone()
+        s.state.record(seq).unwrap().def().payload.clone()
     };
     assert_eq!(in_force(&s).as_deref(), Some("backup --full"));
     let view = s.state.job("report", at("08:02")).unwrap();

@@ -1,6 +1,7 @@
 //! Memory per idle job, measured with a counting global allocator. Run in release:
 //! `cargo test --release --test core_memory -- --ignored --nocapture`.
 
+use duetime::Action;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicIsize, Ordering};
 
@@ -86,9 +87,9 @@ fn run_each_once(state: &mut State, n: u64) {
         let finished: Vec<Event> = effects
             .iter()
             .filter_map(|e| match e {
-                Effect::Start {
+                Effect::Do(Action::Start {
                     run, job, fence, ..
-                } => Some(Event::RunFinished {
+                }) => Some(Event::RunFinished {
                     process: ProcessId(1),
                     job: job.clone(),
                     run: *run,
@@ -125,7 +126,7 @@ fn memory_per_idle_job() {
     }
     println!(
         "size_of: JobRecord {} JobDef {} Schedule {}",
-        std::mem::size_of::<duetime::state::JobRecord>(),
+        std::mem::size_of::<duetime::JobRecord>(),
         std::mem::size_of::<JobDef>(),
         std::mem::size_of::<Schedule>()
     );

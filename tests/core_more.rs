@@ -102,7 +102,7 @@ fn a_wall_clock_set_back_never_makes_a_lease_younger_or_a_run_start_twice() {
     s.tick("09:00:10", 1);
     let lease = |s: &Story| {
         let (_, job) = s.state.records().next().expect("one job");
-        job.run().map(|r| r.lease_until)
+        job.run().map(|r| r.lease_until())
     };
     let before = lease(&s);
     s.wall_set(1, "1h", true);
@@ -705,7 +705,7 @@ fn wake_probe(s: &Story, process: u64, now: &str) -> String {
         .filter(|e| {
             !matches!(
                 e,
-                duetime::Effect::Record(duetime::Record {
+                duetime::Effect::Journal(duetime::Record {
                     entry: duetime::Entry::History(duetime::History::Started { .. }),
                     ..
                 })

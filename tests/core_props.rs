@@ -6,6 +6,7 @@
 //! Due times are computed by an oracle that does not use the core's schedule code: it steps
 //! through every second of the history and tests each against the schedule's definition.
 
+use duetime::{Action, Notice};
 use std::collections::BTreeMap;
 
 use duetime::{
@@ -137,15 +138,15 @@ impl Host {
         }
         for e in &out {
             match e {
-                Effect::Start {
+                Effect::Do(Action::Start {
                     run,
                     fence,
                     process,
                     ..
-                } => {
+                }) => {
                     self.held.entry(*process).or_default().insert(*run, *fence);
                 }
-                Effect::Cancel { run, process, .. } => {
+                Effect::Do(Action::Cancel { run, process, .. }) => {
                     if let Some(h) = self.held.get_mut(process) {
                         h.remove(run);
                     }
@@ -197,7 +198,7 @@ impl Host {
         self.effects
             .iter()
             .filter_map(|(_, e)| match e {
-                Effect::Record(r) if r.job.as_str() == job => match &r.entry {
+                Effect::Journal(r) if r.job.as_str() == job => match &r.entry {
                     Entry::Ledger(l) => Some(*l),
                     _ => None,
                 },
@@ -210,12 +211,12 @@ impl Host {
         self.effects
             .iter()
             .filter_map(|(at, e)| match e {
-                Effect::Start {
+                Effect::Do(Action::Start {
                     job: j,
                     trigger,
                     covers,
                     ..
-                } if j.as_str() == job => Some((*at, *trigger, *covers)),
+                }) if j.as_str() == job => Some((*at, *trigger, *covers)),
                 _ => None,
             })
             .collect()
@@ -299,9 +300,9 @@ fn run_clean(jobs: &[CleanJob], ticks: i64) -> (Host, Timestamp) {
     let mut next_tick = ms(start, TICK_MS);
     let mut schedule_results = |host: &mut Host, effects: &[Effect], at: Timestamp| {
         for e in effects {
-            if let Effect::Start {
+            if let Effect::Do(Action::Start {
                 run, fence, job, ..
-            } = e
+            }) = e
             {
                 let i: usize = job.as_str()[4..].parse().unwrap();
                 let j = &jobs[i];
@@ -371,7 +372,7 @@ proptest! {
         let noise: Vec<_> = host
             .effects
             .iter()
-            .filter(|(_, e)| matches!(e, Effect::Alert(_) | Effect::Cancel { .. }))
+            .filter(|(_, e)| matches!(e, Effect::Notice(Notice::Alert(_)) | Effect::Do(Action::Cancel { .. })))
             .collect();
         prop_assert!(noise.is_empty(), "alerts or cancels in a fault-free history: {:?}", noise);
     }
@@ -503,13 +504,13 @@ fn run_rough(r: &Rough, round_trip: bool) -> (Host, Timestamp) {
     let mut runs_of = vec![0usize; r.jobs.len()];
     let schedule_results = |host: &mut Host, runs_of: &mut Vec<usize>, new: &[Effect], at| {
         for e in new {
-            if let Effect::Start {
+            if let Effect::Do(Action::Start {
                 run,
                 fence,
                 job,
                 process,
                 ..
-            } = e
+            }) = e
             {
                 let i: usize = job.as_str()[4..].parse().unwrap();
                 let j = &r.jobs[i];
@@ -629,20 +630,20 @@ fn check_rough(r: &Rough, host: &Host, end: Timestamp) -> Result<(), TestCaseErr
             let mut covered: Vec<(Timestamp, Timestamp, RunId)> = Vec::new();
             for (at, e) in &host.effects {
                 match e {
-                    Effect::Record(rec) if rec.job == job => {
+                    Effect::Journal(rec) if rec.job == job => {
                         if let Entry::History(duetime::History::Settled { run, outcome, .. }) =
                             &rec.entry
                         {
                             settled.insert(*run, !outcome.is_success());
                         }
                     }
-                    Effect::Start {
+                    Effect::Do(Action::Start {
                         job: jn,
                         run,
                         trigger,
                         covers: Some(c),
                         ..
-                    } if *jn == job => {
+                    }) if *jn == job => {
                         prop_assert!(*trigger != Trigger::Repeat, "{} repeated at {}", job, at);
                         for &(from, to, earlier) in &covered {
                             if from <= c.to && c.from <= to {
@@ -755,7 +756,7 @@ fn run_pair(p: &Pair, interleave: bool) -> [Vec<serde_json::Value>; 2] {
         let view = host.state.job(job, start)?;
         let run = view.running?;
         let fence = host.effects.iter().rev().find_map(|(_, e)| match e {
-            Effect::Start { run: r, fence, .. } if *r == run => Some(*fence),
+            Effect::Do(Action::Start { run: r, fence, .. }) if *r == run => Some(*fence),
             _ => None,
         })?;
         Some((run, fence))
@@ -827,16 +828,18 @@ fn journal_of(host: &Host, job: &str) -> Vec<serde_json::Value> {
     let mut out = Vec::new();
     for (at, e) in &host.effects {
         let about = match e {
-            Effect::Start { job: j, .. } => j.as_str() == job,
-            Effect::Cancel { job: j, .. } => j.as_ref().is_some_and(|j| j.as_str() == job),
-            Effect::Record(r) => r.job.as_str() == job,
-            Effect::Alert(a) => a.job.as_str() == job,
+            Effect::Do(Action::Start { job: j, .. }) => j.as_str() == job,
+            Effect::Do(Action::Cancel { job: j, .. }) => {
+                j.as_ref().is_some_and(|j| j.as_str() == job)
+            }
+            Effect::Journal(r) => r.job.as_str() == job,
+            Effect::Notice(Notice::Alert(a)) => a.job.as_str() == job,
             Effect::Reply { job: j, .. } => j.as_ref().is_some_and(|j| j.as_str() == job),
             // About processes, not jobs.
-            Effect::ClockGap { .. }
-            | Effect::Owner { .. }
-            | Effect::OwnerReleased { .. }
-            | Effect::Drained { .. } => false,
+            Effect::Notice(Notice::ClockGap { .. })
+            | Effect::Notice(Notice::Owner { .. })
+            | Effect::Notice(Notice::OwnerReleased { .. })
+            | Effect::Notice(Notice::Drained { .. }) => false,
         };
         if about {
             let mut v = serde_json::to_value(e).unwrap();

@@ -3,6 +3,7 @@
 
 mod support;
 
+use duetime::{Action, Notice};
 use duetime::{Covers, Effect, JobName, MissedRule, Outcome, Overlap, Trigger};
 use support::*;
 
@@ -10,12 +11,12 @@ fn started(effects: &[Effect]) -> Vec<(u64, Trigger, Option<Covers>)> {
     effects
         .iter()
         .filter_map(|e| match e {
-            Effect::Start {
+            Effect::Do(Action::Start {
                 run,
                 trigger,
                 covers,
                 ..
-            } => Some((run.0, *trigger, *covers)),
+            }) => Some((run.0, *trigger, *covers)),
             _ => None,
         })
         .collect()
@@ -73,7 +74,7 @@ fn a_renewed_run_is_alerted_stalled_at_its_stall_time_once() {
     let stalled = |effects: &[Effect]| {
         effects
             .iter()
-            .filter(|e| matches!(e, Effect::Alert(_)))
+            .filter(|e| matches!(e, Effect::Notice(Notice::Alert(_))))
             .count()
     };
     let mut alerts = Vec::new();
@@ -107,7 +108,7 @@ fn a_failure_or_loss_while_paused_hands_the_due_time_to_the_missed_rule() {
         effects
             .iter()
             .filter_map(|e| match e {
-                Effect::Record(duetime::Record {
+                Effect::Journal(duetime::Record {
                     entry: duetime::Entry::Ledger(l),
                     ..
                 }) => Some(l.kind),

@@ -5,6 +5,7 @@
 
 mod support;
 
+use duetime::Notice;
 use duetime::{Actor, AlertKind, Config, DefError, Duration, Effect, Event, JobName, Outcome};
 use support::*;
 
@@ -27,7 +28,7 @@ fn silences(s: &Story) -> Vec<AlertKind> {
     s.last
         .iter()
         .filter_map(|e| match e {
-            Effect::Alert(a) if matches!(a.kind, AlertKind::NoSuccess { .. }) => {
+            Effect::Notice(Notice::Alert(a)) if matches!(a.kind, AlertKind::NoSuccess { .. }) => {
                 Some(a.kind.clone())
             }
             _ => None,

@@ -84,10 +84,7 @@ fn core_names() -> Vec<(&'static str, String)> {
     add("event", serde_names::<Event>(Some("event")));
     add("effect", serde_names::<Effect>(Some("effect")));
     add("outcome", serde_names::<Outcome>(Some("outcome")));
-    add(
-        "last outcome",
-        serde_names::<duetime::state::LastOutcome>(None),
-    );
+    add("last outcome", serde_names::<duetime::LastOutcome>(None));
     add(
         "one-shot end",
         serde_names::<duetime::OneShotEnd>(Some("end")),

@@ -3,6 +3,7 @@
 //! The raw inputs stay under fuzz/regressions/<target>/ (replayed by fuzz/run.sh and by
 //! `cd fuzz && cargo test`); the table in fuzz/regressions/README.md says what each found.
 
+use duetime::Action;
 use duetime::{
     CronSchedule, Effect, Event, Filter, Inconsistency, JobName, LoadError, Now, ProcessId,
     Schedule, State, Timestamp,
@@ -348,7 +349,7 @@ fn counters_at_the_end_of_u64_start_nothing_and_add_nothing() {
         );
         started += effects
             .iter()
-            .filter(|e| matches!(e, Effect::Start { .. }))
+            .filter(|e| matches!(e, Effect::Do(Action::Start { .. })))
             .count();
     }
     assert_eq!(started, 1, "one run id was left");

@@ -6,6 +6,7 @@
 
 mod support;
 
+use duetime::Action;
 use duetime::{Config, Duration, Effect, Entry, Event, History, Outcome, ProcessId, Record};
 use proptest::prelude::*;
 use support::*;
@@ -16,7 +17,7 @@ fn note_waits(s: &mut Story) {
         .last
         .iter()
         .filter_map(|e| match e {
-            Effect::Record(Record {
+            Effect::Journal(Record {
                 job,
                 entry:
                     Entry::History(History::Started {
@@ -139,12 +140,17 @@ fn jitter_delays_the_start_deterministically_and_the_ledger_names_the_due_time()
     );
     s.tick("09:00:10", 1);
     assert!(
-        !s.last.iter().any(|e| matches!(e, Effect::Start { .. })),
+        !s.last
+            .iter()
+            .any(|e| matches!(e, Effect::Do(Action::Start { .. }))),
         "nothing starts before due + delay"
     );
     let clock = start.saturating_add(Duration::from_secs(1)).to_string()[11..19].to_string();
     s.tick(&clock, 1);
-    assert!(s.last.iter().any(|e| matches!(e, Effect::Start { .. })));
+    assert!(s
+        .last
+        .iter()
+        .any(|e| matches!(e, Effect::Do(Action::Start { .. }))));
     s.finish("09:20", 1, Outcome::Ok);
     insta::assert_snapshot!(s.trace());
 }

@@ -4,6 +4,7 @@
 
 mod support;
 
+use duetime::{Action, Notice};
 use duetime::{
     Actor, Config, Coordination, Effect, Event, Fence, Held, Inconsistency, JobName, LoadError,
     Now, Outcome, ProcessId, RunId, State, Timestamp,
@@ -22,7 +23,7 @@ fn starts(effects: &[Effect]) -> Vec<(RunId, ProcessId)> {
     effects
         .iter()
         .filter_map(|e| match e {
-            Effect::Start { run, process, .. } => Some((*run, *process)),
+            Effect::Do(Action::Start { run, process, .. }) => Some((*run, *process)),
             _ => None,
         })
         .collect()
@@ -32,7 +33,7 @@ fn owners(effects: &[Effect]) -> Vec<(ProcessId, Fence)> {
     effects
         .iter()
         .filter_map(|e| match e {
-            Effect::Owner { process, fence, .. } => Some((*process, *fence)),
+            Effect::Notice(Notice::Owner { process, fence, .. }) => Some((*process, *fence)),
             _ => None,
         })
         .collect()
@@ -42,7 +43,7 @@ fn drained(effects: &[Effect]) -> Vec<ProcessId> {
     effects
         .iter()
         .filter_map(|e| match e {
-            Effect::Drained { process } => Some(*process),
+            Effect::Notice(Notice::Drained { process }) => Some(*process),
             _ => None,
         })
         .collect()
@@ -91,11 +92,11 @@ fn a_standby_takes_over_a_lapsed_owner_lease_and_the_old_owner_claims_nothing_mo
     assert!(
         s.last.iter().any(|e| matches!(
             e,
-            Effect::Cancel {
+            Effect::Do(Action::Cancel {
                 run: RunId(1),
                 process: ProcessId(1),
                 ..
-            }
+            })
         )),
         "its lost run is cancelled"
     );
@@ -132,10 +133,10 @@ fn a_drain_hands_the_lease_over_and_a_manual_run_asked_meanwhile_runs_under_the_
     assert!(
         s.last.iter().any(|e| matches!(
             e,
-            Effect::OwnerReleased {
+            Effect::Notice(Notice::OwnerReleased {
                 process: ProcessId(1),
                 ..
-            }
+            })
         )),
         "the owner gives its lease up at once"
     );
@@ -401,12 +402,12 @@ proptest! {
             // The time the core acted on: the wall clock, or the store's clock when it held
             // that wall clock ahead (`step/clock.rs`), as every record of the step says.
             let acted = effects.iter().find_map(|e| match e {
-                Effect::Record(r) => Some(r.at),
+                Effect::Journal(r) => Some(r.at),
                 _ => None,
             });
             for e in &effects {
                 match e {
-                    Effect::Start { run, fence, process, job, .. } => {
+                    Effect::Do(Action::Start { run, fence, process, job, .. }) => {
                         let o = lease.expect("a start with no owner");
                         prop_assert_eq!(o.holder, *process, "a start by a non-owner");
                         let acted = acted.expect("a start is recorded");
@@ -417,19 +418,19 @@ proptest! {
                             held.push(Held { run: *run, fence: *fence });
                         }
                     }
-                    Effect::Owner { fence, .. } => {
+                    Effect::Notice(Notice::Owner { fence, .. }) => {
                         prop_assert!(*fence > last_fence, "owner fences only grow");
                         last_fence = *fence;
                     }
-                    Effect::Cancel { run, process, .. } => {
+                    Effect::Do(Action::Cancel { run, process, .. }) => {
                         if let Some((_, held)) = procs.iter_mut().flatten().find(|(p, _)| p == process) {
                             held.retain(|h| h.run != *run);
                         }
                     }
-                    Effect::Drained { process } => {
+                    Effect::Notice(Notice::Drained { process }) => {
                         prop_assert!(!told.contains(process), "drained told twice");
                         told.push(*process);
-                        let holds = state.records().any(|(_, r)| r.run().is_some_and(|r| r.holder == *process));
+                        let holds = state.records().any(|(_, r)| r.run().is_some_and(|r| r.holder() == *process));
                         prop_assert!(!holds, "drained while holding a run");
                     }
                     _ => {}
@@ -451,7 +452,7 @@ fn a_store_that_keeps_jobs_apart_carries_the_owner_lease_in_its_globals() {
         &mut effects,
     );
     let globals = s.globals();
-    assert_eq!(globals.owner.map(|o| o.holder), Some(ProcessId(1)));
+    assert_eq!(globals.owner().map(|o| o.holder), Some(ProcessId(1)));
     let rebuilt = State::from_parts(globals.clone(), Vec::new()).unwrap();
     assert_eq!(rebuilt, s);
     // Another process took the lease in the store (started after p1 went quiet, so held
@@ -477,8 +478,9 @@ fn a_store_that_keeps_jobs_apart_carries_the_owner_lease_in_its_globals() {
     assert_eq!(here.owner_lease().map(|o| o.holder), Some(ProcessId(2)));
     // A lease whose fence the counter never handed out is refused, the state left whole.
     let mut bad = other.globals();
-    if let Some(o) = bad.owner.as_mut() {
-        o.fence = Fence(bad.next_fence);
+    let next_fence = bad.next_fence();
+    if let Some(o) = bad.owner_mut() {
+        o.fence = Fence(next_fence);
     }
     let before = here.clone();
     let err = here.put_parts(bad, Vec::new()).unwrap_err();

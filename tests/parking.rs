@@ -6,6 +6,7 @@
 
 mod support;
 
+use duetime::{Action, Notice};
 use duetime::{
     Actor, AlertKind, Duration, Effect, Entry, Event, History, JobName, LedgerKind, MissAction,
     MissCause, OneShotEnd, Outcome, Refusal, RunId, Schedule, MAX_APPROVAL_TTL,
@@ -30,7 +31,7 @@ fn ledger_kinds(effects: &[Effect]) -> Vec<LedgerKind> {
     effects
         .iter()
         .filter_map(|e| match e {
-            Effect::Record(r) => match &r.entry {
+            Effect::Journal(r) => match &r.entry {
                 Entry::Ledger(l) => Some(l.kind),
                 _ => None,
             },
@@ -50,7 +51,7 @@ fn alerts(effects: &[Effect]) -> Vec<AlertKind> {
     effects
         .iter()
         .filter_map(|e| match e {
-            Effect::Alert(a) => Some(a.kind.clone()),
+            Effect::Notice(Notice::Alert(a)) => Some(a.kind.clone()),
             _ => None,
         })
         .collect()
@@ -163,7 +164,7 @@ fn a_parked_run_expires_once_recorded_and_alerted_once_then_the_next_due_time_ru
     assert!(
         s.last
             .iter()
-            .any(|e| matches!(e, Effect::Start { run: RunId(2), .. })),
+            .any(|e| matches!(e, Effect::Do(Action::Start { run: RunId(2), .. }))),
         "the buffered 10:00 starts as soon as the job is free"
     );
     s.command(
@@ -295,7 +296,7 @@ fn a_one_shot_whose_instant_passes_while_every_process_is_down_expires() {
         .last
         .iter()
         .filter_map(|e| match e {
-            Effect::Record(r) => match &r.entry {
+            Effect::Journal(r) => match &r.entry {
                 Entry::History(h @ History::Expired { .. }) => Some(h),
                 _ => None,
             },

@@ -142,7 +142,7 @@ fn refusals_name_the_field_the_text_and_what_is_accepted() {
 
 #[test]
 fn errors_are_typed() {
-    use duetime::schedule::{CronError, Field, Problem};
+    use duetime::{CronError, Field, Problem};
     let field = |expr: &str| match Schedule::cron(expr, None) {
         Err(ScheduleError::Cron(CronError::Field { field, problem, .. })) => (field, problem),
         other => panic!("{expr}: {other:?}"),

@@ -426,7 +426,7 @@ fn a_step_past_its_fields_end_matches_only_the_first_value_as_in_cronie() {
         firsts(&s, "2025-03-01T00:00:00Z", 2),
         ["2025-03-01T01:01:00Z", "2025-04-01T01:01:00Z"]
     );
-    let notes: Vec<String> = duetime::schedule::wide_steps("0 */30 * * *")
+    let notes: Vec<String> = duetime::wide_steps("0 */30 * * *")
         .iter()
         .map(ToString::to_string)
         .collect();
@@ -435,8 +435,8 @@ fn a_step_past_its_fields_end_matches_only_the_first_value_as_in_cronie() {
         ["hour: `*/30` steps past the end of its range, so it matches only 0 (as in cronie)"]
     );
     // A step that fits its range is no note; nor is a step of a range that it fits.
-    assert!(duetime::schedule::wide_steps("*/15 */12 * * *").is_empty());
-    assert_eq!(duetime::schedule::wide_steps("0 9 1-5/10 * *").len(), 1);
+    assert!(duetime::wide_steps("*/15 */12 * * *").is_empty());
+    assert_eq!(duetime::wide_steps("0 9 1-5/10 * *").len(), 1);
 }
 
 #[test]

@@ -4,6 +4,7 @@
 //! refused with `LoadError::NewerFormat`, and an inconsistent state is refused with a typed
 //! `LoadError::Inconsistent`, never a panic.
 
+use duetime::Action;
 use duetime::{
     Actor, CronSchedule, DstPolicy, Duration, Effect, Event, Fence, Fold, Gap, Incident,
     Inconsistency, JobDef, JobName, LoadError, MissedRule, Now, Outcome, ProcessId, Refusal, RunId,
@@ -44,9 +45,9 @@ impl Driver {
         let mut effects = Vec::new();
         self.state.step(at(secs), event, &mut effects);
         for e in &effects {
-            if let Effect::Start {
+            if let Effect::Do(Action::Start {
                 run, job, fence, ..
-            } = e
+            }) = e
             {
                 self.runs.push((job.to_string(), *run, *fence));
             }
@@ -627,17 +628,14 @@ fn state_from_format_6_loads_with_the_payloads_in_force_and_held() {
         .seq_of_name("deploy")
         .and_then(|seq| state.record(seq))
         .expect("deploy is kept");
-    let in_force = record.def.payload.as_deref().unwrap();
+    let in_force = record.def().payload.as_deref().unwrap();
     assert!(in_force.contains(r#"["deploy","--prod"]"#), "{in_force}");
-    let held = record
-        .act()
-        .and_then(|a| a.held.as_ref())
-        .expect("a change is held");
+    let held = record.held().expect("a change is held");
     assert!(held.def().payload.as_deref().unwrap().contains("--fast"));
     assert!(!record.is_unconfirmed(), "the first payload was confirmed");
     // Older formats carry no payload: every definition in them loads without one.
     let old: State = serde_json::from_value(read_fixture(FIXTURE_V5)).unwrap();
-    assert!(old.records().all(|(_, r)| r.def.payload.is_none()));
+    assert!(old.records().all(|(_, r)| r.def().payload.is_none()));
 }
 
 /// Writes the format-7 fixture. Run once, when format 7 was current; never again:
@@ -664,17 +662,17 @@ fn state_from_format_7_loads_with_the_switch_and_its_told_silence() {
         .and_then(|seq| state.record(seq))
         .expect("nightly is kept");
     assert_eq!(
-        record.def.expect_success_within,
+        record.def().expect_success_within,
         Some(duetime::Duration::from_mins(30))
     );
     assert_eq!(
-        record.watched_since,
+        record.watched_since(),
         Some(Timestamp::from_millis(T0 + 680_000))
     );
-    assert!(record.incidents.contains(&Incident::NoSuccess));
+    assert!(record.incidents().contains(&Incident::NoSuccess));
     // Older formats set no switch: every job in them loads unwatched.
     let old: State = serde_json::from_value(read_fixture(FIXTURE_V6)).unwrap();
-    assert!(old.records().all(|(_, r)| r.watched_since.is_none()));
+    assert!(old.records().all(|(_, r)| r.watched_since().is_none()));
 }
 
 /// The switch set and no silence counted (or the other way round) is a state no build
@@ -712,15 +710,12 @@ fn a_switch_without_its_silence_is_refused() {
 fn a_held_definition_of_an_older_state_is_confirmed_by_its_sha256_digest_only() {
     let mut state: State = serde_json::from_value(read_fixture(FIXTURE_V5)).unwrap();
     let seq = state.seq_of_name("guarded").unwrap();
-    let held = state
-        .record(seq)
-        .and_then(|r| r.act())
-        .and_then(|a| a.held.clone());
+    let held = state.record(seq).and_then(|r| r.held()).cloned();
     let digest = held
         .expect("the v5 fixture holds guarded's definition")
         .digest()
         .to_string();
-    assert_eq!(digest.len(), duetime::job::DIGEST_HEX_LEN);
+    assert_eq!(digest.len(), duetime::DIGEST_HEX_LEN);
     let now = Timestamp::from_millis(T0 + 700_000);
     let mut effects = Vec::new();
     // What FNV-1a gave for this definition before (computed by the format-5 build's rule).

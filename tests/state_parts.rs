@@ -4,6 +4,7 @@
 //! a second, stale copy up to date from the same changes; bad parts are refused with a
 //! typed `LoadError`, and a refused `put_parts` leaves the state as it was.
 
+use duetime::Action;
 use std::collections::BTreeMap;
 
 use duetime::{
@@ -60,19 +61,19 @@ impl Host {
             .step(Now::at(Timestamp::from_millis(self.now)), event, &mut out);
         for e in &out {
             match e {
-                Effect::Start {
+                Effect::Do(Action::Start {
                     run,
                     fence,
                     process,
                     job,
                     ..
-                } => {
+                }) => {
                     self.held
                         .entry(*process)
                         .or_default()
                         .insert(*run, (*fence, job.clone()));
                 }
-                Effect::Cancel { run, process, .. } => {
+                Effect::Do(Action::Cancel { run, process, .. }) => {
                     if let Some(h) = self.held.get_mut(process) {
                         h.remove(run);
                     }
@@ -334,7 +335,7 @@ fn from_parts_agrees_with_serde_and_refuses_bad_parts() {
     )));
     // An open run held by two jobs.
     let mut b_with_a_run = b.clone();
-    b_with_a_run.activity = a.activity.clone();
+    b_with_a_run.set_activity(a.activity().cloned());
     if a.run().is_some() {
         assert!(inconsistent(State::from_parts(
             g.clone(),
@@ -343,14 +344,14 @@ fn from_parts_agrees_with_serde_and_refuses_bad_parts() {
     }
     // Counters behind an open run.
     let mut behind = g.clone();
-    behind.next_run = 0;
-    behind.next_fence = 0;
+    behind.set_next_run(0);
+    behind.set_next_fence(0);
     if a.run().is_some() {
         assert!(inconsistent(State::from_parts(behind, [(0, a.clone())])));
     }
     // A newer format; a bad config.
     let mut newer = g.clone();
-    newer.format = FORMAT_VERSION + 1;
+    newer.set_format(FORMAT_VERSION + 1);
     assert_eq!(
         State::from_parts(newer, [(0, a.clone())]).unwrap_err(),
         LoadError::NewerFormat {
@@ -359,12 +360,12 @@ fn from_parts_agrees_with_serde_and_refuses_bad_parts() {
         }
     );
     let mut bad = g.clone();
-    bad.config.tick = Duration::ZERO;
+    bad.config_mut().tick = Duration::ZERO;
     assert!(inconsistent(State::from_parts(bad, [(0, a.clone())])));
     // Records carrying stale derived fields from a live state load the same.
     let stale = h.state.records().map(|(s, j)| {
         let mut j = j.clone();
-        j.wake = Some(Timestamp::from_millis(1));
+        j.set_wake(Some(Timestamp::from_millis(1)));
         (s, j)
     });
     assert_eq!(State::from_parts(g, stale).unwrap(), h.state);
@@ -393,11 +394,11 @@ fn a_refused_put_parts_leaves_the_state_as_it_was() {
     refused(&mut h.replica, g.clone(), vec![(1, Some(a.clone()))]);
     // Counters backward.
     let mut back = g.clone();
-    back.next_seq = 1;
+    back.set_next_seq(1);
     refused(&mut h.replica, back, vec![]);
     // A changed config.
     let mut cfg = g.clone();
-    cfg.config.manual_per_hour = 3;
+    cfg.config_mut().manual_per_hour = 3;
     refused(&mut h.replica, cfg, vec![]);
     // Beyond the counter; twice in one batch.
     refused(&mut h.replica, g.clone(), vec![(9, Some(a.clone()))]);
@@ -405,7 +406,7 @@ fn a_refused_put_parts_leaves_the_state_as_it_was() {
     // Counters back to before job b, with b put back to nothing: undoing its creation.
     let mut undo = h.replica.clone();
     let mut g1 = g.clone();
-    g1.next_seq = 1;
+    g1.set_next_seq(1);
     undo.put_parts(g1, vec![(1, None)]).unwrap();
     assert_eq!(undo.job_count(), 1);
     assert_eq!(undo.check_invariants(), Ok(()));
@@ -413,9 +414,9 @@ fn a_refused_put_parts_leaves_the_state_as_it_was() {
     // under b's number.
     let mut r = h.replica.clone();
     let mut g2 = g.clone();
-    g2.next_seq = 3;
+    g2.set_next_seq(3);
     let mut a2 = a.clone();
-    a2.activity = None;
+    a2.set_activity(None);
     r.put_parts(g2, vec![(0, None), (2, Some(a2))]).unwrap();
     assert_eq!(r.seq_of_name("a"), Some(2));
     assert_eq!(r.check_invariants(), Ok(()));

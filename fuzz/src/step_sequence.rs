@@ -6,13 +6,14 @@
 //! and the same next state (a host loads the state for every transaction).
 
 use arbitrary::{Arbitrary, Unstructured};
+use duetime::Action;
 use duetime::{
     Actor, Backoff, Config, Duration, Effect, Event, Fence, Held, JobDef, JobName, MissedRule, Now,
     Outcome, Overlap, ProcessId, RunId, Schedule, State, Timestamp,
 };
 
 use crate::cron_gen::CronGen;
-use duetime::state::MAX_GRACE;
+use duetime::MAX_GRACE;
 
 /// Bounds on one input's work, so executions stay fast.
 pub const MAX_JOBS: usize = 8;
@@ -52,9 +53,8 @@ impl ConfigGen {
     /// grace of decades is refused on load rather than fuzzed.
     pub fn build(&self) -> Config {
         let span = |d: &DurGen| d.get().as_millis() % (MAX_GRACE.as_millis() + 1);
-        let tick = |d: &DurGen| {
-            Duration::from_millis((span(d) / 2).max(duetime::state::MIN_TICK.as_millis()))
-        };
+        let tick =
+            |d: &DurGen| Duration::from_millis((span(d) / 2).max(duetime::MIN_TICK.as_millis()));
         match self {
             ConfigGen::Default => Config::default(),
             ConfigGen::Tick(t) => Config::with_tick(tick(t)),
@@ -300,7 +300,7 @@ impl DefGen {
         });
         def.retries = match self.retries {
             RetriesGen::Few(n) => u32::from(n % 6),
-            RetriesGen::Max => duetime::job::MAX_RETRIES,
+            RetriesGen::Max => duetime::MAX_RETRIES,
             RetriesGen::Over(n) => n,
         };
         if let Some((initial, max)) = self.backoff {
@@ -717,13 +717,13 @@ impl World {
 
     fn remember(&mut self, effects: &[Effect]) {
         for e in effects {
-            if let Effect::Start {
+            if let Effect::Do(Action::Start {
                 run,
                 job,
                 fence,
                 process,
                 ..
-            } = e
+            }) = e
             {
                 self.started.push(Started {
                     run: *run,

@@ -24,6 +24,7 @@
 //!   the real daemon does, for SECS seconds. A start's lateness is the wall clock when its
 //!   `Start` came back committed, minus the due time it runs; printed as percentiles.
 
+use duetime::Action;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -160,14 +161,14 @@ fn finish(
 ) -> u64 {
     let mut events = 0;
     for e in effects {
-        if let Effect::Start {
+        if let Effect::Do(Action::Start {
             run,
             job,
             fence,
             covers,
             process: p,
             ..
-        } = e
+        }) = e
         {
             if *p != process {
                 continue;

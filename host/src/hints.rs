@@ -2,7 +2,7 @@
 //! misspelt day or month name in cron text (`mon-fir`), a misspelt key of the jobs file.
 //! Distances count a swap of two neighbouring letters as one edit, the commonest typo.
 
-use duetime::schedule::{CronError, Field, Problem};
+use duetime::{CronError, Field, Problem};
 
 const DAYS: [&str; 7] = ["sun", "mon", "tue", "wed", "thu", "fri", "sat"];
 const MONTHS: [&str; 12] = [

@@ -26,12 +26,11 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use duetime::job::MAX_RETRIES;
-use duetime::schedule::CronSchedule;
 use duetime::{
     Backoff, Config, CronError, DefError, DstPolicy, Duration, Fold, Gap, JobDef, JobName,
     MissedRule, Overlap, Schedule, ScheduleError, Timestamp,
 };
+use duetime::{CronSchedule, MAX_RETRIES};
 use serde::Deserialize;
 
 use crate::alerts::RouteProblem;

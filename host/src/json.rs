@@ -137,7 +137,7 @@ pub fn record(r: &Record) -> Value {
         "job": r.job.as_str(),
         "type": kind_type,
         "kind": kind,
-        "text": duetime::Effect::Record(r.clone()).to_string(),
+        "text": duetime::Effect::Journal(r.clone()).to_string(),
         "entry": entry,
     })
 }

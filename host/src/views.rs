@@ -36,7 +36,7 @@ impl Shown {
         if view.awaiting_approval.is_some() {
             return Shown::AwaitingApproval;
         }
-        if open.is_some_and(|r| r.parked.is_none() && r.lease_until < now) {
+        if open.is_some_and(|r| r.parked().is_none() && r.lease_until() < now) {
             return Shown::Orphaned;
         }
         Shown::Core(view.status)
@@ -160,10 +160,10 @@ pub fn job_report<S: Store + ?Sized>(
     let record: Option<&JobRecord> = state.seq_of_name(name).and_then(|seq| state.record(seq));
     let shown = Shown::of(&view, record, now);
     let next: Vec<Timestamp> = match record {
-        Some(r) if shown.will_run() => r.def.schedule.iter_after(now).take(5).collect(),
+        Some(r) if shown.will_run() => r.def().schedule.iter_after(now).take(5).collect(),
         _ => Vec::new(),
     };
-    let accounted_from = record.and_then(|r| r.accounted_from);
+    let accounted_from = record.and_then(|r| r.accounted_from());
     let unconfirmed = record.is_some_and(JobRecord::is_unconfirmed);
     let changes = held_changes(state, name).unwrap_or_default();
     let since = now.saturating_sub(duetime::Duration::from_days(days));
@@ -198,7 +198,7 @@ pub fn show_json(j: &JobReport) -> serde_json::Value {
 /// or nothing held); every field of a new job's.
 pub fn held_changes(state: &State, job: &str) -> Option<Vec<Change>> {
     let record = state.seq_of_name(job).and_then(|seq| state.record(seq))?;
-    let held = record.act().and_then(|a| a.held.as_deref())?.def();
-    let in_force = (!record.is_unconfirmed()).then_some(&record.def);
+    let held = record.held()?.def();
+    let in_force = (!record.is_unconfirmed()).then_some(record.def());
     Some(crate::changes::changes(in_force, held))
 }

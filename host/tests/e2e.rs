@@ -79,7 +79,7 @@ fn kill_9_in_the_middle_of_runs_loses_nothing_and_runs_nothing_twice() {
     let lost: Vec<String> = journal
         .iter()
         .filter(|r| matches!(r.entry, Entry::History(History::Lost { .. })))
-        .map(|r| Effect::Record(r.clone()).to_string())
+        .map(|r| Effect::Journal(r.clone()).to_string())
         .collect();
     assert!(lost.is_empty(), "{lost:?}");
 }
@@ -216,7 +216,7 @@ command = ["sh", "-c", "echo $DUETIME_RUN >> {dir}/long.started; sleep 4; echo $
     let journal = w.journal();
     let lines: Vec<String> = journal
         .iter()
-        .map(|r| Effect::Record(r.clone()).to_string())
+        .map(|r| Effect::Journal(r.clone()).to_string())
         .collect();
     assert!(lines.iter().any(|l| l.contains("adopted by")), "{lines:#?}");
     assert!(lines.iter().any(|l| l.contains("ran r1")), "{lines:#?}");
@@ -268,7 +268,7 @@ command = ["sh", "-c", "echo $DUETIME_RUN >> {dir}/guarded.txt"]
 fn lines(w: &World) -> Vec<String> {
     w.journal()
         .iter()
-        .map(|r| Effect::Record(r.clone()).to_string())
+        .map(|r| Effect::Journal(r.clone()).to_string())
         .collect()
 }
 

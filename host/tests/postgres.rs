@@ -46,7 +46,7 @@ fn records(effects: &[Effect]) -> Vec<Record> {
     effects
         .iter()
         .filter_map(|e| match e {
-            Effect::Record(r) => Some(r.clone()),
+            Effect::Journal(r) => Some(r.clone()),
             _ => None,
         })
         .collect()

@@ -8,6 +8,7 @@
 #[path = "support/pg.rs"]
 mod pg;
 
+use duetime::Action;
 use std::path::Path;
 use std::time::Duration as StdDuration;
 
@@ -84,7 +85,7 @@ fn upsert(name: &str, secs: u64) -> Event {
 
 fn records(effects: &[Effect]) -> impl Iterator<Item = Record> + '_ {
     effects.iter().filter_map(|e| match e {
-        Effect::Record(r) => Some(r.clone()),
+        Effect::Journal(r) => Some(r.clone()),
         _ => None,
     })
 }
@@ -171,14 +172,14 @@ impl Script {
     fn note(&mut self, effects: &[Effect]) {
         for e in effects {
             match e {
-                Effect::Start {
+                Effect::Do(Action::Start {
                     run,
                     job,
                     fence,
                     process,
                     ..
-                } => self.open.push((*process, job.clone(), *run, *fence)),
-                Effect::Cancel { run, .. } => self.open.retain(|o| o.2 != *run),
+                }) => self.open.push((*process, job.clone(), *run, *fence)),
+                Effect::Do(Action::Cancel { run, .. }) => self.open.retain(|o| o.2 != *run),
                 _ => {}
             }
         }

@@ -141,7 +141,7 @@ command = ["sh", "-c", "echo $DUETIME_RUN >> {dir}/tick.txt"]
         .journal()
         .iter()
         .filter(|r| matches!(r.entry, Entry::History(History::Lost { .. })))
-        .map(|r| Effect::Record(r.clone()).to_string())
+        .map(|r| Effect::Journal(r.clone()).to_string())
         .collect();
     assert!(lost.is_empty(), "{lost:?}");
 }

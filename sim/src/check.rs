@@ -13,6 +13,7 @@
 //! `job()` tells of each job (exists, paused, held for confirmation, running, awaiting
 //! approval, quota hold) must agree with the journal.
 
+use duetime::Notice;
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -553,7 +554,7 @@ impl Checker {
     /// journal shows it holding no open run).
     pub fn coordination(&mut self, effect: &Effect) {
         match effect {
-            Effect::Drained { process } => {
+            Effect::Notice(Notice::Drained { process }) => {
                 if self.drained.contains(process) {
                     self.violation_of(
                         "D1",
@@ -571,12 +572,12 @@ impl Checker {
                     );
                 }
             }
-            Effect::Owner {
+            Effect::Notice(Notice::Owner {
                 process,
                 fence,
                 from,
                 until,
-            } => {
+            }) => {
                 // O2: a lease lasts its TTL from its taking unless it is renewed, so it is
                 // never taken again within a TTL of being taken (a renewal keeps its fence).
                 let taken = until.as_millis() - self.lease_ttl_ms;
@@ -607,15 +608,17 @@ impl Checker {
                 self.owner_fence = Some(*fence);
                 self.released = false;
             }
-            Effect::OwnerReleased { process, .. } if self.owner == Some(*process) => {
+            Effect::Notice(Notice::OwnerReleased { process, .. })
+                if self.owner == Some(*process) =>
+            {
                 self.owner = None;
                 self.released = true;
             }
-            Effect::ClockGap {
+            Effect::Notice(Notice::ClockGap {
                 kind: ClockGapKind::ReleasedBehind,
                 by,
                 ..
-            } => {
+            }) => {
                 // The store's clock went back `by`, and the instants measured on it with
                 // it: the owner lease's taking, quota holds' and approval windows' ends.
                 // (Every parked run alike: no order of the map reaches a verdict.)
@@ -632,11 +635,11 @@ impl Checker {
                 }
                 self.journal_time_back(by);
             }
-            Effect::ClockGap {
+            Effect::Notice(Notice::ClockGap {
                 kind: ClockGapKind::Released,
                 process,
                 ..
-            } => {
+            }) => {
                 // Its runs keep the age it measured, on a time base moved by its lead.
                 for &(_, holder, idx) in &self.holders {
                     if holder == *process {

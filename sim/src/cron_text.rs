@@ -595,8 +595,8 @@ mod tests {
 
     #[test]
     fn an_explicit_policy_other_than_crons_is_refused() {
-        let c = duetime::schedule::CronSchedule::parse("30 2 * * *", Some("America/New_York"))
-            .expect("valid");
+        let c =
+            duetime::CronSchedule::parse("30 2 * * *", Some("America/New_York")).expect("valid");
         let same = Schedule::Cron(c.clone().with_dst(Some(DstPolicy::FIXED_TIME)));
         assert!(spec_of(&same).is_ok());
         let other = Schedule::Cron(c.with_dst(Some(DstPolicy::ELAPSED)));

@@ -83,11 +83,11 @@ pub fn leases_within_the_clock(state: &duetime::State) -> Result<(), String> {
     for (_, job) in state.records() {
         if let Some(run) = job
             .run()
-            .filter(|r| r.parked.is_none() && r.lease_until > bound)
+            .filter(|r| r.parked().is_none() && r.lease_until() > bound)
         {
             return Err(format!(
                 "{}: {}'s lease runs to {}, further ahead of the store's clock ({clock}) than a lease TTL and a clock_jump",
-                job.def.name, run.id, run.lease_until
+                job.def().name, run.id(), run.lease_until()
             ));
         }
     }

@@ -4,6 +4,7 @@
 //! that `cargo test` replays without the generator, so it stays meaningful when the
 //! generator changes.
 
+use duetime::Notice;
 use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Instant;
@@ -129,12 +130,12 @@ pub fn replay_with(
             }
             for e in effects.drain(..) {
                 match e {
-                    Effect::Record(r) => checker.record(&r),
-                    Effect::Owner { .. }
-                    | Effect::OwnerReleased { .. }
-                    | Effect::Drained { .. }
-                    | Effect::ClockGap { .. } => checker.coordination(&e),
-                    Effect::Alert(a) => checker.alert(&a),
+                    Effect::Journal(r) => checker.record(&r),
+                    Effect::Notice(Notice::Owner { .. })
+                    | Effect::Notice(Notice::OwnerReleased { .. })
+                    | Effect::Notice(Notice::Drained { .. })
+                    | Effect::Notice(Notice::ClockGap { .. }) => checker.coordination(&e),
+                    Effect::Notice(Notice::Alert(a)) => checker.alert(&a),
                     _ => {}
                 }
             }

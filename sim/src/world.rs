@@ -3,6 +3,7 @@
 //! jumping wall clocks, people sending commands, and a queue of timed actions. Idle time
 //! costs nothing: the world jumps from one action to the next.
 
+use duetime::Notice;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 
@@ -808,8 +809,8 @@ impl World {
                 .seq_of_name(job.as_str())
                 .and_then(|seq| self.state.record(seq))
                 .and_then(|r| r.run())
-                .filter(|r| r.id == run)
-                .map(|r| (r.fence, r.holder));
+                .filter(|r| r.id() == run)
+                .map(|r| (r.fence(), r.holder()));
             if let Some((fence, process)) = fence {
                 let outcome = if self.rng.gen_bool(0.7) {
                     Outcome::Ok
@@ -1054,7 +1055,7 @@ impl World {
             .state
             .seq_of_name(self.jobs[i].def.name.as_str())
             .and_then(|seq| self.state.record(seq))
-            .and_then(|r| r.accounted_from)
+            .and_then(|r| r.accounted_from())
             .map_or(self.t, |t| t.as_millis());
         let span = [10 * MINUTE, HOUR, 3 * HOUR, 8 * HOUR, DAY][self.rng.gen_range(0..5)];
         match self.rng.gen_range(0..20) {
@@ -1386,7 +1387,13 @@ impl World {
             if let Some(trace) = &mut self.trace {
                 trace.push(format!(
                     "      {e}{}",
-                    if lost && matches!(e, Effect::Start { .. } | Effect::Cancel { .. }) {
+                    if lost
+                        && matches!(
+                            e,
+                            Effect::Do(duetime::Action::Start { .. })
+                                | Effect::Do(duetime::Action::Cancel { .. })
+                        )
+                    {
                         " [answer lost]"
                     } else {
                         ""
@@ -1398,7 +1405,7 @@ impl World {
             }
             self.coordination_probes(&e, draining);
             match e {
-                Effect::Record(r) => {
+                Effect::Journal(r) => {
                     match &r.entry {
                         Entry::History(duetime::History::Adopted { run, .. }) => {
                             self.adopted = Some(*run);
@@ -1411,9 +1418,9 @@ impl World {
                     self.checker.record(&r);
                 }
                 // Written with the state even when the commit's answer is lost.
-                Effect::Owner { .. } | Effect::OwnerReleased { .. } | Effect::Drained { .. } => {
-                    self.checker.coordination(&e)
-                }
+                Effect::Notice(Notice::Owner { .. })
+                | Effect::Notice(Notice::OwnerReleased { .. })
+                | Effect::Notice(Notice::Drained { .. }) => self.checker.coordination(&e),
                 Effect::Reply {
                     result: Err(refusal),
                     ..
@@ -1437,8 +1444,8 @@ impl World {
                     *self.probes.entry("stale approval refused").or_default() += 1;
                 }
                 // Told by the core even when the commit's answer is lost on the way.
-                Effect::Alert(a) => self.checker.alert(&a),
-                Effect::ClockGap { kind, .. } => {
+                Effect::Notice(Notice::Alert(a)) => self.checker.alert(&a),
+                Effect::Notice(Notice::ClockGap { kind, .. }) => {
                     // (A clock released behind moves the store's clock back: O2 measures
                     // on it.)
                     self.checker.coordination(&e);
@@ -1459,22 +1466,22 @@ impl World {
                 } => {
                     *self.probes.entry("stale confirm refused").or_default() += 1;
                 }
-                Effect::Start {
+                Effect::Do(duetime::Action::Start {
                     run,
                     job,
                     fence,
                     process,
                     deadline,
                     ..
-                } if !lost => {
+                }) if !lost => {
                     self.start(host, process, run, job, fence, deadline);
                 }
-                Effect::Cancel {
+                Effect::Do(duetime::Action::Cancel {
                     run,
                     process,
                     reason,
                     ..
-                } if !lost => self.cancel(process, run, reason),
+                }) if !lost => self.cancel(process, run, reason),
                 _ => {}
             }
         }
@@ -1513,22 +1520,22 @@ impl World {
     /// `ProcessDraining`).
     fn coordination_probes(&mut self, e: &Effect, draining: bool) {
         let probe = match e {
-            Effect::Drained { .. } if draining => "drain completed at once",
-            Effect::Drained { .. } => "drain completed after its last run",
-            Effect::Owner {
+            Effect::Notice(Notice::Drained { .. }) if draining => "drain completed at once",
+            Effect::Notice(Notice::Drained { .. }) => "drain completed after its last run",
+            Effect::Notice(Notice::Owner {
                 process,
                 from: Some(from),
                 ..
-            } if from != process => {
+            }) if from != process => {
                 self.deposed.push(*from);
                 return;
             }
-            Effect::Cancel {
+            Effect::Do(duetime::Action::Cancel {
                 process,
                 reason: CancelReason::LeaseLost,
                 ..
-            } if self.deposed.contains(process) => "deposed owner told to cancel a run",
-            Effect::Record(r) => match &r.entry {
+            }) if self.deposed.contains(process) => "deposed owner told to cancel a run",
+            Effect::Journal(r) => match &r.entry {
                 Entry::History(duetime::History::ManualQueued { .. }) if self.cfg.single_owner => {
                     let drainers: Vec<ProcessId> = self
                         .hosts

@@ -2,10 +2,10 @@
 //! never build chrono values in their inner loops.
 
 /// Seconds in a civil day (cron works in local wall-clock seconds, where every day has 86,400).
-pub const DAY: i64 = 86_400;
+pub(crate) const DAY: i64 = 86_400;
 
 /// Days since 1970-01-01 for a civil date (any year; month 1-12, day 1-31).
-pub fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
+pub(crate) fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
     let y = if month <= 2 { year - 1 } else { year };
     let era = y.div_euclid(400);
     let yoe = y - era * 400;
@@ -16,7 +16,7 @@ pub fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
 }
 
 /// The civil date `(year, month, day)` of a day number.
-pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
+pub(crate) fn civil_from_days(days: i64) -> (i64, u32, u32) {
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z - era * 146_097;
@@ -30,15 +30,15 @@ pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
 }
 
 /// Day of the week of a day number, 0 = Sunday (1970-01-01 was a Thursday).
-pub fn weekday(days: i64) -> u32 {
+pub(crate) fn weekday(days: i64) -> u32 {
     (days + 4).rem_euclid(7) as u32
 }
 
-pub fn is_leap(year: i64) -> bool {
+pub(crate) fn is_leap(year: i64) -> bool {
     year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
 }
 
-pub fn days_in_month(year: i64, month: u32) -> u32 {
+pub(crate) fn days_in_month(year: i64, month: u32) -> u32 {
     match month {
         2 if is_leap(year) => 29,
         2 => 28,

@@ -31,10 +31,15 @@ pub enum Fold {
     Both,
 }
 
+/// What a cron schedule does at daylight-saving changes: in a gap (spring forward) and in
+/// a fold (fall back). Cron's default depends on the expression (`default_for`); a schedule
+/// may choose either part explicitly.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct DstPolicy {
+    /// Matching local times that a spring-forward gap swallows.
     pub gap: Gap,
+    /// Matching local times that a fall-back fold shows twice.
     pub fold: Fold,
 }
 
@@ -46,11 +51,14 @@ impl DstPolicy {
         gap: Gap::RunAtGapEnd,
         fold: Fold::First,
     };
+    /// Real elapsed time: a local time that never happens does not fire, and one that happens
+    /// twice fires twice (cron's rule for schedules with `*` in the minute or hour field).
     pub const ELAPSED: DstPolicy = DstPolicy {
         gap: Gap::Skip,
         fold: Fold::Both,
     };
 
+    /// Cron's default for an expression: `FIXED_TIME` when it is fixed-time, else `ELAPSED`.
     pub fn default_for(fixed_time: bool) -> DstPolicy {
         if fixed_time {
             DstPolicy::FIXED_TIME

@@ -2,10 +2,10 @@
 //! time strictly after an instant), `count_in` (how many in a range, by arithmetic rather
 //! than walking) and `iter_after` (the due times in order).
 
-pub mod civil;
-pub mod cron;
-pub mod dst;
-pub mod zone;
+pub(crate) mod civil;
+pub(crate) mod cron;
+pub(crate) mod dst;
+pub(crate) mod zone;
 
 use std::fmt;
 
@@ -30,15 +30,25 @@ pub enum Schedule {
     ),
     /// The fixed grid `epoch + offset + k * period` in absolute time: it never drifts from a
     /// run's end and ignores time zones.
-    Every { period: Duration, offset: Duration },
+    Every {
+        /// The grid's spacing (never zero).
+        period: Duration,
+        /// Where the grid starts, after the Unix epoch (taken modulo the period).
+        offset: Duration,
+    },
     /// One due time.
-    At { instant: Timestamp },
+    At {
+        /// The due time.
+        instant: Timestamp,
+    },
 }
 
 /// Why a schedule was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ScheduleError {
+    /// The cron expression or its zone was refused.
     Cron(CronError),
+    /// An `every` schedule with a zero period, which would be due all the time.
     ZeroPeriod,
 }
 
@@ -65,10 +75,48 @@ impl Schedule {
     /// A cron schedule: `expr` in the dialect of cronie (five fields, or six with seconds
     /// first, or a macro), optionally prefixed `CRON_TZ=Zone`; `tz` an IANA name or `None`
     /// for the prefix's zone or UTC.
+    ///
+    /// # Errors
+    ///
+    /// `ScheduleError::Cron` with the parser's `CronError`: which field, what text, what
+    /// is accepted.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use duetime::{Schedule, Timestamp};
+    ///
+    /// // 09:00 on weekdays in Paris (CEST, UTC+2, in June).
+    /// let s = Schedule::cron("0 9 * * mon-fri", Some("Europe/Paris"))?;
+    /// let friday: Timestamp = "2025-06-06T12:00:00Z".parse()?;
+    /// let monday = s.next_after(friday).expect("a due time");
+    /// assert_eq!(monday, "2025-06-09T07:00:00Z".parse()?);
+    /// assert!(Schedule::cron("0 25 * * *", None).is_err()); // hour 25
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn cron(expr: &str, tz: Option<&str>) -> Result<Schedule, ScheduleError> {
         Ok(Schedule::Cron(CronSchedule::parse(expr, tz)?))
     }
 
+    /// A fixed grid, every `period` from `offset` after the Unix epoch, in absolute time: a
+    /// cadence that does not drift with run lengths, restarts or daylight saving.
+    ///
+    /// # Errors
+    ///
+    /// `ScheduleError::ZeroPeriod` for a zero period.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use duetime::{Duration, Schedule, Timestamp};
+    ///
+    /// // Every 15 minutes, 5 minutes past the quarter: :05, :20, :35, :50.
+    /// let s = Schedule::every(Duration::from_mins(15), Duration::from_mins(5))?;
+    /// let t: Timestamp = "2025-06-01T10:07:00Z".parse()?;
+    /// assert_eq!(s.next_after(t), Some("2025-06-01T10:20:00Z".parse()?));
+    /// assert_eq!(s.count_in(t, "2025-06-01T11:00:00Z".parse()?), 3);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn every(period: Duration, offset: Duration) -> Result<Schedule, ScheduleError> {
         if period.is_zero() {
             return Err(ScheduleError::ZeroPeriod);
@@ -76,12 +124,26 @@ impl Schedule {
         Ok(Schedule::Every { period, offset })
     }
 
+    /// One due time at `instant` (a one-shot job): once its instant is settled the job
+    /// stays, idle, until it is removed or given a new schedule.
     pub fn at(instant: Timestamp) -> Schedule {
         Schedule::At { instant }
     }
 
     /// The first due time strictly after `t`, or `None` when there is none (a one-shot in
     /// the past, a cron expression that can never match, the end of the representable range).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use duetime::{Schedule, Timestamp};
+    ///
+    /// let t: Timestamp = "2025-06-01T10:00:00Z".parse()?;
+    /// let once = Schedule::at(t);
+    /// assert_eq!(once.next_after(t.saturating_sub("1s".parse()?)), Some(t));
+    /// assert_eq!(once.next_after(t), None); // strictly after: a one-shot is due once
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn next_after(&self, t: Timestamp) -> Option<Timestamp> {
         match self {
             Schedule::Cron(c) => c.next_after(t),
@@ -170,11 +232,11 @@ mod cron_serde {
 
     use super::cron::{CronSchedule, CronSpec};
 
-    pub fn serialize<S: Serializer>(c: &CronSchedule, s: S) -> Result<S::Ok, S::Error> {
+    pub(super) fn serialize<S: Serializer>(c: &CronSchedule, s: S) -> Result<S::Ok, S::Error> {
         CronSpec::from(c.clone()).serialize(s)
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<CronSchedule, D::Error> {
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<CronSchedule, D::Error> {
         let spec = CronSpec::deserialize(d)?;
         CronSchedule::try_from(spec).map_err(serde::de::Error::custom)
     }

@@ -36,7 +36,7 @@ pub struct Zone {
 /// Constant-offset segments: segment `i` covers UTC seconds `[starts[i], starts[i + 1])` with
 /// local time `utc + offsets[i]`.
 #[derive(Debug)]
-pub struct Table {
+pub(crate) struct Table {
     starts: Vec<i64>,
     offsets: Vec<i64>,
     /// For segment `i`: the end (exclusive) of the latest local time shown by any earlier
@@ -49,19 +49,26 @@ pub struct Table {
     buckets: Vec<u32>,
 }
 
-/// One segment as the DST walk sees it.
+/// A stretch of a zone's history with one UTC offset, as the daylight-saving walk sees it;
+/// a host reads where offsets change from these (`Zone::segment_at`, then the next index).
 #[derive(Debug, Clone, Copy)]
 pub struct Segment {
+    /// Its place in the zone's table; the next segment is `index + 1`.
     pub index: usize,
+    /// Its start in UTC seconds.
     pub start: i64,
     /// Exclusive end in UTC seconds; `None` for the last segment.
     pub end: Option<i64>,
+    /// Local time minus UTC, in seconds, throughout.
     pub offset: i64,
-    pub seen_before: i64,
-    pub shown_after: i64,
+    /// The end of the latest local time an earlier segment showed (a fold's second pass).
+    pub(crate) seen_before: i64,
+    /// The earliest local time a later segment shows (this pass will come again).
+    pub(crate) shown_after: i64,
 }
 
 impl Zone {
+    /// UTC, which has no daylight saving.
     pub fn utc() -> Zone {
         Zone::from_tz(Tz::UTC)
     }
@@ -71,6 +78,8 @@ impl Zone {
         name.parse::<Tz>().ok().map(Zone::from_tz)
     }
 
+    /// The zone of a chrono-tz name, with its transition table (scanned once per process and
+    /// shared).
     pub fn from_tz(tz: Tz) -> Zone {
         static TABLES: OnceLock<Mutex<BTreeMap<&'static str, Arc<Table>>>> = OnceLock::new();
         let tables = TABLES.get_or_init(|| Mutex::new(BTreeMap::new()));
@@ -84,14 +93,17 @@ impl Zone {
         Zone { tz, table }
     }
 
+    /// Its IANA name.
     pub fn name(&self) -> &'static str {
         self.tz.name()
     }
 
+    /// The chrono-tz zone, for printing local times.
     pub fn tz(&self) -> Tz {
         self.tz
     }
 
+    /// Whether it is UTC (views then print no zone).
     pub fn is_utc(&self) -> bool {
         self.tz == Tz::UTC
     }
@@ -101,6 +113,13 @@ impl Zone {
         self.segment(self.table.index_at(utc))
     }
 
+    /// The segment at `index` of the zone's table (from `segment_at`'s `index`, plus or
+    /// minus one to walk).
+    ///
+    /// # Panics
+    ///
+    /// When `index` is not in the table: the neighbours of a segment exist unless its `end`
+    /// is `None` (the last) or its index is 0 (the first).
     pub fn segment(&self, index: usize) -> Segment {
         let t = &self.table;
         Segment {

@@ -55,6 +55,7 @@
 //! lease TTL plus `clock_jump` of store time has lost what it holds, whatever the `until`
 //! its own clock wrote (a lease written under a clock since found wrong lapses on time).
 
+use crate::effect::Notice;
 use crate::effect::{ClockGapKind, Effect, MissCause};
 use crate::event::{Now, ProcessId};
 use crate::state::{ClockHold, Config, HoldCounts, ProcessRec, State};
@@ -575,7 +576,7 @@ fn release(
 }
 
 /// Compares a known process's wall clock with its monotonic (and sleep-counting) clock
-/// since its previous event, and tells a gap as `Effect::ClockGap`: forward more than
+/// since its previous event, and tells a gap as `Notice::ClockGap`: forward more than
 /// `config.clock_jump` is `asleep` if the sleep explains it, else `clock_forward` (also
 /// when the host reads no such clock: a sleep cannot then be told from a step); back as
 /// much is `clock_backward`, announced only (nothing is re-run, no lease looks younger).
@@ -628,12 +629,12 @@ pub(crate) fn solitude(config: &crate::state::Config) -> Duration {
 }
 
 fn clock_gap(at: Timestamp, process: ProcessId, kind: ClockGapKind, by: Duration) -> Effect {
-    Effect::ClockGap {
+    Effect::Notice(Notice::ClockGap {
         at,
         process,
         kind,
         by,
-    }
+    })
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! Definitions and people's commands. Each answers with a `Reply` (the job's new view or a
 //! typed refusal) and, when accepted, leaves an audit `Record` naming the actor.
 
+use crate::effect::Action;
 use crate::effect::{
     AlertKind, CancelReason, Effect, History, Incident, MissCause, PausedBy, Refusal,
 };
@@ -361,12 +362,12 @@ impl State {
             }
             // A parked run has no process left to stop.
             if let Some(run) = act.run.filter(|r| r.parked.is_none()) {
-                out.effects.push(Effect::Cancel {
+                out.effects.push(Effect::Do(Action::Cancel {
                     run: run.id,
                     job: Some(name.clone()),
                     process: run.holder,
                     reason: CancelReason::Stopping,
-                });
+                }));
             }
         }
         out.history(&name, History::Removed { actor });

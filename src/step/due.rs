@@ -19,7 +19,11 @@ const MS: Duration = Duration::from_millis(1);
 /// The last due time `d` of `schedule` with `after < d <= until`. `every` and `at` answer
 /// by arithmetic; cron by bisection over `count_in`, which is exact and cheap, so even a
 /// decade-long outage costs a few dozen counts.
-pub fn last_due(schedule: &Schedule, after: Timestamp, until: Timestamp) -> Option<Timestamp> {
+pub(crate) fn last_due(
+    schedule: &Schedule,
+    after: Timestamp,
+    until: Timestamp,
+) -> Option<Timestamp> {
     if until <= after {
         return None;
     }

@@ -12,6 +12,7 @@ mod runs;
 mod settle;
 mod watch;
 
+use crate::effect::Notice;
 use crate::effect::{
     Alert, AlertKind, Effect, Entry, History, Incident, LedgerEntry, LedgerKind, MissAction, Record,
 };
@@ -23,9 +24,10 @@ use crate::state::State;
 use crate::time::{Duration, Timestamp};
 
 pub(crate) use clock::solitude;
-pub use due::last_due;
+pub(crate) use due::last_due;
 
-/// The by-value form, `(State, Event, Now) -> (State, Effects)`, for callers who want it.
+/// The by-value form, `(State, Event, Now) -> (State, Effects)`, for callers who want it;
+/// `State::step` is the same transition in place.
 pub fn step(mut state: State, now: Now, event: Event) -> (State, Vec<Effect>) {
     let mut effects = Vec::new();
     state.step(now, event, &mut effects);
@@ -63,8 +65,8 @@ fn one_shot_end(kind: LedgerKind, at: Timestamp) -> (OneShotEnd, History) {
 }
 
 impl Out<'_> {
-    pub fn history(&mut self, job: &JobName, h: History) {
-        self.effects.push(Effect::Record(Record {
+    pub(crate) fn history(&mut self, job: &JobName, h: History) {
+        self.effects.push(Effect::Journal(Record {
             at: self.now,
             job: job.clone(),
             entry: Entry::History(h),
@@ -75,20 +77,20 @@ impl Out<'_> {
     /// a person's resume; every alert goes through here.
     /// `told` is the job's `JobRecord::incidents` (a field apart, so a transition holding
     /// the job's run can still alert).
-    pub fn alert(&mut self, told: &mut Vec<Incident>, job: &JobName, kind: AlertKind) {
+    pub(crate) fn alert(&mut self, told: &mut Vec<Incident>, job: &JobName, kind: AlertKind) {
         let incident = kind.incident();
         if told.contains(&incident) {
             return;
         }
         told.push(incident);
-        self.effects.push(Effect::Alert(Alert {
+        self.effects.push(Effect::Notice(Notice::Alert(Alert {
             at: self.now,
             job: job.clone(),
             kind,
-        }));
+        })));
     }
 
-    pub fn ledger(
+    pub(crate) fn ledger(
         &mut self,
         job: &JobName,
         from: Timestamp,
@@ -97,7 +99,7 @@ impl Out<'_> {
         kind: LedgerKind,
     ) {
         debug_assert!(count > 0 && from <= to);
-        self.effects.push(Effect::Record(Record {
+        self.effects.push(Effect::Journal(Record {
             at: self.now,
             job: job.clone(),
             entry: Entry::Ledger(LedgerEntry {
@@ -113,6 +115,61 @@ impl Out<'_> {
 impl State {
     /// Applies one event at `now`, appending what the host must do to `effects`. Never
     /// panics on any event in any state; bad input becomes a refusal or a stale record.
+    ///
+    /// `now` is what the sending process read from its clocks (`Now`); the core reads no
+    /// clock of its own, so the same state, event and `now` always give the same state and
+    /// effects.
+    ///
+    /// # The host loop
+    ///
+    /// One event is one transaction:
+    ///
+    /// 1. Begin a transaction and load the state (or bring it up to date with
+    ///    `State::put_parts`).
+    /// 2. Call `step` with the event and the time the process just read.
+    /// 3. Write every `Effect::Journal` record and the new state in that same
+    ///    transaction, in order.
+    /// 4. Commit. If the commit fails, forget the effects: the state as stored never took
+    ///    the step.
+    /// 5. Only then carry out the rest, in order: each `Effect::Do` (`Action::Start` or
+    ///    `Action::Cancel` a run), each `Effect::Notice` (log a `ClockGap`, deliver an
+    ///    `Alert`, note `Owner`, `OwnerReleased` and `Drained`), and answer whoever sent a
+    ///    command with its `Effect::Reply`. A start carried out before the commit could
+    ///    run a job whose claim never committed.
+    /// 6. Tick again at `State::next_wake_for` the process (or sooner), and report each
+    ///    run's end with `Event::RunFinished` carrying the `Action::Start`'s run and
+    ///    fence.
+    ///
+    /// # Panics
+    ///
+    /// Only in debug builds, when the step left the state breaking an invariant
+    /// (`check_invariants`): a bug in the core, which the simulator hunts for.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use duetime::{Action, Actor, Config, Effect, Event, JobDef, JobName, Now, ProcessId};
+    /// use duetime::Schedule;
+    /// use duetime::{State, Timestamp};
+    ///
+    /// let mut state = State::new(Config::default());
+    /// let t0: Timestamp = "2025-06-01T00:00:00Z".parse()?;
+    /// let every_minute = Schedule::every("1m".parse()?, "0s".parse()?)?;
+    /// let def = JobDef::new(JobName::new("ping")?, every_minute);
+    /// let mut effects = Vec::new();
+    /// state.step(Now::at(t0), Event::Upsert { def: Box::new(def), actor: Actor::new("ana") }, &mut effects);
+    /// assert!(matches!(effects.last(), Some(Effect::Reply { result: Ok(_), .. })));
+    ///
+    /// // A process starts, then ticks at the due time: the core asks it to start a run.
+    /// let process = ProcessId(1);
+    /// state.step(Now::at(t0), Event::ProcessStarted { process }, &mut effects);
+    /// let due = state.next_wake_for(process).expect("a wake time");
+    /// assert_eq!(due, "2025-06-01T00:01:00Z".parse()?);
+    /// effects.clear();
+    /// state.step(Now::at(due), Event::Tick { process, held: vec![] }, &mut effects);
+    /// assert!(effects.iter().any(|e| matches!(e, Effect::Do(Action::Start { .. }))));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn step(&mut self, now: Now, event: Event, effects: &mut Vec<Effect>) {
         let start = effects.len();
         // A person's command acts on its judged time; a process's event is judged below.
@@ -213,7 +270,7 @@ impl State {
     fn conclude_one_shots(&mut self, effects: &mut Vec<Effect>, start: usize) {
         let mut i = start;
         while i < effects.len() {
-            let Effect::Record(Record {
+            let Effect::Journal(Record {
                 at,
                 job: name,
                 entry: Entry::Ledger(e),
@@ -240,7 +297,7 @@ impl State {
             // is not about the new instant.
             let redefined = || {
                 effects[i + 1..].iter().any(|f| {
-                    matches!(f, Effect::Record(Record {
+                    matches!(f, Effect::Journal(Record {
                         job,
                         entry: Entry::History(History::Defined { .. }),
                         ..
@@ -249,7 +306,7 @@ impl State {
             };
             if let Some(seq) = found.filter(|_| !redefined()) {
                 let (end, line) = one_shot_end(e.kind, *at);
-                let line = Effect::Record(Record {
+                let line = Effect::Journal(Record {
                     at: *at,
                     job: name.clone(),
                     entry: Entry::History(line),
@@ -271,7 +328,7 @@ impl State {
     fn throttle_alerts(&mut self, first: usize, out: &mut Out) {
         let mut touched = Vec::new();
         for i in first..out.effects.len() {
-            let Effect::Alert(alert) = &out.effects[i] else {
+            let Effect::Notice(Notice::Alert(alert)) = &out.effects[i] else {
                 continue;
             };
             let Some((seq, job)) = self
@@ -296,7 +353,7 @@ impl State {
             }
             let incident = alert.kind.incident();
             job.incidents.retain(|&told| told != incident);
-            let held = Effect::Record(Record {
+            let held = Effect::Journal(Record {
                 at: alert.at,
                 job: alert.job.clone(),
                 entry: Entry::History(History::AlertHeld {

@@ -3,6 +3,7 @@
 //! run has ended).
 
 use crate::effect::Effect;
+use crate::effect::Notice;
 use crate::event::{Event, Fence, ProcessId};
 use crate::state::{Coordination, OwnerLease, State};
 use crate::time::Timestamp;
@@ -50,12 +51,12 @@ impl State {
                     fence,
                     until,
                 });
-                out.effects.push(Effect::Owner {
+                out.effects.push(Effect::Notice(Notice::Owner {
                     process,
                     fence,
                     until,
                     from,
-                });
+                }));
                 true
             }
         }
@@ -90,10 +91,10 @@ impl State {
         };
         p.draining = true;
         if let Some(o) = self.owner.take_if(|o| o.holder == process) {
-            out.effects.push(Effect::OwnerReleased {
+            out.effects.push(Effect::Notice(Notice::OwnerReleased {
                 process,
                 fence: o.fence,
-            });
+            }));
         }
     }
 
@@ -134,7 +135,8 @@ impl State {
         done.sort();
         done.dedup();
         for process in done {
-            out.effects.push(Effect::Drained { process });
+            out.effects
+                .push(Effect::Notice(Notice::Drained { process }));
         }
     }
 

@@ -1,6 +1,7 @@
 //! Runs in flight: claiming (a fresh fence, a lease, a `Start`), renewing leases for the
 //! process that holds them, and watching deadlines, stalls and lapsed leases.
 
+use crate::effect::Action;
 use crate::effect::{
     AlertKind, CancelReason, Covers, Effect, History, LedgerKind, MissCause, PausedBy, SystemPause,
     Trigger, WaitReason,
@@ -41,12 +42,12 @@ impl State {
                         self.reindex(seq);
                     }
                 }
-                _ => out.effects.push(Effect::Cancel {
+                _ => out.effects.push(Effect::Do(Action::Cancel {
                     run: h.run,
                     job: name,
                     process,
                     reason: CancelReason::LeaseLost,
-                }),
+                })),
             }
         }
     }
@@ -80,12 +81,12 @@ impl State {
                 }
                 self.reindex(seq);
             }
-            (_, name, _) => out.effects.push(Effect::Cancel {
+            (_, name, _) => out.effects.push(Effect::Do(Action::Cancel {
                 run,
                 job: name,
                 process,
                 reason: CancelReason::LeaseLost,
-            }),
+            })),
         }
     }
 
@@ -128,12 +129,12 @@ impl State {
             None if now >= run.deadline => {
                 run.cancel_sent = Some(now);
                 let (id, holder) = (run.id, run.holder);
-                out.effects.push(Effect::Cancel {
+                out.effects.push(Effect::Do(Action::Cancel {
                     run: id,
                     job: Some(name.clone()),
                     process: holder,
                     reason: CancelReason::Timeout,
-                });
+                }));
                 out.history(
                     &name,
                     History::CancelSent {
@@ -454,7 +455,7 @@ impl State {
         });
         self.runs.insert(id, seq);
         let covers = cover.map(|c| c.covers);
-        out.effects.push(Effect::Start {
+        out.effects.push(Effect::Do(Action::Start {
             run: id,
             job: name.clone(),
             fence,
@@ -463,7 +464,7 @@ impl State {
             covers,
             deadline,
             process,
-        });
+        }));
         out.history(
             &name,
             History::Started {

@@ -4,6 +4,7 @@
 //! the copy, so every scenario also proves S6.
 #![allow(dead_code)]
 
+use duetime::Action;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -133,23 +134,23 @@ impl Story {
         writeln!(self.trace, "{time:>8}  {label}").unwrap();
         for e in &effects {
             match e {
-                Effect::Start {
+                Effect::Do(Action::Start {
                     run,
                     fence,
                     process,
                     job,
                     ..
-                } => {
+                }) => {
                     self.jobs.insert(*run, job.clone());
                     self.held.entry(*process).or_default().insert(*run, *fence);
                     self.fences.insert(*run, (*process, *fence));
                 }
-                Effect::Cancel { run, process, .. } => {
+                Effect::Do(Action::Cancel { run, process, .. }) => {
                     if let Some(h) = self.held.get_mut(process) {
                         h.remove(run);
                     }
                 }
-                Effect::Record(Record {
+                Effect::Journal(Record {
                     entry: Entry::History(History::Adopted { run, process, .. }),
                     ..
                 }) => {
@@ -162,7 +163,7 @@ impl Story {
                 _ => {}
             }
             let show = match e {
-                Effect::Record(r) => match &r.entry {
+                Effect::Journal(r) => match &r.entry {
                     Entry::Ledger(_) => true,
                     Entry::History(History::Started { .. }) => false,
                     Entry::History(History::StaleResult { .. }) => true,

@@ -4,6 +4,7 @@
 //! while alerts keep coming) drops the alert with a warning and a count, rather than
 //! stopping the scheduler behind it.
 
+use duetime::Notice;
 use std::io::Write;
 use std::process::{Command, Stdio};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
@@ -87,7 +88,7 @@ pub fn payload(alert: &Alert) -> serde_json::Value {
         "job": alert.job.as_str(),
         "kind": tag_of(&alert.kind, "alert"),
         "at": alert.at.to_string(),
-        "text": Effect::Alert(alert.clone()).to_string(),
+        "text": Effect::Notice(Notice::Alert(alert.clone())).to_string(),
         "alert": serde_json::to_value(alert).unwrap_or(serde_json::Value::Null),
     })
 }

@@ -1,4 +1,4 @@
-//! Alerts that reach a person. The core decides what is told (`Effect::Alert`: one
+//! Alerts that reach a person. The core decides what is told (`Notice::Alert`: one
 //! incident once, the job's `alert_throttle`); this module only carries it, after the
 //! transaction that told it committed, to a command (the alert as JSON on stdin and in
 //! `DUETIME_ALERT_*` variables) and/or a webhook (a POST of the same JSON), retried with

@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 
 use chrono::{DateTime, LocalResult, NaiveDateTime, TimeZone};
 use chrono_tz::Tz;
-use duetime::schedule::CronSchedule;
+use duetime::CronSchedule;
 use duetime::{DstPolicy, Fold, Gap, Schedule, Timestamp};
 use serde::Serialize;
 

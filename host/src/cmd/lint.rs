@@ -59,7 +59,7 @@ fn schedule(s: &Schedule, from: Timestamp, out: &mut Vec<Warning>) {
                     ),
                 });
             }
-            for w in duetime::schedule::wide_steps(c.expr()) {
+            for w in duetime::wide_steps(c.expr()) {
                 out.push(Warning {
                     field: "cron",
                     text: w.to_string(),

@@ -4,7 +4,7 @@
 
 use std::io::{self, Write};
 
-use duetime::schedule::CronSchedule;
+use duetime::CronSchedule;
 use duetime::{DstPolicy, Timestamp};
 
 use super::due::{self, Due};
@@ -82,7 +82,7 @@ pub fn run(args: &Args, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<
             },
             "from": from.to_string(),
             "due": dues.iter().map(due::to_json).collect::<Vec<_>>(),
-            "warnings": duetime::schedule::wide_steps(cron.expr()).iter().map(ToString::to_string).collect::<Vec<_>>(),
+            "warnings": duetime::wide_steps(cron.expr()).iter().map(ToString::to_string).collect::<Vec<_>>(),
         });
         writeln!(out, "{v:#}")?;
     } else {
@@ -105,7 +105,7 @@ fn text(cron: &CronSchedule, from: Timestamp, dues: &[Due]) -> String {
         "dst         {}\n",
         due::policy_text(cron, "set with --gap/--fold")
     ));
-    for w in duetime::schedule::wide_steps(cron.expr()) {
+    for w in duetime::wide_steps(cron.expr()) {
         s.push_str(&format!("note        {w}\n"));
     }
     s.push_str(&format!("after       {from}\n\n"));

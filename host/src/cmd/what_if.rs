@@ -41,7 +41,7 @@
 //!
 //! # The report
 //!
-//! Per job, the ledger (`Effect::Record` with `Entry::Ledger`) grouped into runs of equal
+//! Per job, the ledger (`Effect::Journal` with `Entry::Ledger`) grouped into runs of equal
 //! fate ordered by due time: ran on time, caught up (cause), skipped (cause), failed out,
 //! lost; a summary line; notable history (pauses, adoptions, timeouts, losses, alerts); and
 //! what is still owed or running at `--until`. Due times print in UTC, and for cron jobs in
@@ -50,6 +50,7 @@
 //! Exit codes: 0 replayed, 1 the jobs file or the store could not be read, 64 a usage error
 //! (a bad window, time, jump or duration, an unknown job, a span too long).
 
+use duetime::{Action, Notice};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::io::{self, Write};
@@ -337,7 +338,7 @@ pub fn run(args: &Args, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<
 
     // Every job named by a flag must exist in the file or the store.
     let mut known: BTreeSet<String> = defs.iter().map(|d| d.name.to_string()).collect();
-    known.extend(state.records().map(|(_, r)| r.def.name.to_string()));
+    known.extend(state.records().map(|(_, r)| r.def().name.to_string()));
     let known_list = || known.iter().cloned().collect::<Vec<_>>().join(", ");
     for p in &args.pause {
         if !known.contains(p.job.as_str()) {
@@ -468,7 +469,7 @@ pub fn run(args: &Args, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<
     };
     let existed: BTreeSet<String> = state
         .records()
-        .map(|(_, r)| r.def.name.to_string())
+        .map(|(_, r)| r.def().name.to_string())
         .collect();
     let replay = World::replay(state, defs, &scenario);
     let report = Report {
@@ -574,14 +575,14 @@ impl<'a> World<'a> {
         // Process ids above every one the state knows, so none is reused.
         let max_pid = state
             .globals()
-            .processes
+            .processes()
             .keys()
             .map(|p| p.0)
             .chain(
                 state
                     .records()
                     .filter_map(|(_, r)| r.run())
-                    .map(|r| r.holder.0),
+                    .map(|r| r.holder().0),
             )
             .max()
             .unwrap_or(0);
@@ -613,11 +614,11 @@ impl<'a> World<'a> {
             .filter_map(|(_, r)| {
                 let run = r.run()?;
                 Some((
-                    run.id,
-                    r.def.name.clone(),
-                    run.fence,
-                    run.holder,
-                    run.started,
+                    run.id(),
+                    r.def().name.clone(),
+                    run.fence(),
+                    run.holder(),
+                    run.started(),
                 ))
             })
             .collect();
@@ -724,7 +725,7 @@ impl<'a> World<'a> {
         let gone: Vec<JobName> = self
             .state
             .records()
-            .map(|(_, r)| r.def.name.clone())
+            .map(|(_, r)| r.def().name.clone())
             .filter(|name| !defs.iter().any(|d| d.name == *name))
             .collect();
         for def in defs {
@@ -816,7 +817,7 @@ impl<'a> World<'a> {
                 });
                 let refused = effects
                     .iter()
-                    .any(|e| matches!(e, Effect::Cancel { run: r, .. } if *r == run));
+                    .any(|e| matches!(e, Effect::Do(Action::Cancel { run: r, .. }) if *r == run));
                 match self.children.get_mut(&run) {
                     Some(_) if refused => {
                         self.children.remove(&run);
@@ -857,13 +858,13 @@ impl<'a> World<'a> {
     fn carry_out(&mut self, effects: &[Effect]) {
         for e in effects {
             match e {
-                Effect::Start {
+                Effect::Do(Action::Start {
                     run,
                     job,
                     fence,
                     process,
                     ..
-                } if Some(*process) == self.up => {
+                }) if Some(*process) == self.up => {
                     let ends = self
                         .now
                         .saturating_add(self.scenario.duration_of(job.as_str()));
@@ -880,12 +881,12 @@ impl<'a> World<'a> {
                     );
                     self.push(ends, Happening::RunEnds(*run));
                 }
-                Effect::Cancel {
+                Effect::Do(Action::Cancel {
                     run,
                     process,
                     reason,
                     ..
-                } => {
+                }) => {
                     let now = self.now;
                     let Some(c) = self.children.get_mut(run) else {
                         continue;
@@ -910,8 +911,8 @@ impl<'a> World<'a> {
                         }
                     }
                 }
-                Effect::Record(r) => self.out.records.push(r.clone()),
-                Effect::Alert(a) => self.out.alerts.push(a.clone()),
+                Effect::Journal(r) => self.out.records.push(r.clone()),
+                Effect::Notice(Notice::Alert(a)) => self.out.alerts.push(a.clone()),
                 Effect::Reply {
                     job,
                     result: Err(refusal),
@@ -1049,7 +1050,7 @@ impl Report<'_> {
         let state = &self.replay.state;
         let mut out = Vec::new();
         for (_, rec) in state.records() {
-            let name = rec.def.name.as_str();
+            let name = rec.def().name.as_str();
             let mut ledger = Vec::new();
             let mut notes = Vec::new();
             let mut started = BTreeMap::new();
@@ -1104,15 +1105,14 @@ impl Report<'_> {
                     }),
                 }
             }
-            let act = rec.act();
             out.push(JobReport {
-                def: rec.def.clone(),
+                def: rec.def().clone(),
                 ledger,
                 groups,
                 notes,
                 started,
-                owed: act.map_or(0, |a| a.pending.iter().map(|o| o.count).sum()),
-                running: rec.run().map(|r| r.id),
+                owed: rec.owed(),
+                running: rec.run().map(|r| r.id()),
                 paused: rec.paused().is_some(),
             });
         }

@@ -14,6 +14,7 @@ mod people;
 pub mod preflight;
 mod runs;
 
+use duetime::{Action, Notice};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::Child;
@@ -187,31 +188,36 @@ impl<S: Store> Daemon<S> {
     fn carry_out(&mut self, effects: &[Effect]) {
         for e in effects {
             match e {
-                Effect::Start {
+                Effect::Do(Action::Start {
                     run, job, process, ..
-                } if *process == self.process => {
+                }) if *process == self.process => {
                     info!(%run, %job, "{e}");
                     self.launch(e);
                 }
-                Effect::Cancel {
+                Effect::Do(Action::Cancel {
                     run,
                     process,
                     reason,
                     ..
-                } if *process == self.process => self.cancel(*run, *reason),
-                Effect::Record(r)
+                }) if *process == self.process => self.cancel(*run, *reason),
+                Effect::Journal(r)
                     if !matches!(r.entry, Entry::History(History::Started { .. })) =>
                 {
                     info!(job = %r.job, "{e}");
                 }
-                Effect::Alert(a) => self.alert(a, e),
-                Effect::ClockGap { process, .. } if *process == self.process => warn!("{e}"),
+                Effect::Notice(Notice::Alert(a)) => self.alert(a, e),
+                Effect::Notice(Notice::ClockGap { process, .. }) if *process == self.process => {
+                    warn!("{e}")
+                }
                 // Who owns the store (single_owner) and drains: a line each, so a log shows
                 // which incarnation was deciding when.
-                Effect::Owner { .. } | Effect::OwnerReleased { .. } => info!("{e}"),
+                Effect::Notice(Notice::Owner { .. })
+                | Effect::Notice(Notice::OwnerReleased { .. }) => info!("{e}"),
                 // The daemon exits when its own runs have ended (`run`), which it knows first
                 // hand; the core's word is logged beside it.
-                Effect::Drained { process } if *process == self.process => info!("{e}"),
+                Effect::Notice(Notice::Drained { process }) if *process == self.process => {
+                    info!("{e}")
+                }
                 _ => {}
             }
         }
@@ -357,7 +363,7 @@ fn sync_jobs<S: Store>(
     let gone: Vec<JobName> = store
         .state()?
         .records()
-        .map(|(_, r)| r.def.name.clone())
+        .map(|(_, r)| r.def().name.clone())
         .filter(|name| !in_file.contains(name.as_str()))
         .collect();
     let actor = Actor::new(JOBS_FILE_ACTOR);
@@ -387,9 +393,9 @@ fn sync_jobs<S: Store>(
 /// command instead would run what nobody confirmed.
 fn warn_unknown_commands<S: Store>(store: &mut S) -> Result<(), StoreError> {
     for (_, record) in store.state()?.records() {
-        if record.def.payload.is_none() {
+        if record.def().payload.is_none() {
             warn!(
-                job = %record.def.name,
+                job = %record.def().name,
                 "the definition in force was confirmed before confirmations covered the command; \
                  its runs fail until `duetime confirm` of the held definition (`duetime show` prints it)"
             );
@@ -403,7 +409,7 @@ fn log_sync(effects: &[Effect]) {
     for e in effects {
         match e {
             Effect::Reply { result: Err(_), .. } => warn!("definition refused: {e}"),
-            Effect::Record(r) if matches!(r.entry, Entry::History(History::Removed { .. })) => {
+            Effect::Journal(r) if matches!(r.entry, Entry::History(History::Removed { .. })) => {
                 warn!(job = %r.job, "not in the jobs file: removed from the store");
             }
             _ => {}

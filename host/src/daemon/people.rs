@@ -36,7 +36,7 @@ impl<S: Store> Daemon<S> {
                 })
             );
             if !by_system {
-                let line = Effect::Record(record.clone()).to_string();
+                let line = Effect::Journal(record.clone()).to_string();
                 info!(job = %record.job, "command: {line}");
             }
         }

@@ -1,6 +1,7 @@
 //! The daemon's runs: taking over what earlier incarnations left, launching a `Start`,
 //! asking a run's supervisor to stop it, and reporting how runs ended.
 
+use duetime::Action;
 use std::collections::BTreeMap;
 
 use duetime::{CancelReason, Effect, Event, JobName, MissCause, Outcome, RunId};
@@ -48,7 +49,7 @@ impl<S: Store> Daemon<S> {
         })?;
         let refused = effects
             .iter()
-            .any(|e| matches!(e, Effect::Cancel { run: r, .. } if *r == run));
+            .any(|e| matches!(e, Effect::Do(Action::Cancel { run: r, .. }) if *r == run));
         if refused {
             // The core has settled, lost or removed it meanwhile: stop the command.
             let _ = self.runs.request_stop(run, "no longer open");
@@ -87,7 +88,7 @@ impl<S: Store> Daemon<S> {
 
     /// Carries out a `Start` for this process: the run's directory and its supervisor.
     pub(super) fn launch(&mut self, start: &Effect) {
-        let Effect::Start {
+        let Effect::Do(Action::Start {
             run,
             job,
             fence,
@@ -96,7 +97,7 @@ impl<S: Store> Daemon<S> {
             covers,
             deadline,
             ..
-        } = start
+        }) = start
         else {
             return;
         };
@@ -172,7 +173,7 @@ impl<S: Store> Daemon<S> {
         let def = state
             .seq_of_name(job)
             .and_then(|seq| state.record(seq))
-            .map(|r| &r.def)
+            .map(|r| r.def())
             .ok_or_else(|| format!("no job named {job} in the store"))?;
         let in_force = Command::of(def).map_err(|e| e.to_string())?;
         if in_force == own || guarded {
@@ -199,9 +200,8 @@ impl<S: Store> Daemon<S> {
             .seq_of_name(job)
             .and_then(|seq| state.record(seq))
             .and_then(|r| r.run())
-            .filter(|open| open.id == run)
-            .and_then(|open| open.cover)
-            .is_some_and(|c| c.late == Some(MissCause::Backfill))
+            .filter(|open| open.id() == run)
+            .is_some_and(|open| open.late() == Some(MissCause::Backfill))
     }
 
     /// Asks the run's supervisor to stop its command. A run cancelled because its lease

@@ -98,7 +98,7 @@ pub fn read<S: Store + ?Sized>(
     };
     let record = state.seq_of_name(name).and_then(|s| state.record(s));
     let shown = Shown::of(&view, record, now);
-    let schedule = record.map(|r| r.def.schedule.clone());
+    let schedule = record.map(|r| r.def().schedule.clone());
     let journal = store.journal_for(name, window.from.saturating_sub(LOOKBACK))?;
     let row = Row { view, shown };
     Ok(Some(build(row, schedule.as_ref(), &journal, window, now)))
@@ -149,7 +149,7 @@ fn marks(journal: &[Record], window: Window) -> Vec<Mark> {
                     count: l.count,
                     fate,
                     cause,
-                    text: duetime::Effect::Record(r.clone()).to_string(),
+                    text: duetime::Effect::Journal(r.clone()).to_string(),
                 })
             }
             _ => None,
@@ -243,7 +243,7 @@ fn spans(journal: &[Record], view: &JobView, window: Window, now: Timestamp) -> 
 }
 
 /// The offset changes of `zone` inside the window.
-fn shifts(zone: &duetime::schedule::Zone, window: Window) -> Vec<Shift> {
+fn shifts(zone: &duetime::Zone, window: Window) -> Vec<Shift> {
     let mut out = Vec::new();
     let mut seg = zone.segment_at(window.from.as_secs_floor());
     while let Some(end) = seg.end {

@@ -4,7 +4,7 @@
 //! A backend opens a transaction and hands it over as `Rows`, the few reads and writes the
 //! tables allow; `Cache` decides what to read (all jobs the first time, afterwards only the
 //! rows written since the version it last saw) and what to write (the jobs the step
-//! touched, the globals, one journal line per `Effect::Record`). So both backends share
+//! touched, the globals, one journal line per `Effect::Journal`). So both backends share
 //! one answer to "is memory equal to the store?", and a fix to it lands in both.
 
 use std::collections::BTreeSet;
@@ -181,14 +181,14 @@ impl Cache {
         let mut jobs = Vec::with_capacity(touched.len());
         for &seq in touched {
             let row = match self.state.record(seq) {
-                Some(job) => Some((job.def.name.as_str(), self.to_json(job)?)),
+                Some(job) => Some((job.def().name.as_str(), self.to_json(job)?)),
                 None => None,
             };
             jobs.push((seq, row));
         }
         let mut lines = Vec::new();
         for e in effects {
-            let Effect::Record(r) = e else { continue };
+            let Effect::Journal(r) = e else { continue };
             let (from, to) = due_range(&r.entry).unzip();
             lines.push(Line {
                 at: r.at.as_millis(),

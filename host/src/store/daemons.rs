@@ -74,7 +74,7 @@ pub(crate) fn known_processes(
     info: &DaemonInfo,
 ) -> std::collections::BTreeSet<ProcessId> {
     let mut known: std::collections::BTreeSet<ProcessId> =
-        state.globals().processes.keys().copied().collect();
+        state.globals().processes().keys().copied().collect();
     known.insert(info.process);
     known
 }

@@ -238,7 +238,7 @@ pub type Body<'a> = dyn FnMut(&mut State, &mut Vec<Effect>) -> Result<(), StoreE
 /// The state and the journal, kept together.
 pub trait Store {
     /// One transaction: bring the state up to date with the store, run `body`, write the
-    /// jobs it changed, the globals and every `Effect::Record` it produced, commit. The
+    /// jobs it changed, the globals and every `Effect::Journal` it produced, commit. The
     /// effects come back only after the commit; on any error nothing was stored and the
     /// state in memory equals the store's.
     fn transact(&mut self, body: &mut Body<'_>) -> Result<Vec<Effect>, StoreError>;

@@ -8,7 +8,7 @@
 //! - `jobs(seq, name, version, json)`: one row per job, the `JobRecord` as JSON, with the
 //!   version that last wrote it. A removed job stays as a tombstone (`name` and `json`
 //!   NULL) so another process learns of the removal the same way it learns of a change;
-//! - `journal(id, at, job, kind, due_from, due_to, json)`: every `Effect::Record`, append
+//! - `journal(id, at, job, kind, due_from, due_to, json)`: every `Effect::Journal`, append
 //!   only; `json` is the record's entry, `kind` its type (`ledger.ran`, `history.started`),
 //!   `due_from`/`due_to` the due times a ledger entry settles or a start covers.
 //!

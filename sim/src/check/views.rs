@@ -14,10 +14,9 @@
 
 use std::collections::VecDeque;
 
-use duetime::state::LastOutcome;
 use duetime::{
-    Entry, History, JobView, LedgerKind, MissAction, MissCause, Outcome, PausedBy, Record, RunId,
-    Status,
+    Entry, History, JobView, LastOutcome, LedgerKind, MissAction, MissCause, Outcome, PausedBy,
+    Record, RunId, Status,
 };
 
 use super::{ts, Checker, Track, VIEW_EVERY};

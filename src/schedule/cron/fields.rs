@@ -12,35 +12,38 @@ use crate::schedule::civil::{civil_from_days, days_from_civil, days_in_month, we
 /// Cron schedules yield due times in local years 1 through 9999: the range every tool
 /// that prints a calendar agrees on. Before it the search starts at its beginning; after it
 /// there are no due times.
-pub const LOCAL_MIN: i64 = -62_135_596_800; // 0001-01-01T00:00:00 local
-pub const LOCAL_END: i64 = 253_402_300_800; // 10000-01-01T00:00:00 local
+pub(crate) const LOCAL_MIN: i64 = -62_135_596_800; // 0001-01-01T00:00:00 local
+pub(crate) const LOCAL_END: i64 = 253_402_300_800; // 10000-01-01T00:00:00 local
 
-/// The bit sets of the six fields, plus the flags cron's day rule needs.
+/// The bit sets of the six fields, plus the flags cron's day rule needs. Opaque outside
+/// the crate, and named only through the unstable `internals` feature (tests compare two
+/// expressions' compiled forms).
+#[allow(unreachable_pub)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
 pub struct Fields {
-    pub seconds: u64,
-    pub minutes: u64,
-    pub hours: u32,
+    pub(crate) seconds: u64,
+    pub(crate) minutes: u64,
+    pub(crate) hours: u32,
     /// Bit `d` is day `d` of the month (1-31).
-    pub days: u32,
+    pub(crate) days: u32,
     /// `L` in day-of-month: the month's last day.
-    pub last_day: bool,
+    pub(crate) last_day: bool,
     /// Bit `m` is month `m` (1-12).
-    pub months: u16,
+    pub(crate) months: u16,
     /// Bit `w` is weekday `w`, 0 = Sunday.
-    pub weekdays: u8,
+    pub(crate) weekdays: u8,
     /// Bit `(n - 1) * 7 + w` is `w#n`, the n-th weekday `w` of the month.
-    pub nth_weekdays: u64,
+    pub(crate) nth_weekdays: u64,
     /// Bit `w` is `wL`, the last weekday `w` of the month.
-    pub last_weekdays: u8,
+    pub(crate) last_weekdays: u8,
     /// The day-of-month / day-of-week text began with `*` (cronie's DOM_STAR / DOW_STAR).
-    pub dom_star: bool,
-    pub dow_star: bool,
+    pub(crate) dom_star: bool,
+    pub(crate) dow_star: bool,
 }
 
 /// `Fields` plus what is derived once at compile time to keep the search loops short.
 #[derive(Debug, Clone)]
-pub struct Matcher {
+pub(super) struct Matcher {
     pub fields: Fields,
     /// For each weekday of the 1st of a month, the days (bits 1-31) whose weekday is in the set.
     week_masks: [u32; 7],
@@ -93,7 +96,7 @@ fn below64(n: u32) -> u64 {
 }
 
 impl Matcher {
-    pub fn new(fields: Fields) -> Self {
+    pub(super) fn new(fields: Fields) -> Self {
         let mut week_masks = [0u32; 7];
         for (first, mask) in week_masks.iter_mut().enumerate() {
             for day in 1..=31u32 {
@@ -321,7 +324,7 @@ impl Matcher {
     }
 
     /// The first matching local second at or after `local`, if any before year 10000.
-    pub fn next_local(&self, local: i64) -> Option<i64> {
+    pub(super) fn next_local(&self, local: i64) -> Option<i64> {
         if !self.can_match || local >= LOCAL_END {
             return None;
         }
@@ -338,12 +341,12 @@ impl Matcher {
     }
 
     /// Whether the local second `local` itself matches.
-    pub fn matches(&self, local: i64) -> bool {
+    pub(super) fn matches(&self, local: i64) -> bool {
         self.next_local(local) == Some(local)
     }
 
     /// The number of matching local seconds in `[lo, hi)`.
-    pub fn count_local(&self, lo: i64, hi: i64) -> u64 {
+    pub(super) fn count_local(&self, lo: i64, hi: i64) -> u64 {
         let (lo, hi) = (lo.max(LOCAL_MIN), hi.min(LOCAL_END));
         if !self.can_match || lo >= hi {
             return 0;

@@ -18,7 +18,10 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use fields::Matcher;
-pub use fields::{Fields, LOCAL_END, LOCAL_MIN};
+// Named outside only through the unstable `internals` feature.
+#[cfg(feature = "internals")]
+pub use fields::Fields;
+pub(crate) use fields::{LOCAL_END, LOCAL_MIN};
 pub use parse::{wide_steps, CronError, Field, Problem, WideStep};
 
 use super::dst::{DstPolicy, Fold, Gap};
@@ -41,6 +44,11 @@ pub struct CronSchedule {
 impl CronSchedule {
     /// Parses `expr` (optionally prefixed `CRON_TZ=Area/City`) in zone `tz` (`None` means
     /// the prefix's zone, or UTC without one).
+    ///
+    /// # Errors
+    ///
+    /// A `CronError` naming the field, the text (cut to 80 characters) and what is
+    /// accepted; `UnknownZone` or `ZoneConflict` for the zone.
     pub fn parse(expr: &str, tz: Option<&str>) -> Result<CronSchedule, CronError> {
         let parsed = parse::parse(expr)?;
         let zone_name = match (parsed.zone.as_deref(), tz) {
@@ -75,10 +83,14 @@ impl CronSchedule {
         self
     }
 
+    /// The compiled form, one bit set per field: equal for two texts that mean the same
+    /// (`jul` and `7`), whatever their normalized text. Unstable: `internals` only.
+    #[cfg(feature = "internals")]
     pub fn fields(&self) -> &Fields {
         &self.matcher.fields
     }
 
+    /// The zone its fields are read in.
     pub fn zone(&self) -> &Zone {
         &self.zone
     }
@@ -93,10 +105,13 @@ impl CronSchedule {
         self.fixed_time
     }
 
+    /// The daylight-saving policy in force: the explicit one, else cron's default for this
+    /// expression (`DstPolicy::default_for`).
     pub fn policy(&self) -> DstPolicy {
         self.policy
     }
 
+    /// The policy the definition chose, if any (`None`: cron's default applies).
     pub fn explicit_policy(&self) -> Option<DstPolicy> {
         self.explicit
     }

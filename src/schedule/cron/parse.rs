@@ -9,15 +9,22 @@ use super::fields::Fields;
 /// A cron field, named as errors and docs name it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Field {
+    /// The optional leading field of a six-field expression (0-59).
     Second,
+    /// 0-59.
     Minute,
+    /// 0-23.
     Hour,
+    /// 1-31, or `L` for the month's last day.
     DayOfMonth,
+    /// 1-12 or `jan`-`dec`.
     Month,
+    /// 0-7 (0 and 7 are Sunday) or `sun`-`sat`, with `5L` and `5#3`.
     DayOfWeek,
 }
 
 impl Field {
+    /// Its name in messages and docs (`day-of-month`).
     pub fn name(self) -> &'static str {
         match self {
             Field::Second => "second",
@@ -39,49 +46,78 @@ impl fmt::Display for Field {
 /// What is wrong with one item of a field.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Problem {
+    /// A value outside the field's range.
     OutOfRange {
+        /// The field's lowest value.
         low: u32,
+        /// The field's highest value.
         high: u32,
     },
+    /// Neither a number nor one of the field's names.
     NotANumber {
+        /// What the field accepts.
         accepted: &'static str,
     },
+    /// An empty item in a list (`1,,2`).
     EmptyItem,
+    /// A step of 0.
     ZeroStep,
+    /// A step beyond what the parser accepts.
     StepTooLarge {
+        /// The largest step accepted.
         high: u32,
     },
+    /// A step after a single value (`5/10`): a step needs a range (`*/10`, `5-59/10`).
     StepNeedsRange,
+    /// A range from high to low.
     BackwardRange,
     /// `L` or `#` where the dialect does not put them.
     Misplaced,
+    /// An occurrence after `#` outside 1-5.
     NthOutOfRange,
 }
 
 /// Why a cron expression was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CronError {
+    /// Nothing but blanks.
     Empty,
+    /// Not five or six fields.
     FieldCount {
+        /// How many fields there were.
         found: usize,
+        /// The expression.
         text: String,
     },
+    /// An `@` word that is not a macro (or `@reboot`, which has no due times).
     UnknownMacro {
+        /// The word.
         text: String,
     },
+    /// A macro followed by more text.
     MacroWithFields {
+        /// The expression.
         text: String,
     },
+    /// One field's item is wrong.
     Field {
+        /// The field.
         field: Field,
+        /// The field's text.
         text: String,
+        /// What is wrong with it.
         problem: Problem,
     },
+    /// A zone that is not an IANA name this build knows.
     UnknownZone {
+        /// The name given.
         text: String,
     },
+    /// `CRON_TZ=` in the text names another zone than the one given beside it.
     ZoneConflict {
+        /// The zone in the text.
         in_text: String,
+        /// The zone given beside it.
         given: String,
     },
 }
@@ -171,7 +207,7 @@ impl std::error::Error for CronError {}
 /// What the parser hands the compiler: bit sets, the zone named in the text (if any), the
 /// normalized text (for display and round trips) and cronie's "fixed-time" flag.
 #[derive(Debug, Clone)]
-pub struct Parsed {
+pub(super) struct Parsed {
     pub fields: Fields,
     pub zone: Option<String>,
     pub text: String,
@@ -246,7 +282,7 @@ fn expand_macro(name: &str) -> Option<&'static str> {
 }
 
 /// Parses a whole expression, optionally prefixed by `CRON_TZ=Area/City`.
-pub fn parse(input: &str) -> Result<Parsed, CronError> {
+pub(super) fn parse(input: &str) -> Result<Parsed, CronError> {
     let mut tokens: Vec<&str> = input.split_whitespace().collect();
     let mut zone = None;
     if let Some(first) = tokens.first() {
@@ -484,6 +520,7 @@ const MAX_STEP: u32 = 999_999_999;
 /// but a person likely meant something else, so `duetime check` and `next` say so.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WideStep {
+    /// The field it is in.
     pub field: Field,
     /// The item as written (`*/30`).
     pub item: String,

@@ -404,7 +404,7 @@ pub fn backfill(args: &BackfillArgs, out: &mut dyn Write, err: &mut dyn Write) -
 /// The accepted backfill's `History::Backfill` line: how many due times, the first, the last.
 fn backfill_note(effects: &[Effect]) -> Option<Note> {
     effects.iter().find_map(|e| match e {
-        Effect::Record(r) => match &r.entry {
+        Effect::Journal(r) => match &r.entry {
             Entry::History(History::Backfill {
                 from, to, count, ..
             }) => Some(Note {

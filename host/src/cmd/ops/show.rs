@@ -92,7 +92,7 @@ fn write_text(out: &mut dyn Write, j: &JobReport) -> io::Result<()> {
     }
     writeln!(out, "journal since {}:", j.since)?;
     for r in &j.journal {
-        let line = Effect::Record(r.clone()).to_string();
+        let line = Effect::Journal(r.clone()).to_string();
         writeln!(out, "  {}  {line}", r.at)?;
     }
     Ok(())

@@ -69,7 +69,7 @@ fn daemons(state: &State, infos: Vec<DaemonInfo>, now: Timestamp) -> Vec<Daemon>
         }
     }
     let mut by_process: BTreeMap<ProcessId, Option<DaemonInfo>> =
-        globals.processes.keys().map(|p| (*p, None)).collect();
+        globals.processes().keys().map(|p| (*p, None)).collect();
     for info in infos {
         by_process.insert(info.process, Some(info));
     }
@@ -77,13 +77,13 @@ fn daemons(state: &State, infos: Vec<DaemonInfo>, now: Timestamp) -> Vec<Daemon>
     by_process
         .into_iter()
         .map(|(process, info)| {
-            let rec = globals.processes.get(&process);
-            let last_heard = rec.map(|r| r.last_wall);
+            let rec = globals.processes().get(&process);
+            let last_heard = rec.map(|r| r.last_wall());
             let local_dead = info
                 .as_ref()
                 .is_some_and(|i| i.host == here && !pid_alive(i.pid));
             let silent = last_heard.is_none_or(|t| now.as_millis() - t.as_millis() > lease);
-            let health = match (local_dead, rec.is_some_and(|r| r.draining), silent) {
+            let health = match (local_dead, rec.is_some_and(|r| r.draining()), silent) {
                 (true, _, _) => Health::Gone,
                 (_, _, true) => Health::Silent,
                 (_, true, _) => Health::Draining,

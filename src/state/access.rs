@@ -1,0 +1,145 @@
+//! Read-only access to the state's records for hosts. The fields stay private so that only
+//! `step` changes a record and the derived caches (`next_due`, the wake time, the lane
+//! entry) can never disagree with what they are derived from; what a host, its store or
+//! the simulator reads of them is here, by value or by shared reference.
+
+use std::collections::BTreeMap;
+
+use super::{Globals, HeldDef, JobRecord, LastRun, OneShotEnd, OpenRun, ProcessRec};
+use crate::effect::{Incident, MissCause};
+use crate::event::{Fence, ProcessId, RunId};
+use crate::job::JobDef;
+use crate::state::{Config, OwnerLease};
+use crate::time::Timestamp;
+
+impl JobRecord {
+    /// The definition in force (a changed one waiting for confirmation is `held`).
+    pub fn def(&self) -> &JobDef {
+        &self.def
+    }
+
+    /// Every due time at or before it has been looked at: in the ledger, covered by the
+    /// open run or the retry, or owed. It only moves forward.
+    pub fn frontier(&self) -> Timestamp {
+        self.frontier
+    }
+
+    /// How the latest run ended, for views.
+    pub fn last(&self) -> Option<LastRun> {
+        self.last
+    }
+
+    /// The incidents alerted and not yet seen to end, in the order told: an alert of one
+    /// of these kinds is held back until a success or a person's resume clears it.
+    pub fn incidents(&self) -> &[Incident] {
+        &self.incidents
+    }
+
+    /// How a one-shot's instant ended, once it has.
+    pub fn ended(&self) -> Option<OneShotEnd> {
+        self.ended
+    }
+
+    /// The instant after which the ledger accounts the current schedule's due times (its
+    /// definition, moved back by each backfill); `None` for a job from a state older than
+    /// the field, which cannot be backfilled until it is redefined.
+    pub fn accounted_from(&self) -> Option<Timestamp> {
+        self.accounted_from
+    }
+
+    /// Where the dead-man's switch (`JobDef::expect_success_within`) counts from: the
+    /// latest success, or when the switch was set. `Some` exactly while it is set.
+    pub fn watched_since(&self) -> Option<Timestamp> {
+        self.watched_since
+    }
+
+    /// The schedule's next due time after the frontier (derived, never stored).
+    pub fn next_due(&self) -> Option<Timestamp> {
+        self.next_due
+    }
+
+    /// A changed definition waiting for a person's `Confirm` of its digest.
+    pub fn held(&self) -> Option<&HeldDef> {
+        self.act().and_then(|a| a.held.as_deref())
+    }
+
+    /// How many due times are owed (catch-ups, buffered overlaps, backfills) and not yet
+    /// started.
+    pub fn owed(&self) -> u64 {
+        self.act()
+            .map_or(0, |a| a.pending.iter().map(|o| o.count).sum())
+    }
+}
+
+impl OpenRun {
+    /// The run's id, which its `RunFinished` must carry.
+    pub fn id(&self) -> RunId {
+        self.id
+    }
+
+    /// The fence it was started under, which its `RunFinished` must carry too.
+    pub fn fence(&self) -> Fence {
+        self.fence
+    }
+
+    /// The process holding its lease (it still names the last one while parked).
+    pub fn holder(&self) -> ProcessId {
+        self.holder
+    }
+
+    /// When it started (its first attempt's start for a retry is a run of its own).
+    pub fn started(&self) -> Timestamp {
+        self.started
+    }
+
+    /// Its lease lapses for events whose time is past this (unless renewed).
+    pub fn lease_until(&self) -> Timestamp {
+        self.lease_until
+    }
+
+    /// Until when it is parked awaiting approval; `None` while its command runs.
+    pub fn parked(&self) -> Option<Timestamp> {
+        self.parked
+    }
+
+    /// Why the due times it covers were late (`None`: on time, or a manual run): a host
+    /// tells a backfill (`MissCause::Backfill`) to the command it runs.
+    pub fn late(&self) -> Option<MissCause> {
+        self.cover.and_then(|c| c.late)
+    }
+}
+
+impl ProcessRec {
+    /// Its wall clock at its last event: when the store last heard from it.
+    pub fn last_wall(&self) -> Timestamp {
+        self.last_wall
+    }
+
+    /// Whether it is draining: it claims nothing new and finishes what it holds.
+    pub fn draining(&self) -> bool {
+        self.draining
+    }
+}
+
+impl Globals {
+    /// The state format the parts were written in (`FORMAT_VERSION` when taken from a
+    /// state).
+    pub fn format(&self) -> u32 {
+        self.format
+    }
+
+    /// The config, fixed for a store's life.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The processes the state knows, by id.
+    pub fn processes(&self) -> &BTreeMap<ProcessId, ProcessRec> {
+        &self.processes
+    }
+
+    /// The owner lease (`single_owner` coordination only).
+    pub fn owner(&self) -> Option<OwnerLease> {
+        self.owner
+    }
+}
