@@ -366,3 +366,24 @@ fn fmt_index(i: &Inconsistency, f: &mut fmt::Formatter<'_>) -> fmt::Result {
 }
 
 impl std::error::Error for Inconsistency {}
+
+#[cfg(test)]
+mod tests {
+    use super::Inconsistency;
+    use crate::{JobName, RunId};
+
+    /// What a refused load says of a stale index names the job and the index (a person
+    /// reads it to know which part of a stored state is wrong).
+    #[test]
+    fn an_index_inconsistency_names_the_job_and_the_index() {
+        let job = JobName::new("sync").unwrap();
+        let wake = Inconsistency::WakeStale { job: job.clone() };
+        assert_eq!(wake.to_string(), "sync: wake time is stale");
+        let run = Inconsistency::MissingFromRunIndex { job, run: RunId(7) };
+        assert_eq!(run.to_string(), "sync: run r7 missing from the run index");
+        assert_eq!(
+            Inconsistency::RunIndexExtra.to_string(),
+            "run index has runs no job holds"
+        );
+    }
+}

@@ -273,3 +273,28 @@ proptest! {
         }
     }
 }
+
+/// A job waiting for its lane that is moved to another key waits no more for the old one:
+/// it takes the new lane at the next tick, and each lane counts its own run. (Found by a
+/// mutant that kept a moved job's lane entry under its old key: nothing changed a key
+/// while a job was laned.)
+#[test]
+fn a_job_moved_to_a_free_lane_while_waiting_starts_there_and_leaves_the_old_lane() {
+    let mut s = Story::new();
+    s.show_history = true;
+    s.define("08:59", keyed("write_a", "/srv/folder"));
+    s.define("08:59", keyed("write_b", "/srv/folder"));
+    s.start("08:59:30", 1);
+    s.tick("09:00:10", 1);
+    assert_eq!(s.state.open_runs_of_key("/srv/folder"), 1, "write_b waits");
+    s.note("write_b moves to the key /srv/other, where nothing runs");
+    s.define("09:01", keyed("write_b", "/srv/other"));
+    s.tick("09:01:10", 1);
+    assert_eq!(s.state.open_runs_of_key("/srv/other"), 1, "{}", s.trace());
+    assert_eq!(s.state.open_runs_of_key("/srv/folder"), 1, "{}", s.trace());
+    s.finish("09:05", 1, Outcome::Ok);
+    s.finish("09:05:30", 2, Outcome::Ok);
+    assert_eq!(s.state.open_runs_of_key("/srv/folder"), 0);
+    assert_eq!(s.state.open_runs_of_key("/srv/other"), 0);
+    insta::assert_snapshot!(s.trace());
+}
