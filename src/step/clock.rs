@@ -640,6 +640,51 @@ fn clock_gap(at: Timestamp, process: ProcessId, kind: ClockGapKind, by: Duration
 #[cfg(test)]
 mod tests {
     use super::contradicts;
+    use crate::{Config, Duration, Event, Now, ProcessId, State, Timestamp};
+
+    fn t(ms: i64) -> Timestamp {
+        Timestamp::from_millis(ms)
+    }
+
+    /// A state whose store's clock reads `at`, from process 1's start there.
+    fn started_at(at: i64) -> State {
+        let mut state = State::new(Config::default());
+        let process = ProcessId(1);
+        state.step(
+            Now::at(t(at)),
+            Event::ProcessStarted { process },
+            &mut Vec::new(),
+        );
+        assert_eq!(state.clock, Some(t(at)));
+        state
+    }
+
+    #[test]
+    fn a_persons_clock_exactly_clock_jump_behind_is_taken_as_it_reads_and_one_further_is_not() {
+        let state = started_at(1_000_000_000);
+        let jump = Config::default().clock_jump.as_millis() as i64;
+        let judged = |wall: i64| state.judge_person_clock(Now::at(t(wall)));
+        assert_eq!(judged(1_000_000_000 - jump), t(1_000_000_000 - jump));
+        assert_eq!(judged(1_000_000_000 - jump - 1), t(1_000_000_000));
+        let ahead = 1_000_000_000 + Duration::from_days(1).as_millis() as i64;
+        assert_eq!(judged(ahead), t(ahead), "ahead: nothing says it is wrong");
+    }
+
+    #[test]
+    fn a_result_read_exactly_clock_jump_behind_is_taken_as_it_reads_and_one_further_is_held() {
+        let jump = Config::default().clock_jump.as_millis() as i64;
+        let reading = |wall: i64| Now::new(t(wall), t(1_000_000_000));
+        let mut state = started_at(1_000_000_000);
+        let at = state.judge_result_clock(ProcessId(1), reading(1_000_000_000 - jump));
+        assert_eq!(at, t(1_000_000_000 - jump));
+        let mut state = started_at(1_000_000_000);
+        let at = state.judge_result_clock(ProcessId(1), reading(1_000_000_000 - jump - 1));
+        assert_eq!(
+            at,
+            t(1_000_000_000),
+            "held to the store's time, as a tick would be"
+        );
+    }
 
     const BOUND: u64 = 120_000;
 
