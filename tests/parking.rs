@@ -400,3 +400,38 @@ fn an_earlier_schedules_catch_up_over_a_one_shots_past_instant_does_not_end_it()
     );
     insta::assert_snapshot!(s.trace());
 }
+
+/// A one-shot defined before any process ever ran, whose instant passed before the first
+/// one started: that start's very first effect is the entry settling the instant, and the
+/// `expired` line follows it. (Found by a mutant looking for a new definition one effect
+/// before that entry, which at the step's first effect reads before the step began.)
+#[test]
+fn a_one_shot_whose_instant_passed_before_any_process_started_expires_at_the_first_start() {
+    let mut s = Story::new();
+    s.show_history = true;
+    s.define("08:50", job("notify", Schedule::at(at("09:00"))));
+    s.start("10:30", 1);
+    let first_two: Vec<&Entry> = s
+        .last
+        .iter()
+        .take(2)
+        .filter_map(|e| match e {
+            Effect::Journal(r) => Some(&r.entry),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        matches!(
+            first_two.as_slice(),
+            [
+                Entry::Ledger(_),
+                Entry::History(History::Expired {
+                    cause: MissCause::Down
+                })
+            ]
+        ),
+        "{}",
+        s.trace()
+    );
+    insta::assert_snapshot!(s.trace());
+}
