@@ -209,14 +209,7 @@ fn a_result_delivered_with_a_reading_from_another_origin_is_timed_within_a_lease
     let latest = at("09:00:10")
         .saturating_add(config.lease_ttl)
         .saturating_add(config.clock_jump);
-    let times: Vec<_> = s
-        .last
-        .iter()
-        .filter_map(|e| match e {
-            Effect::Journal(r) => Some(r.at),
-            _ => None,
-        })
-        .collect();
+    let times = record_dates(&s.last);
     assert!(!times.is_empty(), "r1 settled:\n{}", s.trace());
     assert!(
         times.iter().all(|t| *t <= latest),

@@ -106,6 +106,17 @@ fn own_elapsed(config: &Config, rec: &ProcessRec, now: Now) -> Duration {
     }
 }
 
+/// `wall`, unless it reads further behind `vouched` than `jump`: then `vouched`, since the
+/// store can vouch for a later time than that clock reads (results and people's commands:
+/// a clock within `jump` is taken as it reads, as a tick's is).
+fn not_behind(wall: Timestamp, vouched: Timestamp, jump: Duration) -> Timestamp {
+    if wall < vouched.saturating_sub(jump) {
+        vouched
+    } else {
+        wall
+    }
+}
+
 impl State {
     /// Judges the time of a result `process` reports, as its other events are (measured
     /// from its last event by the reading the result carries), but notes nothing of its
@@ -132,11 +143,7 @@ impl State {
             None => clock,
         };
         let jump = self.config.clock_jump;
-        let at = if now.wall < vouched.saturating_sub(jump) {
-            vouched
-        } else {
-            now.wall.min(vouched.saturating_add(jump))
-        };
+        let at = not_behind(now.wall, vouched, jump).min(vouched.saturating_add(jump));
         self.clock = Some(clock.max(at.min(vouched)));
         at
     }
@@ -153,8 +160,8 @@ impl State {
     /// nothing can say such a clock is wrong.
     pub(crate) fn judge_person_clock(&self, now: Now) -> Timestamp {
         match self.clock {
-            Some(clock) if now.wall < clock.saturating_sub(self.config.clock_jump) => clock,
-            _ => now.wall,
+            Some(clock) => not_behind(now.wall, clock, self.config.clock_jump),
+            None => now.wall,
         }
     }
 

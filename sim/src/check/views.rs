@@ -285,9 +285,9 @@ impl Checker {
 
     /// What the view `v` of track `idx` says against the journal, one line a difference.
     fn view_wrong(&mut self, idx: usize, v: &JobView, now: i64) -> Vec<String> {
-        let mut wrong = self.view_flags_wrong(idx, v);
-        let t = &self.tracks[idx];
         let open = self.open_run_of(idx);
+        let mut wrong = self.view_flags_wrong(idx, v, open);
+        let t = &self.tracks[idx];
         let seen = &t.seen;
         let last = v.last.map(|l| (l.run, l.at.as_millis(), l.outcome));
         if last != seen.last {
@@ -314,7 +314,8 @@ impl Checker {
                 ));
             }
         }
-        if let Some(floor) = seen.missed_floor(now).filter(|&f| v.missed_24h < f) {
+        let floor = seen.missed_floor(now);
+        if let Some(floor) = floor.filter(|&f| v.missed_24h < f) {
             wrong.push(format!(
                 "missed {} in the last day by the view, but the journal skipped {floor} then",
                 v.missed_24h
@@ -325,7 +326,7 @@ impl Checker {
             .last()
             .and_then(|e| facts.and_then(|f| f.specs.get(&e.text)));
         wrong.extend(seen.next_due_wrong(v, t.paused, spec));
-        let floored = seen.missed_floor(now).is_some_and(|f| f > 0);
+        let floored = floor.is_some_and(|f| f > 0);
         if !wrong.is_empty() {
             return wrong;
         }
@@ -349,9 +350,9 @@ impl Checker {
             })
     }
 
-    /// The view's flags against the journal: paused, held for confirmation, running,
-    /// awaiting approval, quota hold.
-    fn view_flags_wrong(&self, idx: usize, v: &JobView) -> Vec<String> {
+    /// The view's flags against the journal: paused, held for confirmation, running (`open`:
+    /// the journal's open run), awaiting approval, quota hold.
+    fn view_flags_wrong(&self, idx: usize, v: &JobView, open: Option<RunId>) -> Vec<String> {
         let t = &self.tracks[idx];
         let mut wrong = Vec::new();
         if v.paused.is_some() != t.paused {
@@ -367,7 +368,6 @@ impl Checker {
                 v.pending_confirmation, t.held
             ));
         }
-        let open = self.open_run_of(idx);
         if v.running != open {
             wrong.push(format!(
                 "running {:?} by the view, {open:?} by the journal",
