@@ -215,6 +215,12 @@ pub struct Options {
     pub max_rss: u64,
     /// Most events a world may spend per simulated hour before the watchdog calls it stuck.
     pub max_events_per_hour: f64,
+    /// How much longer than `seed_budget` one seed may run before the monitor calls it
+    /// stuck inside one step of the core (the world's own watchdog gets no turn there).
+    pub step_grace: std::time::Duration,
+    /// Stop taking new seeds once one has failed (the mutation judge: one failure is the
+    /// verdict, and the rest of the range would only cost time).
+    pub stop_at_first: bool,
 }
 
 impl Default for Options {
@@ -231,6 +237,8 @@ impl Default for Options {
             seed_budget: std::time::Duration::from_secs(120),
             max_rss: 8 << 30,
             max_events_per_hour: world::MAX_EVENTS_PER_HOUR,
+            step_grace: std::time::Duration::from_secs(30),
+            stop_at_first: false,
         }
     }
 }

@@ -71,15 +71,16 @@ pub fn run_seeds(
     let opts = &opts;
     let in_flight: Mutex<Vec<Option<(u64, Instant)>>> = Mutex::new(vec![None; threads]);
     let running = AtomicU64::new(threads as u64);
+    let failed = std::sync::atomic::AtomicBool::new(false);
     std::thread::scope(|scope| {
         scope.spawn(|| monitor(&in_flight, &running, opts));
         for slot in 0..threads {
-            let (next, totals, bar, in_flight, running) =
-                (&next, &totals, &bar, &in_flight, &running);
+            let (next, totals, bar, in_flight, running, failed) =
+                (&next, &totals, &bar, &in_flight, &running, &failed);
             scope.spawn(move || {
                 loop {
                     let seed = next.fetch_add(1, Ordering::Relaxed);
-                    if seed >= seeds.end {
+                    if seed >= seeds.end || (opts.stop_at_first && failed.load(Ordering::Relaxed)) {
                         break;
                     }
                     lock(in_flight)[slot] = Some((seed, Instant::now()));
@@ -87,6 +88,9 @@ pub fn run_seeds(
                     let deterministic =
                         !check_determinism || run_seed(seed, opts).trace_hash == r.trace_hash;
                     lock(in_flight)[slot] = None;
+                    if r.verdict != Verdict::Held || !deterministic {
+                        failed.store(true, Ordering::Relaxed);
+                    }
                     lock(totals).add(r, deterministic);
                     if let Some(b) = bar {
                         b.inc(1);
@@ -130,7 +134,7 @@ fn progress_bar(total: u64) -> Option<indicatif::ProgressBar> {
 /// Either ends the run at once with exit code 4, naming the seeds then running (a core that
 /// loops inside a step cannot be stopped any other way).
 fn monitor(in_flight: &Mutex<Vec<Option<(u64, Instant)>>>, running: &AtomicU64, opts: &Options) {
-    let grace = opts.seed_budget + std::time::Duration::from_secs(30);
+    let grace = opts.seed_budget + opts.step_grace;
     while running.load(Ordering::Relaxed) > 0 {
         std::thread::sleep(std::time::Duration::from_millis(250));
         let flying: Vec<(u64, Instant)> = lock(in_flight).iter().flatten().copied().collect();

@@ -39,7 +39,13 @@ fn the_simulator_judges_a_mutant() {
     for (mode, seeds) in plan {
         let mut opts = Options::default();
         opts.overrides.faults = Some(mode);
-        opts.seed_budget = std::time::Duration::from_secs(20);
+        // A mutant that loops is caught in seconds, not at cargo-mutants' timeout: a seed
+        // takes milliseconds unmutated (the slowest of the plan well under one second in
+        // release), so ten seconds a seed, or ten more inside one step, is a loop. One
+        // failing seed is the verdict: the rest of the range is not run.
+        opts.seed_budget = std::time::Duration::from_secs(10);
+        opts.step_grace = std::time::Duration::from_secs(10);
+        opts.stop_at_first = true;
         let t = report::run_seeds(seeds.clone(), 2, &opts, false);
         let failed: Vec<String> = t
             .failures
