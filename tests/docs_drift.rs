@@ -101,15 +101,21 @@ fn core_names() -> Vec<(&'static str, String)> {
 }
 
 /// The invariants the simulator's checker can report (`"S1"`, `"B1"`, ...), read from its
-/// source: each is a quoted capital and a digit.
+/// source (`sim/src/check.rs` and its modules): each is a quoted capital and a digit.
 fn checker_invariants() -> BTreeSet<String> {
-    let src = std::fs::read_to_string("sim/src/check.rs").expect("the checker's source");
-    let bytes = src.as_bytes();
+    let mut files = vec![std::path::PathBuf::from("sim/src/check.rs")];
+    let modules = std::fs::read_dir("sim/src/check").expect("the checker's modules");
+    files.extend(modules.map(|e| e.expect("a module").path()));
     let mut found = BTreeSet::new();
-    for i in 0..bytes.len().saturating_sub(3) {
-        let w = &bytes[i..i + 4];
-        if w[0] == b'"' && w[1].is_ascii_uppercase() && w[2].is_ascii_digit() && w[3] == b'"' {
-            found.insert(src[i + 1..i + 3].to_string());
+    for file in files {
+        let src = std::fs::read_to_string(&file).expect("the checker's source");
+        let bytes = src.as_bytes();
+        for i in 0..bytes.len().saturating_sub(3) {
+            let w = &bytes[i..i + 4];
+            if w[0] == b'"' && w[1].is_ascii_uppercase() && w[2].is_ascii_digit() && w[3] == b'"'
+            {
+                found.insert(src[i + 1..i + 3].to_string());
+            }
         }
     }
     found

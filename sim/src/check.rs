@@ -22,9 +22,10 @@ use duetime::{
     MissAction, MissCause, MissedRule, Outcome, ProcessId, Record, RunId,
 };
 
-use crate::oracle::{Due, Spec};
+use crate::oracle::Spec;
 
 mod journal_time;
+mod line;
 mod views;
 
 /// A broken promise, with the entries that show it.
@@ -101,6 +102,10 @@ pub struct JobFacts {
     /// Absent in regressions saved before it was a fact: V1 then holds no status.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stall_after: Option<i64>,
+    /// The job's overlap policy in force (M1: what its rule may owe). Absent in regressions
+    /// saved before it was a fact: M1 then bounds nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overlap: Option<duetime::Overlap>,
 }
 
 /// The moments the liveness checks are judged at.
@@ -165,6 +170,8 @@ struct Track {
     last_failed: Option<(RunId, duetime::Covers)>,
     /// What the job's view must say (V1).
     seen: views::Seen,
+    /// What it owes, by the journal (N1, M1).
+    line: line::Line,
 }
 
 /// One schedule of a job's life, from its `defined` line: the schedule's text (the oracle's
@@ -244,6 +251,7 @@ impl Track {
             last_failed: None,
             silence: crate::silence::Silence::of(f.and_then(|f| f.expect_success_within)),
             seen: views::Seen::default(),
+            line: line::Line::default(),
         }
     }
 
@@ -493,6 +501,8 @@ pub struct Checker {
     view_steps: u64,
     /// J1's clock.
     journal_time: journal_time::JournalTime,
+    /// Tracks whose line has a failure this step may still retry (N1: see `step_done`).
+    line_dirty: Vec<usize>,
 }
 
 /// How often V1 compares the views with the journal: every so many steps (a view of every
@@ -538,6 +548,7 @@ impl Checker {
             drained: Vec::new(),
             view_steps: 0,
             journal_time: Default::default(),
+            line_dirty: Vec::new(),
         }
     }
 
@@ -672,8 +683,12 @@ impl Checker {
         }
     }
 
-    /// The end of a step: every result `delivered` for it has settled or parked its run.
+    /// The end of a step: every result `delivered` for it has settled or parked its run;
+    /// a failure no `retry at` followed has no retry waiting (N1).
     pub fn step_done(&mut self) {
+        for idx in std::mem::take(&mut self.line_dirty) {
+            self.tracks[idx].line.step_done();
+        }
         for (run, parks) in std::mem::take(&mut self.to_settle) {
             let settled = self.settled.contains(run) || self.lost.contains(run);
             let parked = parks && self.parked.contains_key(&run);
@@ -1048,6 +1063,11 @@ impl Checker {
                     from: from.as_millis(),
                     backfills: Vec::new(),
                 });
+                let spec = self
+                    .facts
+                    .get(&t.name)
+                    .and_then(|f| f.specs.get(&t.epochs.last().expect("pushed").text));
+                t.line.define(from.as_millis(), spec.cloned());
                 if let Some(s) = t.silence.as_mut() {
                     s.defined(at);
                 }
@@ -1177,6 +1197,7 @@ impl Checker {
                 let t = &mut self.tracks[idx];
                 t.paused = true;
                 t.pause_owed = false;
+                t.line.paused();
                 if let duetime::PausedBy::System { reason } = by {
                     self.probe("paused by the system");
                     if matches!(reason, duetime::SystemPause::FailureStreak { .. }) {
@@ -1203,6 +1224,7 @@ impl Checker {
                     self.probe("waited then started");
                 }
                 self.retry_covers(idx, rec, *run, covers.as_ref(), *trigger);
+                self.line_start(idx, rec, *run, covers.as_ref(), *trigger);
                 let o = self.open.entry(*run).or_default();
                 o.fence = Some(*fence);
                 o.covers = *covers;
@@ -1212,10 +1234,20 @@ impl Checker {
             }
             History::Settled { run, outcome, .. } => {
                 self.holders.retain(|(r, _, _)| r != run);
+                if !matches!(outcome, Outcome::Ok | Outcome::Skipped) {
+                    // A `retry at` line may follow in this step (N1).
+                    self.tracks[idx].line.ended(*run, None);
+                    self.line_dirty.push(idx);
+                }
                 self.settled(idx, rec, *run, outcome)
             }
+            History::RetryAt { run, .. } => self.tracks[idx].line.ended(*run, Some(true)),
             History::Lost { run } => {
                 let run = *run;
+                // A job safe to repeat runs the cover again, unless paused (N1).
+                let t = &mut self.tracks[idx];
+                let again = t.safe_to_repeat && !t.paused;
+                t.line.ended(run, Some(again));
                 self.holders.retain(|(r, _, _)| *r != run);
                 self.lanes.close(run);
                 if self.unpark(run).is_some() {
@@ -1325,6 +1357,7 @@ impl Checker {
             if let Some(e) = t.epochs.last_mut() {
                 e.backfills.push(range);
                 t.backfilled = true;
+                t.line.backfill(from, to);
             }
             self.violation("B1", &rec.job, format!("backfill {detail}"));
             return;
@@ -1354,6 +1387,7 @@ impl Checker {
             .backfills
             .push(range);
         t.backfilled = true;
+        t.line.backfill(from, to);
         if earlier {
             self.probe("backfill over an earlier schedule's runs");
         }
@@ -1762,6 +1796,7 @@ impl Checker {
             }
         }
         self.tracks[idx].entries.push((from, to, e.count, e.kind));
+        self.tracks[idx].line.account(from, to);
     }
 
     /// The judgements that need the whole run: S1 against the oracle, L1-L3 at the
@@ -1819,13 +1854,13 @@ impl Checker {
                 );
             }
         }
-        let tracks = std::mem::take(&mut self.tracks);
+        let mut tracks = std::mem::take(&mut self.tracks);
         let facts = std::mem::take(&mut self.facts);
         for i in order {
             let Some(f) = facts.get(&tracks[i].name) else {
                 continue;
             };
-            let t = &tracks[i];
+            let t = &mut tracks[i];
             let starts = {
                 let lo = open.partition_point(|s| s.track < i);
                 let hi = open.partition_point(|s| s.track <= i);
@@ -1858,11 +1893,20 @@ impl Checker {
         }
     }
 
-    fn judge(&mut self, t: &Track, f: &JobFacts, open: &[Start], latest: i64, horizon: Horizon) {
-        let name = &t.name;
+    fn judge(
+        &mut self,
+        t: &mut Track,
+        f: &JobFacts,
+        open: &[Start],
+        latest: i64,
+        horizon: Horizon,
+    ) {
         self.judge_silence(t, horizon);
-        // The oracle's due times for every epoch of the job's life.
-        let mut due: Vec<Due> = Vec::new();
+        let name = &t.name.clone();
+        // The oracle's due times for every epoch of the job's life (each schedule walked
+        // once: the line has walked them as far as the run needed).
+        let mut at: Vec<i64> = Vec::new();
+        let mut shaped: Vec<(i64, bool)> = Vec::new();
         // Owed due times carry no record of when they were found, so an entry may name a
         // due time later than any record: the oracle looks as far as the entries do.
         let furthest = t
@@ -1888,7 +1932,9 @@ impl Checker {
                 ));
                 continue;
             };
-            due.extend(spec.due_in(e.from, until));
+            let (due, dst) = t.line.due_through(i, until);
+            at.extend_from_slice(due);
+            shaped.extend_from_slice(dst);
             for b in &e.backfills {
                 let bf = Backfilled::new(*b, spec);
                 if bf.at.first() != Some(&b.from)
@@ -1912,16 +1958,13 @@ impl Checker {
         for detail in backfill_errors {
             self.violation("B1", name, detail);
         }
-        due.sort_by_key(|d| d.at);
-        due.dedup_by_key(|d| d.at);
-        let (mut gaps, mut folds) = (0, 0);
-        for d in &due {
-            gaps += u64::from(d.gap);
-            folds += u64::from(d.fold);
-        }
+        at.sort_unstable();
+        at.dedup();
+        shaped.sort_unstable();
+        shaped.dedup_by_key(|d| d.0);
+        let gaps = shaped.iter().filter(|d| d.1).count() as u64;
         self.probe_n("DST gap due time", gaps);
-        self.probe_n("DST fold due time", folds);
-        let at: Vec<i64> = due.iter().map(|d| d.at).collect();
+        self.probe_n("DST fold due time", shaped.len() as u64 - gaps);
         let required = f.missed == MissedRule::Required;
         // Accounted due-time ranges, disjoint, ascending by `from`: entries mostly come in
         // due-time order and are pushed.

@@ -275,6 +275,7 @@ pub fn check_journal(w: &World, end: i64) -> Vec<String> {
                 requires_confirmation: j.def.requires_confirmation,
                 expect_success_within: j.def.expect_success_within.map(|d| d.as_millis() as i64),
                 stall_after: Some(j.def.stall_after.as_millis() as i64),
+                overlap: Some(j.def.overlap_policy()),
             };
             (j.def.name.clone(), f)
         })

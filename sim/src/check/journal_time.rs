@@ -18,7 +18,7 @@ use super::Checker;
 pub(super) struct JournalTime {
     /// `clock_jump` in ms (`None`: J1 is not held, as for a journal checked without the
     /// effects that tell the releases).
-    jump: Option<i64>,
+    pub(super) jump: Option<i64>,
     latest: Option<i64>,
     /// The step being fed is a person's command (its records set no mark).
     person: bool,

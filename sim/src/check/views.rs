@@ -272,6 +272,11 @@ impl Checker {
                 continue;
             };
             let removed = t.removed_at.is_some();
+            if !removed && !t.paused && v.paused.is_none() {
+                let reach = self.journal_time.jump.zip(state.clock());
+                let reach = reach.map(|(jump, clock)| clock.as_millis().saturating_add(jump));
+                self.line_view(idx, &v, reach);
+            }
             let mut wrong = self.view_wrong(idx, &v, now.as_millis());
             if removed {
                 wrong.insert(0, "job() shows a job the journal removed".to_string());

@@ -1,0 +1,651 @@
+//! N1, the line: nothing is stepped past unrecorded. The journal never says which due
+//! times a job owes (owing writes no line), but it says everything else a due time can
+//! be: accounted by a ledger entry, or held by a run (open, parked, or waiting for its
+//! retry or repeat). So every due time before the job's next due time is one of those or
+//! owed, and the checker can count what is owed without the core:
+//!
+//! - at every view (`Checker::views`), the owed due times by the journal are exactly as
+//!   many as `job().owed` says, and a job whose missed rule owes nothing late (`skip`,
+//!   `catch_up_once`: M1) owes no more than its rule allows;
+//! - a start on schedule comes only when nothing is owed, held or unaccounted before its
+//!   due time (the core starts on time only a job that is not busy);
+//! - a catch-up starts with the oldest due time owed (its line is first in, first out),
+//!   covers due times of its schedule exactly, and at most a batch of them;
+//! - a job runs one run at a time: nothing starts while the job holds another.
+//!
+//! Kept per job (per registration), beside the epochs of `Track`: each schedule's due
+//! times as far as they were needed (from the oracle), the ranges the schedule's entries
+//! accounted, each backfill's own due times and entries, and the covers runs hold.
+
+use duetime::RunId;
+
+use super::ts;
+use crate::oracle::Spec;
+
+/// How one run holds its cover until an entry accounts it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Hold {
+    /// Started, not settled (or parked awaiting approval).
+    Open,
+    /// Settled failed in this step: a `retry at` line may follow; at the step's end,
+    /// without one, the missed rule has taken its due times (owed, or skipped by an entry).
+    Ended,
+    /// Settled failed with a `retry at`, or lost while the job is safe to repeat and not
+    /// paused: the same cover starts again.
+    Awaiting,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Held {
+    run: RunId,
+    from: i64,
+    to: i64,
+    hold: Hold,
+}
+
+/// One schedule's due times in `(from, end]` (`end`: the next schedule's `from`, or open
+/// while it is the job's current one), computed through `until`; `at[..done]` are known
+/// accounted. `judge` reads them at the end, so the oracle walks each schedule once.
+struct Computed {
+    /// The oracle of the schedule (`None`: one the world never gave, which S1 reports).
+    spec: Option<Spec>,
+    from: i64,
+    end: Option<i64>,
+    until: i64,
+    at: Vec<i64>,
+    done: usize,
+    /// The due times a daylight-saving rule shaped: `(at, gap)` (else a fold), for probes.
+    shaped: Vec<(i64, bool)>,
+}
+
+/// A backfill's due times (of the schedule of `epoch`, computed when first needed), the
+/// ranges its own entries accounted, and how many of its first due times those account.
+struct Backfilled {
+    epoch: usize,
+    from: i64,
+    to: i64,
+    at: Option<Vec<i64>>,
+    accounted: Vec<(i64, i64)>,
+    done: usize,
+}
+
+/// What the line knows of one job.
+#[derive(Default)]
+pub(super) struct Line {
+    /// One per epoch of the track, in the same order.
+    epochs: Vec<Computed>,
+    /// The ranges the schedules' entries (not a backfill's) accounted: disjoint, ascending.
+    accounted: Vec<(i64, i64)>,
+    backfills: Vec<Backfilled>,
+    held: Vec<Held>,
+    /// The journal left the line unknowable (a schedule defined from an instant before the
+    /// one before it: a clock released behind between two definitions): N1 holds nothing.
+    unknown: bool,
+}
+
+/// What a start must find in the line.
+pub(super) enum StartKind {
+    /// On schedule: nothing owed, held or unaccounted before its due time.
+    OnTime,
+    /// A catch-up or a buffered overlap: the oldest owed, at most `batch` due times.
+    Owed { batch: u64 },
+    /// A retry or a repeat: the cover its run held.
+    Again,
+    /// A manual run: only one run at a time.
+    Manual,
+}
+
+/// Whether `d` lies in one of the disjoint ascending `ranges`.
+fn within(ranges: &[(i64, i64)], d: i64) -> bool {
+    let i = ranges.partition_point(|&(_, to)| to < d);
+    ranges.get(i).is_some_and(|&(from, _)| from <= d)
+}
+
+/// Adds `(from, to)` to disjoint ascending `ranges` (an overlap is S1's to report: the
+/// range is kept all the same).
+fn add_range(ranges: &mut Vec<(i64, i64)>, from: i64, to: i64) {
+    let pos = ranges.partition_point(|&(a, _)| a <= from);
+    ranges.insert(pos, (from, to));
+}
+
+/// A run of owed due times that follow one another in one schedule (or one backfill).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Segment {
+    first: i64,
+    last: i64,
+    n: u64,
+}
+
+/// The owed runs among the due times `at[lo..hi]`: those outside every entry's range in
+/// `accounted` and every cover a run holds. By intervals, not one due time at a time: a
+/// `required` job may owe thousands.
+fn gaps(at: &[i64], lo: usize, hi: usize, accounted: &[(i64, i64)], held: &[Held]) -> Vec<Segment> {
+    if lo >= hi {
+        return Vec::new();
+    }
+    let (a, b) = (at[lo], at[hi - 1]);
+    let first = accounted.partition_point(|&(_, to)| to < a);
+    let mut blocks: Vec<(i64, i64)> = accounted[first..]
+        .iter()
+        .take_while(|&&(from, _)| from <= b)
+        .copied()
+        .collect();
+    blocks.extend(
+        held.iter()
+            .filter(|h| h.hold != Hold::Ended && h.to >= a && h.from <= b)
+            .map(|h| (h.from, h.to)),
+    );
+    blocks.sort_unstable();
+    let mut out = Vec::new();
+    let mut pos = lo;
+    let mut push = |from: usize, to: usize| {
+        if from < to {
+            out.push(Segment {
+                first: at[from],
+                last: at[to - 1],
+                n: (to - from) as u64,
+            });
+        }
+    };
+    for (from, to) in blocks {
+        let start = lo + at[lo..hi].partition_point(|&d| d < from);
+        push(pos, start.max(pos));
+        pos = pos.max(lo + at[lo..hi].partition_point(|&d| d <= to));
+    }
+    push(pos, hi);
+    out
+}
+
+/// How many of the ascending `at` lie in `[from, to]`.
+fn count_in(at: &[i64], from: i64, to: i64) -> u64 {
+    (at.partition_point(|&d| d <= to) - at.partition_point(|&d| d < from)) as u64
+}
+
+impl Computed {
+    /// Due times through `bound` (inclusive; within the schedule's range) are computed;
+    /// `None` when the oracle does not know the schedule.
+    fn extend(&mut self, bound: i64) -> Option<()> {
+        let spec = self.spec.as_ref()?;
+        let bound = self.end.map_or(bound, |e| e.min(bound));
+        if bound > self.until {
+            for d in spec.due_in(self.until, bound) {
+                self.at.push(d.at);
+                if d.gap || d.fold {
+                    self.shaped.push((d.at, d.gap));
+                }
+            }
+            self.until = bound;
+        }
+        Some(())
+    }
+
+    /// Moves `done` past the due times accounted by `accounted`.
+    fn settle(&mut self, accounted: &[(i64, i64)]) {
+        while self
+            .at
+            .get(self.done)
+            .is_some_and(|&d| within(accounted, d))
+        {
+            self.done += 1;
+        }
+    }
+
+    /// The index past the last due time through `bound`.
+    fn end_index(&self, bound: i64) -> usize {
+        let bound = self.end.map_or(bound, |e| e.min(bound));
+        self.at.partition_point(|&d| d <= bound)
+    }
+}
+
+impl Backfilled {
+    /// Its due times, from the oracle of its schedule (`spec`) the first time.
+    fn due(&mut self, spec: Option<&Spec>) -> Option<&[i64]> {
+        if self.at.is_none() {
+            let at = spec?.due_in(self.from.saturating_sub(1), self.to);
+            self.at = Some(at.into_iter().map(|d| d.at).collect());
+        }
+        self.at.as_deref()
+    }
+
+    /// How many of its due times before `before` none of its entries accounted and no run
+    /// holds.
+    fn open_before(&mut self, spec: Option<&Spec>, before: i64, held: &[Held]) -> u64 {
+        if self.due(spec).is_none() {
+            return 0;
+        }
+        let at = self.at.as_deref().unwrap_or_default();
+        while at
+            .get(self.done)
+            .is_some_and(|&d| within(&self.accounted, d))
+        {
+            self.done += 1;
+        }
+        let hi = at.partition_point(|&d| d < before);
+        gaps(at, self.done, hi, &self.accounted, held)
+            .iter()
+            .map(|s| s.n)
+            .sum()
+    }
+}
+
+impl Line {
+    /// A new schedule (`spec`, its oracle) from its `defined` line's instant: the one
+    /// before it ends there.
+    pub(super) fn define(&mut self, from: i64, spec: Option<Spec>) {
+        if let Some(last) = self.epochs.last_mut() {
+            if from < last.from {
+                self.unknown = true;
+            }
+            last.end = Some(from);
+            last.at.retain(|&d| d <= from);
+            last.shaped.retain(|&(d, _)| d <= from);
+            last.done = last.done.min(last.at.len());
+        }
+        self.epochs.push(Computed {
+            spec,
+            from,
+            end: None,
+            until: from,
+            at: Vec::new(),
+            done: 0,
+            shaped: Vec::new(),
+        });
+    }
+
+    /// An accepted backfill of the current schedule (its due times are computed when first
+    /// needed).
+    pub(super) fn backfill(&mut self, from: i64, to: i64) {
+        self.backfills.push(Backfilled {
+            epoch: self.epochs.len().saturating_sub(1),
+            from,
+            to,
+            at: None,
+            accounted: Vec::new(),
+            done: 0,
+        });
+    }
+
+    /// A ledger entry: a backfill's when it touches one (the latest accepted), as `judge`
+    /// attributes it; it ends the hold of every run whose cover it accounts.
+    pub(super) fn account(&mut self, from: i64, to: i64) {
+        let backfill = self
+            .backfills
+            .iter_mut()
+            .rev()
+            .find(|b| b.from <= to && from <= b.to);
+        match backfill {
+            Some(b) => add_range(&mut b.accounted, from, to),
+            None => add_range(&mut self.accounted, from, to),
+        }
+        self.held.retain(|h| !(from <= h.from && h.to <= to));
+    }
+
+    /// A run started: its cover is held from now on (a retry's or a repeat's replaces the
+    /// one its run held).
+    pub(super) fn start(&mut self, run: RunId, cover: Option<(i64, i64)>) {
+        let Some((from, to)) = cover else { return };
+        self.held.retain(|h| h.to < from || to < h.from);
+        self.held.push(Held {
+            run,
+            from,
+            to,
+            hold: Hold::Open,
+        });
+    }
+
+    /// The run ended without an entry for its cover yet: a retry or repeat will start it
+    /// again (`Some(true)`), the missed rule takes its due times (`Some(false)`: they are
+    /// owed, or skipped by an entry), or a `retry at` line may still say (`None`: see
+    /// `step_done`).
+    pub(super) fn ended(&mut self, run: RunId, again: Option<bool>) {
+        let hold = match again {
+            Some(true) => Hold::Awaiting,
+            None => Hold::Ended,
+            Some(false) => {
+                self.held.retain(|h| h.run != run);
+                return;
+            }
+        };
+        for h in self.held.iter_mut().filter(|h| h.run == run) {
+            h.hold = hold;
+        }
+    }
+
+    /// Epoch `i`'s due times through `until` (within its range), and those among them a
+    /// daylight-saving rule shaped: what `judge` holds the entries to at the end.
+    pub(super) fn due_through(&mut self, i: usize, until: i64) -> (&[i64], &[(i64, bool)]) {
+        let e = &mut self.epochs[i];
+        e.extend(until);
+        let hi = e.end_index(until);
+        let shaped = e.shaped.partition_point(|&(d, _)| d <= until);
+        (&e.at[..hi], &e.shaped[..shaped])
+    }
+
+    /// The end of a step: a failure no `retry at` followed has no retry waiting.
+    pub(super) fn step_done(&mut self) {
+        self.held.retain(|h| h.hold != Hold::Ended);
+    }
+
+    /// The job was paused: a waiting retry or repeat is handed to the missed rule.
+    pub(super) fn paused(&mut self) {
+        self.held.retain(|h| h.hold != Hold::Awaiting);
+    }
+
+    /// Every due time before `before` that no entry accounts and no run holds: each
+    /// schedule's (through its end, the current one's through `before - 1`), then each
+    /// backfill's. `specs` gives each epoch's oracle. `None` when an epoch's schedule is
+    /// unknown to the oracle (S1 tells that).
+    fn owed_before(&mut self, before: i64) -> Option<Owed> {
+        let mut owed = Owed::default();
+        let bound = before.saturating_sub(1);
+        for e in &mut self.epochs {
+            e.extend(bound)?;
+            e.settle(&self.accounted);
+            let hi = e.end_index(bound);
+            owed.schedule
+                .extend(gaps(&e.at, e.done, hi, &self.accounted, &self.held));
+        }
+        for b in &mut self.backfills {
+            let spec = self.epochs.get(b.epoch).and_then(|e| e.spec.as_ref());
+            let n = b.open_before(spec, before, &self.held);
+            if n > 0 {
+                owed.backfill.push((b.from, b.to, n));
+            }
+        }
+        Some(owed)
+    }
+
+    /// N1 at a view: the due times owed before `next_due` against the view's `owed`.
+    /// `reach` is as far as the job's frontier can be (the store's clock and a
+    /// `clock_jump`): no due time after it is owed yet, so the oracle need not walk on to a
+    /// next due time months ahead (a schedule of Feb 29), unless the counts disagree.
+    /// `Ok` with what its schedules owe (for M1), `Err` with what is wrong; `None` when the
+    /// line cannot tell (no next due time, a schedule the oracle does not know).
+    pub(super) fn view_owed(
+        &mut self,
+        next_due: Option<i64>,
+        owed_by_view: u64,
+        reach: Option<i64>,
+    ) -> Option<Result<Vec<Segment>, String>> {
+        if self.unknown || self.epochs.is_empty() {
+            return None;
+        }
+        let before = next_due?;
+        let near = reach.map_or(before, |r| before.min(r.saturating_add(1)));
+        let mut owed = self.owed_before(near)?;
+        if owed.count() != owed_by_view && near < before {
+            owed = self.owed_before(before)?;
+        }
+        let n = owed.count();
+        if n == owed_by_view {
+            return Some(Ok(owed.schedule));
+        }
+        Some(Err(format!(
+            "owes {owed_by_view} due time(s) by the view, {n} by the journal before its next due {} ({})",
+            ts(before),
+            owed.describe()
+        )))
+    }
+
+    /// What is wrong with a start of `kind` covering `cover`, judged before the start
+    /// takes its place in the line.
+    pub(super) fn start_wrong(
+        &mut self,
+        kind: StartKind,
+        run: RunId,
+        cover: Option<(i64, i64, u64)>,
+    ) -> Option<String> {
+        if self.unknown || self.epochs.is_empty() {
+            return None;
+        }
+        let again = matches!(kind, StartKind::Again);
+        let busy = self
+            .held
+            .iter()
+            .filter(|h| h.run != run && h.hold != Hold::Ended)
+            .find(|h| !again || h.hold == Hold::Open);
+        if let Some(h) = busy {
+            return Some(format!(
+                "{run} started while {} still held {}..{} ({:?})",
+                h.run,
+                ts(h.from),
+                ts(h.to),
+                h.hold
+            ));
+        }
+        let (from, to, count) = cover?;
+        match kind {
+            StartKind::OnTime => {
+                let owed = self.owed_before(from)?;
+                (owed.count() > 0).then(|| {
+                    format!(
+                        "{run} started on schedule at its due time {} while it owed {}",
+                        ts(from),
+                        owed.describe()
+                    )
+                })
+            }
+            StartKind::Owed { batch } => self.catch_up_wrong(run, (from, to, count), batch),
+            StartKind::Again => {
+                let waits = self
+                    .held
+                    .iter()
+                    .any(|h| h.hold == Hold::Awaiting && h.from == from && h.to == to);
+                (!waits).then(|| {
+                    format!(
+                        "{run} started {}..{} again, but no run that failed or was lost waits to start that again",
+                        ts(from),
+                        ts(to)
+                    )
+                })
+            }
+            StartKind::Manual => None,
+        }
+    }
+
+    /// A catch-up of `cover`: the oldest owed due times of its schedules (or of the
+    /// backfill it lies in), exactly its count of them, at most `batch`.
+    fn catch_up_wrong(
+        &mut self,
+        run: RunId,
+        (from, to, count): (i64, i64, u64),
+        batch: u64,
+    ) -> Option<String> {
+        if count > batch {
+            return Some(format!(
+                "{run} catches up {count} due times at once, more than a batch of {batch}"
+            ));
+        }
+        let inside = self
+            .backfills
+            .iter()
+            .rposition(|b| b.from <= from && to <= b.to);
+        let owed = self.owed_before(from)?;
+        let (older, real) = match inside {
+            Some(i) => {
+                let b = &mut self.backfills[i];
+                let spec = self.epochs.get(b.epoch).and_then(|e| e.spec.as_ref());
+                let older = b.open_before(spec, from, &[]);
+                let real = count_in(b.due(spec)?, from, to);
+                (older, real)
+            }
+            None => {
+                let older = owed.schedule.iter().map(|s| s.n).sum();
+                self.owed_before(to.saturating_add(1))?;
+                let real = self.epochs.iter().map(|e| count_in(&e.at, from, to)).sum();
+                (older, real)
+            }
+        };
+        if older > 0 {
+            return Some(format!(
+                "{run} caught up {}..{} while {older} older due time(s) were owed ({})",
+                ts(from),
+                ts(to),
+                owed.describe()
+            ));
+        }
+        (real != count).then(|| {
+            format!(
+                "{run} caught up {}..{} as {count} due time(s), but its schedule has {real} there",
+                ts(from),
+                ts(to)
+            )
+        })
+    }
+}
+
+/// The due times a line owes: its schedules' runs (ascending within each schedule) and
+/// each backfill's count.
+#[derive(Default)]
+pub(super) struct Owed {
+    pub(super) schedule: Vec<Segment>,
+    backfill: Vec<(i64, i64, u64)>,
+}
+
+impl Owed {
+    fn count(&self) -> u64 {
+        self.schedule.iter().map(|s| s.n).sum::<u64>()
+            + self.backfill.iter().map(|b| b.2).sum::<u64>()
+    }
+
+    fn describe(&self) -> String {
+        let mut parts: Vec<String> = self
+            .schedule
+            .iter()
+            .take(3)
+            .map(|s| match s.n {
+                1 => ts(s.first).to_string(),
+                n => format!("{n} from {} to {}", ts(s.first), ts(s.last)),
+            })
+            .collect();
+        if self.schedule.len() > 3 {
+            parts.push(format!("and {} more runs", self.schedule.len() - 3));
+        }
+        for (from, to, n) in &self.backfill {
+            parts.push(format!("{n} of the backfill {}..{}", ts(*from), ts(*to)));
+        }
+        if parts.is_empty() {
+            return "nothing".to_string();
+        }
+        parts.join(", ")
+    }
+}
+
+/// The most due times one catch-up covers (DESIGN.md: `required` owes "in bounded batches").
+const BATCH: u64 = 1000;
+
+impl super::Checker {
+    /// N1 at a start: see the module's doc. Then the start holds its cover.
+    pub(super) fn line_start(
+        &mut self,
+        idx: usize,
+        rec: &duetime::Record,
+        run: RunId,
+        covers: Option<&duetime::Covers>,
+        trigger: duetime::Trigger,
+    ) {
+        use duetime::Trigger as T;
+        let kind = match trigger {
+            T::Schedule => StartKind::OnTime,
+            T::CatchUp => StartKind::Owed { batch: BATCH },
+            T::Buffered => StartKind::Owed { batch: 1 },
+            T::Retry | T::Repeat => StartKind::Again,
+            T::Manual => StartKind::Manual,
+        };
+        let cover = covers.map(|c| (c.from.as_millis(), c.to.as_millis(), c.count));
+        let wrong = self.tracks[idx].line.start_wrong(kind, run, cover);
+        self.tracks[idx]
+            .line
+            .start(run, cover.map(|(from, to, _)| (from, to)));
+        match wrong {
+            Some(detail) => self.violation("N1", &rec.job, detail),
+            None if cover.is_some() => self.probe("start held to the line"),
+            None => {}
+        }
+    }
+
+    /// N1 and M1 at a view of track `idx` (neither paused nor removed by the journal);
+    /// `reach`: see `Line::view_owed`.
+    pub(super) fn line_view(&mut self, idx: usize, v: &duetime::JobView, reach: Option<i64>) {
+        let next_due = v.next_due.map(|d| d.as_millis());
+        let bound = self.rule_bound(idx);
+        let line = &mut self.tracks[idx].line;
+        let owed = match line.view_owed(next_due, v.owed, reach) {
+            None => return,
+            Some(Err(detail)) => {
+                let name = self.tracks[idx].name.clone();
+                self.violation("N1", &name, detail);
+                return;
+            }
+            Some(Ok(owed)) => owed,
+        };
+        self.probe("views' owed count held to the line");
+        match bound.and_then(|b| b.wrong(&owed)) {
+            Some(detail) => {
+                let name = self.tracks[idx].name.clone();
+                self.violation("M1", &name, detail);
+            }
+            None if bound.is_some() => self.probe("owed held to the missed rule"),
+            None => {}
+        }
+    }
+
+    /// What the job's missed rule lets its schedules owe, when nothing else can owe (no
+    /// concurrency key, no process cap, an overlap policy that owes at most one).
+    fn rule_bound(&self, idx: usize) -> Option<RuleBound> {
+        let f = self.facts.get(&self.tracks[idx].name)?;
+        let overlap = f.overlap?;
+        if f.concurrency_key.is_some() || self.lanes.cap.is_some() {
+            return None;
+        }
+        let buffers = match overlap {
+            duetime::Overlap::Skip => false,
+            duetime::Overlap::BufferOne => true,
+            duetime::Overlap::BufferAll => return None,
+        };
+        match f.missed {
+            duetime::MissedRule::Skip => Some(RuleBound::Skip { buffers }),
+            duetime::MissedRule::CatchUpOnce => Some(RuleBound::CatchUpOnce),
+            duetime::MissedRule::Required => None,
+        }
+    }
+}
+
+/// M1: what a missed rule lets a job's schedules owe at any moment.
+#[derive(Clone, Copy)]
+enum RuleBound {
+    /// `skip` owes nothing it found late: one buffered overlap at most (`buffer_one`).
+    Skip { buffers: bool },
+    /// `catch_up_once` owes one catch-up at a time, and a buffered overlap replaces it
+    /// (`buffer_one`): one run of due times in a row at most (a retry a pause handed to the
+    /// rule may be several).
+    CatchUpOnce,
+}
+
+impl RuleBound {
+    fn wrong(&self, owed: &[Segment]) -> Option<String> {
+        let n: u64 = owed.iter().map(|s| s.n).sum();
+        let broken = match self {
+            RuleBound::Skip { buffers } => n > u64::from(*buffers),
+            RuleBound::CatchUpOnce => owed.len() > 1,
+        };
+        broken.then(|| {
+            let listed: Vec<String> = owed
+                .iter()
+                .take(3)
+                .map(|s| format!("{} from {}", s.n, ts(s.first)))
+                .collect();
+            match self {
+                RuleBound::Skip { .. } => format!(
+                    "a `skip` job owes {n} due time(s) of its schedule ({})",
+                    listed.join(", ")
+                ),
+                RuleBound::CatchUpOnce => format!(
+                    "a `catch_up_once` job owes {} catch-ups at once ({})",
+                    owed.len(),
+                    listed.join("; ")
+                ),
+            }
+        })
+    }
+}
