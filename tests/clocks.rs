@@ -578,3 +578,44 @@ fn a_persons_command_from_a_clock_far_behind_acts_on_the_stores_time() {
     );
     insta::assert_snapshot!(s.trace());
 }
+
+#[test]
+fn a_held_clock_come_back_within_clock_jump_is_no_release_and_lengthens_no_lease() {
+    let mut s = Story::new();
+    s.show_history = true;
+    let mut def = job("sync", every("1h"));
+    def.timeout = "30m".parse().unwrap();
+    s.define("08:59", def);
+    s.start("08:59:30", 1);
+    s.start("08:59:31", 2);
+    s.tick("08:59:59", 1);
+    s.wall_set(2, "90s", true);
+    s.note("p2's clock reads 90 s behind p1's, which vouches for the store's time: p2 is held");
+    s.tick("08:58:35", 2);
+    assert!(
+        s.trace().contains("START sync r1"),
+        "held, p2 claims 09:00 on the store's time:\n{}",
+        s.trace()
+    );
+    s.note("the answer to that start is lost: p2 never learns of r1 and does not renew it");
+    let silent_tick = |s: &mut Story, wall: &str| {
+        let now = s.now_of(ProcessId(2), wall);
+        let event = Event::Tick {
+            process: ProcessId(2),
+            held: vec![],
+        };
+        s.send_now(now, wall, "p2 ticks, not knowing r1", event);
+    };
+    s.tick("09:00:35", 1);
+    s.wall_set(2, "2m", false);
+    s.note("p2's clock is set right and a little fast: 35 s ahead, within clock_jump");
+    silent_tick(&mut s, "09:01:15");
+    let trace = s.trace();
+    assert!(
+        trace.contains("r1 lost"),
+        "r1's lease ran to 09:01:05 (its start and a lease): a clock coming back from a \
+         hold is no release, so nothing moves the lease on and p2's tick at 09:01:15 finds \
+         it lapsed:\n{trace}"
+    );
+    insta::assert_snapshot!(trace);
+}

@@ -75,6 +75,10 @@ pub(crate) struct Judged {
     pub waiting: bool,
     /// A process held behind was released: the store's clock goes back to its clock.
     pub back: bool,
+    /// A process held ahead was released (`release`): its clock replaces the store's, so
+    /// what it holds moves with it. A hold that ends because the clock came back within
+    /// `clock_jump` is no release: the process worked on the store's time all along.
+    pub ahead: bool,
 }
 
 /// What the process measured since its previous event: its monotonic clock, or the clock
@@ -211,6 +215,7 @@ impl State {
                 late_cause: gap_cause,
                 waiting: false,
                 back: false,
+                ahead: false,
             };
         };
         let vouched = measured.map_or(seen, |e| seen.max(rec.base().saturating_add(e)));
@@ -233,12 +238,11 @@ impl State {
         if kind(before) != kind(after) || !known {
             self.holds = HoldCounts::of(&self.processes);
         }
-        let released = before.is_some() && after.is_none() && judged.at == now.wall;
         if judged.back {
             // The store's clock went back: every instant it wrote on the fast time base
             // (when each process was last heard, leases, deadlines) goes back with it.
             self.reanchor_store(process, lead);
-        } else if released && known && lead > 0 {
+        } else if judged.ahead && known {
             // Released ahead: what it holds was timed on the store's clock, which its own
             // clock now replaces, `lead` ahead; its runs and its owner lease are as old as
             // it measured them (its lease does not lapse for the move).
@@ -510,6 +514,7 @@ fn judge_lead(
             late_cause: gap_cause,
             waiting: false,
             back: false,
+            ahead: false,
         };
     }
     let ahead = lead > 0;
@@ -542,6 +547,7 @@ fn judge_lead(
         late_cause: MissCause::Down,
         waiting,
         back: false,
+        ahead: false,
     }
 }
 
@@ -579,6 +585,7 @@ fn release(
         late_cause,
         waiting: false,
         back: !ahead,
+        ahead,
     }
 }
 
