@@ -988,6 +988,12 @@ impl State {
         self.clock
     }
 
+    /// What the store keeps of process `id` (when it last heard from it, whether it
+    /// drains, whether it waits for its clock), if the store has heard from it.
+    pub fn process(&self, id: ProcessId) -> Option<&ProcessRec> {
+        self.processes.get(&id)
+    }
+
     /// How many jobs it holds.
     pub fn job_count(&self) -> usize {
         self.jobs.len()

@@ -112,8 +112,7 @@ fn checker_invariants() -> BTreeSet<String> {
         let bytes = src.as_bytes();
         for i in 0..bytes.len().saturating_sub(3) {
             let w = &bytes[i..i + 4];
-            if w[0] == b'"' && w[1].is_ascii_uppercase() && w[2].is_ascii_digit() && w[3] == b'"'
-            {
+            if w[0] == b'"' && w[1].is_ascii_uppercase() && w[2].is_ascii_digit() && w[3] == b'"' {
                 found.insert(src[i + 1..i + 3].to_string());
             }
         }

@@ -25,6 +25,7 @@ use duetime::{
 use crate::oracle::Spec;
 
 mod journal_time;
+mod lease;
 mod line;
 mod views;
 
@@ -503,6 +504,8 @@ pub struct Checker {
     journal_time: journal_time::JournalTime,
     /// Tracks whose line has a failure this step may still retry (N1: see `step_done`).
     line_dirty: Vec<usize>,
+    /// Each open run's lease by the checker's rule (K1, L3).
+    leases: lease::Leases,
 }
 
 /// How often V1 compares the views with the journal: every so many steps (a view of every
@@ -549,6 +552,7 @@ impl Checker {
             view_steps: 0,
             journal_time: Default::default(),
             line_dirty: Vec::new(),
+            leases: Default::default(),
         }
     }
 
@@ -628,12 +632,14 @@ impl Checker {
             Effect::Notice(Notice::ClockGap {
                 kind: ClockGapKind::ReleasedBehind,
                 by,
+                process,
                 ..
             }) => {
                 // The store's clock went back `by`, and the instants measured on it with
-                // it: the owner lease's taking, quota holds' and approval windows' ends.
-                // (Every parked run alike: no order of the map reaches a verdict.)
+                // it: the owner lease's taking, quota holds' and approval windows' ends,
+                // leases. (Every parked run alike: no order of the map reaches a verdict.)
                 let by = i64::try_from(by.as_millis()).unwrap_or(i64::MAX);
+                self.leases_moved(ClockGapKind::ReleasedBehind, *process, by);
                 self.owner_taken = self.owner_taken.map(|t| t.saturating_sub(by));
                 for t in &mut self.tracks {
                     t.held_until = t.held_until.map(|h| h.saturating_sub(by));
@@ -652,6 +658,7 @@ impl Checker {
                 ..
             }) => {
                 // Its runs keep the age it measured, on a time base moved by its lead.
+                self.leases_moved(ClockGapKind::Released, *process, 0);
                 for &(_, holder, idx) in &self.holders {
                     if holder == *process {
                         self.tracks[idx].seen.age_unknown();
@@ -947,6 +954,7 @@ impl Checker {
             idx = new;
             self.last_hit = Some(idx);
         }
+        self.lease_record(rec);
         self.one_shot_end(idx, rec);
         self.tracks[idx].seen.record(rec);
         self.journal_time(rec);

@@ -140,7 +140,7 @@ pub fn replay_with(
                 }
             }
             checker.step_done();
-            checker.views(&state, now.wall);
+            checker.after_step(&state, now.wall);
         }
         Ok(checker)
     });
@@ -166,6 +166,7 @@ fn checker_for(config: &Config, facts: &BTreeMap<JobName, JobFacts>) -> check::C
     }
     checker.set_cap(config.max_runs_per_process);
     checker.hold_journal_time(config.clock_jump.as_millis() as i64);
+    checker.hold_leases(config);
     checker
 }
 

@@ -355,6 +355,7 @@ impl World {
         }
         checker.set_cap(cfg.max_runs_per_process);
         checker.hold_journal_time(config.clock_jump.as_millis() as i64);
+        checker.hold_leases(&config);
         let prev_digests = vec![None; jobs.len()];
         let removed = vec![false; jobs.len()];
         let seen_names = jobs.iter().map(|j| j.def.name.clone()).collect();
@@ -1487,7 +1488,7 @@ impl World {
         }
         self.effects = effects;
         self.checker.step_done();
-        self.checker.views(&self.state, now.wall);
+        self.checker.after_step(&self.state, now.wall);
         let owner_after = self.state.owner_lease().map(|o| (o.holder, o.fence));
         if let (Some(p), Some((holder, _))) = (ticked, owner_after) {
             if holder != p {

@@ -119,6 +119,21 @@ impl ProcessRec {
     pub fn draining(&self) -> bool {
         self.draining
     }
+
+    /// The store's time at its last event: its wall clock when that was taken as it read,
+    /// else what the store vouched for (`State::clock`). The leases it renewed then run to
+    /// this plus the lease TTL, and once the store's clock passes this by a lease TTL and a
+    /// `clock_jump` without hearing from it again, what it holds is lost.
+    pub fn heard_at(&self) -> Timestamp {
+        self.base()
+    }
+
+    /// Whether it is a new incarnation whose wall clock read far ahead of the store's
+    /// before the store could measure it: it decides nothing (visits no job, claims
+    /// nothing) until the store's clock shows itself alive or it is released.
+    pub fn waits_for_clock(&self) -> bool {
+        self.waiting()
+    }
 }
 
 impl Globals {

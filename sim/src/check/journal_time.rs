@@ -33,6 +33,7 @@ impl Checker {
 
     /// The event of the step whose effects come next.
     pub fn stepping(&mut self, event: &Event) {
+        self.leases_stepping(event);
         self.journal_time.person = !matches!(
             event,
             Event::Tick { .. }

@@ -253,9 +253,16 @@ impl Seen {
 }
 
 impl Checker {
+    /// After each committed step (the world and its replays, after `step_done`): the
+    /// leases held to the checker's rule (K1, L3), then the views (V1, N1, M1).
+    pub fn after_step(&mut self, state: &duetime::State, now: duetime::Timestamp) {
+        self.leases_stepped(state, now.as_millis());
+        self.views(state, now);
+    }
+
     /// V1, after a step: see the module's doc. Looked at every `VIEW_EVERY` steps (the
     /// same steps in a world and in its replays).
-    pub fn views(&mut self, state: &duetime::State, now: duetime::Timestamp) {
+    fn views(&mut self, state: &duetime::State, now: duetime::Timestamp) {
         self.view_steps += 1;
         if !self.view_steps.is_multiple_of(VIEW_EVERY) {
             return;

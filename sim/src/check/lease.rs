@@ -1,0 +1,333 @@
+//! K1 and L3, leases as DESIGN.md states them. Each open run's lease is kept by the
+//! checker's own rule: a start or an adoption leases the run to the step's time plus the
+//! lease TTL, and each tick of its holder that names it (with its fence) renews it to that
+//! tick's time plus the TTL, never shorter. The step's time is the journal's (every record
+//! of a step is dated with it) or, for a step that wrote nothing, the store's time at the
+//! process's event (`ProcessRec::heard_at`).
+//!
+//! - K1: a run is recorded lost only after its lease lapsed by the store's clock (the
+//!   losing step's time is past it), or once the store has not heard from its holder for a
+//!   lease TTL and a `clock_jump`; and the lease the store keeps is exactly the one the
+//!   holder's start, adoptions and renewals give (a renewal by another process, or one
+//!   that shortens or fails to lengthen it, shows).
+//! - L3: a lease whose holder fell silent is taken over at the first tick that can: after
+//!   a tick of a process that decides (not a new incarnation waiting for its clock; the
+//!   owner under `single_owner`) at a time past a run's lease, the run is no longer open.
+//!   (DESIGN.md allows a tick more; the wake index makes it the first.)
+
+use std::collections::BTreeMap;
+
+use duetime::{Event, Fence, JobName, ProcessId, RunId, State};
+
+use super::{ts, Checker};
+
+/// One open run's lease, by the checker's rule.
+#[derive(Clone, Debug)]
+struct Lease {
+    job: JobName,
+    holder: ProcessId,
+    fence: Fence,
+    until: i64,
+    /// False after its holder's clock was released ahead (the store moved its runs by a
+    /// lead the journal does not tell): taken from the store again at the step's end.
+    exact: bool,
+    parked: bool,
+}
+
+/// What the checker holds of leases.
+#[derive(Default)]
+pub(super) struct Leases {
+    /// Lease TTL, tick and `clock_jump` in ms (`None`: K1 and L3 are not held, as for a
+    /// journal checked without its store's config).
+    config: Option<(i64, i64, i64)>,
+    runs: BTreeMap<RunId, Lease>,
+    /// The store's time at each process's latest event.
+    heard: BTreeMap<ProcessId, i64>,
+    /// The step's process event: its process, the runs a tick or an adoption renews, and
+    /// whether it is a tick (which visits the jobs).
+    step: Option<Stepping>,
+    /// The step's time, once a record told it.
+    at: Option<i64>,
+    /// Runs recorded lost in this step: run, holder, lease, when (judged at its end).
+    losses: Vec<(RunId, Lease, i64)>,
+}
+
+struct Stepping {
+    process: ProcessId,
+    renews: Vec<(RunId, Fence)>,
+    renewed: bool,
+    tick: bool,
+}
+
+impl Leases {
+    /// A step begins: what its event renews.
+    fn stepping(&mut self, event: &Event) {
+        self.at = None;
+        self.step = match event {
+            Event::Tick { process, held } => Some(Stepping {
+                process: *process,
+                renews: held.iter().map(|h| (h.run, h.fence)).collect(),
+                renewed: false,
+                tick: true,
+            }),
+            Event::ProcessStarted { process } => Some(Stepping {
+                process: *process,
+                renews: Vec::new(),
+                renewed: false,
+                tick: true,
+            }),
+            Event::ProcessDraining { process } => Some(Stepping {
+                process: *process,
+                renews: Vec::new(),
+                renewed: false,
+                tick: false,
+            }),
+            Event::Adopt {
+                process,
+                run,
+                fence,
+            } => Some(Stepping {
+                process: *process,
+                renews: vec![(*run, *fence)],
+                renewed: false,
+                tick: false,
+            }),
+            _ => None,
+        };
+    }
+
+    /// The step's time is `at`: its renewals happen first (a tick renews before it visits
+    /// any job).
+    fn renew_at(&mut self, at: i64) {
+        self.at.get_or_insert(at);
+        let Some((ttl, _, _)) = self.config else {
+            return;
+        };
+        let Some(s) = self.step.as_mut().filter(|s| !s.renewed) else {
+            return;
+        };
+        s.renewed = true;
+        for (run, fence) in &s.renews {
+            if let Some(l) = self.runs.get_mut(run) {
+                if l.holder == s.process && l.fence == *fence && !l.parked {
+                    l.until = l.until.max(at.saturating_add(ttl));
+                }
+            }
+        }
+    }
+}
+
+impl Checker {
+    /// Holds K1 and L3 for a store of this config.
+    pub fn hold_leases(&mut self, config: &duetime::Config) {
+        let ms = |d: duetime::Duration| i64::try_from(d.as_millis()).unwrap_or(i64::MAX);
+        self.leases.config = Some((ms(config.lease_ttl), ms(config.tick), ms(config.clock_jump)));
+    }
+
+    pub(super) fn leases_stepping(&mut self, event: &Event) {
+        self.leases.stepping(event);
+    }
+
+    /// A journal record's part in the leases (before its other checks).
+    pub(super) fn lease_record(&mut self, rec: &duetime::Record) {
+        use duetime::{Entry, History as H};
+        let at = rec.at.as_millis();
+        self.leases.renew_at(at);
+        let Some((ttl, _, _)) = self.leases.config else {
+            return;
+        };
+        let Entry::History(h) = &rec.entry else {
+            return;
+        };
+        let leases = &mut self.leases;
+        match h {
+            H::Started {
+                run,
+                fence,
+                process,
+                ..
+            } => {
+                let lease = Lease {
+                    job: rec.job.clone(),
+                    holder: *process,
+                    fence: *fence,
+                    until: at.saturating_add(ttl),
+                    exact: true,
+                    parked: false,
+                };
+                leases.runs.insert(*run, lease);
+            }
+            H::Adopted { run, process, .. } => {
+                if let Some(l) = leases.runs.get_mut(run) {
+                    l.holder = *process;
+                    l.until = l.until.max(at.saturating_add(ttl));
+                }
+            }
+            H::Parked { run, .. } => {
+                if let Some(l) = leases.runs.get_mut(run) {
+                    l.parked = true;
+                }
+            }
+            H::Lost { run } => {
+                if let Some(l) = leases.runs.remove(run) {
+                    leases.losses.push((*run, l, at));
+                }
+            }
+            H::Settled { run, .. } | H::Approved { run, .. } | H::ApprovalExpired { run } => {
+                leases.runs.remove(run);
+            }
+            H::Removed { .. } => leases.runs.retain(|_, l| l.job != rec.job),
+            _ => {}
+        }
+    }
+
+    /// The store's clock went back `by` ms (a release behind): every lease and every
+    /// process's last time but the released one's go back with it. A process released
+    /// ahead moved its runs by its lead: their leases are read from the store next.
+    pub(super) fn leases_moved(
+        &mut self,
+        kind: duetime::ClockGapKind,
+        process: ProcessId,
+        by: i64,
+    ) {
+        let leases = &mut self.leases;
+        match kind {
+            duetime::ClockGapKind::ReleasedBehind => {
+                for l in leases.runs.values_mut() {
+                    l.until = l.until.saturating_sub(by);
+                }
+                for (p, t) in leases.heard.iter_mut() {
+                    if *p != process {
+                        *t = t.saturating_sub(by);
+                    }
+                }
+            }
+            duetime::ClockGapKind::Released => {
+                for l in leases.runs.values_mut().filter(|l| l.holder == process) {
+                    l.exact = false;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The step's end (`wall`: the process's reading): its losses judged (K1), its takers
+    /// held to L3, and every lease compared with the store's (K1).
+    pub(super) fn leases_stepped(&mut self, state: &State, wall: i64) {
+        let Some((ttl, _, jump)) = self.leases.config else {
+            return;
+        };
+        // The time the step acted on, when no record told it: the reading itself when
+        // within `clock_jump` of the store's time at the event, else that time (a held
+        // clock works on the store's time).
+        let heard_now = self.leases.step.as_ref().and_then(|s| {
+            let heard = state.process(s.process)?.heard_at().as_millis();
+            Some(if wall.abs_diff(heard) <= jump.unsigned_abs() {
+                wall
+            } else {
+                heard
+            })
+        });
+        let at = self.leases.at.or(heard_now);
+        if let Some(at) = at {
+            self.leases.renew_at(at);
+        }
+        let step = self.leases.step.take();
+        self.judge_losses(state, ttl.saturating_add(jump));
+        if let (Some(s), Some(at)) = (&step, at) {
+            self.leases.heard.insert(s.process, heard_now.unwrap_or(at));
+            self.take_over(state, s, heard_now.unwrap_or(at));
+        }
+        self.leases_held_to_the_store(state);
+    }
+
+    /// K1: each run lost in this step was lost after its lease lapsed, or its holder had
+    /// been silent for `silence` by the store's clock.
+    fn judge_losses(&mut self, state: &State, silence: i64) {
+        let clock = state.clock().map(|c| c.as_millis());
+        for (run, l, at) in std::mem::take(&mut self.leases.losses) {
+            let heard = self.leases.heard.get(&l.holder).copied();
+            let silent = clock
+                .zip(heard)
+                .is_some_and(|(c, h)| c > h.saturating_add(silence));
+            if at > l.until || silent || !l.exact {
+                self.probe("lost after its lease lapsed");
+                continue;
+            }
+            let detail = format!(
+                "{run} recorded lost at {} though its lease from {} ran to {} (its holder last heard at {:?})",
+                ts(at),
+                l.holder,
+                ts(l.until),
+                heard.map(ts)
+            );
+            self.violation("K1", &l.job, detail);
+        }
+    }
+
+    /// L3: after a tick at `at` of a process that decides, no open run's lease lapsed
+    /// before `at`.
+    fn take_over(&mut self, state: &State, s: &Stepping, at: i64) {
+        let deciding = s.tick
+            && !state
+                .process(s.process)
+                .is_some_and(|p| p.waits_for_clock())
+            && (!self.single_owner || self.owner == Some(s.process));
+        if !deciding {
+            return;
+        }
+        let lapsed: Vec<(RunId, Lease)> = self
+            .leases
+            .runs
+            .iter()
+            .filter(|(_, l)| !l.parked && l.exact && l.until < at)
+            .map(|(r, l)| (*r, l.clone()))
+            .collect();
+        for (run, l) in lapsed {
+            let detail = format!(
+                "{run}'s lease from {} lapsed at {}, yet it is still open after a tick of {} at {}",
+                l.holder,
+                ts(l.until),
+                s.process,
+                ts(at)
+            );
+            // A forbidden act at that tick, shrunk like safety (not an end-of-run liveness
+            // verdict).
+            self.forbidden("L3", &l.job, detail);
+            self.leases.runs.remove(&run);
+        }
+    }
+
+    /// K1: the lease the store keeps for each open run is the checker's (a lease its
+    /// holder's clock release moved is taken from the store).
+    fn leases_held_to_the_store(&mut self, state: &State) {
+        let mut wrong = Vec::new();
+        for (run, l) in self.leases.runs.iter_mut().filter(|(_, l)| !l.parked) {
+            let open = state
+                .seq_of_name(l.job.as_str())
+                .and_then(|seq| state.record(seq))
+                .and_then(|r| r.run())
+                .filter(|r| r.id() == *run);
+            let Some(open) = open else { continue };
+            let kept = open.lease_until().as_millis();
+            if !l.exact {
+                l.until = kept;
+                l.exact = true;
+            } else if kept != l.until {
+                wrong.push((*run, l.clone(), kept));
+            }
+        }
+        for (run, l, kept) in wrong {
+            let detail = format!(
+                "the store keeps {run}'s lease to {}, but its holder {}'s start, adoptions and renewals give {}",
+                ts(kept),
+                l.holder,
+                ts(l.until)
+            );
+            self.violation("K1", &l.job, detail);
+            if let Some(l) = self.leases.runs.get_mut(&run) {
+                l.until = kept;
+            }
+        }
+    }
+}
