@@ -281,9 +281,14 @@ struct Cover {
 }
 
 /// C1 and C2: the runs open in the core's accounting (started, not yet settled, lost or
-/// removed with their job), by the store's order, per concurrency key and per process.
+/// removed with their job), by the store's order, per concurrency key and per process;
+/// C3: the jobs waiting for room.
 #[derive(Default)]
 struct Concurrency {
+    /// Jobs that wrote a `waiting` line and have not started, paused or gone since
+    /// (tracks), with their key. A wait can also end unseen (nothing left to start), so
+    /// this may hold a job no longer waiting: C3 only ever lets more waits pass for it.
+    waiting: Vec<(usize, Option<String>)>,
     cap: Option<u32>,
     /// Each key's width: the smallest `concurrency_limit` of its jobs (1 when unset).
     widths: BTreeMap<String, u32>,
@@ -506,6 +511,8 @@ pub struct Checker {
     line_dirty: Vec<usize>,
     /// Each open run's lease by the checker's rule (K1, L3).
     leases: lease::Leases,
+    /// The process whose event (or result) the step is (C3: whose cap a wait is for).
+    stepper: Option<ProcessId>,
 }
 
 /// How often V1 compares the views with the journal: every so many steps (a view of every
@@ -553,6 +560,7 @@ impl Checker {
             journal_time: Default::default(),
             line_dirty: Vec::new(),
             leases: Default::default(),
+            stepper: None,
         }
     }
 
@@ -743,6 +751,21 @@ impl Checker {
                 self.violation("R2", &rec.job, detail);
             }
         }
+    }
+
+    /// The event of the step whose effects come next.
+    pub fn stepping(&mut self, event: &duetime::Event) {
+        use duetime::Event as E;
+        self.stepper = match event {
+            E::Tick { process, .. }
+            | E::ProcessStarted { process }
+            | E::ProcessDraining { process }
+            | E::Adopt { process, .. }
+            | E::RunFinished { process, .. } => Some(*process),
+            _ => None,
+        };
+        self.leases_stepping(event);
+        self.journal_time_stepping(event);
     }
 
     /// The state's `max_runs_per_process` (C2).
@@ -1088,6 +1111,7 @@ impl Checker {
             } => self.backfill(idx, rec, from.as_millis(), to.as_millis(), *count),
             History::Removed { .. } => {
                 self.tracks[idx].removed_at = Some(at);
+                self.lanes.waiting.retain(|(i, _)| *i != idx);
                 // A removed job's open run ends with it.
                 self.holders.retain(|(_, _, i)| *i != idx);
                 // Its run leaves the core's accounting with it (the core cancels it).
@@ -1134,10 +1158,13 @@ impl Checker {
                 }
                 self.probe("confirmed");
             }
-            History::Waiting { reason } => self.probe(match reason {
-                duetime::WaitReason::LaneBusy => "lane busy, due run waited",
-                duetime::WaitReason::ConcurrencyCap => "process cap reached",
-            }),
+            History::Waiting { reason } => {
+                self.probe(match reason {
+                    duetime::WaitReason::LaneBusy => "lane busy, due run waited",
+                    duetime::WaitReason::ConcurrencyCap => "process cap reached",
+                });
+                self.wait_for_room(idx, rec, *reason);
+            }
             History::Parked { run, until, .. } => {
                 let run = *run;
                 self.probe("run parked awaiting approval");
@@ -1206,6 +1233,7 @@ impl Checker {
                 t.paused = true;
                 t.pause_owed = false;
                 t.line.paused();
+                self.lanes.waiting.retain(|(i, _)| *i != idx);
                 if let duetime::PausedBy::System { reason } = by {
                     self.probe("paused by the system");
                     if matches!(reason, duetime::SystemPause::FailureStreak { .. }) {
@@ -1231,6 +1259,7 @@ impl Checker {
                 if waited.is_some() {
                     self.probe("waited then started");
                 }
+                self.lanes.waiting.retain(|(i, _)| *i != idx);
                 self.retry_covers(idx, rec, *run, covers.as_ref(), *trigger);
                 self.line_start(idx, rec, *run, covers.as_ref(), *trigger);
                 let o = self.open.entry(*run).or_default();
@@ -1452,6 +1481,50 @@ impl Checker {
         }
         *self.lanes.per_process.entry(process).or_insert(0) += 1;
         self.lanes.open.insert(run, (key, process, idx));
+    }
+
+    /// C3: a job waits for its lane only while the lane is full by the checker's count (or
+    /// another job of its key waits ahead of it), and for the process cap only while the
+    /// stepping process holds the cap (or, keyless, another keyless job waits ahead).
+    fn wait_for_room(&mut self, idx: usize, rec: &Record, reason: duetime::WaitReason) {
+        let key = self
+            .facts
+            .get(&rec.job)
+            .and_then(|f| f.concurrency_key.clone());
+        let lanes = &self.lanes;
+        let ahead = lanes.waiting.iter().any(|(i, k)| *i != idx && *k == key);
+        let wrong = match reason {
+            duetime::WaitReason::LaneBusy => match &key {
+                None => Some("waited for a lane, though it has no concurrency key".to_string()),
+                Some(k) => {
+                    let open = lanes.per_key.get(k).copied().unwrap_or(0);
+                    let width = lanes.widths.get(k).copied().unwrap_or(1);
+                    (open < width && !ahead).then(|| {
+                        format!("waited for lane {k} at {} with {open} of its {width} runs open and no job of it waiting", rec.at)
+                    })
+                }
+            },
+            duetime::WaitReason::ConcurrencyCap => {
+                let process = self.stepper;
+                let held = process.map_or(0, |p| lanes.per_process.get(&p).copied().unwrap_or(0));
+                let room = lanes.cap.is_none_or(|cap| held < cap);
+                (room && !(key.is_none() && ahead) && process.is_some()).then(|| {
+                    format!(
+                        "waited for the process cap at {} though {} held {held} runs (cap {:?})",
+                        rec.at,
+                        process.map_or("no process".to_string(), |p| p.to_string()),
+                        lanes.cap
+                    )
+                })
+            }
+        };
+        if !self.lanes.waiting.iter().any(|(i, _)| *i == idx) {
+            self.lanes.waiting.push((idx, key));
+        }
+        match wrong {
+            Some(detail) => self.violation("C3", &rec.job, detail),
+            None => self.probe("wait held to a full lane or cap"),
+        }
     }
 
     /// The run is closed: what the checker held of it goes (a start under another

@@ -26,6 +26,8 @@ const PROBES: &[&str] = &[
     "views' owed count held to the line",
     "owed held to the missed rule",
     "start held to the line",
+    "wait held to a full lane or cap",
+    "lost after its lease lapsed",
     "journal written on the store's time",
     "clock held ahead of the store's",
     "clock held ahead released (alone)",

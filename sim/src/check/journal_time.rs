@@ -31,9 +31,8 @@ impl Checker {
         self.journal_time.jump = Some(clock_jump_ms);
     }
 
-    /// The event of the step whose effects come next.
-    pub fn stepping(&mut self, event: &Event) {
-        self.leases_stepping(event);
+    /// J1's part of `Checker::stepping`: whether the step is a person's command.
+    pub(super) fn journal_time_stepping(&mut self, event: &Event) {
         self.journal_time.person = !matches!(
             event,
             Event::Tick { .. }

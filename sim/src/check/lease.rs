@@ -25,6 +25,8 @@ use super::{ts, Checker};
 #[derive(Clone, Debug)]
 struct Lease {
     job: JobName,
+    /// The job's sequence number in the store, once looked up by name.
+    seq: Option<u64>,
     holder: ProcessId,
     fence: Fence,
     until: i64,
@@ -149,6 +151,7 @@ impl Checker {
             } => {
                 let lease = Lease {
                     job: rec.job.clone(),
+                    seq: None,
                     holder: *process,
                     fence: *fence,
                     until: at.saturating_add(ttl),
@@ -303,8 +306,11 @@ impl Checker {
     fn leases_held_to_the_store(&mut self, state: &State) {
         let mut wrong = Vec::new();
         for (run, l) in self.leases.runs.iter_mut().filter(|(_, l)| !l.parked) {
-            let open = state
-                .seq_of_name(l.job.as_str())
+            if l.seq.is_none() {
+                l.seq = state.seq_of_name(l.job.as_str());
+            }
+            let open = l
+                .seq
                 .and_then(|seq| state.record(seq))
                 .and_then(|r| r.run())
                 .filter(|r| r.id() == *run);
