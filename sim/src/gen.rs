@@ -118,6 +118,9 @@ pub struct WorldConfig {
     pub single_owner: bool,
     /// The state's `max_runs_per_process`, for some worlds.
     pub max_runs_per_process: Option<u32>,
+    /// The store keeps one row per job and a second copy follows its rows
+    /// (`sim/src/rows.rs`), as the host's stores do.
+    pub rows: bool,
 }
 
 /// Whether a seed's world runs `single_owner` coordination: half of them. Drawn from a
@@ -137,7 +140,7 @@ impl fmt::Display for WorldConfig {
             "seed {} | {} processes, tick {}s, from {start}, safety {:.1}h + liveness {:.1}h | \
              per hour: crash {:.2} stall {:.2} jump {:.2} drain {:.2} command {:.2} | \
              abort {:.3} lost-answer {:.3} late {:.3} dup {:.3} orphan {:.2} adopt {} | skew ±{}s drift ±{}ppm | \
-             burst {:.2} jumps to {:.1}d stalls to {:.1}h | {}{}",
+             burst {:.2} jumps to {:.1}d stalls to {:.1}h | {}{}{}",
             self.seed,
             self.processes,
             self.tick_ms / 1000,
@@ -167,7 +170,8 @@ impl fmt::Display for WorldConfig {
             match self.max_runs_per_process {
                 Some(cap) => format!(" | cap {cap} runs per process"),
                 None => String::new(),
-            }
+            },
+            if self.rows { " | rows" } else { "" }
         )
     }
 }
@@ -307,6 +311,7 @@ pub fn draw_world(seed: u64, rng: &mut ChaCha8Rng, o: &Overrides) -> WorldConfig
     // was.
     let mut extra = features_rng(seed, 1);
     let max_runs_per_process = extra.gen_bool(0.3).then(|| extra.gen_range(1..=3));
+    let rows = features_rng(seed, 2).gen_bool(0.35);
     WorldConfig {
         seed,
         mode,
@@ -319,6 +324,7 @@ pub fn draw_world(seed: u64, rng: &mut ChaCha8Rng, o: &Overrides) -> WorldConfig
         dst_zone,
         single_owner: draw_single_owner(seed),
         max_runs_per_process,
+        rows,
     }
 }
 

@@ -10,6 +10,7 @@ pub mod oracle;
 pub mod record;
 pub mod replay;
 pub mod report;
+mod rows;
 pub(crate) mod silence;
 pub mod user_jobs;
 pub mod world;

@@ -324,6 +324,8 @@ pub struct World {
     manual_in_drain: Vec<(String, Vec<ProcessId>)>,
     /// Owners whose lease another process took over after it lapsed.
     deposed: Vec<ProcessId>,
+    /// A store of one row per job, and a copy following its rows (`rows.rs`).
+    rows: Option<crate::rows::Rows>,
 }
 
 const HOUR: f64 = 3_600_000.0;
@@ -394,7 +396,11 @@ impl World {
             t0: 0,
             manual_in_drain: Vec::new(),
             deposed: Vec::new(),
+            rows: None,
         };
+        if w.cfg.rows {
+            w.rows = Some(crate::rows::Rows::new(&mut w.state));
+        }
         let skew = w.cfg.faults.max_skew_ms;
         let drift = w.cfg.faults.max_drift_ppm;
         for _ in 0..w.cfg.processes {
@@ -1364,9 +1370,19 @@ impl World {
         self.events += 1;
         // S6: what was committed must load. Every step under `check_state`; a full round
         // trip now and then always (the world goes on from the reloaded copy).
-        let checked = if self.rng.gen_ratio(1, 1024) {
+        let rows = match &mut self.rows {
+            Some(rows) => rows.write(&mut self.state),
+            None => Ok(()),
+        };
+        let checked = if rows.is_err() {
+            rows
+        } else if self.rng.gen_ratio(1, 1024) {
             *self.probes.entry("state round trip").or_default() += 1;
-            crate::round_trip(&mut self.state)
+            let trip = crate::round_trip(&mut self.state);
+            if self.rows.is_some() {
+                crate::rows::Rows::follow(&mut self.state);
+            }
+            trip
         } else if self.check_state {
             self.state
                 .self_check()

@@ -1,0 +1,82 @@
+//! A store that keeps one row per job, as the host's SQLite and PostgreSQL stores do
+//! (`host/src/store/`): after each committed step it writes only the jobs the core says it
+//! touched (`State::take_touched`) and the globals, and a second copy of the state (another
+//! host process's cache) follows those rows through `State::put_parts`. Every so often the
+//! copy, and a state loaded afresh from the rows (`State::from_parts`), must be the live
+//! state byte for byte (S6): a job changed without being named as touched, or a change
+//! `put_parts` applies otherwise than the step did, shows there.
+
+use std::collections::BTreeMap;
+
+use duetime::{JobRecord, State};
+
+/// How often the copies are compared with the live state, in committed steps (each
+/// comparison serializes three states).
+const COMPARE_EVERY: u64 = 32;
+
+/// The rows, and the copy that follows them.
+pub(crate) struct Rows {
+    jobs: BTreeMap<u64, JobRecord>,
+    replica: State,
+    steps: u64,
+}
+
+impl Rows {
+    /// Rows for a store that starts as `state` (whose changes it then tracks).
+    pub(crate) fn new(state: &mut State) -> Rows {
+        state.track_changes(true);
+        Rows {
+            jobs: state.records().map(|(s, r)| (s, r.clone())).collect(),
+            replica: state.clone(),
+            steps: 0,
+        }
+    }
+
+    /// After a committed step of `state`: its touched jobs and globals are written, the
+    /// copy takes them, and every `COMPARE_EVERY` steps both copies are compared with it.
+    /// `Err`: what broke, for S6.
+    pub(crate) fn write(&mut self, state: &mut State) -> Result<(), String> {
+        let touched = state.take_touched();
+        let changed: Vec<(u64, Option<JobRecord>)> = touched
+            .iter()
+            .map(|&seq| (seq, state.record(seq).cloned()))
+            .collect();
+        for (seq, record) in &changed {
+            match record {
+                Some(r) => self.jobs.insert(*seq, r.clone()),
+                None => self.jobs.remove(seq),
+            };
+        }
+        let globals = state.globals();
+        self.replica
+            .put_parts(globals.clone(), changed)
+            .map_err(|e| format!("a copy following the store's rows refuses a step's rows: {e}"))?;
+        self.steps += 1;
+        if !self.steps.is_multiple_of(COMPARE_EVERY) {
+            return Ok(());
+        }
+        let live = bytes(state)?;
+        if bytes(&self.replica)? != live {
+            return Err(
+                "a copy following the touched rows (put_parts) is not the live state".to_string(),
+            );
+        }
+        let rows = self.jobs.iter().map(|(s, r)| (*s, r.clone()));
+        let loaded = State::from_parts(globals, rows)
+            .map_err(|e| format!("the store's rows do not load (from_parts): {e}"))?;
+        if bytes(&loaded)? != live {
+            return Err("the state loaded from the store's rows is not the live state".to_string());
+        }
+        Ok(())
+    }
+
+    /// The live state was replaced by a round-tripped copy (which tracks nothing): it
+    /// tracks its changes again.
+    pub(crate) fn follow(state: &mut State) {
+        state.track_changes(true);
+    }
+}
+
+fn bytes(state: &State) -> Result<Vec<u8>, String> {
+    serde_json::to_vec(state).map_err(|e| format!("the state does not serialize: {e}"))
+}
