@@ -257,7 +257,33 @@ impl Checker {
     /// leases held to the checker's rule (K1, L3), then the views (V1, N1, M1).
     pub fn after_step(&mut self, state: &duetime::State, now: duetime::Timestamp) {
         self.leases_stepped(state, now.as_millis());
+        self.counts_shown(state);
         self.views(state, now);
+    }
+
+    /// V1 for the counts a dashboard reads: the runs open on each process and under each
+    /// concurrency key (`State::open_runs_of`, `open_runs_of_key`) are C1's and C2's.
+    fn counts_shown(&mut self, state: &duetime::State) {
+        let mut wrong = Vec::new();
+        for (p, n) in &self.lanes.per_process {
+            let shown = state.open_runs_of(*p);
+            if shown != *n {
+                wrong.push(format!(
+                    "{shown} runs open on {p} by the store, {n} by the journal"
+                ));
+            }
+        }
+        for (k, n) in &self.lanes.per_key {
+            let shown = state.open_runs_of_key(k);
+            if shown != *n {
+                wrong.push(format!(
+                    "{shown} runs open under key {k} by the store, {n} by the journal"
+                ));
+            }
+        }
+        for detail in wrong {
+            self.violation_of("V1", "(runs open)".to_string(), detail);
+        }
     }
 
     /// V1, after a step: see the module's doc. Looked at every `VIEW_EVERY` steps (the
