@@ -27,6 +27,7 @@ use crate::oracle::Spec;
 mod journal_time;
 mod lease;
 mod line;
+mod retries;
 mod views;
 
 /// A broken promise, with the entries that show it.
@@ -107,6 +108,14 @@ pub struct JobFacts {
     /// saved before it was a fact: M1 then bounds nothing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub overlap: Option<duetime::Overlap>,
+    /// The job's `retries`, its backoff's `initial` and `max` in ms, and its wait budget in
+    /// ms (R4). Absent in regressions saved before they were facts: R4 then holds nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retries: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backoff_ms: Option<(i64, i64)>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait_budget_ms: Option<i64>,
 }
 
 /// The moments the liveness checks are judged at.
@@ -513,6 +522,8 @@ pub struct Checker {
     leases: lease::Leases,
     /// The process whose event (or result) the step is (C3: whose cap a wait is for).
     stepper: Option<ProcessId>,
+    /// The failures settled in the step being fed (R4).
+    retries: retries::Retries,
 }
 
 /// How often V1 compares the views with the journal: every so many steps (a view of every
@@ -561,6 +572,7 @@ impl Checker {
             line_dirty: Vec::new(),
             leases: Default::default(),
             stepper: None,
+            retries: Default::default(),
         }
     }
 
@@ -704,6 +716,7 @@ impl Checker {
         for idx in std::mem::take(&mut self.line_dirty) {
             self.tracks[idx].line.step_done();
         }
+        self.retries_judged();
         for (run, parks) in std::mem::take(&mut self.to_settle) {
             let settled = self.settled.contains(run) || self.lost.contains(run);
             let parked = parks && self.parked.contains_key(&run);
@@ -1269,7 +1282,12 @@ impl Checker {
                 self.concurrency(idx, rec, *run, *process);
                 self.started(idx, rec, *run, covers.as_ref(), *trigger, *process)
             }
-            History::Settled { run, outcome, .. } => {
+            History::Settled {
+                run,
+                outcome,
+                attempt,
+            } => {
+                self.retry_settled(idx, at, *run, *attempt, outcome);
                 self.holders.retain(|(r, _, _)| r != run);
                 if !matches!(outcome, Outcome::Ok | Outcome::Skipped) {
                     // A `retry at` line may follow in this step (N1).
@@ -1278,7 +1296,10 @@ impl Checker {
                 }
                 self.settled(idx, rec, *run, outcome)
             }
-            History::RetryAt { run, .. } => self.tracks[idx].line.ended(*run, Some(true)),
+            History::RetryAt { run, at } => {
+                self.tracks[idx].line.ended(*run, Some(true));
+                self.retry_followed(*run, retries::Followed::RetryAt(at.as_millis()));
+            }
             History::Lost { run } => {
                 let run = *run;
                 // A job safe to repeat runs the cover again, unless paused (N1).
@@ -1319,8 +1340,17 @@ impl Checker {
             }
             History::StaleResult { .. } => self.probe("stale result refused"),
             History::AlertHeld { .. } => self.probe("alert held by the throttle"),
-            History::QuotaHold { until, .. } => {
+            History::QuotaHold { until, run, asked } => {
                 self.probe("quota hold");
+                let asked = i64::try_from(asked.as_millis()).unwrap_or(i64::MAX);
+                let until_ms = until.as_millis();
+                self.retry_followed(
+                    *run,
+                    retries::Followed::Hold {
+                        asked,
+                        until: until_ms,
+                    },
+                );
                 let t = &mut self.tracks[idx];
                 t.held_until = Some(t.held_until.unwrap_or(i64::MIN).max(until.as_millis()));
             }
@@ -1856,7 +1886,10 @@ impl Checker {
                     self.probe("required batch of 1000");
                 }
             }
-            LedgerKind::FailedOut { .. } => self.probe("failed out"),
+            LedgerKind::FailedOut { run } => {
+                self.probe("failed out");
+                self.retry_followed(run, retries::Followed::FailedOut);
+            }
             LedgerKind::Lost { .. } => self.probe("lost run of a job not safe to repeat"),
             LedgerKind::Ran { .. } | LedgerKind::ApprovalExpired { .. } => {}
         }

@@ -335,6 +335,7 @@ pub fn run_seed(seed: u64, opts: &Options) -> SeedReport {
 /// What the checker may know besides the journal: each job's oracle specs (every schedule
 /// the world ever gave it) and its rules.
 pub(crate) fn facts_of(jobs: &[gen::SimJob]) -> BTreeMap<JobName, JobFacts> {
+    let ms = |d: duetime::Duration| i64::try_from(d.as_millis()).unwrap_or(i64::MAX);
     jobs.iter()
         .map(|j| {
             let mut specs = BTreeMap::new();
@@ -355,6 +356,10 @@ pub(crate) fn facts_of(jobs: &[gen::SimJob]) -> BTreeMap<JobName, JobFacts> {
                 expect_success_within: j.def.expect_success_within.map(|d| d.as_millis() as i64),
                 stall_after: Some(j.def.stall_after.as_millis() as i64),
                 overlap: Some(j.def.overlap_policy()),
+                retries: Some(j.def.retries),
+                backoff_ms: Some((ms(j.def.backoff.initial), ms(j.def.backoff.max))),
+                // The default, as docs/semantics.md gives it: the backoff's max.
+                wait_budget_ms: Some(ms(j.def.wait_budget.unwrap_or(j.def.backoff.max))),
             };
             (j.def.name.clone(), facts)
         })

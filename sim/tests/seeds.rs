@@ -27,6 +27,7 @@ const PROBES: &[&str] = &[
     "owed held to the missed rule",
     "start held to the line",
     "wait held to a full lane or cap",
+    "retry timed by the backoff",
     "lost after its lease lapsed",
     "journal written on the store's time",
     "clock held ahead of the store's",

@@ -276,6 +276,9 @@ pub fn check_journal(w: &World, end: i64) -> Vec<String> {
                 expect_success_within: j.def.expect_success_within.map(|d| d.as_millis() as i64),
                 stall_after: Some(j.def.stall_after.as_millis() as i64),
                 overlap: Some(j.def.overlap_policy()),
+                retries: None,
+                backoff_ms: None,
+                wait_budget_ms: None,
             };
             (j.def.name.clone(), f)
         })
