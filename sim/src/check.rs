@@ -180,6 +180,8 @@ struct Track {
     last_failed: Option<(RunId, duetime::Covers)>,
     /// What the job's view must say (V1).
     seen: views::Seen,
+    /// Its starts on schedule, and how many came a tick or more after the due time (G1).
+    jittered: (u32, u32),
     /// What it owes, by the journal (N1, M1).
     line: line::Line,
 }
@@ -261,6 +263,7 @@ impl Track {
             last_failed: None,
             silence: crate::silence::Silence::of(f.and_then(|f| f.expect_success_within)),
             seen: views::Seen::default(),
+            jittered: (0, 0),
             line: line::Line::default(),
         }
     }
@@ -524,6 +527,8 @@ pub struct Checker {
     stepper: Option<ProcessId>,
     /// The failures settled in the step being fed (R4).
     retries: retries::Retries,
+    /// The store's grace in ms (G1), when its config is known.
+    grace_ms: Option<i64>,
 }
 
 /// How often V1 compares the views with the journal: every so many steps (a view of every
@@ -573,6 +578,7 @@ impl Checker {
             leases: Default::default(),
             stepper: None,
             retries: Default::default(),
+            grace_ms: None,
         }
     }
 
@@ -2016,6 +2022,7 @@ impl Checker {
         horizon: Horizon,
     ) {
         self.judge_silence(t, horizon);
+        self.jitter_spread(t);
         let name = &t.name.clone();
         // The oracle's due times for every epoch of the job's life (each schedule walked
         // once: the line has walked them as far as the run needed).

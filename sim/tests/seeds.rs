@@ -28,6 +28,7 @@ const PROBES: &[&str] = &[
     "start held to the line",
     "wait held to a full lane or cap",
     "retry timed by the backoff",
+    "jittered starts spread",
     "lost after its lease lapsed",
     "journal written on the store's time",
     "clock held ahead of the store's",

@@ -120,10 +120,17 @@ impl Leases {
 }
 
 impl Checker {
-    /// Holds K1 and L3 for a store of this config.
+    /// Holds K1 and L3 (and G1, which needs the grace and the tick) for a store of this
+    /// config.
     pub fn hold_leases(&mut self, config: &duetime::Config) {
         let ms = |d: duetime::Duration| i64::try_from(d.as_millis()).unwrap_or(i64::MAX);
         self.leases.config = Some((ms(config.lease_ttl), ms(config.tick), ms(config.clock_jump)));
+        self.grace_ms = Some(ms(config.grace));
+    }
+
+    /// The store's tick in ms, when its config is known.
+    pub(super) fn leases_tick(&self) -> Option<i64> {
+        self.leases.config.map(|c| c.1)
     }
 
     pub(super) fn leases_stepping(&mut self, event: &Event) {

@@ -553,6 +553,9 @@ impl super::Checker {
             T::Manual => StartKind::Manual,
         };
         let cover = covers.map(|c| (c.from.as_millis(), c.to.as_millis(), c.count));
+        if let (T::Schedule, Some((due, _, _))) = (trigger, cover) {
+            self.on_time(idx, rec, run, due);
+        }
         let wrong = self.tracks[idx].line.start_wrong(kind, run, cover);
         self.tracks[idx]
             .line
@@ -561,6 +564,52 @@ impl super::Checker {
             Some(detail) => self.violation("N1", &rec.job, detail),
             None if cover.is_some() => self.probe("start held to the line"),
             None => {}
+        }
+    }
+
+    /// G1: a start on schedule comes at or after its due time and before its due time
+    /// plus the job's jitter and the grace (later, it is late and goes to the missed rule);
+    /// a jittered job's are spread (counted for `jitter_spread`).
+    fn on_time(&mut self, idx: usize, rec: &duetime::Record, run: RunId, due: i64) {
+        let Some(grace) = self.grace_ms else { return };
+        let at = rec.at.as_millis();
+        let tick = self.leases_tick().unwrap_or(i64::MAX);
+        let t = &mut self.tracks[idx];
+        let jitter = t
+            .jitter_ms
+            .map_or(0, |j| i64::try_from(j).unwrap_or(i64::MAX));
+        let latest = due.saturating_add(jitter).saturating_add(grace);
+        if jitter > 0 {
+            t.jittered.0 += 1;
+            t.jittered.1 += u32::from(at - due >= tick);
+        }
+        if at < due || at > latest {
+            let detail = format!(
+                "{run} started on schedule at {} for its due time {} (jitter {jitter} ms, grace {grace} ms)",
+                ts(at),
+                ts(due)
+            );
+            self.violation("G1", &rec.job, detail);
+        }
+    }
+
+    /// G1 at the end: a job whose jitter is at least four ticks, started on schedule a
+    /// dozen times or more, started at least once a tick or more after its due time (its
+    /// delays are drawn over the whole jitter: all twelve under a tick is a chance of one
+    /// in sixteen million).
+    pub(super) fn jitter_spread(&mut self, t: &super::Track) {
+        let (Some(jitter), Some(tick)) = (t.jitter_ms, self.leases_tick()) else {
+            return;
+        };
+        let jitter = i64::try_from(jitter).unwrap_or(i64::MAX);
+        let (starts, late) = t.jittered;
+        if jitter >= 4 * tick && starts >= 12 && late == 0 {
+            let detail = format!(
+                "{starts} starts on schedule with a jitter of {jitter} ms, none a tick after its due time"
+            );
+            self.violation("G1", &t.name, detail);
+        } else if late > 0 {
+            self.probe("jittered starts spread");
         }
     }
 
