@@ -26,6 +26,7 @@ use crate::oracle::Spec;
 
 mod journal_time;
 mod line;
+mod replies;
 mod views;
 
 /// A broken promise, with the entries that show it.
@@ -172,6 +173,8 @@ struct Track {
     seen: views::Seen,
     /// What it owes, by the journal (N1, M1).
     line: line::Line,
+    /// What people's commands and the journal said of it (R3, H2).
+    said: replies::Said,
 }
 
 /// One schedule of a job's life, from its `defined` line: the schedule's text (the oracle's
@@ -252,6 +255,7 @@ impl Track {
             silence: crate::silence::Silence::of(f.and_then(|f| f.expect_success_within)),
             seen: views::Seen::default(),
             line: line::Line::default(),
+            said: replies::Said::default(),
         }
     }
 
@@ -503,6 +507,8 @@ pub struct Checker {
     journal_time: journal_time::JournalTime,
     /// Tracks whose line has a failure this step may still retry (N1: see `step_done`).
     line_dirty: Vec<usize>,
+    /// People's commands and their replies (R3, H2).
+    replies: replies::Replies,
 }
 
 /// How often V1 compares the views with the journal: every so many steps (a view of every
@@ -549,6 +555,7 @@ impl Checker {
             view_steps: 0,
             journal_time: Default::default(),
             line_dirty: Vec::new(),
+            replies: replies::Replies::default(),
         }
     }
 
@@ -686,6 +693,7 @@ impl Checker {
     /// The end of a step: every result `delivered` for it has settled or parked its run;
     /// a failure no `retry at` followed has no retry waiting (N1).
     pub fn step_done(&mut self) {
+        self.judge_reply();
         for idx in std::mem::take(&mut self.line_dirty) {
             self.tracks[idx].line.step_done();
         }
@@ -949,6 +957,7 @@ impl Checker {
         }
         self.one_shot_end(idx, rec);
         self.tracks[idx].seen.record(rec);
+        self.note_said(idx, rec);
         self.journal_time(rec);
         match &rec.entry {
             Entry::History(h) => self.history(idx, rec, h),

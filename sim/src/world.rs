@@ -355,6 +355,7 @@ impl World {
         }
         checker.set_cap(cfg.max_runs_per_process);
         checker.hold_journal_time(config.clock_jump.as_millis() as i64);
+        checker.hold_replies(&config);
         let prev_digests = vec![None; jobs.len()];
         let removed = vec![false; jobs.len()];
         let seen_names = jobs.iter().map(|j| j.def.name.clone()).collect();
@@ -1348,7 +1349,7 @@ impl World {
             self.checker.reported(*run, outcome);
             self.checker.delivered(*run, *fence, outcome);
         }
-        self.checker.stepping(&event);
+        self.checker.stepping(&event, &self.state);
         let mut effects = std::mem::take(&mut self.effects);
         let mut parked = Vec::new();
         let wake_before = self.state.next_wake();
@@ -1404,6 +1405,9 @@ impl World {
                 self.hash(&e);
             }
             self.coordination_probes(&e, draining);
+            if let Effect::Reply { job, result } = &e {
+                self.checker.replied(job.as_ref(), result);
+            }
             match e {
                 Effect::Journal(r) => {
                     match &r.entry {

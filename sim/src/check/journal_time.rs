@@ -31,8 +31,10 @@ impl Checker {
         self.journal_time.jump = Some(clock_jump_ms);
     }
 
-    /// The event of the step whose effects come next.
-    pub fn stepping(&mut self, event: &Event) {
+    /// The event of the step whose effects come next, and the state it is about to step
+    /// (R3 reads a job's definitions from it before an `Upsert`).
+    pub fn stepping(&mut self, event: &Event, state: &duetime::State) {
+        self.asking(event, state);
         self.journal_time.person = !matches!(
             event,
             Event::Tick { .. }

@@ -256,6 +256,7 @@ impl Checker {
     /// V1, after a step: see the module's doc. Looked at every `VIEW_EVERY` steps (the
     /// same steps in a world and in its replays).
     pub fn views(&mut self, state: &duetime::State, now: duetime::Timestamp) {
+        self.kept_definition(state);
         self.view_steps += 1;
         if !self.view_steps.is_multiple_of(VIEW_EVERY) {
             return;
@@ -344,7 +345,7 @@ impl Checker {
 
     /// The journal's open run of track `idx` (a parked run holds no process, but stays
     /// the job's open run).
-    fn open_run_of(&self, idx: usize) -> Option<RunId> {
+    pub(super) fn open_run_of(&self, idx: usize) -> Option<RunId> {
         self.holders
             .iter()
             .find(|h| h.2 == idx)
