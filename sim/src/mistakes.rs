@@ -4,8 +4,8 @@
 //! `MAX_PAYLOAD`, `MAX_CONCURRENCY_LIMIT`) and the store's tick, never by asking the core's
 //! `validate`. Each rule carries the ways a person breaks it (each breaks that rule and no
 //! other) and the values exactly at its bound, which must be accepted, so a `>` written as
-//! `>=` shows as surely as a check left out. The checker (R3) judges every definition
-//! people send by these rules.
+//! `>=` shows as surely as a check left out. The world draws from this table; the checker
+//! (R3) judges every definition people send by the same rules.
 
 use std::sync::OnceLock;
 
