@@ -27,6 +27,7 @@ use crate::oracle::Spec;
 mod journal_time;
 mod lease;
 mod line;
+mod replies;
 mod retries;
 mod views;
 
@@ -184,6 +185,8 @@ struct Track {
     jittered: (u32, u32),
     /// What it owes, by the journal (N1, M1).
     line: line::Line,
+    /// What people's commands and the journal said of it (R3, H2).
+    said: replies::Said,
 }
 
 /// One schedule of a job's life, from its `defined` line: the schedule's text (the oracle's
@@ -265,6 +268,7 @@ impl Track {
             seen: views::Seen::default(),
             jittered: (0, 0),
             line: line::Line::default(),
+            said: replies::Said::default(),
         }
     }
 
@@ -529,6 +533,8 @@ pub struct Checker {
     retries: retries::Retries,
     /// The store's grace in ms (G1), when its config is known.
     grace_ms: Option<i64>,
+    /// People's commands and their replies (R3, H2).
+    replies: replies::Replies,
 }
 
 /// How often V1 compares the views with the journal: every so many steps (a view of every
@@ -579,6 +585,7 @@ impl Checker {
             stepper: None,
             retries: Default::default(),
             grace_ms: None,
+            replies: replies::Replies::default(),
         }
     }
 
@@ -719,6 +726,7 @@ impl Checker {
     /// The end of a step: every result `delivered` for it has settled or parked its run;
     /// a failure no `retry at` followed has no retry waiting (N1).
     pub fn step_done(&mut self) {
+        self.judge_reply();
         for idx in std::mem::take(&mut self.line_dirty) {
             self.tracks[idx].line.step_done();
         }
@@ -772,8 +780,10 @@ impl Checker {
         }
     }
 
-    /// The event of the step whose effects come next.
-    pub fn stepping(&mut self, event: &duetime::Event) {
+    /// The event of the step whose effects come next, and the state it is about to step
+    /// (R3 reads a job's definitions from it before an `Upsert`).
+    pub fn stepping(&mut self, event: &duetime::Event, state: &duetime::State) {
+        self.asking(event, state);
         use duetime::Event as E;
         self.stepper = match event {
             E::Tick { process, .. }
@@ -999,6 +1009,7 @@ impl Checker {
         self.lease_record(rec);
         self.one_shot_end(idx, rec);
         self.tracks[idx].seen.record(rec);
+        self.note_said(idx, rec);
         self.journal_time(rec);
         match &rec.entry {
             Entry::History(h) => self.history(idx, rec, h),

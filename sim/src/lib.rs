@@ -6,6 +6,7 @@ pub mod check;
 pub mod cron_text;
 pub mod dates;
 pub mod gen;
+pub mod mistakes;
 pub mod oracle;
 pub mod record;
 pub mod replay;

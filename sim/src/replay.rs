@@ -121,7 +121,7 @@ pub fn replay_with(
                 checker.reported(*run, outcome);
                 checker.delivered(*run, *fence, outcome);
             }
-            checker.stepping(event);
+            checker.stepping(event, &state);
             state.step(*now, event.clone(), &mut effects);
             if checks == StateChecks::Full {
                 if let Err(what) = crate::round_trip(&mut state) {
@@ -136,6 +136,7 @@ pub fn replay_with(
                     | Effect::Notice(Notice::Drained { .. })
                     | Effect::Notice(Notice::ClockGap { .. }) => checker.coordination(&e),
                     Effect::Notice(Notice::Alert(a)) => checker.alert(&a),
+                    Effect::Reply { job, result } => checker.replied(job.as_ref(), &result),
                     _ => {}
                 }
             }
@@ -167,6 +168,7 @@ fn checker_for(config: &Config, facts: &BTreeMap<JobName, JobFacts>) -> check::C
     checker.set_cap(config.max_runs_per_process);
     checker.hold_journal_time(config.clock_jump.as_millis() as i64);
     checker.hold_leases(config);
+    checker.hold_replies(config);
     checker
 }
 

@@ -212,6 +212,10 @@ enum Action {
         job: JobName,
         run: RunId,
     },
+    /// A person asks to run a job now while its run awaits approval (not knowing it does).
+    RunNow {
+        job: JobName,
+    },
     Heal,
 }
 
@@ -269,6 +273,9 @@ pub type Counts = BTreeMap<&'static str, u64>;
 pub struct World {
     pub cfg: WorldConfig,
     rng: ChaCha8Rng,
+    /// People's mistakes (`mistake`, `pause_note`): drawn from a stream of their own, so
+    /// adding them moved the world's other draws only by the steps they add.
+    slips: ChaCha8Rng,
     t: i64,
     queue: Queue,
     /// Reused for every step's effects.
@@ -358,10 +365,12 @@ impl World {
         checker.set_cap(cfg.max_runs_per_process);
         checker.hold_journal_time(config.clock_jump.as_millis() as i64);
         checker.hold_leases(&config);
+        checker.hold_replies(&config);
         let prev_digests = vec![None; jobs.len()];
         let removed = vec![false; jobs.len()];
         let seen_names = jobs.iter().map(|j| j.def.name.clone()).collect();
         let mut w = World {
+            slips: crate::gen::features_rng(cfg.seed, 6),
             t: cfg.start_ms,
             cfg,
             rng,
@@ -578,6 +587,7 @@ impl World {
                 | Action::Burst { .. }
                 | Action::Redefine { .. }
                 | Action::Command
+                | Action::RunNow { .. }
         );
         if fault && self.healed {
             // Faults drawn before healing that come due after it do not happen.
@@ -782,18 +792,30 @@ impl World {
                 let actor = Actor::new(["ana", "bo", "cy"][self.rng.gen_range(0..3)]);
                 self.transact(None, now, Event::ApprovalGiven { job, run, actor });
             }
+            Action::RunNow { job } => {
+                let now = Now::at(Timestamp::from_millis(self.t));
+                let actor = Actor::new(["ana", "bo", "cy"][self.slips.gen_range(0..3)]);
+                *self.faults.entry("command").or_default() += 1;
+                self.transact(None, now, Event::RunNow { job, actor });
+            }
             Action::Heal => self.heal(),
         }
     }
 
     /// A run parked awaiting approval: a person may approve it (sometimes after its ttl,
     /// sometimes twice), or its host may finish it another way with a result under its
-    /// fence; else it expires.
+    /// fence; else it expires. Now and then someone asks to run the job meanwhile (refused
+    /// `awaiting_approval`: R3).
     fn parked(&mut self, job: &JobName, run: RunId, until: Timestamp, wall: Timestamp) {
         let ttl = until
             .as_millis()
             .saturating_sub(wall.as_millis())
             .max(1_000);
+        if self.slips.gen_bool(0.2) {
+            // Someone who has not seen that it waits for a sign-off asks to run it now.
+            let t = self.t + self.slips.gen_range(0..ttl);
+            self.at(t, Action::RunNow { job: job.clone() });
+        }
         let roll: f64 = self.rng.gen_range(0.0..1.0);
         if roll < 0.55 {
             let t = self.t + self.rng.gen_range(0..ttl + ttl / 3);
@@ -991,11 +1013,17 @@ impl World {
         let actor = Actor::new(["ana", "bo", "cy"][self.rng.gen_range(0..3)]);
         let now = Now::at(Timestamp::from_millis(self.t));
         let kind = self.rng.gen_range(0..16);
+        if matches!(kind, 8 | 9 | 11) && self.slips.gen_ratio(1, 8) {
+            // One definition change in eight is a mistake.
+            *self.faults.entry("command").or_default() += 1;
+            self.mistake(i, actor);
+            return;
+        }
         let event = match kind {
             0..=2 => Event::Pause {
                 job: name,
                 actor,
-                note: "maintenance".into(),
+                note: self.pause_note(),
             },
             3..=5 => Event::Resume { job: name, actor },
             6 | 7 => Event::RunNow { job: name, actor },
@@ -1047,6 +1075,61 @@ impl World {
         };
         *self.faults.entry("command").or_default() += 1;
         self.transact(None, now, event);
+    }
+
+    /// A pause's note: mostly a word, one in eight a note of exactly `MAX_TITLE`
+    /// characters (accepted) or one more (refused `note_too_long`), each character two
+    /// bytes, so a length counted in bytes shows.
+    fn pause_note(&mut self) -> String {
+        if !self.slips.gen_ratio(1, 8) {
+            return "maintenance".into();
+        }
+        let len = duetime::MAX_TITLE + usize::from(self.slips.gen_bool(0.5));
+        *self
+            .probes
+            .entry("pause note at or over its bound")
+            .or_default() += 1;
+        std::iter::repeat_n('é', len).collect()
+    }
+
+    /// A person gets a definition wrong: one change from the table of `crate::mistakes`,
+    /// either breaking one rule (refused `invalid`, the job keeps its definition: R3) or
+    /// putting one field exactly at its bound (accepted), which the person then sets back
+    /// at once, sent until it commits: the world's jobs keep the definitions the checker's
+    /// facts describe, and nothing runs in between. (A removed job gets only the former:
+    /// a definition it accepted would bring the job back.)
+    fn mistake(&mut self, i: usize, actor: Actor) {
+        use crate::mistakes::RULES;
+        let tick = Duration::from_millis(self.cfg.tick_ms as u64);
+        let rule = &RULES[self.slips.gen_range(0..RULES.len())];
+        let at_bound = !rule.at_bound.is_empty() && !self.removed[i] && self.slips.gen_bool(0.5);
+        let changes = if at_bound { rule.at_bound } else { rule.wrong };
+        let change = changes[self.slips.gen_range(0..changes.len())];
+        let mut def = self.jobs[i].def.clone();
+        if !change(&mut def, tick) {
+            return;
+        }
+        let probe = if at_bound {
+            "definition at a bound sent"
+        } else {
+            "definition breaking a rule sent"
+        };
+        *self.probes.entry(probe).or_default() += 1;
+        let now = Now::at(Timestamp::from_millis(self.t));
+        let event = Event::Upsert {
+            def: Box::new(def),
+            actor: actor.clone(),
+        };
+        if !self.transact(None, now, event) || !at_bound {
+            return;
+        }
+        loop {
+            let def = Box::new(self.jobs[i].def.clone());
+            let actor = actor.clone();
+            if self.transact(None, now, Event::Upsert { def, actor }) {
+                break;
+            }
+        }
     }
 
     /// The range a person asks to backfill, knowing the job's accounted start (where a
@@ -1355,7 +1438,7 @@ impl World {
             self.checker.reported(*run, outcome);
             self.checker.delivered(*run, *fence, outcome);
         }
-        self.checker.stepping(&event);
+        self.checker.stepping(&event, &self.state);
         let mut effects = std::mem::take(&mut self.effects);
         let mut parked = Vec::new();
         let wake_before = self.state.next_wake();
@@ -1421,6 +1504,9 @@ impl World {
                 self.hash(&e);
             }
             self.coordination_probes(&e, draining);
+            if let Effect::Reply { job, result } = &e {
+                self.checker.replied(job.as_ref(), result);
+            }
             match e {
                 Effect::Journal(r) => {
                     match &r.entry {

@@ -257,6 +257,7 @@ impl Checker {
     /// leases held to the checker's rule (K1, L3), then the views (V1, N1, M1).
     pub fn after_step(&mut self, state: &duetime::State, now: duetime::Timestamp) {
         self.leases_stepped(state, now.as_millis());
+        self.kept_definition(state);
         self.counts_shown(state);
         self.views(state, now);
     }
@@ -377,7 +378,7 @@ impl Checker {
 
     /// The journal's open run of track `idx` (a parked run holds no process, but stays
     /// the job's open run).
-    fn open_run_of(&self, idx: usize) -> Option<RunId> {
+    pub(super) fn open_run_of(&self, idx: usize) -> Option<RunId> {
         self.holders
             .iter()
             .find(|h| h.2 == idx)
