@@ -321,16 +321,27 @@ impl Checker {
                 .and_then(|seq| state.record(seq))
                 .and_then(|r| r.run())
                 .filter(|r| r.id() == *run);
-            let Some(open) = open else { continue };
+            let Some(open) = open else {
+                // The journal has it open: the store must too (V1's part: a host shows it).
+                wrong.push((*run, l.clone(), None));
+                continue;
+            };
             let kept = open.lease_until().as_millis();
             if !l.exact {
                 l.until = kept;
                 l.exact = true;
             } else if kept != l.until {
-                wrong.push((*run, l.clone(), kept));
+                wrong.push((*run, l.clone(), Some(kept)));
             }
         }
         for (run, l, kept) in wrong {
+            let Some(kept) = kept else {
+                let detail =
+                    format!("the journal has {run} open; the store shows no such run of the job");
+                self.violation("V1", &l.job, detail);
+                self.leases.runs.remove(&run);
+                continue;
+            };
             let detail = format!(
                 "the store keeps {run}'s lease to {}, but its holder {}'s start, adoptions and renewals give {}",
                 ts(kept),
