@@ -686,6 +686,11 @@ impl Checker {
                 self.journal_time_back(by);
             }
             Effect::Notice(Notice::ClockGap {
+                kind: ClockGapKind::HeldAhead,
+                process,
+                ..
+            }) => self.leases_moved(ClockGapKind::HeldAhead, *process, 0),
+            Effect::Notice(Notice::ClockGap {
                 kind: ClockGapKind::Released,
                 process,
                 ..
@@ -793,7 +798,7 @@ impl Checker {
             | E::RunFinished { process, .. } => Some(*process),
             _ => None,
         };
-        self.leases_stepping(event);
+        self.leases_stepping(event, state);
         self.journal_time_stepping(event);
     }
 

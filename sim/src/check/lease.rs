@@ -52,6 +52,12 @@ pub(super) struct Leases {
     at: Option<i64>,
     /// Runs recorded lost in this step: run, holder, lease, when (judged at its end).
     losses: Vec<(RunId, Lease, i64)>,
+    /// Processes the store held ahead at an event it knew nothing of them before (J2:
+    /// only those may wait for their clock).
+    first_held_ahead: std::collections::BTreeSet<ProcessId>,
+    /// The store had no record of the stepping process before this step (a new
+    /// incarnation, or one it pruned after a long silence).
+    new_to_store: bool,
 }
 
 struct Stepping {
@@ -133,8 +139,13 @@ impl Checker {
         self.leases.config.map(|c| c.1)
     }
 
-    pub(super) fn leases_stepping(&mut self, event: &Event) {
+    pub(super) fn leases_stepping(&mut self, event: &Event, state: &State) {
         self.leases.stepping(event);
+        self.leases.new_to_store = self
+            .leases
+            .step
+            .as_ref()
+            .is_some_and(|s| state.process(s.process).is_none());
     }
 
     /// A journal record's part in the leases (before its other checks).
@@ -202,6 +213,9 @@ impl Checker {
     ) {
         let leases = &mut self.leases;
         match kind {
+            duetime::ClockGapKind::HeldAhead if leases.new_to_store => {
+                leases.first_held_ahead.insert(process);
+            }
             duetime::ClockGapKind::ReleasedBehind => {
                 for l in leases.runs.values_mut() {
                     l.until = l.until.saturating_sub(by);
@@ -244,6 +258,9 @@ impl Checker {
         }
         let step = self.leases.step.take();
         self.judge_losses(state, ttl.saturating_add(jump));
+        if let Some(s) = &step {
+            self.waits_only_when_new(state, s.process);
+        }
         if let (Some(s), Some(at)) = (&step, at) {
             self.leases.heard.insert(s.process, heard_now.unwrap_or(at));
             self.take_over(state, s, heard_now.unwrap_or(at));
@@ -272,6 +289,20 @@ impl Checker {
                 heard.map(ts)
             );
             self.violation("K1", &l.job, detail);
+        }
+    }
+
+    /// J2: a process waits for its clock (decides nothing) only after the store, knowing
+    /// nothing of it (a new incarnation, or one pruned after a long silence), held its
+    /// event ahead: a process the store knows, or one held behind, works on the store's
+    /// time.
+    fn waits_only_when_new(&mut self, state: &State, process: ProcessId) {
+        let waits = state.process(process).is_some_and(|p| p.waits_for_clock());
+        if waits && !self.leases.first_held_ahead.contains(&process) {
+            let detail = format!(
+                "{process} waits for its clock, though no event of it the store knew nothing of was held ahead"
+            );
+            self.violation_of("J2", "(clocks)".to_string(), detail);
         }
     }
 
