@@ -619,3 +619,44 @@ fn a_held_clock_come_back_within_clock_jump_is_no_release_and_lengthens_no_lease
     );
     insta::assert_snapshot!(trace);
 }
+
+#[test]
+fn a_held_clock_set_a_day_on_is_a_new_claim_and_is_not_released_at_once() {
+    let mut s = Story::new();
+    s.define("08:59", job("sync", every("1h")));
+    s.start("08:59:30", 1);
+    s.start("08:59:31", 2);
+    s.tick("09:00:05", 1);
+    s.tick("09:00:06", 2);
+    s.wall_set(2, "100s", false);
+    s.note(
+        "p2's clock runs 100 s ahead: held, and p1's sane clock, less than two clock_jumps \
+         behind it, does not contradict it",
+    );
+    s.tick("09:00:35", 1);
+    s.tick("09:02:16", 2);
+    s.tick("09:01:05", 1);
+    s.tick("09:02:46", 2);
+    s.wall_set(2, "1d", false);
+    s.note("p2's clock is set a day on, after two ticks held");
+    s.tick(&next_day("09:03:16"), 2);
+    s.tick("09:01:35", 1);
+    s.tick(&next_day("09:03:46"), 2);
+    let trace = s.trace();
+    assert!(
+        !trace.contains("released,"),
+        "a day ahead is a claim no one has had the chance to contradict: its solitude starts \
+         again, and p1 contradicts it at its next tick\n{trace}"
+    );
+    let clock = s.state.clock().expect("a store clock");
+    assert!(
+        clock < at("09:05:00"),
+        "the store's clock stays on p1's time: {clock}\n{trace}"
+    );
+    insta::assert_snapshot!(trace);
+}
+
+/// `clock` on the day after the stories' day.
+fn next_day(clock: &str) -> String {
+    format!("2025-06-03 {clock}")
+}

@@ -534,6 +534,12 @@ fn judge_lead(
         out.effects.push(clock_gap(now.wall, process, kind, by));
     }
     let hold = rec.hold.as_mut().expect("set above");
+    if hold.lead.abs_diff(lead) > config.clock_jump.as_millis() {
+        // The clock jumped again while held: no one has had a chance to contradict the
+        // new lead (a clock 2 minutes ahead, which no sane clock contradicts, set a day
+        // on would otherwise be released at once), so its solitude starts again.
+        hold.alone_since = None;
+    }
     hold.lead = lead;
     let since = *hold.alone_since.get_or_insert(now.mono);
     if now.mono.saturating_since(since) >= solitude(config) {
