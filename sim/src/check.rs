@@ -847,6 +847,17 @@ impl Checker {
         }
     }
 
+    /// A broken promise only the world can see (it knows true time: J2's releases), told
+    /// as one that does not shrink (a replay has no true time to judge it by).
+    pub fn world_saw(&mut self, inv: &'static str, detail: String) {
+        self.violations.push(Violation {
+            invariant: inv,
+            job: "(world)".to_string(),
+            detail,
+            liveness: true,
+        });
+    }
+
     /// S6: the state committed at that point fails its own load check or round trip.
     pub fn state_broken(&mut self, detail: String) {
         self.violations.push(Violation::state(detail));

@@ -14,6 +14,7 @@ pub mod report;
 mod rows;
 pub(crate) mod silence;
 pub mod user_jobs;
+mod witness;
 pub mod world;
 
 use std::collections::BTreeMap;

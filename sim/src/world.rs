@@ -333,6 +333,8 @@ pub struct World {
     deposed: Vec<ProcessId>,
     /// A store of one row per job, and a copy following its rows (`rows.rs`).
     rows: Option<crate::rows::Rows>,
+    /// The processes that could contradict a held clock (J2, `witness.rs`).
+    witnesses: crate::witness::Witnesses,
 }
 
 const HOUR: f64 = 3_600_000.0;
@@ -366,6 +368,7 @@ impl World {
         checker.hold_journal_time(config.clock_jump.as_millis() as i64);
         checker.hold_leases(&config);
         checker.hold_replies(&config);
+        let (witness_hosts, witness_tick) = (cfg.processes, cfg.tick_ms);
         let prev_digests = vec![None; jobs.len()];
         let removed = vec![false; jobs.len()];
         let seen_names = jobs.iter().map(|j| j.def.name.clone()).collect();
@@ -406,6 +409,11 @@ impl World {
             manual_in_drain: Vec::new(),
             deposed: Vec::new(),
             rows: None,
+            witnesses: crate::witness::Witnesses::new(
+                witness_hosts,
+                witness_tick,
+                config.clock_jump.as_millis() as i64,
+            ),
         };
         if w.cfg.rows {
             w.rows = Some(crate::rows::Rows::new(&mut w.state));
@@ -1246,6 +1254,28 @@ impl World {
         }
     }
 
+    /// J2 (`witness.rs`): `process`, the stepping `host`'s, was released; `before` is
+    /// what the world read before the step.
+    fn judge_release(
+        &mut self,
+        host: Option<usize>,
+        process: ProcessId,
+        kind: ClockGapKind,
+        before: Option<crate::witness::Before>,
+    ) {
+        let (Some(h), Some(before)) = (host, before) else {
+            return;
+        };
+        if self.hosts[h].process != process {
+            return;
+        }
+        if let Some(detail) = self.witnesses.released(h, process, kind, self.t, before) {
+            self.checker.world_saw("J2", detail);
+        } else {
+            *self.probes.entry("release its rule allows").or_default() += 1;
+        }
+    }
+
     fn clock_now(&self, host: usize) -> Now {
         self.hosts[host].clock.now(self.t, self.cfg.start_ms)
     }
@@ -1447,6 +1477,19 @@ impl World {
             Event::Tick { process, .. } => Some(*process),
             _ => None,
         };
+        // J2 (`witness.rs`): the events the store judges by their clock, as read before.
+        let judged = match &event {
+            Event::ProcessStarted { process }
+            | Event::Tick { process, .. }
+            | Event::ProcessDraining { process }
+            | Event::Adopt { process, .. } => Some(*process),
+            _ => None,
+        };
+        let before = judged.map(|p| crate::witness::Before {
+            wall: now.wall.as_millis(),
+            store: self.state.clock().map(|c| c.as_millis()),
+            heard_at: self.state.process(p).map(|r| r.heard_at().as_millis()),
+        });
         let draining = matches!(event, Event::ProcessDraining { .. });
         let backfill = matches!(event, Event::Backfill { .. });
         self.state.step(now, event, &mut effects);
@@ -1548,10 +1591,13 @@ impl World {
                 }
                 // Told by the core even when the commit's answer is lost on the way.
                 Effect::Notice(Notice::Alert(a)) => self.checker.alert(&a),
-                Effect::Notice(Notice::ClockGap { kind, .. }) => {
+                Effect::Notice(Notice::ClockGap { kind, process, .. }) => {
                     // (A clock released behind moves the store's clock back: O2 measures
                     // on it.)
                     self.checker.coordination(&e);
+                    if matches!(kind, ClockGapKind::Released | ClockGapKind::ReleasedBehind) {
+                        self.judge_release(host, process, kind, before);
+                    }
                     let probe = match kind {
                         ClockGapKind::Asleep => "clock gap: asleep",
                         ClockGapKind::ClockForward => "clock gap: set forward",
@@ -1589,6 +1635,10 @@ impl World {
             }
         }
         self.effects = effects;
+        if let (Some(h), Some(p), Some(before)) = (host, judged, before) {
+            let heard_at = self.state.process(p).map(|r| r.heard_at().as_millis());
+            self.witnesses.spoke(h, p, self.t, before, heard_at);
+        }
         self.checker.step_done();
         self.checker.after_step(&self.state, now.wall);
         let owner_after = self.state.owner_lease().map(|o| (o.holder, o.fence));

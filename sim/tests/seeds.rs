@@ -102,6 +102,7 @@ const PROBES: &[&str] = &[
     "held definition confirmed in the reply",
     "digest told for a held definition",
     "actor forgotten from a pause or a queued run",
+    "release its rule allows",
 ];
 
 #[test]
@@ -321,4 +322,29 @@ fn a_world_past_its_event_bound_is_stopped_and_called_stuck() {
     assert!(why.contains("over the bound of 50 an hour"), "{why}");
     assert_eq!(r.verdict.exit_code(), 4);
     assert!(r.events < 10_000, "stopped early: {} events", r.events);
+}
+
+/// Failures the world alone can see (J2's releases, judged with true time) are not shrunk
+/// into regression files: the seeds that found them run here instead. Swarm seed 271: a
+/// clock held two minutes ahead, set a day on, was released at once while a sane clock
+/// spoke, and a day of due times ran early.
+#[test]
+fn seeds_that_found_a_release_by_a_jumped_clock_hold() {
+    use duetime_sim::gen::FaultMode;
+    for (seed, faults) in [(271, FaultMode::Swarm), (812, FaultMode::Heavy)] {
+        let opts = Options {
+            overrides: duetime_sim::gen::Overrides {
+                faults: Some(faults),
+                ..Default::default()
+            },
+            ..Options::default()
+        };
+        let r = run_seed(seed, &opts);
+        assert_eq!(
+            r.verdict,
+            Verdict::Held,
+            "seed {seed}: {:?}",
+            r.violations.first()
+        );
+    }
 }
