@@ -4,6 +4,7 @@
 
 pub mod check;
 pub mod cron_text;
+mod damage;
 pub mod dates;
 pub mod gen;
 pub mod mistakes;

@@ -4,11 +4,15 @@
 //! host process's cache) follows those rows through `State::put_parts`. Every so often the
 //! copy, and a state loaded afresh from the rows (`State::from_parts`), must be the live
 //! state byte for byte (S6): a job changed without being named as touched, or a change
-//! `put_parts` applies otherwise than the step did, shows there.
+//! `put_parts` applies otherwise than the step did, shows there. Now and then a row is
+//! damaged on its way to the copy (`damage.rs`), and must be refused for what it is.
 
 use std::collections::BTreeMap;
 
 use duetime::{JobRecord, State};
+
+use crate::damage::{Damager, Site};
+use crate::world::Counts;
 
 /// How often the copies are compared with the live state, in committed steps (each
 /// comparison serializes three states).
@@ -19,25 +23,34 @@ pub(crate) struct Rows {
     jobs: BTreeMap<u64, JobRecord>,
     replica: State,
     steps: u64,
+    damager: Damager,
 }
 
 impl Rows {
-    /// Rows for a store that starts as `state` (whose changes it then tracks).
-    pub(crate) fn new(state: &mut State) -> Rows {
+    /// Rows for a store that starts as `state` (whose changes it then tracks), damaged by
+    /// the world of `seed`.
+    pub(crate) fn new(state: &mut State, seed: u64) -> Rows {
         state.track_changes(true);
         Rows {
             jobs: state.records().map(|(s, r)| (s, r.clone())).collect(),
             replica: state.clone(),
             steps: 0,
+            damager: Damager::new(seed),
         }
     }
 
     /// After a committed step of `state`: its touched jobs and globals are written, the
-    /// copy takes them, and every `COMPARE_EVERY` steps both copies are compared with it.
-    /// `Err`: what broke, for S6.
-    pub(crate) fn write(&mut self, state: &mut State) -> Result<(), String> {
+    /// copy takes them (after refusing a damaged row now and then, counted in `faults`,
+    /// each kind answered as it must be in `probes`), and every `COMPARE_EVERY` steps
+    /// both copies are compared with it. `Err`: what broke, for S6.
+    pub(crate) fn write(
+        &mut self,
+        state: &mut State,
+        faults: &mut Counts,
+        probes: &mut Counts,
+    ) -> Result<(), String> {
         let touched = state.take_touched();
-        let changed: Vec<(u64, Option<JobRecord>)> = touched
+        let mut changed: BTreeMap<u64, Option<JobRecord>> = touched
             .iter()
             .map(|&seq| (seq, state.record(seq).cloned()))
             .collect();
@@ -48,10 +61,11 @@ impl Rows {
             };
         }
         let globals = state.globals();
+        self.steps += 1;
+        self.damage(&globals, &mut changed, faults, probes)?;
         self.replica
             .put_parts(globals.clone(), changed)
             .map_err(|e| format!("a copy following the store's rows refuses a step's rows: {e}"))?;
-        self.steps += 1;
         if !self.steps.is_multiple_of(COMPARE_EVERY) {
             return Ok(());
         }
@@ -66,6 +80,36 @@ impl Rows {
             .map_err(|e| format!("the store's rows do not load (from_parts): {e}"))?;
         if bytes(&loaded)? != live {
             return Err("the state loaded from the store's rows is not the live state".to_string());
+        }
+        Ok(())
+    }
+
+    /// When a damage is due: it is offered to the copy (and now and then to a load of all
+    /// the rows) and must be refused as it must be; then the good rows of whatever it
+    /// damaged join the step's, as if the damage had been caught and repaired (a row at
+    /// a bound, which the copy took, is put back so).
+    fn damage(
+        &mut self,
+        globals: &duetime::Globals,
+        changed: &mut BTreeMap<u64, Option<JobRecord>>,
+        faults: &mut Counts,
+        probes: &mut Counts,
+    ) -> Result<(), String> {
+        let site = Site {
+            globals,
+            rows: &self.jobs,
+            changed,
+        };
+        let Some(made) = self.damager.draw(self.steps, &site)? else {
+            return Ok(());
+        };
+        *faults.entry("row damaged").or_default() += 1;
+        crate::damage::offer(&mut self.replica, &made, &site)?;
+        *probes.entry(made.probe).or_default() += 1;
+        for (seq, _) in &made.rows {
+            changed
+                .entry(*seq)
+                .or_insert_with(|| self.jobs.get(seq).cloned());
         }
         Ok(())
     }

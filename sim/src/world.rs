@@ -416,7 +416,7 @@ impl World {
             ),
         };
         if w.cfg.rows {
-            w.rows = Some(crate::rows::Rows::new(&mut w.state));
+            w.rows = Some(crate::rows::Rows::new(&mut w.state, w.cfg.seed));
         }
         let skew = w.cfg.faults.max_skew_ms;
         let drift = w.cfg.faults.max_drift_ppm;
@@ -1497,7 +1497,7 @@ impl World {
         // S6: what was committed must load. Every step under `check_state`; a full round
         // trip now and then always (the world goes on from the reloaded copy).
         let rows = match &mut self.rows {
-            Some(rows) => rows.write(&mut self.state),
+            Some(rows) => rows.write(&mut self.state, &mut self.faults, &mut self.probes),
             None => Ok(()),
         };
         let checked = if rows.is_err() {

@@ -103,6 +103,14 @@ const PROBES: &[&str] = &[
     "digest told for a held definition",
     "actor forgotten from a pause or a queued run",
     "release its rule allows",
+    "damage refused: 33 owed segments",
+    "bound accepted: 32 owed segments up to the frontier",
+    "damage refused: an owed segment miscounted",
+    "damage refused: manual runs over the hourly cap",
+    "bound accepted: manual runs at the hourly cap",
+    "damage refused: an owner unknown to the store",
+    "damage refused: counters behind a row left as it is",
+    "bound accepted: a config at its bound, loaded whole (put_parts: changed)",
 ];
 
 #[test]
