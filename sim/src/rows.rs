@@ -69,8 +69,7 @@ impl Rows {
         if !self.steps.is_multiple_of(COMPARE_EVERY) {
             return Ok(());
         }
-        let live = bytes(state)?;
-        if bytes(&self.replica)? != live {
+        if !same(state, &self.replica) {
             return Err(
                 "a copy following the touched rows (put_parts) is not the live state".to_string(),
             );
@@ -78,7 +77,7 @@ impl Rows {
         let rows = self.jobs.iter().map(|(s, r)| (*s, r.clone()));
         let loaded = State::from_parts(globals, rows)
             .map_err(|e| format!("the store's rows do not load (from_parts): {e}"))?;
-        if bytes(&loaded)? != live {
+        if !same(state, &loaded) {
             return Err("the state loaded from the store's rows is not the live state".to_string());
         }
         Ok(())
@@ -121,6 +120,10 @@ impl Rows {
     }
 }
 
-fn bytes(state: &State) -> Result<Vec<u8>, String> {
-    serde_json::to_vec(state).map_err(|e| format!("the state does not serialize: {e}"))
+/// Whether two states hold the same: their globals and every job's record, the caches a
+/// load rebuilds included (what the stored form holds, and what the live state derived
+/// from it). Compared as values, not as serialized text: a third of the simulator's time
+/// went to serializing three states every 32 steps.
+fn same(a: &State, b: &State) -> bool {
+    a.globals() == b.globals() && a.records().eq(b.records())
 }
