@@ -660,3 +660,25 @@ fn a_held_clock_set_a_day_on_is_a_new_claim_and_is_not_released_at_once() {
 fn next_day(clock: &str) -> String {
     format!("2025-06-03 {clock}")
 }
+
+#[test]
+fn a_held_clock_moved_by_exactly_clock_jump_keeps_its_two_ticks() {
+    let mut s = Story::new();
+    s.define("08:59", job("sync", every("1h")));
+    s.start("08:59:30", 1);
+    s.start("08:59:31", 2);
+    s.tick("09:00:05", 1);
+    s.tick("09:00:06", 2);
+    s.wall_set(2, "100s", false);
+    s.tick("09:02:16", 2);
+    s.wall_set(2, "60s", false);
+    s.note("set on by exactly clock_jump while held: the same claim, measured again");
+    s.tick("09:03:46", 2);
+    s.tick("09:04:16", 2);
+    let trace = s.trace();
+    assert!(
+        trace.contains("CLOCK p2: released,"),
+        "a lead that moved by clock_jump, no more, keeps the solitude begun at 09:00:36: \
+         p2 is released two ticks after it\n{trace}"
+    );
+}
