@@ -228,3 +228,34 @@ fn a_held_definition_is_stored_bare_and_its_digest_is_derived_again_on_load() {
     let after = loaded.job("report", at("08:06")).expect("a view");
     assert_eq!(after.pending_confirmation, before.pending_confirmation);
 }
+
+#[test]
+fn the_digest_tells_every_daylight_saving_policy_of_a_cron_apart() {
+    use duetime::{CronSchedule, DstPolicy, Fold, Gap, Schedule};
+    let cron = |policy: Option<DstPolicy>| {
+        let c = CronSchedule::parse("30 2 * * *", Some("Europe/Berlin")).unwrap();
+        let mut def = guarded("1h");
+        def.schedule = Schedule::Cron(c.with_dst(policy));
+        def.digest()
+    };
+    // Pinned, as the every schedule's above: the cron's text, zone and policy all count.
+    assert_eq!(
+        cron(Some(DstPolicy {
+            gap: Gap::Skip,
+            fold: Fold::Both
+        })),
+        PINNED_CRON
+    );
+    let mut seen = std::collections::BTreeSet::new();
+    assert!(seen.insert(cron(None)));
+    for gap in [Gap::RunAtGapEnd, Gap::Skip] {
+        for fold in [Fold::First, Fold::Last, Fold::Both] {
+            assert!(
+                seen.insert(cron(Some(DstPolicy { gap, fold }))),
+                "{gap:?} and {fold:?}: a digest another policy has"
+            );
+        }
+    }
+}
+
+const PINNED_CRON: &str = "fafbb7de2d1f248e59a801a78ed54225986fc6db3464fe81d8482752bd073447";
