@@ -49,6 +49,13 @@ impl Clock {
             self.slept += (t - since).max(0);
         }
     }
+
+    /// The machine falls asleep at `t` (a sleep already going on goes on: its time so far
+    /// is kept, so the monotonic clock never leaps ahead of true time).
+    fn fall_asleep(&mut self, t: i64) {
+        self.wake(t);
+        self.asleep_since = Some(t);
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -709,6 +716,9 @@ impl World {
                 let process = ProcessId(self.next_process);
                 self.next_process += 1;
                 let h = &mut self.hosts[host];
+                // A process starts on a machine awake (one that crashed while its machine
+                // slept would otherwise tick on a monotonic clock standing still).
+                h.clock.wake(self.t);
                 h.state = HostState::Up;
                 h.process = process;
                 h.draining = false;
@@ -740,7 +750,7 @@ impl World {
                     h.epoch += 1;
                     if long {
                         // A laptop asleep: the monotonic clock stands still until it wakes.
-                        h.clock.asleep_since = Some(self.t);
+                        h.clock.fall_asleep(self.t);
                     }
                     self.at(self.t + d, Action::Wake { host });
                 }
