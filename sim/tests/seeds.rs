@@ -339,7 +339,14 @@ fn a_world_past_its_event_bound_is_stopped_and_called_stuck() {
 #[test]
 fn seeds_that_found_a_release_by_a_jumped_clock_hold() {
     use duetime_sim::gen::FaultMode;
-    for (seed, faults) in [(271, FaultMode::Swarm), (812, FaultMode::Heavy)] {
+    // Extreme seed 3000363: the world's own clock model let a monotonic clock leap ahead
+    // of true time (a restart during a sleep), and J2's world half named it.
+    let seeds = [
+        (271, FaultMode::Swarm),
+        (812, FaultMode::Heavy),
+        (3_000_363, FaultMode::Extreme),
+    ];
+    for (seed, faults) in seeds {
         let opts = Options {
             overrides: duetime_sim::gen::Overrides {
                 faults: Some(faults),
