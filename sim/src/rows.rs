@@ -3,7 +3,7 @@
 //! touched (`State::take_touched`) and the globals, and a second copy of the state (another
 //! host process's cache) follows those rows through `State::put_parts`. Every so often the
 //! copy, and a state loaded afresh from the rows (`State::from_parts`), must be the live
-//! state byte for byte (S6): a job changed without being named as touched, or a change
+//! state, record for record (S6): a job changed without being named as touched, or a change
 //! `put_parts` applies otherwise than the step did, shows there. Now and then a row is
 //! damaged on its way to the copy (`damage.rs`), and must be refused for what it is.
 
@@ -80,6 +80,10 @@ impl Rows {
         if !same(state, &loaded) {
             return Err("the state loaded from the store's rows is not the live state".to_string());
         }
+        // The host that followed the rows takes over, as one does when another fails: the
+        // world goes on from the copy `put_parts` kept (its indexes built record by record,
+        // and the changes it tracks its own), and the old live state follows in its place.
+        std::mem::swap(state, &mut self.replica);
         Ok(())
     }
 
