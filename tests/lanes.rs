@@ -52,6 +52,16 @@ fn two_jobs_on_one_key_due_together_run_one_at_a_time_and_the_second_records_its
     s.tick("09:00:10", 1);
     s.note("write_b waits: the lane /srv/folder is one wide and write_a holds it");
     assert_eq!(s.state.open_runs_of_key("/srv/folder"), 1);
+    let waits = |s: &Story, name: &str| {
+        let seq = s.state.seq_of_name(name).unwrap();
+        s.state.record(seq).unwrap().waits_for_room()
+    };
+    assert_eq!(
+        waits(&s, "write_b"),
+        Some((at("09:00:10"), duetime::WaitReason::LaneBusy)),
+        "a host can tell since when, and for what, write_b waits"
+    );
+    assert_eq!(waits(&s, "write_a"), None);
     s.tick("09:02", 1);
     s.finish("09:05", 1, Outcome::Ok);
     note_waits(&mut s);

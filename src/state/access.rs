@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use super::{Globals, HeldDef, JobRecord, LastRun, OneShotEnd, OpenRun, ProcessRec};
-use crate::effect::{Incident, MissCause};
+use crate::effect::{Incident, MissCause, WaitReason};
 use crate::event::{Fence, ProcessId, RunId};
 use crate::job::JobDef;
 use crate::state::{Config, OwnerLease};
@@ -68,6 +68,14 @@ impl JobRecord {
     pub fn owed(&self) -> u64 {
         self.act()
             .map_or(0, |a| a.pending.iter().map(|o| o.count).sum())
+    }
+
+    /// Since when, and for what, the job waits for room (its lane full, or its process at
+    /// the cap): waiters are let in oldest first, by this instant.
+    pub fn waits_for_room(&self) -> Option<(Timestamp, WaitReason)> {
+        self.act()
+            .and_then(|a| a.waiting)
+            .map(|w| (w.since, w.reason))
     }
 }
 
