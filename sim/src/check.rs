@@ -24,6 +24,7 @@ use duetime::{
 
 use crate::oracle::Spec;
 
+mod admission;
 mod journal_time;
 mod lease;
 mod line;
@@ -305,6 +306,9 @@ struct Concurrency {
     /// (tracks), with their key. A wait can also end unseen (nothing left to start), so
     /// this may hold a job no longer waiting: C3 only ever lets more waits pass for it.
     waiting: Vec<(usize, Option<String>)>,
+    /// C4: the starts of keyed jobs in this step: the job, its key, since when it waited
+    /// (its start, if it did not wait), and whether it waited.
+    started_now: Vec<(JobName, String, i64, bool)>,
     cap: Option<u32>,
     /// Each key's width: the smallest `concurrency_limit` of its jobs (1 when unset).
     widths: BTreeMap<String, u32>,
@@ -1306,6 +1310,17 @@ impl Checker {
                     self.probe("waited then started");
                 }
                 self.lanes.waiting.retain(|(i, _)| *i != idx);
+                let key = self
+                    .facts
+                    .get(&rec.job)
+                    .and_then(|f| f.concurrency_key.clone());
+                if let Some(key) = key {
+                    // (One that did not wait is as young as its start.)
+                    let since = at - waited.map_or(0, |w| w.as_millis() as i64);
+                    self.lanes
+                        .started_now
+                        .push((rec.job.clone(), key, since, waited.is_some()));
+                }
                 self.retry_covers(idx, rec, *run, covers.as_ref(), *trigger);
                 self.line_start(idx, rec, *run, covers.as_ref(), *trigger);
                 let o = self.open.entry(*run).or_default();

@@ -103,6 +103,7 @@ const PROBES: &[&str] = &[
     "digest told for a held definition",
     "actor forgotten from a pause or a queued run",
     "release its rule allows",
+    "start in its lane's order",
     "damage refused: 33 owed segments",
     "bound accepted: 32 owed segments up to the frontier",
     "damage refused: an owed segment miscounted",

@@ -259,6 +259,7 @@ impl Checker {
         self.leases_stepped(state, now.as_millis());
         self.kept_definition(state);
         self.counts_shown(state);
+        self.admitted_in_order(state);
         self.views(state, now);
     }
 
