@@ -309,6 +309,8 @@ struct Concurrency {
     /// C4: the starts of keyed jobs in this step: the job, its key, since when it waited
     /// (its start, if it did not wait), and whether it waited.
     started_now: Vec<(JobName, String, i64, bool)>,
+    /// C4: the process whose tick the step is.
+    ticked: Option<duetime::ProcessId>,
     cap: Option<u32>,
     /// Each key's width: the smallest `concurrency_limit` of its jobs (1 when unset).
     widths: BTreeMap<String, u32>,
@@ -800,6 +802,10 @@ impl Checker {
             | E::ProcessDraining { process }
             | E::Adopt { process, .. }
             | E::RunFinished { process, .. } => Some(*process),
+            _ => None,
+        };
+        self.lanes.ticked = match event {
+            E::Tick { process, .. } => Some(*process),
             _ => None,
         };
         self.leases_stepping(event, state);

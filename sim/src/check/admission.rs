@@ -4,10 +4,16 @@
 //! job that finds an older waiter of its key first in line waits behind it rather than
 //! starting (one that started without waiting is as young as its start).
 //!
+//! And they are let in when room opens: after a tick of a process that may claim (not
+//! draining, not waiting for its clock, the owner under `single_owner`) and has room under
+//! the cap, no job waits for a lane that has room (fewer runs open than its width, by the
+//! store's counts, which V1 holds to the journal's): the tick's `admit` takes each lane's
+//! head while the process has room.
+//!
 //! Keyless waits for the process cap are not judged here: a keyless job already waiting
 //! may start on a process with room ahead of older ones (`State::gate`).
 
-use duetime::{State, WaitReason};
+use duetime::{Coordination, ProcessId, State, WaitReason};
 
 use super::Checker;
 
@@ -43,4 +49,54 @@ impl Checker {
             }
         }
     }
+
+    /// After a tick of `process`: no job waits for a lane with room, if it could let one in.
+    pub(super) fn waiters_let_in(&mut self, state: &State) {
+        let Some(process) = self.lanes.ticked.take() else {
+            return;
+        };
+        if !could_admit(state, process) {
+            return;
+        }
+        let mut stranded = Vec::new();
+        for (job, facts) in &self.facts {
+            let Some(key) = facts.concurrency_key.as_deref() else {
+                continue;
+            };
+            let open = state.open_runs_of_key(key);
+            let width = self.lanes.widths.get(key).copied().unwrap_or(1);
+            let waits = state
+                .seq_of_name(job.as_str())
+                .and_then(|seq| state.record(seq))
+                .and_then(|r| r.waits_for_room());
+            if let Some((since, WaitReason::LaneBusy)) = waits.filter(|_| open < width) {
+                stranded.push((job.clone(), format!(
+                    "waits for lane {key} (since {since}) though {open} of its {width} runs are open after a tick of {process}, which could let it in"
+                )));
+            }
+        }
+        if stranded.is_empty() {
+            self.probe("lanes with room hold no waiter after a tick");
+        }
+        for (job, detail) in stranded {
+            self.violation("C4", &job, detail);
+        }
+    }
+}
+
+/// Whether a tick of `process` lets waiters in (`State::admit`): it may claim, and has
+/// room under the cap.
+fn could_admit(state: &State, process: ProcessId) -> bool {
+    let Some(rec) = state.process(process) else {
+        return false;
+    };
+    let claims = match state.config().coordination {
+        Coordination::Shared => true,
+        Coordination::SingleOwner => state.owner_lease().is_some_and(|o| o.holder == process),
+    };
+    let room = state
+        .config()
+        .max_runs_per_process
+        .is_none_or(|cap| state.open_runs_of(process) < cap);
+    claims && room && !rec.draining() && !rec.waits_for_clock()
 }

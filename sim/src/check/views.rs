@@ -260,6 +260,7 @@ impl Checker {
         self.kept_definition(state);
         self.counts_shown(state);
         self.admitted_in_order(state);
+        self.waiters_let_in(state);
         self.views(state, now);
     }
 
