@@ -965,3 +965,43 @@ fn a_retry_from_a_replaced_schedule_cleared_by_a_pause_is_owed_as_it_was() {
     s.tick("09:20:10", 1);
     insta::assert_snapshot!(s.trace());
 }
+
+#[test]
+fn a_system_pause_reads_back_only_the_sentence_its_display_writes() {
+    use duetime::SystemPause;
+    for pause in [
+        SystemPause::RetriesExhausted,
+        SystemPause::RunLost,
+        SystemPause::FailureStreak { failures: 0 },
+        SystemPause::FailureStreak { failures: 12 },
+    ] {
+        assert_eq!(SystemPause::parse(&pause.to_string()), Some(pause));
+    }
+    for text in [
+        "05 failed runs in a row",
+        "+5 failed runs in a row",
+        "-1 failed runs in a row",
+        " failed runs in a row",
+        "retries exhausted!",
+    ] {
+        assert_eq!(
+            SystemPause::parse(text),
+            None,
+            "{text:?} is no sentence it writes"
+        );
+    }
+}
+
+#[test]
+fn a_payload_of_64_kib_is_taken_and_one_byte_more_is_refused() {
+    // docs/semantics.md: `payload_too_long`, a payload over 64 KiB.
+    let mut def = job("deploy", every("1h"));
+    def.payload = Some("x".repeat(64 * 1024));
+    let config = duetime::Config::default();
+    assert_eq!(def.validate(&config), Ok(()));
+    def.payload = Some("x".repeat(64 * 1024 + 1));
+    assert_eq!(
+        def.validate(&config),
+        Err(duetime::DefError::PayloadTooLong { len: 64 * 1024 + 1 })
+    );
+}
