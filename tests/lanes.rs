@@ -308,3 +308,53 @@ fn a_job_moved_to_a_free_lane_while_waiting_starts_there_and_leaves_the_old_lane
     assert_eq!(s.state.open_runs_of_key("/srv/other"), 0);
     insta::assert_snapshot!(s.trace());
 }
+
+#[test]
+fn a_job_held_by_a_quota_stands_in_no_lane_so_the_jobs_behind_it_run() {
+    let mut s = Story::new();
+    s.show_history = true;
+    let mut limited = keyed("call_api", "/api");
+    limited.schedule = every("1m");
+    limited.safe_to_repeat = true;
+    limited.overlap = Some(duetime::Overlap::BufferOne);
+    let mut sync = keyed("sync", "/api");
+    sync.schedule = every("1m");
+    sync.overlap = Some(duetime::Overlap::BufferOne);
+    s.define("08:59", limited);
+    s.define("08:59", sync);
+    s.start("08:59:30", 1);
+    s.tick("09:00:10", 1);
+    let run_now = Event::RunNow {
+        job: duetime::JobName::new("call_api").unwrap(),
+        actor: duetime::Actor::new("bo"),
+    };
+    s.finish("09:00:40", 1, Outcome::Ok);
+    s.command("09:00:45", "bo runs call_api now", run_now);
+    s.finish("09:00:55", 2, Outcome::Ok);
+    s.tick("09:01:10", 1);
+    s.note("call_api's manual run r3 holds the lane; its 09:01 due time waits behind it");
+    let quota = Outcome::Failed {
+        kind: "quota".into(),
+        retry_after: Some(Duration::from_hours(1)),
+    };
+    s.finish("09:01:30", 3, quota);
+    s.note("the API asks call_api to wait an hour: it could not take the lane meanwhile");
+    s.finish("09:01:40", 4, Outcome::Ok);
+    s.tick("09:02:10", 1);
+    s.tick("09:02:40", 1);
+    let trace = s.trace();
+    let waits = |name: &str| {
+        let seq = s.state.seq_of_name(name).unwrap();
+        s.state.record(seq).unwrap().waits_for_room()
+    };
+    assert_eq!(
+        waits("call_api"),
+        None,
+        "held by its quota, call_api waits in no line\n{trace}"
+    );
+    assert!(
+        trace.contains("START sync r5"),
+        "sync's 09:02 run starts while call_api's quota holds it back, not an hour later\n{trace}"
+    );
+    insta::assert_snapshot!(trace);
+}

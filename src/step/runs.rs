@@ -297,22 +297,15 @@ impl State {
                 None => !act.pending.is_empty() || act.manual.is_some(),
             }
         };
-        if !startable {
-            if act.waiting.is_some() {
-                self.jobs
-                    .get_mut(&seq)
-                    .expect("looked up above")
-                    .act_mut()
-                    .waiting = None;
-            }
+        // A quota hold keeps everything back, a retry and a person's manual run included;
+        // held so, the job could not take room in its lane, so it stands in no line (the
+        // head of a lane that cannot start would hold back every job behind it).
+        if !startable || self.quota_held(seq, now, out) {
+            self.stop_waiting(seq);
             return;
         }
         if let Some(reason) = self.gate(seq, process) {
             self.wait(seq, reason, out);
-            return;
-        }
-        // A quota hold keeps everything back, a retry and a person's manual run included.
-        if self.quota_held(seq, now, out) {
             return;
         }
         let Some(job) = self.jobs.get_mut(&seq) else {
@@ -481,6 +474,14 @@ impl State {
 
     /// The job could start but the lane or the cap holds it back: it waits, recorded once
     /// when the wait begins; `admit` lets it in when room opens.
+    /// The job no longer waits for room (it has nothing it could start now); its caller
+    /// reindexes it, which takes it out of its line.
+    fn stop_waiting(&mut self, seq: u64) {
+        if let Some(act) = self.jobs.get_mut(&seq).and_then(|j| j.activity.as_deref_mut()) {
+            act.waiting = None;
+        }
+    }
+
     pub(crate) fn wait(&mut self, seq: u64, reason: WaitReason, out: &mut Out) {
         let now = out.now;
         let Some(job) = self.jobs.get_mut(&seq) else {
