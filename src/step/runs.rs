@@ -477,7 +477,11 @@ impl State {
     /// The job no longer waits for room (it has nothing it could start now); its caller
     /// reindexes it, which takes it out of its line.
     fn stop_waiting(&mut self, seq: u64) {
-        if let Some(act) = self.jobs.get_mut(&seq).and_then(|j| j.activity.as_deref_mut()) {
+        if let Some(act) = self
+            .jobs
+            .get_mut(&seq)
+            .and_then(|j| j.activity.as_deref_mut())
+        {
             act.waiting = None;
         }
     }
