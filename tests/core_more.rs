@@ -1005,3 +1005,45 @@ fn a_payload_of_64_kib_is_taken_and_one_byte_more_is_refused() {
         Err(duetime::DefError::PayloadTooLong { len: 64 * 1024 + 1 })
     );
 }
+
+#[test]
+fn a_state_notes_its_changes_only_while_asked_and_put_parts_leaves_that_as_it_was() {
+    let mut s = Story::new();
+    s.define("08:59", job("sync", every("1h")));
+    let mut following = s.state.clone();
+    assert!(!following.tracks_changes());
+    following.track_changes(true);
+    assert!(following.tracks_changes());
+    let globals = following.globals();
+    let unchanged: Vec<(u64, Option<duetime::JobRecord>)> = Vec::new();
+    following
+        .put_parts(globals.clone(), unchanged.clone())
+        .unwrap();
+    assert!(following.tracks_changes(), "put_parts keeps tracking on");
+    assert!(following.take_touched().is_empty());
+    let mut quiet = s.state.clone();
+    quiet.put_parts(globals, unchanged).unwrap();
+    assert!(
+        !quiet.tracks_changes(),
+        "put_parts does not switch tracking on"
+    );
+    assert!(quiet.take_touched().is_empty());
+}
+
+#[test]
+fn two_states_whose_jobs_differ_are_not_equal() {
+    let mut s = Story::new();
+    s.define("08:59", job("sync", every("1h")));
+    let before = s.state.clone();
+    assert!(before == s.state);
+    s.command(
+        "09:00",
+        "ana pauses sync",
+        Event::Pause {
+            job: JobName::new("sync").unwrap(),
+            actor: Actor::new("ana"),
+            note: String::new(),
+        },
+    );
+    assert!(before != s.state, "a paused job is a change of the state");
+}
