@@ -1047,3 +1047,25 @@ fn two_states_whose_jobs_differ_are_not_equal() {
     );
     assert!(before != s.state, "a paused job is a change of the state");
 }
+
+#[test]
+fn a_state_tells_the_config_it_was_made_with() {
+    let config = duetime::Config {
+        tick: Duration::from_secs(60),
+        max_runs_per_process: Some(3),
+        ..duetime::Config::default()
+    };
+    let state = duetime::State::new(config.clone());
+    assert_eq!(state.config(), &config);
+}
+
+#[test]
+fn an_every_schedule_of_no_period_yields_nothing_and_never_divides_by_zero() {
+    // What the constructor refuses may still be spelled out; it must not panic the core.
+    let none = duetime::Schedule::Every {
+        period: Duration::ZERO,
+        offset: Duration::from_secs(30),
+    };
+    assert_eq!(none.next_after(at("09:00")), None);
+    assert_eq!(none.count_in(at("09:00"), at("10:00")), 0);
+}

@@ -358,3 +358,25 @@ fn a_job_held_by_a_quota_stands_in_no_lane_so_the_jobs_behind_it_run() {
     );
     insta::assert_snapshot!(trace);
 }
+
+#[test]
+fn a_full_lane_whose_waiter_is_older_holds_back_no_waiter_of_another_lane() {
+    let mut s = Story::new();
+    for (name, key) in [
+        ("a_first", "/a"),
+        ("a_second", "/a"),
+        ("b_first", "/b"),
+        ("b_second", "/b"),
+    ] {
+        s.define("08:59", keyed(name, key));
+    }
+    s.start("08:59:30", 1);
+    s.tick("09:00:10", 1);
+    s.note("a_second waits for /a and b_second for /b, a_second first in the line of lines");
+    s.finish("09:01", 2, Outcome::Ok);
+    let trace = s.trace();
+    assert!(
+        trace.contains("START b_second"),
+        "/b has room once b_first settles: b_second starts though /a, whose waiter is older, is still full\n{trace}"
+    );
+}
