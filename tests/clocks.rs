@@ -622,13 +622,7 @@ fn a_held_clock_come_back_within_clock_jump_is_no_release_and_lengthens_no_lease
 
 #[test]
 fn a_held_clock_set_a_day_on_is_a_new_claim_and_is_not_released_at_once() {
-    let mut s = Story::new();
-    s.define("08:59", job("sync", every("1h")));
-    s.start("08:59:30", 1);
-    s.start("08:59:31", 2);
-    s.tick("09:00:05", 1);
-    s.tick("09:00:06", 2);
-    s.wall_set(2, "100s", false);
+    let mut s = p2_set_100s_ahead();
     s.note(
         "p2's clock runs 100 s ahead: held, and p1's sane clock, less than two clock_jumps \
          behind it, does not contradict it",
@@ -656,13 +650,9 @@ fn a_held_clock_set_a_day_on_is_a_new_claim_and_is_not_released_at_once() {
     insta::assert_snapshot!(trace);
 }
 
-/// `clock` on the day after the stories' day.
-fn next_day(clock: &str) -> String {
-    format!("2025-06-03 {clock}")
-}
-
-#[test]
-fn a_held_clock_moved_by_exactly_clock_jump_keeps_its_two_ticks() {
+/// An hourly job, p1 and p2 started and ticked once on true time, then p2's clock set
+/// 100 s ahead: over `clock_jump`, under the two that let p1 contradict it.
+fn p2_set_100s_ahead() -> Story {
     let mut s = Story::new();
     s.define("08:59", job("sync", every("1h")));
     s.start("08:59:30", 1);
@@ -670,6 +660,17 @@ fn a_held_clock_moved_by_exactly_clock_jump_keeps_its_two_ticks() {
     s.tick("09:00:05", 1);
     s.tick("09:00:06", 2);
     s.wall_set(2, "100s", false);
+    s
+}
+
+/// `clock` on the day after the stories' day.
+fn next_day(clock: &str) -> String {
+    format!("2025-06-03 {clock}")
+}
+
+#[test]
+fn a_held_clock_moved_by_exactly_clock_jump_keeps_its_two_ticks() {
+    let mut s = p2_set_100s_ahead();
     s.tick("09:02:16", 2);
     s.wall_set(2, "60s", false);
     s.note("set on by exactly clock_jump while held: the same claim, measured again");

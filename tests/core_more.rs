@@ -1055,7 +1055,7 @@ fn a_state_tells_the_config_it_was_made_with() {
         max_runs_per_process: Some(3),
         ..duetime::Config::default()
     };
-    let state = duetime::State::new(config.clone());
+    let state = duetime::State::new(config);
     assert_eq!(state.config(), &config);
 }
 

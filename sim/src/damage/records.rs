@@ -309,24 +309,14 @@ pub(super) fn manual_over_cap(
     let rec = row.with(|r| {
         act(r).insert("manual_recent".into(), Value::Array(times));
     })?;
-    Ok(Some(if at_bound {
-        Made::row(
-            "bound accepted: manual runs at the hourly cap",
-            site,
-            row.seq,
-            rec,
-            Expect::Accepted,
-        )
-    } else {
-        let expect = refused(Inconsistency::ManualHistoryOverCap { job: row.name() });
-        Made::row(
-            "damage refused: manual runs over the hourly cap",
-            site,
-            row.seq,
-            rec,
-            expect,
-        )
-    }))
+    let probes = (
+        "bound accepted: manual runs at the hourly cap",
+        "damage refused: manual runs over the hourly cap",
+    );
+    let over = Inconsistency::ManualHistoryOverCap { job: row.name() };
+    Ok(Some(at_bound_or_past(
+        site, row, rec, at_bound, probes, over,
+    )))
 }
 
 /// Hourly missed counts: one more than a day and its hour (26), or (`at_bound`) exactly
@@ -350,24 +340,31 @@ pub(super) fn missed_over_day(
     let rec = row.with(|r| {
         act(r).insert("missed_recent".into(), Value::Array(counts));
     })?;
-    Ok(Some(if at_bound {
-        Made::row(
-            "bound accepted: 25 hourly missed counts",
-            site,
-            row.seq,
-            rec,
-            Expect::Accepted,
-        )
+    let probes = (
+        "bound accepted: 25 hourly missed counts",
+        "damage refused: 26 hourly missed counts",
+    );
+    let over = Inconsistency::MissedHistoryOverDay { job: row.name() };
+    Ok(Some(at_bound_or_past(
+        site, row, rec, at_bound, probes, over,
+    )))
+}
+
+/// A row holding exactly a bound (taken, probe `probes.0`) or one past it (refused with
+/// `over`, probe `probes.1`).
+fn at_bound_or_past(
+    site: &Site,
+    row: &Row,
+    rec: duetime::JobRecord,
+    at_bound: bool,
+    probes: (&'static str, &'static str),
+    over: Inconsistency,
+) -> Made {
+    if at_bound {
+        Made::row(probes.0, site, row.seq, rec, Expect::Accepted)
     } else {
-        let expect = refused(Inconsistency::MissedHistoryOverDay { job: row.name() });
-        Made::row(
-            "damage refused: 26 hourly missed counts",
-            site,
-            row.seq,
-            rec,
-            expect,
-        )
-    }))
+        Made::row(probes.1, site, row.seq, rec, refused(over))
+    }
 }
 
 /// Owed segments out of order: one counting nothing, one ending before it starts, one
