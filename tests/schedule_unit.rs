@@ -292,6 +292,38 @@ fn count_in_ten_years_of_seconds_is_arithmetic() {
 }
 
 #[test]
+fn weekday_schedules_count_exactly_from_the_days_around_the_unix_epoch() {
+    // 1970-01-01 was a Thursday. Weekdays are counted a whole week at a time plus the days
+    // left over, from day numbers (days since the epoch) that are -1, 0 and 1 here.
+    let weekdays = cron("0 9 * * 1-5", "UTC");
+    // Four whole weeks from Thursday 1 January: 20 weekday mornings.
+    assert_eq!(
+        weekdays.count_in(ts("1970-01-01T00:00:00Z"), ts("1970-01-29T00:00:00Z")),
+        20
+    );
+    // Wednesday 31 December 1969, then January 1970's 22 weekdays.
+    assert_eq!(
+        weekdays.count_in(ts("1969-12-31T00:00:00Z"), ts("1970-02-01T00:00:00Z")),
+        23
+    );
+    // Tuesday 30 December 1969 too.
+    assert_eq!(
+        weekdays.count_in(ts("1969-12-30T00:00:00Z"), ts("1970-02-01T00:00:00Z")),
+        24
+    );
+    // And from every day of those weeks, as many as walking the due times finds.
+    let until = ts("1970-03-01T00:00:00Z");
+    for day in -10..10 {
+        let after = ms(day * 86_400_000);
+        let walked = weekdays
+            .iter_after(after)
+            .take_while(|&t| t <= until)
+            .count() as u64;
+        assert_eq!(weekdays.count_in(after, until), walked, "from {after}");
+    }
+}
+
+#[test]
 fn sub_second_instants() {
     let s = cron("* * * * * *", "UTC");
     assert_eq!(s.next_after(ms(1_500)), Some(ms(2_000)));
@@ -437,6 +469,82 @@ fn a_step_past_its_fields_end_matches_only_the_first_value_as_in_cronie() {
     // A step that fits its range is no note; nor is a step of a range that it fits.
     assert!(duetime::wide_steps("*/15 */12 * * *").is_empty());
     assert_eq!(duetime::wide_steps("0 9 1-5/10 * *").len(), 1);
+}
+
+/// The notes `wide_steps` gives for `expr`, as text.
+fn wide_notes(expr: &str) -> Vec<String> {
+    duetime::wide_steps(expr)
+        .iter()
+        .map(ToString::to_string)
+        .collect()
+}
+
+#[test]
+fn a_step_that_lands_on_its_ranges_last_value_is_not_a_wide_step() {
+    // `*/59` in minutes is 0 and 59, `1-13/12` in hours 1 and 13, `*/6` in day-of-week
+    // Sunday and Saturday: each step reaches its range's last value, so none is noted.
+    for expr in ["*/59 * * * *", "0 1-13/12 * * *", "0 9 * * */6"] {
+        assert_eq!(wide_notes(expr), Vec::<String>::new(), "{expr}");
+    }
+    assert_eq!(
+        firsts(&cron("*/59 * * * *", "UTC"), "2025-03-01T00:00:00Z", 3),
+        [
+            "2025-03-01T00:59:00Z",
+            "2025-03-01T01:00:00Z",
+            "2025-03-01T01:59:00Z"
+        ]
+    );
+    assert_eq!(
+        firsts(&cron("0 1-13/12 * * *", "UTC"), "2025-03-01T00:00:00Z", 3),
+        [
+            "2025-03-01T01:00:00Z",
+            "2025-03-01T13:00:00Z",
+            "2025-03-02T01:00:00Z"
+        ]
+    );
+    // Saturday 1 March 2025, then Sunday.
+    assert_eq!(
+        firsts(&cron("0 9 * * */6", "UTC"), "2025-03-01T00:00:00Z", 3),
+        [
+            "2025-03-01T09:00:00Z",
+            "2025-03-02T09:00:00Z",
+            "2025-03-08T09:00:00Z"
+        ]
+    );
+    // One more and the step passes the end.
+    assert_eq!(
+        wide_notes("0 1-13/13 * * *"),
+        ["hour: `1-13/13` steps past the end of its range, so it matches only 1 (as in cronie)"]
+    );
+}
+
+#[test]
+fn a_day_of_week_steps_range_ends_at_sunday_as_7_only_when_written_0_or_sun() {
+    // `mon-sun/4` runs 1-7, as the parser reads it: Monday and Friday, so no note.
+    for expr in ["0 9 * * mon-sun/4", "0 9 * * 1-0/4"] {
+        assert_eq!(wide_notes(expr), Vec::<String>::new(), "{expr}");
+        assert_eq!(
+            firsts(&cron(expr, "UTC"), "2025-03-01T00:00:00Z", 3),
+            [
+                "2025-03-03T09:00:00Z",
+                "2025-03-07T09:00:00Z",
+                "2025-03-10T09:00:00Z"
+            ],
+            "{expr}"
+        );
+    }
+    // A range ending on another day keeps its end: `mon-wed/5` is Monday alone.
+    assert_eq!(
+        wide_notes("0 9 * * mon-wed/5"),
+        [
+            "day-of-week: `mon-wed/5` steps past the end of its range, so it matches only 1 \
+             (as in cronie)"
+        ]
+    );
+    assert_eq!(
+        firsts(&cron("0 9 * * mon-wed/5", "UTC"), "2025-03-01T00:00:00Z", 2),
+        ["2025-03-03T09:00:00Z", "2025-03-10T09:00:00Z"]
+    );
 }
 
 #[test]
