@@ -380,3 +380,41 @@ fn a_full_lane_whose_waiter_is_older_holds_back_no_waiter_of_another_lane() {
         "/b has room once b_first settles: b_second starts though /a, whose waiter is older, is still full\n{trace}"
     );
 }
+
+#[test]
+fn room_freed_during_a_tick_goes_to_the_oldest_keyless_waiter_not_a_job_just_due() {
+    let config = Config {
+        max_runs_per_process: Some(1),
+        ..Config::default()
+    };
+    let mut s = Story::with_config(config);
+    s.show_history = true;
+    let mut slow = job("slow", every("1h"));
+    slow.timeout = Duration::from_secs(300);
+    s.define("08:59", slow);
+    s.define("08:59", job("waiter", every("1h")));
+    s.define("08:59", job("fresh", cron("7 * * * *")));
+    s.start("08:59:30", 1);
+    s.tick("09:00:10", 1);
+    s.note("slow holds p1's one place; waiter waits for the cap since 09:00:10");
+    s.tick("09:05:20", 1);
+    s.note("slow ran past its timeout: cancel sent; its grace ends before 09:07");
+    s.tick("09:07:10", 1);
+    s.note("in one tick slow's run is given up (its lease lapsed), freeing p1's place, and fresh comes due (09:07)");
+    let trace = s.trace();
+    assert!(
+        trace.contains("START waiter"),
+        "the room slow's timeout freed goes to waiter, who has waited since 09:00:10\n{trace}"
+    );
+    assert!(
+        !trace.contains("START fresh"),
+        "fresh, due only now, waits behind the older waiter\n{trace}"
+    );
+    let seq = s.state.seq_of_name("fresh").unwrap();
+    assert_eq!(
+        s.state.record(seq).unwrap().waits_for_room(),
+        Some((at("09:07:10"), duetime::WaitReason::ConcurrencyCap)),
+        "{trace}"
+    );
+    insta::assert_snapshot!(trace);
+}

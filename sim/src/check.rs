@@ -306,9 +306,9 @@ struct Concurrency {
     /// (tracks), with their key. A wait can also end unseen (nothing left to start), so
     /// this may hold a job no longer waiting: C3 only ever lets more waits pass for it.
     waiting: Vec<(usize, Option<String>)>,
-    /// C4: the starts of keyed jobs in this step: the job, its key, since when it waited
-    /// (its start, if it did not wait), and whether it waited.
-    started_now: Vec<(JobName, String, i64, bool)>,
+    /// C4: the starts of this step: the job, its key (if any), since when it waited (its
+    /// start, if it did not wait), and whether it waited.
+    started_now: Vec<(JobName, Option<String>, i64, bool)>,
     /// C4: the process whose tick the step is.
     ticked: Option<duetime::ProcessId>,
     cap: Option<u32>,
@@ -1320,13 +1320,11 @@ impl Checker {
                     .facts
                     .get(&rec.job)
                     .and_then(|f| f.concurrency_key.clone());
-                if let Some(key) = key {
-                    // (One that did not wait is as young as its start.)
-                    let since = at - waited.map_or(0, |w| w.as_millis() as i64);
-                    self.lanes
-                        .started_now
-                        .push((rec.job.clone(), key, since, waited.is_some()));
-                }
+                // (One that did not wait is as young as its start.)
+                let since = at - waited.map_or(0, |w| w.as_millis() as i64);
+                self.lanes
+                    .started_now
+                    .push((rec.job.clone(), key, since, waited.is_some()));
                 self.retry_covers(idx, rec, *run, covers.as_ref(), *trigger);
                 self.line_start(idx, rec, *run, covers.as_ref(), *trigger);
                 let o = self.open.entry(*run).or_default();

@@ -104,6 +104,7 @@ const PROBES: &[&str] = &[
     "actor forgotten from a pause or a queued run",
     "release its rule allows",
     "start in its lane's order",
+    "keyless start under the cap, no older keyless waiter",
     "lanes with room hold no waiter after a tick",
     "damage refused: 33 owed segments",
     "bound accepted: 32 owed segments up to the frontier",

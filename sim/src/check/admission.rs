@@ -10,18 +10,28 @@
 //! store's counts, which V1 holds to the journal's): the tick's `admit` takes each lane's
 //! head while the process has room.
 //!
-//! Keyless waits for the process cap are not judged here: a keyless job already waiting
-//! may start on a process with room ahead of older ones (`State::gate`).
+//! Keyless jobs wait only for the process cap, in one line of their own: a keyless job that
+//! did not wait may not start while an older keyless job waits (room a process finds in
+//! the middle of a tick, a run of its given up, goes to the line before anything due now).
+//! Among keyless waiters the order is not judged: one already waiting may start on a
+//! process with room ahead of older ones (`State::gate`).
 
 use duetime::{Coordination, ProcessId, State, WaitReason};
 
 use super::Checker;
 
 impl Checker {
-    /// After a step: each keyed start of the step against the waiters of its key.
+    /// After a step: each start of the step against the waiters of its key, or, for a
+    /// keyless start that did not wait, against the keyless waiters.
     pub(super) fn admitted_in_order(&mut self, state: &State) {
         let started = std::mem::take(&mut self.lanes.started_now);
         for (job, key, since, waited) in started {
+            let Some(key) = key else {
+                if !waited {
+                    self.keyless_start_in_order(state, &job, since);
+                }
+                continue;
+            };
             let older = self.facts.iter().find_map(|(other, facts)| {
                 if *other == job || facts.concurrency_key.as_deref() != Some(key.as_str()) {
                     return None;
@@ -47,6 +57,35 @@ impl Checker {
                 ),
                 None => self.probe("start in its lane's order"),
             }
+        }
+    }
+
+    /// A keyless job started at `at` without waiting: no other keyless job may still wait
+    /// for room since before.
+    fn keyless_start_in_order(&mut self, state: &State, job: &duetime::JobName, at: i64) {
+        let older = self.facts.iter().find_map(|(other, facts)| {
+            if other == job || facts.concurrency_key.is_some() {
+                return None;
+            }
+            let (since, _) = state
+                .seq_of_name(other.as_str())
+                .and_then(|seq| state.record(seq))
+                .and_then(|r| r.waits_for_room())?;
+            (since.as_millis() < at).then(|| (other.clone(), since))
+        });
+        match older {
+            Some((other, since)) => self.violation(
+                "C4",
+                job,
+                format!(
+                    "started without waiting at {} while {other}, keyless too, waits for room since {since}",
+                    duetime::Timestamp::from_millis(at)
+                ),
+            ),
+            None if state.config().max_runs_per_process.is_some() => {
+                self.probe("keyless start under the cap, no older keyless waiter")
+            }
+            None => {}
         }
     }
 
