@@ -406,3 +406,55 @@ impl State {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::inconsistency::Inconsistency;
+    use crate::{
+        Actor, Config, Duration, Event, JobDef, JobName, Now, ProcessId, Schedule, State, Timestamp,
+    };
+
+    /// Two jobs of one key, one running and one waiting for the lane: every index in use.
+    fn a_busy_lane() -> State {
+        let mut state = State::new(Config::default());
+        let mut out = Vec::new();
+        let hour = Schedule::every(Duration::from_hours(1), Duration::ZERO).unwrap();
+        let t = |s: i64| Now::at(Timestamp::from_millis(s * 1000));
+        for name in ["write_a", "write_b"] {
+            let mut def = JobDef::new(JobName::new(name).unwrap(), hour.clone());
+            def.concurrency_key = Some("/srv".into());
+            let actor = Actor::new("ana");
+            let def = Box::new(def);
+            state.step(t(3000), Event::Upsert { def, actor }, &mut out);
+        }
+        let process = ProcessId(1);
+        state.step(t(3500), Event::ProcessStarted { process }, &mut out);
+        let held = Vec::new();
+        state.step(t(3610), Event::Tick { process, held }, &mut out);
+        assert_eq!(state.open_runs_of_key("/srv"), 1);
+        assert_eq!(state.check_lanes(), Ok(()));
+        state
+    }
+
+    #[test]
+    fn the_self_check_finds_a_lane_index_that_disagrees_with_the_jobs() {
+        let mut state = a_busy_lane();
+        state.lanes.keys.clear();
+        assert_eq!(state.check_lanes(), Err(Inconsistency::LanesDisagree));
+        let mut state = a_busy_lane();
+        state.lanes.per_process.0.clear();
+        assert_eq!(state.check_lanes(), Err(Inconsistency::LanesDisagree));
+    }
+
+    #[test]
+    fn the_self_check_finds_a_jobs_stale_lane_entry() {
+        let mut state = a_busy_lane();
+        let seq = state.seq_of_name("write_b").unwrap();
+        state.jobs.get_mut(&seq).unwrap().lane = None;
+        let job = JobName::new("write_b").unwrap();
+        assert_eq!(
+            state.check_lanes(),
+            Err(Inconsistency::LaneEntryStale { job })
+        );
+    }
+}

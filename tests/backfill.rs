@@ -241,6 +241,23 @@ fn a_required_job_whose_owed_line_is_full_refuses_a_new_schedule_rather_than_dro
         s.state.job("sync", at("2025-06-04 00:42")).unwrap().owed,
         32
     );
+    let mut longer = def.clone();
+    longer.timeout = duetime::Duration::from_secs(7200);
+    s.send(
+        "2025-06-04 00:42",
+        "sync gets a longer timeout, same schedule",
+        {
+            Event::Upsert {
+                def: Box::new(longer),
+                actor: Actor::new("alice"),
+            }
+        },
+    );
+    assert_eq!(
+        refusal(&s),
+        None,
+        "a change that keeps the schedule owes nothing new: the full line does not stand in its way"
+    );
     s.send("2025-06-04 00:43", "resume sync by bob", {
         Event::Resume {
             job: JobName::new("sync").unwrap(),

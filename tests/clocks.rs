@@ -683,3 +683,43 @@ fn a_held_clock_moved_by_exactly_clock_jump_keeps_its_two_ticks() {
          p2 is released two ticks after it\n{trace}"
     );
 }
+
+#[test]
+fn while_a_new_incarnation_waits_for_its_clock_the_others_show_themselves_once_a_tick() {
+    let mut s = Story::new();
+    s.define("08:59", job("sync", every("1h")));
+    s.start("08:59:30", 1);
+    s.tick("09:00:05", 1);
+    s.finish("09:00:10", 1, Outcome::Ok);
+    s.start("09:20:20", 2);
+    s.tick("09:20:25", 2);
+    s.note("p2 is new and its clock reads 09:20 at 09:00: it waits to be judged");
+    assert!(
+        s.state
+            .process(ProcessId(2))
+            .is_some_and(|r| r.waits_for_clock()),
+        "{}",
+        s.trace()
+    );
+    let p1 = ProcessId(1);
+    assert_eq!(
+        s.state.process(p1).map(|r| r.last_wall()),
+        Some(at("09:00:05")),
+        "the store's record of p1's wall clock is from its last tick"
+    );
+    assert_eq!(
+        s.state.next_wake_for(p1),
+        Some(at("09:00:35")),
+        "p1's next work is at 10:00, but while p2 waits p1 shows itself a tick after it \
+         last spoke, so p2 is judged by a live clock, not released as if alone\n{}",
+        s.trace()
+    );
+    s.tick("09:00:35", 1);
+    assert!(
+        s.state
+            .process(ProcessId(2))
+            .is_some_and(|r| !r.waits_for_clock()),
+        "p1 spoke: p2 is held to the store's time, no longer waiting\n{}",
+        s.trace()
+    );
+}

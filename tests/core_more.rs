@@ -1057,6 +1057,10 @@ fn a_state_tells_the_config_it_was_made_with() {
     };
     let state = duetime::State::new(config);
     assert_eq!(state.config(), &config);
+    assert!(
+        state != duetime::State::new(duetime::Config::default()),
+        "two empty states made with different configs are not equal"
+    );
 }
 
 #[test]
@@ -1068,4 +1072,28 @@ fn an_every_schedule_of_no_period_yields_nothing_and_never_divides_by_zero() {
     };
     assert_eq!(none.next_after(at("09:00")), None);
     assert_eq!(none.count_in(at("09:00"), at("10:00")), 0);
+}
+
+#[test]
+fn missed_in_the_last_day_counts_the_hour_exactly_a_day_ago() {
+    let mut s = Story::new();
+    let mut def = job("sync", every("1h"));
+    def.missed = MissedRule::Skip;
+    s.define("08:59", def);
+    s.start("08:59:30", 1);
+    s.tick("09:00:10", 1);
+    s.finish("09:01", 1, Outcome::Ok);
+    s.tick("11:00", 1);
+    s.note("p1 was silent through 10:00: that due time is missed, noted in the 11:00 hour");
+    assert_eq!(s.state.job("sync", at("11:00")).unwrap().missed_24h, 1);
+    s.finish("11:01", 2, Outcome::Ok);
+    s.tick("2025-06-03 11:00", 1);
+    s.note("silent again until 11:00 the next day: 12:00 to 10:00 are missed (23)");
+    let view = s.state.job("sync", at("2025-06-03 11:00")).unwrap();
+    assert_eq!(
+        view.missed_24h,
+        24,
+        "the 23 just missed and yesterday's 11:00 hour, exactly a day ago, still in the day\n{}",
+        s.trace()
+    );
 }

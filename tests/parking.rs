@@ -224,6 +224,32 @@ fn an_absurd_ttl_is_clamped_to_thirty_days() {
     let until = s.state.job("slow", at("09:01")).unwrap().awaiting_approval;
     assert_eq!(until, Some(at("09:01").saturating_add(MAX_APPROVAL_TTL)));
     assert_eq!(s.state.next_wake(), Some(at("10:00")));
+    let seq = s.state.seq_of_name("slow").unwrap();
+    let run = s
+        .state
+        .record(seq)
+        .and_then(|r| r.run())
+        .expect("r1 is open");
+    assert_eq!(
+        run.parked(),
+        until,
+        "a host reads the same bound from the run itself"
+    );
+}
+
+#[test]
+fn a_run_whose_command_runs_is_not_parked() {
+    let mut s = Story::new();
+    s.define("08:59", job("slow", every("1h")));
+    s.start("08:59:30", 1);
+    s.tick("09:00:10", 1);
+    let seq = s.state.seq_of_name("slow").unwrap();
+    let run = s
+        .state
+        .record(seq)
+        .and_then(|r| r.run())
+        .expect("r1 is open");
+    assert_eq!(run.parked(), None);
 }
 
 #[test]

@@ -549,3 +549,81 @@ pub(crate) fn skipped(cause: MissCause) -> LedgerKind {
         action: MissAction::Skipped,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::effect::{Effect, Entry, LedgerKind, MissAction, Record};
+    use crate::state::Owed;
+    use crate::step::Out;
+    use crate::{Actor, Config, Duration, Event, JobDef, JobName, MissCause, Now, Schedule};
+    use crate::{State, Timestamp};
+
+    const HOUR: i64 = 3_600_000;
+
+    fn owed(hour: i64, cause: MissCause) -> Owed {
+        let at = Timestamp::from_millis(hour * HOUR);
+        Owed {
+            from: at,
+            to: at,
+            count: 1,
+            cause,
+            schedule: None,
+        }
+    }
+
+    #[test]
+    fn a_full_line_expires_what_its_window_passed_but_never_a_backfill() {
+        let mut state = State::new(Config::default());
+        let mut def = JobDef::new(
+            JobName::new("sync").unwrap(),
+            Schedule::every(Duration::from_hours(1), Duration::ZERO).unwrap(),
+        );
+        def.catch_up_window = Some(Duration::from_hours(3));
+        let (def, actor) = (Box::new(def), Actor::new("ana"));
+        let now = Timestamp::from_millis(100 * HOUR);
+        state.step(Now::at(now), Event::Upsert { def, actor }, &mut Vec::new());
+        let seq = state.seq_of_name("sync").unwrap();
+        let line = [
+            owed(10, MissCause::Backfill),
+            owed(20, MissCause::Down),
+            owed(99, MissCause::Down),
+        ];
+        state.jobs.get_mut(&seq).unwrap().act_mut().pending = line.iter().cloned().collect();
+        let mut effects = Vec::new();
+        let mut out = Out {
+            now,
+            effects: &mut effects,
+        };
+        assert!(state.expire_owed(seq, &mut out));
+        let kept: Vec<Owed> = state.jobs[&seq]
+            .act()
+            .unwrap()
+            .pending
+            .iter()
+            .cloned()
+            .collect();
+        assert_eq!(
+            kept,
+            [line[0].clone(), line[2].clone()],
+            "the backfill a person asked for stays, however old; 20:00 is past the window"
+        );
+        let too_late: Vec<i64> = effects
+            .iter()
+            .filter_map(|e| match e {
+                Effect::Journal(Record {
+                    entry: Entry::Ledger(l),
+                    ..
+                }) if l.kind
+                    == (LedgerKind::Missed {
+                        cause: MissCause::TooLate,
+                        action: MissAction::Skipped,
+                    }) =>
+                {
+                    Some(l.from.as_millis() / HOUR)
+                }
+                _ => None,
+            })
+            .collect();
+        assert_eq!(too_late, [20]);
+    }
+}
