@@ -28,6 +28,7 @@ mod admission;
 mod journal_time;
 mod lease;
 mod line;
+mod logs;
 mod replies;
 mod retries;
 mod views;
@@ -489,6 +490,10 @@ pub fn check_capped(
 /// results (S3, L3); a bit per run settled and per run lost (S3, S5).
 pub struct Checker {
     facts: BTreeMap<JobName, JobFacts>,
+    /// W1: the line each effect renders to (one buffer, reused), and how many lines of
+    /// each kind went by (`logs.rs`).
+    log_buf: String,
+    log_seen: Vec<(u64, u32)>,
     tracks: Vec<Track>,
     /// Each name's current registration (an index into `tracks`), in first-seen order.
     current: Vec<usize>,
@@ -563,6 +568,8 @@ impl Checker {
                 ..Concurrency::default()
             },
             facts,
+            log_buf: String::new(),
+            log_seen: Vec::new(),
             tracks: Vec::new(),
             current: Vec::new(),
             last_hit: None,

@@ -122,6 +122,7 @@ pub fn replay_with(
                 checker.delivered(*run, *fence, outcome);
             }
             checker.stepping(event, &state);
+            checker.logged_event(event);
             state.step(*now, event.clone(), &mut effects);
             if checks == StateChecks::Full {
                 if let Err(what) = crate::round_trip(&mut state) {
@@ -129,6 +130,7 @@ pub fn replay_with(
                 }
             }
             for e in effects.drain(..) {
+                checker.logged(&e);
                 match e {
                     Effect::Journal(r) => checker.record(&r),
                     Effect::Notice(Notice::Owner { .. })

@@ -1479,6 +1479,7 @@ impl World {
             self.checker.delivered(*run, *fence, outcome);
         }
         self.checker.stepping(&event, &self.state);
+        self.checker.logged_event(&event);
         let mut effects = std::mem::take(&mut self.effects);
         let mut parked = Vec::new();
         let wake_before = self.state.next_wake();
@@ -1557,6 +1558,7 @@ impl World {
                 self.hash(&e);
             }
             self.coordination_probes(&e, draining);
+            self.checker.logged(&e);
             if let Effect::Reply { job, result } = &e {
                 self.checker.replied(job.as_ref(), result);
             }
