@@ -875,6 +875,12 @@ impl Checker {
         });
     }
 
+    /// D1 (`wire_def.rs`): the definition `job` was sent with, written as a person writes
+    /// it, reads back as another.
+    pub fn definition_misread(&mut self, job: &JobName, detail: String) {
+        self.violation("D1", job, detail);
+    }
+
     /// S6: the state committed at that point fails its own load check or round trip.
     pub fn state_broken(&mut self, detail: String) {
         self.violations.push(Violation::state(detail));

@@ -15,6 +15,7 @@ pub mod report;
 mod rows;
 pub(crate) mod silence;
 pub mod user_jobs;
+mod wire_def;
 mod witness;
 pub mod world;
 

@@ -9,10 +9,21 @@
 
 use std::sync::OnceLock;
 
-use duetime::{
-    DefError, Duration, JobDef, MissedRule, Overlap, Schedule, MAX_CONCURRENCY_LIMIT, MAX_JITTER,
-    MAX_PAYLOAD, MAX_RETRIES, MAX_TITLE,
-};
+use duetime::{DefError, Duration, JobDef, MissedRule, Overlap, Schedule};
+
+// The public bounds as `docs/semantics.md`'s table of `DefError`s states them, not as the
+// core's constants say: a bound the core moved (its `MAX_PAYLOAD` of `64 * 1024` written
+// `64 + 1024`) then breaks R3 instead of moving the checker with it.
+/// Longest title, and pause note, in characters.
+pub const MAX_TITLE: usize = 200;
+/// Most retries after the first attempt.
+pub const MAX_RETRIES: u32 = 100;
+/// Longest jitter.
+pub const MAX_JITTER: Duration = Duration::from_hours(1);
+/// Widest lane.
+pub const MAX_CONCURRENCY_LIMIT: u32 = 1_000;
+/// Longest payload, in bytes (64 KiB).
+pub const MAX_PAYLOAD: usize = 65_536;
 
 /// Changes a definition; `false` when the change does not apply to it (the definition is
 /// then left as it was).

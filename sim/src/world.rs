@@ -1102,7 +1102,7 @@ impl World {
         if !self.slips.gen_ratio(1, 8) {
             return "maintenance".into();
         }
-        let len = duetime::MAX_TITLE + usize::from(self.slips.gen_bool(0.5));
+        let len = crate::mistakes::MAX_TITLE + usize::from(self.slips.gen_bool(0.5));
         *self
             .probes
             .entry("pause note at or over its bound")
@@ -1480,6 +1480,11 @@ impl World {
         }
         self.checker.stepping(&event, &self.state);
         self.checker.logged_event(&event);
+        if let Event::Upsert { def, .. } = &event {
+            if let Some(detail) = crate::wire_def::misread(def) {
+                self.checker.definition_misread(&def.name, detail);
+            }
+        }
         let mut effects = std::mem::take(&mut self.effects);
         let mut parked = Vec::new();
         let wake_before = self.state.next_wake();

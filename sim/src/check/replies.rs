@@ -36,8 +36,13 @@ use std::collections::VecDeque;
 
 use duetime::{
     Actor, DefError, Duration, Entry, Event, History, JobDef, JobName, JobView, MissedRule,
-    PausedBy, Record, Refusal, State, Timestamp, Trigger, MAX_BACKFILL, MAX_TITLE,
+    PausedBy, Record, Refusal, State, Timestamp, Trigger,
 };
+
+use crate::mistakes::MAX_TITLE;
+
+/// The most due times one backfill may ask for, as `docs/semantics.md` states it.
+const MAX_BACKFILL: u64 = 100_000;
 
 use super::{ts, Checker};
 use crate::oracle::Spec;

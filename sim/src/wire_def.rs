@@ -1,0 +1,84 @@
+//! D1: a definition as a person writes it reads back as itself. Hosts take definitions as
+//! JSON (the daemon's job files, the bindings, `wire/`), and people leave out the fields
+//! they keep at their defaults. So every definition the world sends is also written that
+//! way, every field at the default `docs/semantics.md` states for it left out, and read
+//! back: it must be the definition meant. A default the core reads otherwise (`retries`
+//! of 5 read as 0, a `timeout` of ten minutes as another), or a field that its JSON form
+//! drops when it is not at its default, is a definition a host would run differently
+//! from what its author wrote.
+
+use duetime::JobDef;
+use serde_json::{json, Value};
+
+/// The fields `docs/semantics.md` gives a default, with that default in the JSON form
+/// (durations in milliseconds).
+fn documented_defaults() -> [(&'static str, Value); 9] {
+    [
+        ("title", json!("")),
+        ("missed", json!("skip")),
+        ("retries", json!(5)),
+        ("backoff", json!({"initial": 30_000, "max": 600_000})),
+        ("timeout", json!(600_000)),
+        ("safe_to_repeat", json!(false)),
+        ("legal_duty", json!(false)),
+        ("stall_after", json!(900_000)),
+        ("requires_confirmation", json!(false)),
+    ]
+}
+
+/// What is wrong when `def`, written with every default left out, is read back; `None`
+/// when it reads back as itself.
+pub fn misread(def: &JobDef) -> Option<String> {
+    let mut written = match serde_json::to_value(def) {
+        Ok(Value::Object(fields)) => fields,
+        other => return Some(format!("it is written as {other:?}, not a JSON object")),
+    };
+    let mut left_out = Vec::new();
+    for (field, default) in documented_defaults() {
+        if written.get(field) == Some(&default) {
+            written.remove(field);
+            left_out.push(field);
+        }
+    }
+    let text = Value::Object(written).to_string();
+    match serde_json::from_str::<JobDef>(&text) {
+        Ok(read) if read == *def => None,
+        Ok(read) => Some(format!(
+            "written with {} left out, it reads back as another definition: {}",
+            left_out.join(", "),
+            first_difference(def, &read)
+        )),
+        Err(e) => Some(format!("written as `{text}`, it does not read back: {e}")),
+    }
+}
+
+/// The first field that differs between what was meant and what was read.
+fn first_difference(meant: &JobDef, read: &JobDef) -> String {
+    let (Ok(Value::Object(a)), Ok(Value::Object(b))) =
+        (serde_json::to_value(meant), serde_json::to_value(read))
+    else {
+        return "(not comparable as JSON)".to_string();
+    };
+    let keys: std::collections::BTreeSet<String> = a.keys().chain(b.keys()).cloned().collect();
+    let differs = keys.into_iter().find(|k| a.get(k) != b.get(k));
+    differs.map_or("(the same JSON)".to_string(), |k| {
+        format!("{k} meant {:?}, read {:?}", a.get(&k), b.get(&k))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use duetime::{Duration, JobName, Schedule};
+
+    #[test]
+    fn a_definition_at_every_default_and_one_off_them_both_read_back() {
+        let hourly = Schedule::every(Duration::from_hours(1), Duration::ZERO).unwrap();
+        let mut def = JobDef::new(JobName::new("sync").unwrap(), hourly);
+        assert_eq!(misread(&def), None);
+        def.retries = 0;
+        def.requires_confirmation = true;
+        def.timeout = Duration::from_secs(30);
+        assert_eq!(misread(&def), None);
+    }
+}
