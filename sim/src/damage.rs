@@ -413,7 +413,7 @@ fn judge(
 ) -> Result<(), String> {
     let said = match (expect, &got) {
         (Expect::Accepted, Ok(())) => return Ok(()),
-        (Expect::Refused(e), Err(g)) if e == g => return Ok(()),
+        (Expect::Refused(e), Err(g)) if e == g => return says_what(how, made, g),
         (_, Ok(())) => "accepted it".to_string(),
         (_, Err(g)) => format!("refused it with {g:?} ({g})"),
     };
@@ -425,6 +425,40 @@ fn judge(
         "a damaged row ({}): {how} {said}; it must be {wanted}",
         made.probe
     ))
+}
+
+/// A refusal an operator reads must say what is wrong: its text holds the inconsistency's
+/// own (never empty), and names the damaged job when the inconsistency is about it.
+fn says_what(how: &str, made: &Made, got: &LoadError) -> Result<(), String> {
+    let text = got.to_string();
+    let LoadError::Inconsistent { what } = got else {
+        return Ok(());
+    };
+    let inner = what.to_string();
+    let about = format!("{what:?}");
+    let named = made
+        .rows
+        .iter()
+        .map(|(_, rec)| rec.def().name.as_str())
+        .find(|name| {
+            about.contains(&format!("job: {name},")) || about.contains(&format!("job: {name} }}"))
+        });
+    let wrong = if inner.trim().is_empty() {
+        Some("its inconsistency's text is empty".to_string())
+    } else if !text.contains(&inner) {
+        Some(format!("it leaves out the inconsistency (`{inner}`)"))
+    } else {
+        named
+            .filter(|name| !text.contains(name))
+            .map(|name| format!("it does not name the job, {name}"))
+    };
+    match wrong {
+        Some(wrong) => Err(format!(
+            "a damaged row ({}): {how} refused it as it must, but its message `{text}`: {wrong}",
+            made.probe
+        )),
+        None => Ok(()),
+    }
 }
 
 fn bytes(state: &State) -> Result<Vec<u8>, String> {

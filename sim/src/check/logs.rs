@@ -126,6 +126,9 @@ fn effect_facts(line: &str, effect: &Effect) -> Found {
         Effect::Reply { job, result } => {
             lacks(line, job.as_ref().map_or("-", |j| j.as_str()), "its job")?;
             match result {
+                Err(duetime::Refusal::Invalid { error }) => {
+                    part(line, error, "the rule the definition breaks")
+                }
                 Err(refusal) => part(line, refusal, "its refusal"),
                 Ok(_) => Ok(()),
             }
