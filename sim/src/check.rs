@@ -875,10 +875,10 @@ impl Checker {
         });
     }
 
-    /// D1 (`wire_def.rs`): the definition `job` was sent with, written as a person writes
+    /// W2 (`wire_def.rs`): the definition `job` was sent with, written as a person writes
     /// it, reads back as another.
     pub fn definition_misread(&mut self, job: &JobName, detail: String) {
-        self.violation("D1", job, detail);
+        self.violation("W2", job, detail);
     }
 
     /// S6: the state committed at that point fails its own load check or round trip.

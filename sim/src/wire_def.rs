@@ -1,4 +1,4 @@
-//! D1: a definition as a person writes it reads back as itself. Hosts take definitions as
+//! W2: a definition as a person writes it reads back as itself. Hosts take definitions as
 //! JSON (the daemon's job files, the bindings, `wire/`), and people leave out the fields
 //! they keep at their defaults. So every definition the world sends is also written that
 //! way, every field at the default `docs/semantics.md` states for it left out, and read
