@@ -4,6 +4,7 @@
 
 pub mod check;
 pub mod cron_text;
+pub mod cron_typing;
 mod damage;
 pub mod dates;
 pub mod gen;
@@ -325,6 +326,12 @@ pub fn run_seed(seed: u64, opts: &Options) -> SeedReport {
         .entry("cron dates checked over years (Z1)")
         .or_default() += dates.checked;
     violations.extend(dates.violations);
+    let (typed, typed_wrong) = cron_typing::check_seed(seed);
+    *report
+        .probes
+        .entry("cron text typed near its bounds (Z2)")
+        .or_default() += typed;
+    violations.extend(typed_wrong);
     report.verdict = if violations.iter().any(|v| !v.is_liveness()) {
         Verdict::Safety
     } else if !violations.is_empty() {

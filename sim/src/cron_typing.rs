@@ -1,0 +1,332 @@
+//! Z2: cron text as people type it is read as `docs/schedules.md` says. The worlds' own
+//! cron jobs come from a menu of valid shapes, so the parser's bounds (a minute of 60, a
+//! day-of-month of 0, a step of 0, a backward range, a misspelt name) would go unchecked.
+//! Each seed also types a few expressions field by field from items near those bounds,
+//! judges each by the documented dialect alone, and holds the core to that verdict:
+//!
+//! - text the docs accept must parse, and yield exactly the due times the oracle expands
+//!   from the same text (`cron_text::expand`, written apart from the core's parser);
+//! - text the docs refuse must be refused, with a message naming the first field that is
+//!   wrong (the dialect's promise: a typed error naming the field, never a panic).
+//!
+//! The dialect as the docs state it: numbers within the field (day-of-week 0 to 7, both
+//! Sunday), names `jan`-`dec` and `sun`-`sat` in any case, `*`, `?` in the two day fields,
+//! ranges `a-b` with `a <= b` (a day-of-week range may end at Sunday written `0` or `sun`),
+//! steps `*/n` and `a-b/n` with `n >= 1` (a step past the range's end matches its first
+//! value), never a step after a single value (`5/10`), lists of those.
+
+use duetime::{Schedule, Timestamp};
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+
+use crate::check::Violation;
+use crate::oracle::Spec;
+
+/// One field of the dialect.
+struct Field {
+    name: &'static str,
+    low: u32,
+    high: u32,
+    names: &'static [&'static str],
+    question: bool,
+}
+
+const MONTHS: [&str; 12] = [
+    "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
+];
+const DAYS: [&str; 7] = ["sun", "mon", "tue", "wed", "thu", "fri", "sat"];
+
+const FIELDS: [Field; 5] = [
+    Field {
+        name: "minute",
+        low: 0,
+        high: 59,
+        names: &[],
+        question: false,
+    },
+    Field {
+        name: "hour",
+        low: 0,
+        high: 23,
+        names: &[],
+        question: false,
+    },
+    Field {
+        name: "day-of-month",
+        low: 1,
+        high: 31,
+        names: &[],
+        question: true,
+    },
+    Field {
+        name: "month",
+        low: 1,
+        high: 12,
+        names: &MONTHS,
+        question: false,
+    },
+    Field {
+        name: "day-of-week",
+        low: 0,
+        high: 7,
+        names: &DAYS,
+        question: true,
+    },
+];
+
+/// Expressions typed per seed.
+const TYPED: usize = 4;
+
+/// A value typed for `f`: a number near or at a bound, or in range, or (where the field
+/// has names) a name, sometimes misspelt. Its number when the docs accept it.
+fn draw_value(rng: &mut ChaCha8Rng, f: &Field) -> (String, Option<u32>) {
+    if !f.names.is_empty() && rng.gen_bool(0.3) {
+        let i = rng.gen_range(0..f.names.len());
+        let name = f.names[i];
+        return match rng.gen_range(0..6) {
+            0 => (format!("{name}x"), None),
+            1 => (name.to_uppercase(), Some(f.low + i as u32)),
+            _ => (name.to_string(), Some(f.low + i as u32)),
+        };
+    }
+    let v = match rng.gen_range(0..6) {
+        0 => f.low.wrapping_sub(1),
+        1 => f.low,
+        2 => f.high,
+        3 => f.high + 1,
+        _ => rng.gen_range(f.low..=f.high),
+    };
+    if v == u32::MAX {
+        // Below a field starting at 0: a sign, which is not a number.
+        return ("-1".to_string(), None);
+    }
+    (v.to_string(), (f.low..=f.high).contains(&v).then_some(v))
+}
+
+/// A range `a-b`, and whether the docs accept it.
+fn draw_range(rng: &mut ChaCha8Rng, f: &Field) -> (String, bool) {
+    let (a, va) = draw_value(rng, f);
+    let (b, vb) = draw_value(rng, f);
+    let ok = match (va, vb) {
+        (Some(x), Some(y)) => x <= y || (f.name == "day-of-week" && y == 0 && x > 0),
+        _ => false,
+    };
+    (format!("{a}-{b}"), ok)
+}
+
+/// A step, and whether it is one (at least 1).
+fn draw_step(rng: &mut ChaCha8Rng, f: &Field) -> (u32, bool) {
+    let n = match rng.gen_range(0..5) {
+        0 => 0,
+        1 => 1,
+        2 => f.high + 1,
+        _ => rng.gen_range(2..=f.high.max(2)),
+    };
+    (n, n >= 1)
+}
+
+/// One item of a list, and whether the docs accept it.
+fn draw_item(rng: &mut ChaCha8Rng, f: &Field) -> (String, bool) {
+    match rng.gen_range(0..10) {
+        0..=3 => {
+            let (text, v) = draw_value(rng, f);
+            (text, v.is_some())
+        }
+        4 | 5 => draw_range(rng, f),
+        6 | 7 => {
+            let (n, ok) = draw_step(rng, f);
+            (format!("*/{n}"), ok)
+        }
+        8 => {
+            let (range, ok) = draw_range(rng, f);
+            let (n, step_ok) = draw_step(rng, f);
+            (format!("{range}/{n}"), ok && step_ok)
+        }
+        _ => {
+            // A step after a single value: refused, write a range before it.
+            let (v, _) = draw_value(rng, f);
+            let (n, _) = draw_step(rng, f);
+            (format!("{v}/{n}"), false)
+        }
+    }
+}
+
+/// One field's text, and whether the docs accept it.
+fn draw_field(rng: &mut ChaCha8Rng, f: &Field) -> (String, bool) {
+    match rng.gen_range(0..8) {
+        0 => ("*".to_string(), true),
+        1 => ("?".to_string(), f.question),
+        _ => {
+            let n = rng.gen_range(1..=3);
+            let items: Vec<(String, bool)> = (0..n).map(|_| draw_item(rng, f)).collect();
+            let text: Vec<&str> = items.iter().map(|(t, _)| t.as_str()).collect();
+            (text.join(","), items.iter().all(|(_, ok)| *ok))
+        }
+    }
+}
+
+/// An expression typed field by field: its text, and the fields the docs refuse.
+fn draw_expression(rng: &mut ChaCha8Rng) -> (String, Vec<&'static str>) {
+    // Most fields typed plainly, so that an expression is wrong in one field or none.
+    let mut texts = Vec::with_capacity(5);
+    let mut wrong = Vec::new();
+    let typed = rng.gen_range(0..5);
+    for (i, f) in FIELDS.iter().enumerate() {
+        let (text, ok) = if i == typed || rng.gen_bool(0.2) {
+            draw_field(rng, f)
+        } else {
+            let (text, v) = draw_value(rng, f);
+            if v.is_some() {
+                (text, true)
+            } else {
+                ("*".to_string(), true)
+            }
+        };
+        if !ok {
+            wrong.push(f.name);
+        }
+        texts.push(text);
+    }
+    (texts.join(" "), wrong)
+}
+
+/// Z2 for one expression: `Err` says how the core's reading differs from the docs'.
+pub fn check_typed(text: &str, wrong: &[&str], from_ms: i64) -> Result<(), String> {
+    let parsed = Schedule::cron(text, Some("UTC"));
+    match (wrong, parsed) {
+        ([], Err(e)) => Err(format!(
+            "`{text}` is the documented dialect, but it was refused: {e}"
+        )),
+        ([], Ok(schedule)) => same_due_times(text, &schedule, from_ms),
+        (fields, Ok(_)) => Err(format!(
+            "`{text}` was taken, but its {} field is not the documented dialect",
+            fields.join(" and ")
+        )),
+        (fields, Err(e)) => {
+            let said = e.to_string();
+            if fields.iter().any(|f| said.starts_with(&format!("{f}: "))) {
+                Ok(())
+            } else {
+                Err(format!(
+                    "`{text}` was refused as it must be, but the message `{said}` names none of the fields that are wrong ({})",
+                    fields.join(", ")
+                ))
+            }
+        }
+    }
+}
+
+/// How many due times Z2 compares, and how far it looks for them.
+const Z2_DUE_TIMES: usize = 24;
+const Z2_SPAN_MS: i64 = 5 * 366 * 86_400_000;
+
+/// The core's first due times after `from_ms` against the oracle's expansion of the text.
+fn same_due_times(text: &str, schedule: &Schedule, from_ms: i64) -> Result<(), String> {
+    let spec = crate::cron_text::expand(text, Some("UTC"))
+        .map_err(|e| format!("`{text}`: the oracle cannot expand it: {e}"))?;
+    let end = from_ms + Z2_SPAN_MS;
+    let core: Vec<i64> = schedule
+        .iter_after(Timestamp::from_millis(from_ms))
+        .map(|t| t.as_millis())
+        .take_while(|&t| t <= end)
+        .take(Z2_DUE_TIMES)
+        .collect();
+    let until = if core.len() == Z2_DUE_TIMES {
+        core[Z2_DUE_TIMES - 1]
+    } else {
+        end
+    };
+    let oracle: Vec<i64> = Spec::Cron(spec)
+        .due_in(from_ms, until)
+        .into_iter()
+        .map(|d| d.at)
+        .collect();
+    if core == oracle {
+        // And counted by arithmetic (`count_in`, which works a day or a month at a time)
+        // as the walk finds them.
+        let counted = schedule.count_in(
+            Timestamp::from_millis(from_ms),
+            Timestamp::from_millis(until),
+        );
+        return match counted == oracle.len() as u64 {
+            true => Ok(()),
+            false => Err(format!(
+                "`{text}` (UTC): {} due times in ({}, {}], but count_in says {counted}",
+                oracle.len(),
+                ts(from_ms),
+                ts(until)
+            )),
+        };
+    }
+    let at = core.iter().zip(&oracle).position(|(a, b)| a != b);
+    let at = at.unwrap_or(core.len().min(oracle.len()));
+    let show = |v: Option<&i64>| v.map_or("nothing".to_string(), |t| ts(*t));
+    Err(format!(
+        "`{text}` (UTC) after {}: due time {} is {} by the core, {} by the docs",
+        ts(from_ms),
+        at + 1,
+        show(core.get(at)),
+        show(oracle.get(at))
+    ))
+}
+
+fn ts(ms: i64) -> String {
+    Timestamp::from_millis(ms).to_string()
+}
+
+/// Z2 over the expressions seed `seed` types: how many, and what broke.
+pub fn check_seed(seed: u64) -> (u64, Vec<Violation>) {
+    let mut rng = crate::gen::features_rng(seed, 8);
+    let mut violations = Vec::new();
+    for _ in 0..TYPED {
+        let (text, wrong) = draw_expression(&mut rng);
+        let from = rng.gen_range(1_704_067_200_000i64..1_956_528_000_000); // 2024..2032
+        if let Err(detail) = check_typed(&text, &wrong, from) {
+            violations.push(Violation {
+                invariant: "Z2",
+                job: "(cron text)".to_string(),
+                detail,
+                // Nothing to shrink: it does not depend on the world's events.
+                liveness: true,
+            });
+        }
+    }
+    (TYPED as u64, violations)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const T: i64 = 1_735_689_600_000; // 2025-01-01T00:00:00Z
+
+    #[test]
+    fn text_the_docs_refuse_must_be_refused_naming_the_field() {
+        assert_eq!(check_typed("60 * * * *", &["minute"], T), Ok(()));
+        assert_eq!(check_typed("* * * 0 *", &["month"], T), Ok(()));
+        assert_eq!(check_typed("5/10 * * * *", &["minute"], T), Ok(()));
+        let e = check_typed("59 * * * *", &["minute"], T).expect_err("59 is a minute");
+        assert!(e.contains("was taken"), "{e}");
+    }
+
+    #[test]
+    fn text_the_docs_accept_must_yield_the_oracles_due_times() {
+        assert_eq!(check_typed("*/25 1-2 * * mon-sun", &[], T), Ok(()));
+        assert_eq!(
+            check_typed("0 0 31 feb,apr *", &[], T),
+            Ok(()),
+            "never due, by both"
+        );
+        let half_past = Schedule::cron("30 * * * *", Some("UTC")).unwrap();
+        let e = same_due_times("0 * * * *", &half_past, T).expect_err("another schedule");
+        assert!(e.contains("due time 1"), "{e}");
+    }
+
+    #[test]
+    fn seeds_type_both_valid_and_invalid_text() {
+        let mut rng = crate::gen::features_rng(1, 8);
+        let drawn: Vec<(String, Vec<&str>)> = (0..200).map(|_| draw_expression(&mut rng)).collect();
+        let valid = drawn.iter().filter(|(_, w)| w.is_empty()).count();
+        assert!((40..160).contains(&valid), "{valid} of 200 valid");
+    }
+}
