@@ -322,6 +322,9 @@ impl Checker {
                 self.violation("V1", &name, wrong.join("; "));
             }
         }
+        if let Some(detail) = listing_wrong(state, now) {
+            self.violation_of("V1", "(listing)".to_string(), detail);
+        }
     }
 
     /// What the view `v` of track `idx` says against the journal, one line a difference.
@@ -432,4 +435,87 @@ impl Checker {
         }
         wrong
     }
+}
+
+/// V1 for the listing a dashboard pages through (`State::jobs`) and the count beside it
+/// (`job_count`): held to `job()`, which V1 holds to the journal. Paged three at a time,
+/// the listing must give every job once, each as `job()` shows it, ranked by status then
+/// name; filtered by a status or a name's first letter, exactly the jobs so shown.
+fn listing_wrong(state: &duetime::State, now: duetime::Timestamp) -> Option<String> {
+    let all = match page_through(state, &duetime::Filter::default(), now) {
+        Ok(all) => all,
+        Err(e) => return Some(e),
+    };
+    if all.len() != state.job_count() {
+        return Some(format!(
+            "the listing holds {} jobs, job_count says {}",
+            all.len(),
+            state.job_count()
+        ));
+    }
+    let ranked = all
+        .windows(2)
+        .all(|w| (w[0].status, w[0].name.as_str()) < (w[1].status, w[1].name.as_str()));
+    if !ranked {
+        return Some("the listing is not ranked by status, then name".to_string());
+    }
+    if let Some(v) = all
+        .iter()
+        .find(|v| state.job(v.name.as_str(), now).as_ref() != Some(*v))
+    {
+        return Some(format!("the listing shows {} otherwise than job()", v.name));
+    }
+    let first = all.first()?;
+    let filters = [
+        duetime::Filter {
+            status: Some(first.status),
+            name_prefix: None,
+        },
+        duetime::Filter {
+            status: None,
+            name_prefix: Some(first.name.as_str()[..1].to_string()),
+        },
+    ];
+    for filter in filters {
+        let shown = match page_through(state, &filter, now) {
+            Ok(shown) => shown,
+            Err(e) => return Some(e),
+        };
+        let meant: Vec<&JobView> = all
+            .iter()
+            .filter(|v| filter.status.is_none_or(|s| s == v.status))
+            .filter(|v| {
+                let prefix = filter.name_prefix.as_deref().unwrap_or("");
+                v.name.as_str().starts_with(prefix)
+            })
+            .collect();
+        if shown.iter().collect::<Vec<_>>() != meant {
+            return Some(format!(
+                "the listing filtered by {filter:?} is not the jobs it names"
+            ));
+        }
+    }
+    None
+}
+
+/// Every page of a listing, three items a page; `Err` when the pages do not end.
+fn page_through(
+    state: &duetime::State,
+    filter: &duetime::Filter,
+    now: duetime::Timestamp,
+) -> Result<Vec<JobView>, String> {
+    let mut items = Vec::new();
+    let mut after: Option<String> = None;
+    for _ in 0..=state.job_count() {
+        let page = state.jobs(filter, after.as_deref(), 3, now);
+        items.extend(page.items);
+        match page.next {
+            Some(next) => after = Some(next),
+            None => return Ok(items),
+        }
+    }
+    Err(format!(
+        "the listing filtered by {filter:?} gives a next page after {} jobs, more than it holds",
+        items.len()
+    ))
 }
