@@ -25,8 +25,8 @@ use super::Checker;
 /// in `READ_EVERY`: the common ones go by in the hundreds of thousands, the same few
 /// formats over and over, and rendering every one would cost the simulator a third of its
 /// speed; a rare kind is read every time it comes.
-const READ_ALL: u32 = 32;
-const READ_EVERY: u32 = 16;
+const READ_ALL: u32 = 8;
+const READ_EVERY: u32 = 64;
 
 /// A key for the kind of `effect`: its variant and the variant of what it carries.
 fn effect_kind(effect: &Effect) -> u64 {
