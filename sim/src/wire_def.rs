@@ -26,9 +26,32 @@ fn documented_defaults() -> [(&'static str, Value); 9] {
     ]
 }
 
-/// What is wrong when `def`, written with every default left out, is read back; `None`
-/// when it reads back as itself.
+/// What is wrong when `def`, written with every default left out, is read back, or when
+/// a definition made by `JobDef::new` (as hosts and the bindings make one from a name and
+/// a schedule) does not hold the documented defaults; `None` when neither.
 pub fn misread(def: &JobDef) -> Option<String> {
+    new_off_default(def).or_else(|| read_back_wrong(def))
+}
+
+/// The first documented default that `JobDef::new` does not give.
+fn new_off_default(def: &JobDef) -> Option<String> {
+    let made = JobDef::new(def.name.clone(), def.schedule.clone());
+    let Ok(Value::Object(fields)) = serde_json::to_value(&made) else {
+        return Some("JobDef::new's definition is not written as a JSON object".to_string());
+    };
+    documented_defaults()
+        .into_iter()
+        // (A field the JSON leaves out is at its default: the read-back says whether it is.)
+        .find(|(field, default)| fields.get(*field).is_some_and(|v| v != default))
+        .map(|(field, default)| {
+            format!(
+                "JobDef::new gives {field} {:?}, the docs' default is {default}",
+                fields.get(field)
+            )
+        })
+}
+
+fn read_back_wrong(def: &JobDef) -> Option<String> {
     let mut written = match serde_json::to_value(def) {
         Ok(Value::Object(fields)) => fields,
         other => return Some(format!("it is written as {other:?}, not a JSON object")),
