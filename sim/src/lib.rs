@@ -7,6 +7,7 @@ pub mod cron_text;
 pub mod cron_typing;
 mod damage;
 pub mod dates;
+pub mod gaps;
 pub mod gen;
 pub mod mistakes;
 pub mod oracle;

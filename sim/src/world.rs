@@ -293,6 +293,8 @@ pub struct World {
     pub checker: Checker,
     /// The run an `Adopt` just adopted, if it did.
     adopted: Option<RunId>,
+    /// J3 (`gaps.rs`): each process's clock readings at its latest judged event.
+    last_read: BTreeMap<duetime::ProcessId, Now>,
     hosts: Vec<Host>,
     next_process: u64,
     pub jobs: Vec<SimJob>,
@@ -391,6 +393,7 @@ impl World {
             prev_digests,
             commands_changed: 0,
             adopted: None,
+            last_read: BTreeMap::new(),
             hosts: Vec::new(),
             next_process: 1,
             jobs,
@@ -1264,6 +1267,59 @@ impl World {
         }
     }
 
+    /// J3: the gap the rule tells for a judged event of `judged`, when the store's record
+    /// of it is the one its previous judged event left (`None` inside: no gap).
+    fn gap_expected(
+        &self,
+        event: &Event,
+        judged: Option<duetime::ProcessId>,
+        now: Now,
+    ) -> Option<Option<ClockGapKind>> {
+        let p = judged.filter(|_| !matches!(event, Event::ProcessStarted { .. }))?;
+        let prev = *self.last_read.get(&p)?;
+        let recorded = self.state.process(p).map(|r| r.last_wall());
+        let jump = self.state.config().clock_jump.as_millis() as i64;
+        (recorded == Some(prev.wall)).then(|| crate::gaps::expected(prev, now, jump))
+    }
+
+    /// J3 after the step: the gap notices of `p` against what the rule tells.
+    fn gap_told(
+        &mut self,
+        p: duetime::ProcessId,
+        expected: Option<Option<ClockGapKind>>,
+        effects: &[Effect],
+        now: Now,
+    ) {
+        let prev = self.last_read.insert(p, now);
+        let Some(expected) = expected else {
+            return;
+        };
+        let told: Vec<ClockGapKind> = effects
+            .iter()
+            .filter_map(|e| match e {
+                Effect::Notice(Notice::ClockGap { process, kind, .. })
+                    if *process == p && crate::gaps::judged(*kind) =>
+                {
+                    Some(*kind)
+                }
+                _ => None,
+            })
+            .collect();
+        if told.as_slice() == expected.as_slice() {
+            if expected.is_some() {
+                *self.probes.entry("clock gap told as it was").or_default() += 1;
+            }
+            return;
+        }
+        let prev = prev.map_or(String::new(), |r| format!("{r:?}"));
+        self.checker.world_saw(
+            "J3",
+            format!(
+                "{p}'s clocks from {prev} to {now:?}: the rule tells {expected:?}, the core told {told:?}"
+            ),
+        );
+    }
+
     /// J2 (`witness.rs`): `process`, the stepping `host`'s, was released; `before` is
     /// what the world read before the step.
     fn judge_release(
@@ -1506,6 +1562,7 @@ impl World {
             store: self.state.clock().map(|c| c.as_millis()),
             heard_at: self.state.process(p).map(|r| r.heard_at().as_millis()),
         });
+        let gap_expected = self.gap_expected(&event, judged, now);
         let draining = matches!(event, Event::ProcessDraining { .. });
         let backfill = matches!(event, Event::Backfill { .. });
         self.state.step(now, event, &mut effects);
@@ -1537,6 +1594,9 @@ impl World {
             self.checker
                 .state_broken(format!("after the event at {}: {what}", now.wall));
             self.broken = true;
+        }
+        if let Some(p) = judged {
+            self.gap_told(p, gap_expected, &effects, now);
         }
         let lost = f.lost_answer > 0.0 && self.rng.gen_bool(f.lost_answer.min(1.0));
         if lost {
