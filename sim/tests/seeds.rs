@@ -344,10 +344,16 @@ fn seeds_that_found_a_release_by_a_jumped_clock_hold() {
     use duetime_sim::gen::FaultMode;
     // Extreme seed 3000363: the world's own clock model let a monotonic clock leap ahead
     // of true time (a restart during a sleep), and J2's world half named it.
+    // Swarm seed 2033492318 (CI's window for 7925477): a clock held behind, dormant after
+    // a silence, was released behind one second after a right clock spoke, because a held
+    // process's measure had carried the store's clock five minutes ahead in between and
+    // the right clock looked silent by it (`wake_from_silence` now counts a process heard
+    // since the held one last spoke as present).
     let seeds = [
         (271, FaultMode::Swarm),
         (812, FaultMode::Heavy),
         (3_000_363, FaultMode::Extreme),
+        (2_033_492_318, FaultMode::Swarm),
     ];
     for (seed, faults) in seeds {
         let opts = Options {

@@ -401,8 +401,14 @@ impl State {
             return;
         };
         let disagree = disagreement(&self.config).as_millis();
+        let last_heard = self.processes.get(&process).map(ProcessRec::base);
         let contradicted = self.processes.iter().any(|(p, r)| {
-            let present = r.hold.is_none_or(|h| !h.dormant) && !self.is_silent(r);
+            // Present, or heard after this process last spoke: the store's clock may have
+            // been carried far ahead since by a held process's measure (a time base a
+            // sane clock had just set back), so a process that spoke a moment ago can
+            // already look silent; it spoke meanwhile all the same.
+            let heard_since = last_heard.is_some_and(|b| r.base() > b);
+            let present = r.hold.is_none_or(|h| !h.dormant) && (!self.is_silent(r) || heard_since);
             present
                 && *p != process
                 && contradicts(!r.held(), r.hold.map_or(0, |h| h.lead), held.lead, disagree)
