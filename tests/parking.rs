@@ -27,6 +27,15 @@ fn approve(job: &str, run: u64, actor: &str) -> Event {
     }
 }
 
+/// The open run of job `name`, as a host reads it from the job's record.
+fn open_run<'a>(s: &'a Story, name: &str) -> &'a duetime::OpenRun {
+    let seq = s.state.seq_of_name(name).expect("the job exists");
+    s.state
+        .record(seq)
+        .and_then(|r| r.run())
+        .expect("it has a run open")
+}
+
 fn ledger_kinds(effects: &[Effect]) -> Vec<LedgerKind> {
     effects
         .iter()
@@ -224,12 +233,7 @@ fn an_absurd_ttl_is_clamped_to_thirty_days() {
     let until = s.state.job("slow", at("09:01")).unwrap().awaiting_approval;
     assert_eq!(until, Some(at("09:01").saturating_add(MAX_APPROVAL_TTL)));
     assert_eq!(s.state.next_wake(), Some(at("10:00")));
-    let seq = s.state.seq_of_name("slow").unwrap();
-    let run = s
-        .state
-        .record(seq)
-        .and_then(|r| r.run())
-        .expect("r1 is open");
+    let run = open_run(&s, "slow");
     assert_eq!(
         run.parked(),
         until,
@@ -243,12 +247,7 @@ fn a_run_whose_command_runs_is_not_parked() {
     s.define("08:59", job("slow", every("1h")));
     s.start("08:59:30", 1);
     s.tick("09:00:10", 1);
-    let seq = s.state.seq_of_name("slow").unwrap();
-    let run = s
-        .state
-        .record(seq)
-        .and_then(|r| r.run())
-        .expect("r1 is open");
+    let run = open_run(&s, "slow");
     assert_eq!(run.parked(), None);
 }
 

@@ -95,15 +95,15 @@ pub fn spec_of(schedule: &Schedule) -> Result<Spec, CronTextError> {
     }
 }
 
-/// One field's bounds and names.
-struct FieldRule {
-    name: &'static str,
-    low: u32,
-    high: u32,
+/// One field's bounds and names (Z2 types text from the same table: `cron_typing.rs`).
+pub(crate) struct FieldRule {
+    pub(crate) name: &'static str,
+    pub(crate) low: u32,
+    pub(crate) high: u32,
     /// Three-letter names, the first meaning `low` (`jan` = 1, `sun` = 0).
-    names: &'static [&'static str],
+    pub(crate) names: &'static [&'static str],
     /// Whether `?` may stand for `*` (the day fields, as in Quartz).
-    question: bool,
+    pub(crate) question: bool,
 }
 
 const SECOND: FieldRule = FieldRule {
@@ -113,28 +113,28 @@ const SECOND: FieldRule = FieldRule {
     names: &[],
     question: false,
 };
-const MINUTE: FieldRule = FieldRule {
+pub(crate) const MINUTE: FieldRule = FieldRule {
     name: "minute",
     low: 0,
     high: 59,
     names: &[],
     question: false,
 };
-const HOUR: FieldRule = FieldRule {
+pub(crate) const HOUR: FieldRule = FieldRule {
     name: "hour",
     low: 0,
     high: 23,
     names: &[],
     question: false,
 };
-const DOM: FieldRule = FieldRule {
+pub(crate) const DOM: FieldRule = FieldRule {
     name: "day-of-month",
     low: 1,
     high: 31,
     names: &[],
     question: true,
 };
-const MONTH: FieldRule = FieldRule {
+pub(crate) const MONTH: FieldRule = FieldRule {
     name: "month",
     low: 1,
     high: 12,
@@ -144,7 +144,7 @@ const MONTH: FieldRule = FieldRule {
     question: false,
 };
 /// 0-7 with 7 folded onto Sunday afterwards; `*` means 0-6.
-const DOW: FieldRule = FieldRule {
+pub(crate) const DOW: FieldRule = FieldRule {
     name: "day-of-week",
     low: 0,
     high: 7,

@@ -20,59 +20,11 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
 use crate::check::Violation;
+use crate::cron_text::{FieldRule as Field, DOM, DOW, HOUR, MINUTE, MONTH};
 use crate::oracle::Spec;
 
-/// One field of the dialect.
-struct Field {
-    name: &'static str,
-    low: u32,
-    high: u32,
-    names: &'static [&'static str],
-    question: bool,
-}
-
-const MONTHS: [&str; 12] = [
-    "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
-];
-const DAYS: [&str; 7] = ["sun", "mon", "tue", "wed", "thu", "fri", "sat"];
-
-const FIELDS: [Field; 5] = [
-    Field {
-        name: "minute",
-        low: 0,
-        high: 59,
-        names: &[],
-        question: false,
-    },
-    Field {
-        name: "hour",
-        low: 0,
-        high: 23,
-        names: &[],
-        question: false,
-    },
-    Field {
-        name: "day-of-month",
-        low: 1,
-        high: 31,
-        names: &[],
-        question: true,
-    },
-    Field {
-        name: "month",
-        low: 1,
-        high: 12,
-        names: &MONTHS,
-        question: false,
-    },
-    Field {
-        name: "day-of-week",
-        low: 0,
-        high: 7,
-        names: &DAYS,
-        question: true,
-    },
-];
+/// The five fields, with the bounds and names the oracle's own reading of cron text uses.
+const FIELDS: [&Field; 5] = [&MINUTE, &HOUR, &DOM, &MONTH, &DOW];
 
 /// Expressions typed per seed.
 const TYPED: usize = 2;
