@@ -323,3 +323,27 @@ fn new_york_2025_worked_example() {
     }
     insta::assert_snapshot!(out);
 }
+
+/// A schedule's text names a policy chosen explicitly, so a journal line about a job whose
+/// schedule changed only its policy shows what changed; cron's default is not spelt out,
+/// and the cron part alone still reads back as the same expression.
+#[test]
+fn a_chosen_policy_is_named_in_the_schedules_text() {
+    let cron = CronSchedule::parse("30 1 * * *", Some("America/New_York")).unwrap();
+    let default = duetime::Schedule::Cron(cron.clone());
+    assert_eq!(
+        default.to_string(),
+        "cron CRON_TZ=America/New_York 30 1 * * *"
+    );
+    let chosen = duetime::Schedule::Cron(with(&cron, Gap::Skip, Fold::Last));
+    assert_eq!(
+        chosen.to_string(),
+        "cron CRON_TZ=America/New_York 30 1 * * * (dst gap: skip, fold: last)"
+    );
+    assert_ne!(chosen, default);
+    let same_as_default = duetime::Schedule::Cron(cron.with_dst(Some(DstPolicy::FIXED_TIME)));
+    assert_eq!(
+        same_as_default.to_string(),
+        "cron CRON_TZ=America/New_York 30 1 * * * (dst gap: run_at_gap_end, fold: first)"
+    );
+}

@@ -2101,6 +2101,8 @@ impl Checker {
         // Each backfill against its schedule's due times within its range (inclusive): its
         // instants may be due under other epochs too, so it keeps its own accounting.
         let mut backfills: Vec<Backfilled> = Vec::new();
+        // Due times a daylight-saving change shaped under a policy the job chose.
+        let mut chosen_policy = 0;
         for (i, e) in t.epochs.iter().enumerate() {
             // A removal ends the obligations, not the accounting: a frontier pushed ahead
             // by a fast clock may have accounted due times past the removal's wall time.
@@ -2115,6 +2117,9 @@ impl Checker {
             let (due, dst) = t.line.due_through(i, until);
             at.extend_from_slice(due);
             shaped.extend_from_slice(dst);
+            if matches!(spec, Spec::Cron(c) if c.dst.is_some()) {
+                chosen_policy += dst.len() as u64;
+            }
             for b in &e.backfills {
                 let bf = Backfilled::new(*b, spec);
                 if bf.at.first() != Some(&b.from)
@@ -2145,6 +2150,7 @@ impl Checker {
         let gaps = shaped.iter().filter(|d| d.1).count() as u64;
         self.probe_n("DST gap due time", gaps);
         self.probe_n("DST fold due time", shaped.len() as u64 - gaps);
+        self.probe_n("DST-shaped due time under a chosen policy", chosen_policy);
         let required = f.missed == MissedRule::Required;
         // Accounted due-time ranges, disjoint, ascending by `from`: entries mostly come in
         // due-time order and are pushed.

@@ -14,9 +14,9 @@
 use std::fmt;
 
 use chrono_tz::Tz;
-use duetime::{DstPolicy, Schedule};
+use duetime::{DstPolicy, Fold, Gap, Schedule};
 
-use crate::oracle::{CronSpec, Spec};
+use crate::oracle::{CronSpec, DstRule, FoldPass, Spec};
 
 /// Why a schedule cannot be handed to the oracle.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,9 +25,6 @@ pub enum CronTextError {
     Unsupported { expr: String, reason: String },
     /// The zone is not an IANA name chrono-tz knows, or the text and the job disagree.
     Zone { expr: String, reason: String },
-    /// The job asks for a daylight-saving policy other than cron's; the oracle only knows
-    /// cron's rules.
-    DstPolicy { expr: String, policy: String },
     /// A duration or instant too large for the oracle's millisecond arithmetic.
     OutOfRange { schedule: String },
 }
@@ -42,12 +39,6 @@ impl fmt::Display for CronTextError {
             CronTextError::Zone { expr, reason } => write!(
                 f,
                 "the simulator's oracle cannot check the cron expression `{expr}`: {reason}"
-            ),
-            CronTextError::DstPolicy { expr, policy } => write!(
-                f,
-                "the simulator's oracle cannot check `{expr}` under the daylight-saving policy \
-                 `{policy}`: it knows only cron's default rules (drop the dst setting to \
-                 simulate this job)"
             ),
             CronTextError::OutOfRange { schedule } => write!(
                 f,
@@ -66,16 +57,10 @@ pub fn spec_of(schedule: &Schedule) -> Result<Spec, CronTextError> {
     };
     match schedule {
         Schedule::Cron(c) => {
-            let spec = expand(c.expr(), Some(c.zone().name()))?;
-            // The oracle applies cron's rules, which depend only on the text; a policy the
-            // user chose explicitly is checked only when it says the same thing.
-            let default = DstPolicy::default_for(spec.fixed_time());
-            if let Some(p) = c.explicit_policy().filter(|p| *p != default) {
-                return Err(CronTextError::DstPolicy {
-                    expr: c.expr().to_string(),
-                    policy: p.to_string(),
-                });
-            }
+            let mut spec = expand(c.expr(), Some(c.zone().name()))?;
+            // A policy chosen explicitly is told to the oracle as data (which passes fire);
+            // what the passes are, the oracle works out from chrono-tz itself.
+            spec.dst = c.explicit_policy().map(dst_rule);
             Ok(Spec::Cron(spec))
         }
         Schedule::Every { period, offset } => {
@@ -92,6 +77,18 @@ pub fn spec_of(schedule: &Schedule) -> Result<Spec, CronTextError> {
         Schedule::At { instant } => Ok(Spec::At {
             at_ms: instant.as_millis(),
         }),
+    }
+}
+
+/// The oracle's words for a policy the core was given.
+pub(crate) fn dst_rule(p: DstPolicy) -> DstRule {
+    DstRule {
+        gap_at_end: p.gap == Gap::RunAtGapEnd,
+        fold: match p.fold {
+            Fold::First => FoldPass::First,
+            Fold::Last => FoldPass::Last,
+            Fold::Both => FoldPass::Both,
+        },
     }
 }
 
@@ -246,6 +243,7 @@ pub fn expand(text: &str, tz: Option<&str>) -> Result<CronSpec, CronTextError> {
         last_day: false,
         last_weekdays: Vec::new(),
         nth_weekdays: Vec::new(),
+        dst: None,
         tz: zone,
         text: fields
             .iter()
@@ -362,7 +360,12 @@ mod tests {
     /// over `days` days from `from`: both must list the same instants.
     fn agree(expr: &str, zone: &str, from: &str, days: i64) {
         let schedule = Schedule::cron(expr, Some(zone)).expect("the core accepts it");
-        let spec = spec_of(&schedule).expect("the oracle expands it");
+        agree_on(&schedule, from, days);
+    }
+
+    /// `agree` for a schedule as built (a daylight-saving policy chosen, say).
+    fn agree_on(schedule: &Schedule, from: &str, days: i64) {
+        let spec = spec_of(schedule).expect("the oracle expands it");
         let start = from.parse::<Timestamp>().expect("instant").as_millis();
         let end = start + days * 86_400_000;
         let oracle: Vec<i64> = spec.due_in(start, end).iter().map(|d| d.at).collect();
@@ -378,9 +381,113 @@ mod tests {
         assert_eq!(
             oracle.len(),
             core.len(),
-            "{expr} in {zone} from {from}: due-time counts differ"
+            "{schedule} ({:?}) from {from}: due-time counts differ",
+            spec_dst(&spec)
         );
-        assert_eq!(oracle, core, "{expr} in {zone} from {from}");
+        assert_eq!(
+            oracle,
+            core,
+            "{schedule} ({:?}) from {from}",
+            spec_dst(&spec)
+        );
+    }
+
+    fn spec_dst(spec: &Spec) -> Option<DstRule> {
+        match spec {
+            Spec::Cron(c) => Some(c.dst_rule()),
+            _ => None,
+        }
+    }
+
+    /// Every policy a schedule may choose, cron's defaults among them.
+    fn every_policy() -> Vec<DstPolicy> {
+        let mut all = Vec::new();
+        for gap in [Gap::RunAtGapEnd, Gap::Skip] {
+            for fold in [Fold::First, Fold::Last, Fold::Both] {
+                all.push(DstPolicy { gap, fold });
+            }
+        }
+        all
+    }
+
+    /// The oracle's rule against docs/schedules.md's worked example (New York, 2025), with
+    /// no core in the loop: the due times of one day under each policy.
+    #[test]
+    fn the_oracle_follows_the_documented_worked_example() {
+        // The local day: from midnight EDT (04:00Z) 23 hours in spring, 25 in the fall.
+        let day = |expr: &str, dst: Option<DstRule>, date: &str| -> Vec<String> {
+            let mut spec = expand(expr, Some("America/New_York")).expect("expands");
+            spec.dst = dst;
+            let from = format!("{date}T04:00:00Z").parse::<Timestamp>().unwrap();
+            let from = from.as_millis() - 1;
+            let hours = if date.ends_with("03-09") { 23 } else { 25 };
+            Spec::Cron(spec)
+                .due_in(from, from + hours * 3_600_000)
+                .iter()
+                .map(|d| Timestamp::from_millis(d.at).to_string())
+                .collect()
+        };
+        let rule = |gap_at_end, fold| Some(DstRule { gap_at_end, fold });
+        let spring = "2025-03-09";
+        assert_eq!(day("30 2 * * *", None, spring), ["2025-03-09T07:00:00Z"]);
+        assert!(day("30 2 * * *", rule(false, FoldPass::First), spring).is_empty());
+        let hourly = day("30 * * * *", rule(true, FoldPass::Both), spring);
+        assert!(
+            hourly.contains(&"2025-03-09T07:00:00Z".to_string()),
+            "{hourly:?}"
+        );
+        assert!(!day("30 * * * *", None, spring).contains(&"2025-03-09T07:00:00Z".to_string()));
+        let fall = "2025-11-02";
+        assert_eq!(day("30 1 * * *", None, fall), ["2025-11-02T05:30:00Z"]);
+        assert_eq!(
+            day("30 1 * * *", rule(true, FoldPass::Last), fall),
+            ["2025-11-02T06:30:00Z"]
+        );
+        assert_eq!(
+            day("30 1 * * *", rule(true, FoldPass::Both), fall),
+            ["2025-11-02T05:30:00Z", "2025-11-02T06:30:00Z"]
+        );
+        assert_eq!(day("30 * * * *", None, fall).len(), 25);
+        for fold in [FoldPass::First, FoldPass::Last] {
+            assert_eq!(day("30 * * * *", rule(false, fold), fall).len(), 24);
+        }
+    }
+
+    #[test]
+    fn explicit_policies_expand_like_the_core_schedules() {
+        let exprs = [
+            "* * * * *",
+            "*/7 * * * *",
+            "30 * * * *",
+            "0,30 1-3 * * *",
+            "30 2 * * *",
+            "45 1 * * *",
+            "0 0 * * *",
+            "@hourly",
+        ];
+        let zones = [
+            "America/New_York",
+            "Europe/London",
+            "Australia/Lord_Howe",
+            "America/Santiago",
+            "America/Havana",
+        ];
+        let starts = [
+            "2025-03-01T00:00:00Z",
+            "2025-10-20T00:00:00Z",
+            "2025-09-01T00:00:00Z",
+        ];
+        for policy in every_policy() {
+            for zone in zones {
+                for expr in exprs {
+                    let c = duetime::CronSchedule::parse(expr, Some(zone)).expect("valid");
+                    let schedule = Schedule::Cron(c.with_dst(Some(policy)));
+                    for from in starts {
+                        agree_on(&schedule, from, 14);
+                    }
+                }
+            }
+        }
     }
 
     const EXPRS: [&str; 26] = [
@@ -469,9 +576,16 @@ mod tests {
                     };
                     let start = from.parse::<Timestamp>().expect("instant").as_millis();
                     let end = start + 2 * 86_400_000 + 7_777;
-                    let fast = crate::oracle::Spec::Cron(spec.clone()).due_in(start, end);
-                    let plain = spec.due_in_every_minute(start, end);
-                    assert_eq!(fast, plain, "{expr} in {zone} from {from}");
+                    for policy in [None]
+                        .into_iter()
+                        .chain(every_policy().into_iter().map(Some))
+                    {
+                        let mut spec = spec.clone();
+                        spec.dst = policy.map(dst_rule);
+                        let fast = crate::oracle::Spec::Cron(spec.clone()).due_in(start, end);
+                        let plain = spec.due_in_every_minute(start, end);
+                        assert_eq!(fast, plain, "{expr} in {zone} from {from} ({policy:?})");
+                    }
                 }
             }
         }
@@ -594,15 +708,26 @@ mod tests {
     }
 
     #[test]
-    fn an_explicit_policy_other_than_crons_is_refused() {
+    fn an_explicit_policy_reaches_the_oracle_as_its_rule() {
         let c =
             duetime::CronSchedule::parse("30 2 * * *", Some("America/New_York")).expect("valid");
-        let same = Schedule::Cron(c.clone().with_dst(Some(DstPolicy::FIXED_TIME)));
-        assert!(spec_of(&same).is_ok());
-        let other = Schedule::Cron(c.with_dst(Some(DstPolicy::ELAPSED)));
-        assert!(matches!(
-            spec_of(&other),
-            Err(CronTextError::DstPolicy { .. })
-        ));
+        let chosen = DstPolicy {
+            gap: Gap::Skip,
+            fold: Fold::Last,
+        };
+        match spec_of(&Schedule::Cron(c.clone().with_dst(Some(chosen)))) {
+            Ok(Spec::Cron(s)) => assert_eq!(
+                s.dst_rule(),
+                DstRule {
+                    gap_at_end: false,
+                    fold: FoldPass::Last
+                }
+            ),
+            other => panic!("{other:?}"),
+        }
+        match spec_of(&Schedule::Cron(c)) {
+            Ok(Spec::Cron(s)) => assert_eq!((s.dst, s.dst_rule()), (None, DstRule::FIXED_TIME)),
+            other => panic!("{other:?}"),
+        }
     }
 }

@@ -232,7 +232,7 @@ fn skipped(
 ) -> Result<(), String> {
     let mut d = after.succ_opt();
     while let Some(day) = d.filter(|d| *d < until) {
-        if allows(day) {
+        if allows(day) && has_due_on(spec, day) {
             return Err(format!(
                 "{day} is a date `{}` allows (in {}), but the schedule's next due time after \
                  {after} is {next}",
@@ -242,6 +242,19 @@ fn skipped(
         d = day.succ_opt();
     }
     Ok(())
+}
+
+/// Whether the oracle has a due time on local date `day`: a date the day rule allows has
+/// none when every matching local time on it falls in a spring-forward gap that the
+/// schedule's policy skips (`15 2 * * *` in Lord Howe on the first Sunday of October).
+/// Asked only of dates the core passed over, so the minute walk over three days is rare.
+fn has_due_on(spec: &CronSpec, day: chrono::NaiveDate) -> bool {
+    let noon_utc = day.and_hms_opt(12, 0, 0).expect("noon exists").and_utc();
+    let around = noon_utc.timestamp_millis();
+    Spec::Cron(spec.clone())
+        .due_in(around - 2 * 86_400_000, around + 2 * 86_400_000)
+        .iter()
+        .any(|d| spec.local(d.at.div_euclid(1000)).date() == day)
 }
 
 #[cfg(test)]
@@ -260,6 +273,7 @@ mod tests {
             last_day: false,
             last_weekdays: Vec::new(),
             nth_weekdays: Vec::new(),
+            dst: None,
             tz: zone.parse().unwrap(),
             text: "30 0 * * *".into(),
         };

@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use duetime::{Duration, JobDef, JobName, MissedRule, Overlap, Schedule};
+use duetime::{DstPolicy, Duration, Fold, Gap, JobDef, JobName, MissedRule, Overlap, Schedule};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
@@ -390,6 +390,7 @@ fn draw_cron(rng: &mut ChaCha8Rng, dst_zone: &'static str) -> CronSpec {
         last_weekdays: Vec::new(),
         nth_weekdays: Vec::new(),
         weekdays,
+        dst: None,
         tz: tz_name.parse().expect("known zone"),
         text,
     }
@@ -474,6 +475,36 @@ fn draw_features(cfg: &WorldConfig, jobs: &mut [SimJob], tightest: &[i64]) {
         }
         job.def.requires_confirmation = rng.gen_bool(0.2);
     }
+}
+
+/// An explicit daylight-saving policy for about a third of the cron schedules (each job's
+/// own and those people may switch it to), so the rules people choose (`skip`,
+/// `run_at_gap_end`; `first`, `last`, `both`) meet the changes the worlds start near, not
+/// only cron's defaults. The oracle is told the rule as data (`CronSpec::dst`). From a
+/// stream of its own, so the worlds drawn before are otherwise the same.
+fn draw_dst_policies(cfg: &WorldConfig, jobs: &mut [SimJob]) {
+    let mut rng = features_rng(cfg.seed, 9);
+    for job in jobs {
+        choose_dst_policy(&mut rng, &mut job.def.schedule, &mut job.spec);
+        for (schedule, spec) in &mut job.alternatives {
+            choose_dst_policy(&mut rng, schedule, spec);
+        }
+    }
+}
+
+fn choose_dst_policy(rng: &mut ChaCha8Rng, schedule: &mut Schedule, spec: &mut Spec) {
+    let (Schedule::Cron(cron), Spec::Cron(oracle)) = (schedule, spec) else {
+        return;
+    };
+    if !rng.gen_bool(0.3) {
+        return;
+    }
+    let policy = DstPolicy {
+        gap: pick(rng, &[Gap::RunAtGapEnd, Gap::Skip]),
+        fold: pick(rng, &[Fold::First, Fold::Last, Fold::Both]),
+    };
+    *cron = cron.clone().with_dst(Some(policy));
+    oracle.dst = Some(crate::cron_text::dst_rule(policy));
 }
 
 /// The dead-man's switch for about a third of the jobs (E1): half of them a few of the
@@ -576,6 +607,7 @@ pub fn draw_jobs(rng: &mut ChaCha8Rng, cfg: &WorldConfig, count: Option<usize>) 
     for job in &mut jobs {
         crate::dates::draw_exotic(&mut dates, &mut job.def.schedule, &mut job.spec);
     }
+    draw_dst_policies(cfg, &mut jobs);
     draw_switches(cfg, &mut jobs, &tightest_of);
     jobs
 }

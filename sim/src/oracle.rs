@@ -30,6 +30,54 @@ pub struct CronSpec {
     #[serde(with = "tz_name")]
     pub tz: Tz,
     pub text: String,
+    /// The daylight-saving rule the schedule chose explicitly; `None` is cron's default for
+    /// its text (`CronSpec::dst_rule`).
+    #[serde(default)]
+    pub dst: Option<DstRule>,
+}
+
+/// What a cron schedule does at daylight-saving changes, as docs/schedules.md states it:
+/// the oracle's own words for the rule, not the core's type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct DstRule {
+    /// Matching local times a spring-forward gap swallows fire once, at the first instant
+    /// after it (`run_at_gap_end`); else they do not fire (`skip`).
+    pub gap_at_end: bool,
+    /// Which passes of a local time shown twice at fall-back fire.
+    pub fold: FoldPass,
+}
+
+/// The passes of a repeated local time that fire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FoldPass {
+    First,
+    Last,
+    Both,
+}
+
+impl DstRule {
+    /// cron's rule for fixed-time schedules: a swallowed time at the gap's end, a repeated
+    /// one once, at its first pass.
+    pub const FIXED_TIME: DstRule = DstRule {
+        gap_at_end: true,
+        fold: FoldPass::First,
+    };
+    /// cron's rule for the others: real elapsed time.
+    pub const ELAPSED: DstRule = DstRule {
+        gap_at_end: false,
+        fold: FoldPass::Both,
+    };
+
+    /// Whether the pass at UTC second `u` of a local time shown at `first` and `second`
+    /// fires.
+    fn fires(self, u: i64, first: i64, second: i64) -> bool {
+        match self.fold {
+            FoldPass::First => u == first,
+            FoldPass::Last => u == second,
+            FoldPass::Both => true,
+        }
+    }
 }
 
 /// What the oracle knows of a schedule.
@@ -112,6 +160,15 @@ impl CronSpec {
         let minute_text = self.text.split_whitespace().next().unwrap_or("*");
         let hour_text = self.text.split_whitespace().nth(1).unwrap_or("*");
         !minute_text.starts_with('*') && !hour_text.starts_with('*')
+    }
+
+    /// The daylight-saving rule in force: the one chosen, else cron's for the text.
+    pub fn dst_rule(&self) -> DstRule {
+        self.dst.unwrap_or(if self.fixed_time() {
+            DstRule::FIXED_TIME
+        } else {
+            DstRule::ELAPSED
+        })
     }
 
     /// The sets as bit masks, for the minute-by-minute walk.
@@ -233,7 +290,7 @@ impl CronSpec {
     /// one whose local minute is in the set: none of those passed over could match, and
     /// the offset does not change among them, so no daylight-saving gap ends there either.
     fn due_in(&self, after: i64, until: i64, out: &mut Vec<Due>) {
-        let fixed = self.fixed_time();
+        let rule = self.dst_rule();
         let m = self.masks();
         let mut u = after.div_euclid(60_000) * 60 + 60; // first whole minute strictly after
         let end = until.div_euclid(1000);
@@ -263,8 +320,8 @@ impl CronSpec {
                     (true, false)
                 } else {
                     match self.tz.from_local_datetime(&l) {
-                        LocalResult::Ambiguous(first, _) => {
-                            (!fixed || first.timestamp() == u, true)
+                        LocalResult::Ambiguous(first, second) => {
+                            (rule.fires(u, first.timestamp(), second.timestamp()), true)
                         }
                         _ => (true, false),
                     }
@@ -277,7 +334,7 @@ impl CronSpec {
                     });
                 }
             }
-            if due.is_none() && fixed {
+            if due.is_none() && rule.gap_at_end {
                 // A spring-forward gap just ended at `u` if the offset grew since the
                 // minute before: matching local times inside it all fire now, once.
                 if offset > prev_offset {
@@ -331,7 +388,7 @@ impl CronSpec {
     #[cfg(test)]
     pub(crate) fn due_in_every_minute(&self, after: i64, until: i64) -> Vec<Due> {
         let mut out = Vec::new();
-        let fixed = self.fixed_time();
+        let rule = self.dst_rule();
         let m = self.masks();
         let mut u = after.div_euclid(60_000) * 60 + 60; // first whole minute strictly after
         let end = until.div_euclid(1000);
@@ -342,13 +399,11 @@ impl CronSpec {
             let offset = l.and_utc().timestamp() - u;
             let mut due = None;
             if m.matches(&l) {
-                let pass_ok = if fixed {
-                    match self.tz.from_local_datetime(&l) {
-                        LocalResult::Ambiguous(first, _) => first.timestamp() == u,
-                        _ => true,
+                let pass_ok = match self.tz.from_local_datetime(&l) {
+                    LocalResult::Ambiguous(first, second) => {
+                        rule.fires(u, first.timestamp(), second.timestamp())
                     }
-                } else {
-                    true
+                    _ => true,
                 };
                 let fold = matches!(self.tz.from_local_datetime(&l), LocalResult::Ambiguous(..));
                 if pass_ok {
@@ -359,7 +414,7 @@ impl CronSpec {
                     });
                 }
             }
-            if due.is_none() && fixed {
+            if due.is_none() && rule.gap_at_end {
                 // A spring-forward gap just ended at `u` if the offset grew since the
                 // minute before: matching local times inside it all fire now, once.
                 if offset > prev_offset {

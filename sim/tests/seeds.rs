@@ -55,6 +55,7 @@ const PROBES: &[&str] = &[
     "too late for the catch-up window",
     "DST gap due time",
     "DST fold due time",
+    "DST-shaped due time under a chosen policy",
     "manual run",
     "state round trip",
     "paused after failures in a row",

@@ -216,10 +216,17 @@ impl fmt::Debug for Schedule {
 }
 
 /// `cron: <expr>` / `every <period> [+ <offset>]` / `at <instant>`: for traces and listings.
+/// `cron <text>` (with cronie's `CRON_TZ=` prefix for its zone, and a daylight-saving
+/// policy chosen explicitly in brackets: `cron 30 1 * * * (dst gap: skip, fold: last)`,
+/// since schedules that differ only in their policy yield different due times and a
+/// journal naming them must tell them apart), `every <period>[ + <offset>]`, `at <instant>`.
 impl fmt::Display for Schedule {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Schedule::Cron(c) => write!(f, "cron {c}"),
+            Schedule::Cron(c) => match c.explicit_policy() {
+                Some(policy) => write!(f, "cron {c} (dst {policy})"),
+                None => write!(f, "cron {c}"),
+            },
             Schedule::Every { period, offset } if offset.is_zero() => write!(f, "every {period}"),
             Schedule::Every { period, offset } => write!(f, "every {period} + {offset}"),
             Schedule::At { instant } => write!(f, "at {instant}"),
