@@ -233,3 +233,30 @@ fn under_a_throttle_the_silence_waits_for_the_throttle_instead_of_being_held_at_
     );
     insta::assert_snapshot!(s.trace());
 }
+
+/// A new job held for its first confirmation is not watched yet (`watched_since` shows
+/// nothing): nothing can succeed before a person confirms it, and its silence counts from
+/// the confirmation.
+#[test]
+fn a_new_job_waiting_for_confirmation_is_watched_from_the_confirmation() {
+    let mut s = Story::new();
+    let mut def = watched("report", every("1h"), "1h");
+    def.requires_confirmation = true;
+    let digest = def.digest();
+    s.define("08:00", def);
+    let watched_since = |s: &Story| {
+        let seq = s.state.seq_of_name("report").expect("known");
+        s.state.record(seq).expect("kept").watched_since()
+    };
+    assert_eq!(watched_since(&s), None, "held: not watched yet");
+    s.command(
+        "08:40",
+        "confirm",
+        Event::Confirm {
+            job: JobName::new("report").unwrap(),
+            digest,
+            actor: Actor::new("bob"),
+        },
+    );
+    assert_eq!(watched_since(&s), Some(at("08:40")));
+}

@@ -203,6 +203,7 @@ pub fn check_dates(schedule: &Schedule, spec: &CronSpec, from_ms: i64) -> Result
             return skipped(spec, &allows, after, local(end).date(), "the span's end");
         };
         let at = local(next.as_millis());
+        zone_told(schedule, spec, next)?;
         let date = at.date();
         if !allows(date) {
             return Err(format!(
@@ -240,6 +241,25 @@ fn skipped(
             ));
         }
         d = day.succ_opt();
+    }
+    Ok(())
+}
+
+/// What the schedule's zone tells a host that prints local times (`Zone::tz`,
+/// `offset_at`, `segment_at`) at a due time, against chrono-tz asked directly.
+fn zone_told(schedule: &Schedule, spec: &CronSpec, due: Timestamp) -> Result<(), String> {
+    let Schedule::Cron(cron) = schedule else {
+        return Ok(());
+    };
+    let zone = cron.zone();
+    let utc = due.as_millis().div_euclid(1000);
+    let offset = spec.local(utc).and_utc().timestamp() - utc;
+    let told = (zone.tz(), zone.offset_at(utc), zone.segment_at(utc).offset);
+    if told != (spec.tz, offset, offset) {
+        return Err(format!(
+            "at {due} the zone tells (zone, offset, segment's offset) {told:?}; chrono-tz says {} at offset {offset}",
+            spec.tz
+        ));
     }
     Ok(())
 }

@@ -89,6 +89,11 @@ impl Silence {
         })
     }
 
+    /// Where the silence counts from (the journal's latest success, or the definition).
+    pub(crate) fn since(&self) -> Option<i64> {
+        self.since
+    }
+
     pub(crate) fn is_told(&self) -> bool {
         self.told
     }

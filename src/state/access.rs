@@ -48,8 +48,13 @@ impl JobRecord {
     }
 
     /// Where the dead-man's switch (`JobDef::expect_success_within`) counts from: the
-    /// latest success, or when the switch was set. `Some` exactly while it is set.
+    /// latest success, or when the switch was set. `Some` exactly while it is set, except
+    /// for a new job still waiting for its first confirmation: its switch counts from the
+    /// confirmation, since nothing can succeed before it.
     pub fn watched_since(&self) -> Option<Timestamp> {
+        if self.is_unconfirmed() {
+            return None;
+        }
         self.watched_since
     }
 

@@ -406,8 +406,11 @@ impl State {
             // Present, or heard after this process last spoke: the store's clock may have
             // been carried far ahead since by a held process's measure (a time base a
             // sane clock had just set back), so a process that spoke a moment ago can
-            // already look silent; it spoke meanwhile all the same.
-            let heard_since = last_heard.is_some_and(|b| r.base() > b);
+            // already look silent; it spoke meanwhile all the same. Heard at the same
+            // store time counts (a sane clock a moment behind the store's, speaking just
+            // after it, is vouched the store's time): the wrong way round it only keeps
+            // the hold a while longer, where missing it may release a clock behind.
+            let heard_since = last_heard.is_some_and(|b| r.base() >= b);
             let present = r.hold.is_none_or(|h| !h.dormant) && (!self.is_silent(r) || heard_since);
             present
                 && *p != process
@@ -666,6 +669,7 @@ fn clock_gap(at: Timestamp, process: ProcessId, kind: ClockGapKind, by: Duration
 #[cfg(test)]
 mod tests {
     use super::contradicts;
+    use crate::state::{ClockHold, ProcessRec};
     use crate::{Config, Duration, Event, Now, ProcessId, State, Timestamp};
 
     fn t(ms: i64) -> Timestamp {
@@ -726,6 +730,41 @@ mod tests {
             "behind, by a held one"
         );
         assert!(contradicts(false, -1_500_000, -1_620_001, BOUND));
+    }
+
+    /// A dormant hold behind that speaks again, with the store's clock carried far past
+    /// everyone (so every process looks silent) and one sane process last heard at
+    /// `heard_at` (the held one last spoke at 1,000,000,000): its solitude starts afresh
+    /// exactly when the sane one was heard at or after that.
+    fn solitude_kept_on_waking(heard_at: i64) -> bool {
+        let mut state = started_at(1_000_000_000);
+        let (held, sane) = (ProcessId(1), ProcessId(2));
+        let rec = state.processes.get_mut(&held).expect("started");
+        rec.base = Some(t(1_000_000_000));
+        rec.hold = Some(ClockHold {
+            alone_since: Some(t(1_000_000_000)),
+            lead: -3_600_000,
+            waiting: false,
+            dormant: true,
+        });
+        let mut other = ProcessRec::new(Now::at(t(heard_at)));
+        other.base = Some(t(heard_at));
+        state.processes.insert(sane, other);
+        state.clock = Some(t(1_000_000_000 + Duration::from_days(1).as_millis() as i64));
+        state.wake_from_silence(held);
+        let hold = state.processes[&held].hold.expect("still held");
+        assert!(!hold.dormant, "awake again");
+        hold.alone_since.is_some()
+    }
+
+    #[test]
+    fn a_waking_hold_counts_a_clock_heard_since_it_last_spoke_even_at_the_same_instant() {
+        assert!(solitude_kept_on_waking(999_999_999), "heard before: alone");
+        assert!(
+            !solitude_kept_on_waking(1_000_000_000),
+            "heard at the same store time"
+        );
+        assert!(!solitude_kept_on_waking(1_000_000_001), "heard after");
     }
 
     #[test]

@@ -314,6 +314,7 @@ impl Checker {
                 self.line_view(idx, &v, reach);
             }
             let mut wrong = self.view_wrong(idx, &v, now.as_millis());
+            wrong.extend(self.watch_wrong(idx, state));
             if removed {
                 wrong.insert(0, "job() shows a job the journal removed".to_string());
             }
@@ -382,6 +383,25 @@ impl Checker {
             self.probe("views' missed count held to the journal's skips");
         }
         wrong
+    }
+
+    /// V1 for the dead-man's switch a host shows ("no success since"): the store's
+    /// `watched_since` is E1's count from the journal (the latest success, or the
+    /// definition) for a job with the switch, and unset for one without.
+    fn watch_wrong(&self, idx: usize, state: &duetime::State) -> Option<String> {
+        let t = &self.tracks[idx];
+        let rec = state
+            .seq_of_name(t.name.as_str())
+            .and_then(|seq| state.record(seq))?;
+        let shown = rec.watched_since().map(|w| w.as_millis());
+        let counted = t.silence.and_then(|s| s.since());
+        (shown != counted).then(|| {
+            format!(
+                "watched for a success since {:?} by the store, {:?} by the journal",
+                shown.map(ts),
+                counted.map(ts)
+            )
+        })
     }
 
     /// The journal's open run of track `idx` (a parked run holds no process, but stays
