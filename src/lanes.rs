@@ -8,13 +8,16 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::effect::WaitReason;
 use crate::event::ProcessId;
-use crate::state::{JobRecord, State};
+use crate::state::{JobRecord, RunLane, State};
 use crate::time::Timestamp;
 
 /// What one job adds to the concurrency indexes: its key, and what it counts there.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct LaneEntry {
     key: Option<String>,
+    /// The lane its open run started in, when the job has moved to another key since
+    /// (`OpenRun::lane`): the run counts there, the job's width and wait under `key`.
+    moved: Option<RunLane>,
     slot: Slot,
 }
 
@@ -32,6 +35,9 @@ struct Slot {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Seat<'a> {
     key: Option<&'a str>,
+    /// The key its open run counts under: `key`, unless the job moved while it ran (and
+    /// `key` when it has no open run, so seats of one job compare by what they count).
+    run_key: Option<&'a str>,
     slot: Slot,
 }
 
@@ -47,6 +53,11 @@ impl LaneEntry {
         }
         Some(Seat {
             key,
+            run_key: if open_on.is_some() {
+                job.run_key()
+            } else {
+                key
+            },
             slot: Slot {
                 width: job.def.lane_width(),
                 open_on,
@@ -56,8 +67,14 @@ impl LaneEntry {
     }
 
     fn seat(&self) -> Seat<'_> {
+        let key = self.key.as_deref();
+        let run_key = match &self.moved {
+            Some(lane) if self.slot.open_on.is_some() => lane.key(),
+            _ => key,
+        };
         Seat {
-            key: self.key.as_deref(),
+            key,
+            run_key,
             slot: self.slot,
         }
     }
@@ -65,6 +82,7 @@ impl LaneEntry {
     pub(crate) fn of(job: &JobRecord) -> Option<LaneEntry> {
         LaneEntry::seat_of(job).map(|s| LaneEntry {
             key: s.key.map(str::to_string),
+            moved: moved_lane(job),
             slot: s.slot,
         })
     }
@@ -133,21 +151,39 @@ impl RunsPerProcess {
     }
 }
 
-/// What one job adds to the lane of its key.
+/// The lane an open run of `job` keeps apart from the job's key (`OpenRun::lane`), if
+/// it is open there.
+fn moved_lane(job: &JobRecord) -> Option<RunLane> {
+    job.run_holder()?;
+    job.run().and_then(|r| r.lane.clone())
+}
+
+/// What one job adds to the lane of one key: its width and wait where it is a member (its
+/// key), its open run where that counts (its run's key; the same lane but for a job
+/// moved while it ran).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Part {
-    width: u32,
+    width: Option<u32>,
     open: bool,
     waiting: Option<Timestamp>,
 }
 
-impl Slot {
-    fn part(self) -> Part {
-        Part {
-            width: self.width,
-            open: self.open_on.is_some(),
-            waiting: self.waiting,
-        }
+impl<'a> Seat<'a> {
+    /// What this seat adds to the lane of `key`, if anything.
+    fn part_in(self, key: &str) -> Option<Part> {
+        let member = self.key == Some(key);
+        let open = self.run_key == Some(key) && self.slot.open_on.is_some();
+        (member || open).then_some(Part {
+            width: member.then_some(self.slot.width),
+            open,
+            waiting: self.slot.waiting.filter(|_| member),
+        })
+    }
+
+    /// The keys this seat counts under: its key and its run's, each once.
+    fn keys(self) -> [Option<&'a str>; 2] {
+        let run_key = self.run_key.filter(|_| self.run_key != self.key);
+        [self.key, run_key]
     }
 }
 
@@ -198,21 +234,16 @@ impl Lanes {
             }
         }
         reseat(&mut self.free, seq, free_wait(old), free_wait(new));
-        let part = |e: Option<Seat>| e.map(|e| e.slot.part());
-        match (old.and_then(|e| e.key), new.and_then(|e| e.key)) {
-            (a, b) if a == b => {
-                if let Some(k) = b {
-                    self.retune(seq, k, part(old), part(new));
-                }
+        let part = |e: Option<Seat>, k: &str| e.and_then(|e| e.part_in(k));
+        let was = old.map_or([None, None], Seat::keys);
+        let is = new.map_or([None, None], Seat::keys);
+        // Every key either seat counts under, each once (at most four, mostly one).
+        for (i, k) in was.iter().chain(&is).enumerate() {
+            let Some(k) = *k else { continue };
+            if was.iter().chain(&is).take(i).any(|&seen| seen == Some(k)) {
+                continue;
             }
-            (a, b) => {
-                if let Some(k) = a {
-                    self.retune(seq, k, part(old), None);
-                }
-                if let Some(k) = b {
-                    self.retune(seq, k, None, part(new));
-                }
-            }
+            self.retune(seq, k, part(old, k), part(new, k));
         }
     }
 
@@ -228,7 +259,7 @@ impl Lanes {
         let Some(lane) = self.keys.get_mut(key) else {
             return;
         };
-        let width = |p: Option<Part>| p.map(|p| p.width);
+        let width = |p: Option<Part>| p.and_then(|p| p.width);
         if width(old) != width(new) {
             if let Some(w) = width(old) {
                 count(&mut lane.widths, w, false);
@@ -258,7 +289,7 @@ impl Lanes {
             }
             lane.head = head;
         }
-        if lane.widths.is_empty() {
+        if lane.widths.is_empty() && lane.open == 0 {
             self.keys.remove(key);
         }
     }
@@ -294,12 +325,17 @@ impl State {
         let old = job.lane.as_deref().map(LaneEntry::seat);
         self.lanes.shift(seq, old, new);
         let same_key = old.map(|o| o.key) == new.map(|n| n.key);
+        let moved = moved_lane(job);
         match (new.map(|n| n.slot), &mut job.lane) {
             (None, lane) => *lane = None,
-            (Some(slot), Some(e)) if same_key => e.slot = slot,
+            (Some(slot), Some(e)) if same_key => {
+                e.slot = slot;
+                e.moved = moved;
+            }
             (Some(slot), lane) => {
                 *lane = Some(Box::new(LaneEntry {
                     key: job.def.concurrency_key.clone(),
+                    moved,
                     slot,
                 }))
             }
@@ -320,8 +356,8 @@ impl State {
         let stale = job.lane.as_deref().and_then(|e| e.slot.open_on);
         if let Some(key) = &job.def.concurrency_key {
             if let Some(lane) = self.lanes.keys.get(key) {
-                let own_key = job.lane.as_deref().and_then(|e| e.key.as_ref());
-                let own = u32::from(stale.is_some() && own_key == Some(key));
+                let own_key = job.lane.as_deref().and_then(|e| e.seat().run_key);
+                let own = u32::from(stale.is_some() && own_key == Some(key.as_str()));
                 let open = lane.open.saturating_sub(own);
                 let width = lane.width().min(job.def.lane_width());
                 let ahead = lane.waiters.first().is_some_and(|&(_, s)| s != seq);

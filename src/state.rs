@@ -23,7 +23,7 @@ mod access;
 /// The state format written by this build; a state from a newer build is refused
 /// (`LoadError::NewerFormat`). Every earlier format loads unchanged. What each format added
 /// is in `docs/state-format.md`; the fixtures of each are `tests/fixtures/state-v*.json`.
-pub const FORMAT_VERSION: u32 = 7;
+pub const FORMAT_VERSION: u32 = 8;
 
 /// Timing the whole scheduler shares. Defaults: a 30 s tick; leases, lateness grace and the
 /// wait after a timeout's `Cancel` of two ticks each; 20 manual runs per job per hour.
@@ -222,6 +222,38 @@ pub struct OpenRun {
     /// deadline, no stall), but it keeps the job occupied and its cover unsettled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) parked: Option<Timestamp>,
+    /// The lane it started in, once its job's `concurrency_key` has changed while it was
+    /// open: it still runs what it started as, on what that key guards, so it counts there
+    /// until it ends (`JobRecord::run_key`). Absent: its job's key (format 8).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) lane: Option<RunLane>,
+}
+
+/// The lane of a run whose job moved to another concurrency key while it was open.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum RunLane {
+    /// It started under this key.
+    Key(String),
+    /// It started without a key.
+    NoKey,
+}
+
+impl RunLane {
+    /// The key it names, if any.
+    pub(crate) fn key(&self) -> Option<&str> {
+        match self {
+            RunLane::Key(k) => Some(k),
+            RunLane::NoKey => None,
+        }
+    }
+
+    /// The lane a run that started under `key` keeps, if that is not `now`, its job's
+    /// key after a change: `None` once the job is back where the run started.
+    pub(crate) fn kept(started: Option<&str>, now: Option<&str>) -> Option<RunLane> {
+        (started != now).then(|| started.map_or(RunLane::NoKey, |k| RunLane::Key(k.to_string())))
+    }
 }
 
 /// A failed run's due times waiting for their next attempt.
@@ -579,6 +611,15 @@ impl JobRecord {
     /// drain or record. The one rule for all of them.
     pub fn run_holder(&self) -> Option<ProcessId> {
         self.run().filter(|r| r.parked.is_none()).map(|r| r.holder)
+    }
+
+    /// The concurrency key its open run counts under: the one it started under
+    /// (`OpenRun::lane`) when the job has moved since, else the job's.
+    pub fn run_key(&self) -> Option<&str> {
+        match self.run().and_then(|r| r.lane.as_ref()) {
+            Some(lane) => lane.key(),
+            None => self.def.concurrency_key.as_deref(),
+        }
     }
 
     /// Why and since when it is paused, if it is.

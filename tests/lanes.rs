@@ -309,6 +309,62 @@ fn a_job_moved_to_a_free_lane_while_waiting_starts_there_and_leaves_the_old_lane
     insta::assert_snapshot!(s.trace());
 }
 
+/// A job moved to another key while its run is open: the run still does what it started
+/// as, on what the old key guards, so it keeps counting in the old lane until it ends (a
+/// job of that lane waits for it), while the new lane does not count it (its own job
+/// starts). Saved states say so (`OpenRun::lane`, format 8), and moving back forgets it.
+#[test]
+fn a_job_moved_to_another_key_while_it_runs_keeps_its_run_in_the_lane_it_started_in() {
+    let mut s = Story::new();
+    s.show_history = true;
+    s.define("08:59", keyed("write_a", "/srv/folder"));
+    s.define("08:59", keyed("write_b", "/srv/folder"));
+    s.define("08:59", keyed("archive", "/srv/other"));
+    s.start("08:59:30", 1);
+    s.tick("09:00:10", 1);
+    s.finish("09:00:20", 2, Outcome::Ok);
+    s.note("write_a r1 runs in /srv/folder; write_b waits; archive r2 ran and ended");
+    s.define("09:01", keyed("write_a", "/srv/other"));
+    s.note("write_a moves to /srv/other while r1 runs: r1 stays in /srv/folder");
+    assert_eq!(s.state.open_runs_of_key("/srv/folder"), 1);
+    assert_eq!(s.state.open_runs_of_key("/srv/other"), 0);
+    let stored = serde_json::to_value(&s.state).unwrap();
+    let back: duetime::State = serde_json::from_value(stored).unwrap();
+    assert_eq!(
+        back.open_runs_of_key("/srv/folder"),
+        1,
+        "a reloaded state agrees"
+    );
+    s.tick("09:02:10", 1);
+    assert_eq!(
+        s.state.open_runs_of_key("/srv/folder"),
+        1,
+        "write_b still waits for r1\n{}",
+        s.trace()
+    );
+    s.finish("09:03", 1, Outcome::Ok);
+    note_waits(&mut s);
+    assert_eq!(s.state.open_runs_of_key("/srv/folder"), 1, "write_b let in");
+    s.finish("09:04", 3, Outcome::Ok);
+    s.tick("10:00:10", 1);
+    s.define("10:00:20", keyed("write_a", "/srv/folder"));
+    assert_eq!(
+        s.state.open_runs_of_key("/srv/other"),
+        1,
+        "r4 stays in /srv/other"
+    );
+    assert!(serde_json::to_string(&s.state)
+        .unwrap()
+        .contains(r#""lane":{"key":"/srv/other"}"#));
+    s.define("10:00:30", keyed("write_a", "/srv/other"));
+    s.note("moved away and back while r4 runs: it counts where it started, as plain as before");
+    assert_eq!(s.state.open_runs_of_key("/srv/other"), 1, "{}", s.trace());
+    assert!(!serde_json::to_string(&s.state)
+        .unwrap()
+        .contains(r#""lane""#));
+    insta::assert_snapshot!(s.trace());
+}
+
 #[test]
 fn a_job_held_by_a_quota_stands_in_no_lane_so_the_jobs_behind_it_run() {
     let mut s = Story::new();

@@ -19,6 +19,7 @@ const FIXTURE_V4: &str = "tests/fixtures/state-v4.json";
 const FIXTURE_V5: &str = "tests/fixtures/state-v5.json";
 const FIXTURE_V6: &str = "tests/fixtures/state-v6.json";
 const FIXTURE_V7: &str = "tests/fixtures/state-v7.json";
+const FIXTURE_V8: &str = "tests/fixtures/state-v8.json";
 /// 2025-01-01T00:00:00Z
 const T0: i64 = 1_735_689_600_000;
 
@@ -243,6 +244,7 @@ fn rich_state() -> State {
     format_5_parts(&mut d);
     format_6_parts(&mut d);
     format_7_parts(&mut d);
+    format_8_parts(&mut d);
     d.state
 }
 
@@ -355,6 +357,17 @@ fn format_7_parts(d: &mut Driver) {
     nightly.expect_success_within = Some(duetime::Duration::from_mins(30));
     d.step(680, upsert(nightly));
     d.tick(680 + 1_900);
+}
+
+/// What format 8 added: a run that keeps the lane it started in (`lane`) after its job
+/// moved to another concurrency key.
+fn format_8_parts(d: &mut Driver) {
+    let mut mover = def("mover", every(60));
+    mover.concurrency_key = Some("/v8/before".to_string());
+    d.step(2_700, upsert(mover.clone()));
+    d.tick(2_700 + 61);
+    mover.concurrency_key = Some("/v8/after".to_string());
+    d.step(2_700 + 62, upsert(mover));
 }
 
 fn confirm(job: &str, digest: &str) -> Event {
@@ -649,6 +662,40 @@ fn write_v7_fixture() {
 #[test]
 fn fixture_is_what_this_build_writes_while_format_7_is_current() {
     assert_fixture_is_written_while_current(7, FIXTURE_V7);
+}
+
+/// Writes the format-8 fixture. Run once, when format 8 was current; never again:
+/// `cargo test --test state_format -- --ignored write_v8_fixture`.
+#[test]
+#[ignore]
+fn write_v8_fixture() {
+    write_fixture(8, FIXTURE_V8);
+}
+
+#[test]
+fn fixture_is_what_this_build_writes_while_format_8_is_current() {
+    assert_fixture_is_written_while_current(8, FIXTURE_V8);
+}
+
+#[test]
+fn state_from_format_8_loads_with_a_run_kept_in_the_lane_it_started_in() {
+    let v = read_fixture(FIXTURE_V8);
+    assert_eq!(v["format"], 8);
+    let state: State = serde_json::from_value(v).expect("a v8 state loads");
+    state.self_check().unwrap();
+    assert_eq!(state.open_runs_of_key("/v8/before"), 1);
+    assert_eq!(state.open_runs_of_key("/v8/after"), 0);
+    let record = state
+        .seq_of_name("mover")
+        .and_then(|seq| state.record(seq))
+        .expect("mover is kept");
+    assert_eq!(record.run_key(), Some("/v8/before"));
+    assert_eq!(record.def().concurrency_key.as_deref(), Some("/v8/after"));
+    // Older formats name no run's lane: each run counts under its job's key.
+    let old: State = serde_json::from_value(read_fixture(FIXTURE_V7)).unwrap();
+    assert!(old
+        .records()
+        .all(|(_, r)| r.run_key() == r.def().concurrency_key.as_deref()));
 }
 
 #[test]

@@ -1329,10 +1329,7 @@ impl Checker {
                     self.probe("waited then started");
                 }
                 self.lanes.waiting.retain(|(i, _)| *i != idx);
-                let key = self
-                    .facts
-                    .get(&rec.job)
-                    .and_then(|f| f.concurrency_key.clone());
+                let key = self.key_in_force(idx);
                 // (One that did not wait is as young as its start.)
                 let since = at - waited.map_or(0, |w| w.as_millis() as i64);
                 self.lanes
@@ -1547,10 +1544,7 @@ impl Checker {
                 format!("{run} started before the job's definition was confirmed"),
             );
         }
-        let key = self
-            .facts
-            .get(&rec.job)
-            .and_then(|f| f.concurrency_key.clone());
+        let key = self.key_in_force(idx);
         if let Some(k) = &key {
             let open = self.lanes.per_key.get(k).copied().unwrap_or(0);
             let width = self.lanes.widths.get(k).copied().unwrap_or(1);
@@ -1582,10 +1576,7 @@ impl Checker {
     /// another job of its key waits ahead of it), and for the process cap only while the
     /// stepping process holds the cap (or, keyless, another keyless job waits ahead).
     fn wait_for_room(&mut self, idx: usize, rec: &Record, reason: duetime::WaitReason) {
-        let key = self
-            .facts
-            .get(&rec.job)
-            .and_then(|f| f.concurrency_key.clone());
+        let key = self.key_in_force(idx);
         let lanes = &self.lanes;
         let ahead = lanes.waiting.iter().any(|(i, k)| *i != idx && *k == key);
         let wrong = match reason {

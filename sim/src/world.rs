@@ -283,6 +283,11 @@ pub struct World {
     /// People's mistakes (`mistake`, `pause_note`): drawn from a stream of their own, so
     /// adding them moved the world's other draws only by the steps they add.
     slips: ChaCha8Rng,
+    /// Jobs moved between concurrency keys (`move_lane`): a stream of their own too.
+    moves: ChaCha8Rng,
+    /// The world's concurrency keys and each one's width, as its jobs were drawn: a job
+    /// moved to a key takes that key's width, so a lane's width stays what C1 knows.
+    lane_keys: Vec<(String, Option<u32>)>,
     t: i64,
     queue: Queue,
     /// Reused for every step's effects.
@@ -381,8 +386,16 @@ impl World {
         let prev_digests = vec![None; jobs.len()];
         let removed = vec![false; jobs.len()];
         let seen_names = jobs.iter().map(|j| j.def.name.clone()).collect();
+        let lane_keys = jobs
+            .iter()
+            .filter_map(|j| Some((j.def.concurrency_key.clone()?, j.def.concurrency_limit)))
+            .collect::<std::collections::BTreeMap<_, _>>()
+            .into_iter()
+            .collect();
         let mut w = World {
             slips: crate::gen::features_rng(cfg.seed, 6),
+            moves: crate::gen::features_rng(cfg.seed, 10),
+            lane_keys,
             t: cfg.start_ms,
             cfg,
             rng,
@@ -1021,10 +1034,30 @@ impl World {
         self.jobs[i].def.schedule = schedule;
         self.jobs[i].spec = spec;
         *self.faults.entry("schedule change").or_default() += 1;
+        self.move_lane(i);
         Some(Event::Upsert {
             def: Box::new(self.jobs[i].def.clone()),
             actor,
         })
+    }
+
+    /// One schedule change in three also moves the job to another concurrency key of the
+    /// world (or off keys, or onto one), with that key's width, whether or not its run is
+    /// open: the run keeps counting where it started (C1, V1's counts), its wait and what
+    /// it starts next follow the key in force (C3, C4).
+    fn move_lane(&mut self, i: usize) {
+        if self.lane_keys.is_empty() || !self.moves.gen_ratio(1, 3) {
+            return;
+        }
+        let pick = self.moves.gen_range(0..=self.lane_keys.len());
+        let (key, width) = self.lane_keys.get(pick).cloned().unzip();
+        let def = &mut self.jobs[i].def;
+        if def.concurrency_key == key {
+            return;
+        }
+        def.concurrency_key = key;
+        def.concurrency_limit = width.flatten();
+        *self.faults.entry("concurrency key change").or_default() += 1;
     }
 
     /// A person does something to a random job.

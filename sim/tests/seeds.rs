@@ -107,6 +107,7 @@ const PROBES: &[&str] = &[
     "start in its lane's order",
     "keyless start under the cap, no older keyless waiter",
     "lanes with room hold no waiter after a tick",
+    "concurrency key changed while its run was open",
     "damage refused: 33 owed segments",
     "bound accepted: 32 owed segments up to the frontier",
     "damage refused: an owed segment miscounted",
@@ -355,6 +356,37 @@ fn seeds_that_found_a_release_by_a_jumped_clock_hold() {
         (812, FaultMode::Heavy),
         (3_000_363, FaultMode::Extreme),
         (2_033_492_318, FaultMode::Swarm),
+    ];
+    for (seed, faults) in seeds {
+        let opts = Options {
+            overrides: duetime_sim::gen::Overrides {
+                faults: Some(faults),
+                ..Default::default()
+            },
+            ..Options::default()
+        };
+        let r = run_seed(seed, &opts);
+        assert_eq!(
+            r.verdict,
+            Verdict::Held,
+            "seed {seed}: {:?}",
+            r.violations.first()
+        );
+    }
+}
+
+/// Seeds where V1's view of the dead-man's switch went wrong while it was written (the
+/// checker's, not the core's: a person's definition at a bound sets the switch for one
+/// step, which E1's count from the world's jobs does not know; V1 then asks only that
+/// `watched_since` is set exactly while the switch in force is). Kept so the check keeps
+/// telling that step apart.
+#[test]
+fn seeds_that_set_the_switch_at_a_bound_for_one_step() {
+    use duetime_sim::gen::FaultMode;
+    let seeds = [
+        (21_267, FaultMode::Swarm),
+        (22_281, FaultMode::Swarm),
+        (2_017, FaultMode::Extreme),
     ];
     for (seed, faults) in seeds {
         let opts = Options {

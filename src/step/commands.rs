@@ -7,7 +7,9 @@ use crate::effect::{
 };
 use crate::event::{Actor, Outcome, RunId};
 use crate::job::{JobDef, JobName, MissedRule, MAX_TITLE};
-use crate::state::{HeldDef, JobRecord, Owed, Pause, State, MAX_BACKFILL, MAX_OWED_SEGMENTS};
+use crate::state::{
+    HeldDef, JobRecord, Owed, Pause, RunLane, State, MAX_BACKFILL, MAX_OWED_SEGMENTS,
+};
 use crate::time::{Duration, Timestamp};
 
 use super::due::{last_due, skipped};
@@ -303,6 +305,15 @@ impl State {
             out.history(&name, History::Updated { actor });
         }
         let job = self.jobs.get_mut(&seq).expect("found above");
+        // An open run keeps the lane it started in: it still runs what it started as.
+        if let Some(run) = job.activity.as_deref_mut().and_then(|a| a.run.as_mut()) {
+            let started_in = match &run.lane {
+                Some(lane) => lane.key(),
+                None => job.def.concurrency_key.as_deref(),
+            };
+            let kept = RunLane::kept(started_in, def.concurrency_key.as_deref());
+            run.lane = kept;
+        }
         job.def = def;
         job.rewatch(now);
         job.tidy();

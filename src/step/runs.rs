@@ -445,6 +445,7 @@ impl State {
             cancel_sent: None,
             stall_alerted: false,
             parked: None,
+            lane: None,
         });
         self.runs.insert(id, seq);
         let covers = cover.map(|c| c.covers);

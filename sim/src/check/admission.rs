@@ -21,6 +21,15 @@ use duetime::{Coordination, ProcessId, State, WaitReason};
 use super::Checker;
 
 impl Checker {
+    /// The jobs of the journal not removed, each with its concurrency key in force.
+    fn keys_in_force(&self) -> Vec<(duetime::JobName, Option<String>)> {
+        self.current
+            .iter()
+            .filter(|&&idx| self.tracks[idx].removed_at.is_none())
+            .map(|&idx| (self.tracks[idx].name.clone(), self.key_in_force(idx)))
+            .collect()
+    }
+
     /// After a step: each start of the step against the waiters of its key, or, for a
     /// keyless start that did not wait, against the keyless waiters.
     pub(super) fn admitted_in_order(&mut self, state: &State) {
@@ -32,18 +41,21 @@ impl Checker {
                 }
                 continue;
             };
-            let older = self.facts.iter().find_map(|(other, facts)| {
-                if *other == job || facts.concurrency_key.as_deref() != Some(key.as_str()) {
-                    return None;
-                }
-                let (at, reason) = state
-                    .seq_of_name(other.as_str())
-                    .and_then(|seq| state.record(seq))
-                    .and_then(|r| r.waits_for_room())?;
-                let at = at.as_millis();
-                let ahead = reason == WaitReason::LaneBusy && at < since;
-                ahead.then(|| (other.clone(), at))
-            });
+            let older = self
+                .keys_in_force()
+                .into_iter()
+                .find_map(|(other, other_key)| {
+                    if other == job || other_key.as_deref() != Some(key.as_str()) {
+                        return None;
+                    }
+                    let (at, reason) = state
+                        .seq_of_name(other.as_str())
+                        .and_then(|seq| state.record(seq))
+                        .and_then(|r| r.waits_for_room())?;
+                    let at = at.as_millis();
+                    let ahead = reason == WaitReason::LaneBusy && at < since;
+                    ahead.then(|| (other.clone(), at))
+                });
             match older {
                 Some((other, at)) => self.violation(
                     "C4",
@@ -63,8 +75,8 @@ impl Checker {
     /// A keyless job started at `at` without waiting: no other keyless job may still wait
     /// for room since before.
     fn keyless_start_in_order(&mut self, state: &State, job: &duetime::JobName, at: i64) {
-        let older = self.facts.iter().find_map(|(other, facts)| {
-            if other == job || facts.concurrency_key.is_some() {
+        let older = self.keys_in_force().into_iter().find_map(|(other, key)| {
+            if other == *job || key.is_some() {
                 return None;
             }
             let (since, _) = state
@@ -98,8 +110,8 @@ impl Checker {
             return;
         }
         let mut stranded = Vec::new();
-        for (job, facts) in &self.facts {
-            let Some(key) = facts.concurrency_key.as_deref() else {
+        for (job, key) in self.keys_in_force() {
+            let Some(key) = key.as_deref() else {
                 continue;
             };
             let open = state.open_runs_of_key(key);

@@ -640,11 +640,12 @@ impl super::Checker {
     }
 
     /// What the job's missed rule lets its schedules owe, when nothing else can owe (no
-    /// concurrency key, no process cap, an overlap policy that owes at most one).
+    /// concurrency key ever in force, no process cap, an overlap policy that owes at most
+    /// one).
     fn rule_bound(&self, idx: usize) -> Option<RuleBound> {
         let f = self.facts.get(&self.tracks[idx].name)?;
         let overlap = f.overlap?;
-        if f.concurrency_key.is_some() || self.lanes.cap.is_some() {
+        if self.ever_keyed(idx) || self.lanes.cap.is_some() {
             return None;
         }
         let buffers = match overlap {

@@ -57,6 +57,9 @@ pub(super) struct Said {
     /// The definition in force and the one held for confirmation, as people sent them.
     in_force: Option<Box<JobDef>>,
     held: Option<Box<JobDef>>,
+    /// A concurrency key has been in force for it (moved onto one since the world drew
+    /// it): what it owed waiting for a lane may outlive the key.
+    keyed: bool,
     /// Each digest the core told for a held definition of the job, with that definition.
     told: Vec<(String, Box<JobDef>)>,
     /// The person whose pause is in force (`None`: not paused, or paused by the system).
@@ -581,9 +584,20 @@ impl Checker {
             }
             History::Defined { .. } | History::Updated { .. } => {
                 if let Some(def) = self.sent() {
+                    let before = self.key_in_force(idx);
                     let said = &mut self.tracks[idx].said;
                     said.in_force = Some(def);
                     said.held = None;
+                    self.rekeyed(idx, before);
+                }
+                return;
+            }
+            History::Confirmed { .. } => {
+                let before = self.key_in_force(idx);
+                let said = &mut self.tracks[idx].said;
+                if let Some(held) = said.held.take() {
+                    said.in_force = Some(held);
+                    self.rekeyed(idx, before);
                 }
                 return;
             }
@@ -591,11 +605,6 @@ impl Checker {
         }
         let said = &mut self.tracks[idx].said;
         match h {
-            History::Confirmed { .. } => {
-                if let Some(held) = said.held.take() {
-                    said.in_force = Some(held);
-                }
-            }
             History::Paused { by, .. } => {
                 said.paused_by = match by {
                     PausedBy::Person { actor } => Some(actor.clone()),
@@ -609,6 +618,58 @@ impl Checker {
                 ..
             } => said.manual = None,
             _ => {}
+        }
+    }
+
+    /// The concurrency key of track `idx`'s definition in force: the one people sent and
+    /// the journal put in force (`Said::in_force`), or the world's first before any
+    /// (a new job still held for confirmation, which the store lanes by it all the same).
+    pub(super) fn key_in_force(&self, idx: usize) -> Option<String> {
+        let t = &self.tracks[idx];
+        match t.said.in_force.as_deref() {
+            Some(def) => def.concurrency_key.clone(),
+            None => self.facts.get(&t.name)?.concurrency_key.clone(),
+        }
+    }
+
+    /// Whether track `idx` has had a concurrency key in force: its first definition's, or
+    /// one it was moved to.
+    pub(super) fn ever_keyed(&self, idx: usize) -> bool {
+        let t = &self.tracks[idx];
+        t.said.keyed
+            || self
+                .facts
+                .get(&t.name)
+                .is_some_and(|f| f.concurrency_key.is_some())
+    }
+
+    /// Whether track `idx`'s definition in force sets the dead-man's switch, when people
+    /// have put one in force (`None` before).
+    pub(super) fn switch_in_force(&self, idx: usize) -> Option<bool> {
+        let def = self.tracks[idx].said.in_force.as_deref()?;
+        Some(def.expect_success_within.is_some())
+    }
+
+    /// Track `idx`'s definition in force changed, its key `before` that: a waiter whose
+    /// key changed waits in its new lane (C3, C4), since when it did; an open run keeps
+    /// counting where it started (`Concurrency::open`).
+    fn rekeyed(&mut self, idx: usize, before: Option<String>) {
+        let key = self.key_in_force(idx);
+        if key == before {
+            return;
+        }
+        self.tracks[idx].said.keyed |= key.is_some();
+        self.probe("concurrency key changed");
+        if self.lanes.open.values().any(|(_, _, i)| *i == idx) {
+            self.probe("concurrency key changed while its run was open");
+        }
+        if self.lanes.waiting.iter().any(|(i, _)| *i == idx) {
+            self.probe("concurrency key changed while it waited");
+        }
+        for (i, k) in &mut self.lanes.waiting {
+            if *i == idx {
+                k.clone_from(&key);
+            }
         }
     }
 

@@ -395,6 +395,15 @@ impl Checker {
             .and_then(|seq| state.record(seq))?;
         let shown = rec.watched_since().map(|w| w.as_millis());
         let counted = t.silence.and_then(|s| s.since());
+        if self.switch_in_force(idx) != Some(t.silence.is_some()) && !rec.is_unconfirmed() {
+            // A person's definition at a bound set or dropped the switch the world's
+            // jobs keep (set back at once): E1 does not count it, the store watches
+            // exactly while it is set.
+            let set = self.switch_in_force(idx).unwrap_or(t.silence.is_some());
+            return (shown.is_some() != set).then(|| {
+                format!("watched for a success since {shown:?} by the store, though the switch in force is set: {set}")
+            });
+        }
         (shown != counted).then(|| {
             format!(
                 "watched for a success since {:?} by the store, {:?} by the journal",
