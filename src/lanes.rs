@@ -68,9 +68,10 @@ impl LaneEntry {
 
     fn seat(&self) -> Seat<'_> {
         let key = self.key.as_deref();
+        // (`moved` is set only while the run is open on a process: `moved_lane`.)
         let run_key = match &self.moved {
-            Some(lane) if self.slot.open_on.is_some() => lane.key(),
-            _ => key,
+            Some(lane) => lane.key(),
+            None => key,
         };
         Seat {
             key,
