@@ -1060,6 +1060,16 @@ impl World {
         *self.faults.entry("concurrency key change").or_default() += 1;
     }
 
+    /// D1 for what a host's status shows: a process known to the store that was asked to
+    /// drain shows as draining (`ProcessRec::draining`) once that step is committed.
+    fn drain_shown(&mut self, p: ProcessId) {
+        let shown = self.state.process(p).map(duetime::ProcessRec::draining);
+        if shown == Some(false) {
+            let detail = format!("{p} was asked to drain, yet the store shows it not draining");
+            self.checker.world_saw("D1", detail);
+        }
+    }
+
     /// A person does something to a random job.
     fn command(&mut self) {
         let i = self.rng.gen_range(0..self.jobs.len());
@@ -1596,10 +1606,17 @@ impl World {
             heard_at: self.state.process(p).map(|r| r.heard_at().as_millis()),
         });
         let gap_expected = self.gap_expected(&event, judged, now);
-        let draining = matches!(event, Event::ProcessDraining { .. });
+        let drain_of = match event {
+            Event::ProcessDraining { process } => Some(process),
+            _ => None,
+        };
+        let draining = drain_of.is_some();
         let backfill = matches!(event, Event::Backfill { .. });
         self.state.step(now, event, &mut effects);
         self.events += 1;
+        if let Some(p) = drain_of {
+            self.drain_shown(p);
+        }
         // S6: what was committed must load. Every step under `check_state`; a full round
         // trip now and then always (the world goes on from the reloaded copy).
         let rows = match &mut self.rows {
