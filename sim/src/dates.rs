@@ -178,7 +178,9 @@ pub fn check_jobs(seed: u64, jobs: &[crate::gen::SimJob]) -> DateReport {
             rng.gen_range(1_704_067_200_000i64..1_956_528_000_000) // 2024..2032
         };
         report.checked += 1;
-        if let Err(detail) = check_dates(&job.def.schedule, spec, from) {
+        let checked = check_dates(&job.def.schedule, spec, from)
+            .and_then(|()| count_across_change(&job.def.schedule, spec, from));
+        if let Err(detail) = checked {
             report.violations.push(Violation {
                 invariant: "Z1",
                 job: job.def.name.to_string(),
@@ -247,6 +249,40 @@ fn skipped(
             ));
         }
         d = day.succ_opt();
+    }
+    Ok(())
+}
+
+/// `count_in` across the zone's first offset change within a year of `from_ms` (found
+/// with chrono-tz alone, to the second), from the very second before it: the core's
+/// count of due times in `(change - 1 s, change + 2 h]` is the oracle's. A range whose
+/// first second is the change is where a gap's due time at the change's instant is easy
+/// to lose.
+fn count_across_change(schedule: &Schedule, spec: &CronSpec, from_ms: i64) -> Result<(), String> {
+    let offset = |utc: i64| spec.local(utc).and_utc().timestamp() - utc;
+    let start = from_ms.div_euclid(1000);
+    let Some(day) = (1..=366).find(|d| offset(start + d * 86_400) != offset(start)) else {
+        return Ok(());
+    };
+    let (mut lo, mut hi) = (start + (day - 1) * 86_400, start + day * 86_400);
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if offset(mid) == offset(lo) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    let (after, until) = ((hi - 1) * 1000, (hi + 7_200) * 1000);
+    let oracle = Spec::Cron(spec.clone()).due_in(after, until).len() as u64;
+    let core = schedule.count_in(Timestamp::from_millis(after), Timestamp::from_millis(until));
+    if core != oracle {
+        return Err(format!(
+            "count_in from {} to {} (across the change at {}) is {core}; the oracle has {oracle}",
+            Timestamp::from_millis(after),
+            Timestamp::from_millis(until),
+            Timestamp::from_millis(hi * 1000)
+        ));
     }
     Ok(())
 }
