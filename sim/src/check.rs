@@ -881,6 +881,12 @@ impl Checker {
         self.violation("W2", job, detail);
     }
 
+    /// H2 (`wire_def::digest_shared`): the digest of the definition `job` was sent with is
+    /// also the digest of the same definition under another daylight-saving policy.
+    pub fn digest_shared(&mut self, job: &JobName, detail: String) {
+        self.violation("H2", job, detail);
+    }
+
     /// S6: the state committed at that point fails its own load check or round trip.
     pub fn state_broken(&mut self, detail: String) {
         self.violations.push(Violation::state(detail));

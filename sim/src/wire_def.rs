@@ -7,7 +7,7 @@
 //! drops when it is not at its default, is a definition a host would run differently
 //! from what its author wrote.
 
-use duetime::JobDef;
+use duetime::{DstPolicy, Fold, Gap, JobDef, Schedule};
 use serde_json::{json, Value};
 
 /// The fields `docs/semantics.md` gives a default, with that default in the JSON form
@@ -73,6 +73,36 @@ fn read_back_wrong(def: &JobDef) -> Option<String> {
         )),
         Err(e) => Some(format!("written as `{text}`, it does not read back: {e}")),
     }
+}
+
+/// H2 around a definition people sent: its digest (what a person confirms) is not the
+/// digest of the same definition under another daylight-saving policy, cron's default
+/// included, so confirming one policy never confirms another. `None` when it is not.
+pub fn digest_shared(def: &JobDef) -> Option<String> {
+    let Schedule::Cron(cron) = &def.schedule else {
+        return None;
+    };
+    let digest = def.digest();
+    let mut policies = vec![None];
+    for gap in [Gap::RunAtGapEnd, Gap::Skip] {
+        for fold in [Fold::First, Fold::Last, Fold::Both] {
+            policies.push(Some(DstPolicy { gap, fold }));
+        }
+    }
+    policies
+        .into_iter()
+        .filter(|p| *p != cron.explicit_policy())
+        .find(|p| {
+            let mut other = def.clone();
+            other.schedule = Schedule::Cron(cron.clone().with_dst(*p));
+            other.digest() == digest
+        })
+        .map(|p| {
+            let other = p.map_or("cron's default".to_string(), |p| p.to_string());
+            format!(
+                "its digest {digest} is also the digest of the same definition under the policy {other}"
+            )
+        })
 }
 
 /// The first field that differs between what was meant and what was read.

@@ -1583,6 +1583,9 @@ impl World {
             if let Some(detail) = crate::wire_def::misread(def) {
                 self.checker.definition_misread(&def.name, detail);
             }
+            if let Some(detail) = crate::wire_def::digest_shared(def) {
+                self.checker.digest_shared(&def.name, detail);
+            }
         }
         let mut effects = std::mem::take(&mut self.effects);
         let mut parked = Vec::new();
