@@ -315,6 +315,7 @@ impl Checker {
             }
             let mut wrong = self.view_wrong(idx, &v, now.as_millis());
             wrong.extend(self.watch_wrong(idx, state));
+            wrong.extend(record_next_due_wrong(state, &v));
             if removed {
                 wrong.insert(0, "job() shows a job the journal removed".to_string());
             }
@@ -467,6 +468,22 @@ impl Checker {
         }
         wrong
     }
+}
+
+/// V1 for the record a host reads beside the view (`JobRecord::next_due`, what a host's
+/// timeline starts from): the view's next due time, which V1 holds to the oracle, unless
+/// the job is paused (the view then shows none).
+fn record_next_due_wrong(state: &duetime::State, v: &JobView) -> Option<String> {
+    let rec = state
+        .seq_of_name(v.name.as_str())
+        .and_then(|seq| state.record(seq))?;
+    (v.paused.is_none() && rec.next_due() != v.next_due).then(|| {
+        format!(
+            "the record's next due time is {:?}, the view's {:?}",
+            rec.next_due(),
+            v.next_due
+        )
+    })
 }
 
 /// V1 for the listing a dashboard pages through (`State::jobs`) and the count beside it
