@@ -1097,3 +1097,54 @@ fn missed_in_the_last_day_counts_the_hour_exactly_a_day_ago() {
         s.trace()
     );
 }
+
+/// Whether process 1's tick at `tick_at` starts the 09:00 due time of an hourly job it
+/// last heard of at 08:59:30 (no tick between: a stalled process, not a crash).
+fn starts_the_nine_oclock_run_when_ticked_at(tick_at: &str) -> bool {
+    let mut s = Story::new();
+    s.define("08:59", job("hourly", every("1h")));
+    s.start("08:59:30", 1);
+    s.tick(tick_at, 1);
+    s.last
+        .iter()
+        .any(|e| matches!(e, duetime::Effect::Do(duetime::Action::Start { .. })))
+}
+
+#[test]
+fn a_due_time_exactly_grace_old_still_starts_and_one_a_millisecond_older_is_late() {
+    let grace = Config::default().grace;
+    assert_eq!(
+        grace,
+        dur("1m"),
+        "the story's times assume the default grace"
+    );
+    assert!(starts_the_nine_oclock_run_when_ticked_at("09:00:59.999"));
+    assert!(starts_the_nine_oclock_run_when_ticked_at("09:01:00"));
+    assert!(!starts_the_nine_oclock_run_when_ticked_at("09:01:00.001"));
+}
+
+#[test]
+fn a_pause_a_millisecond_past_a_due_times_grace_records_it_missed_while_down_not_paused() {
+    // Two hourly jobs whose process stalls after 08:59:30; the default grace is a minute.
+    // Paused at 09:01:00, the 09:00 due time is still on time, so the pause holds it;
+    // paused a millisecond later, it was already late: missed while down, then the pause.
+    let mut s = Story::new();
+    s.show_history = true;
+    s.define("08:59", job("at_grace", every("1h")));
+    s.define("08:59", job("past_grace", every("1h")));
+    s.start("08:59:30", 1);
+    s.command(
+        "09:01:00",
+        "ana pauses",
+        pause("at_grace", "ana", "maintenance"),
+    );
+    s.command(
+        "09:01:00.001",
+        "ana pauses",
+        pause("past_grace", "ana", "maintenance"),
+    );
+    s.command("09:30", "ana resumes", resume("at_grace", "ana"));
+    s.command("09:30", "ana resumes", resume("past_grace", "ana"));
+    s.tick("09:30:01", 1);
+    insta::assert_snapshot!(s.trace());
+}

@@ -800,7 +800,7 @@ impl Checker {
 
     /// The event of the step whose effects come next, and the state it is about to step
     /// (R3 reads a job's definitions from it before an `Upsert`).
-    pub fn stepping(&mut self, event: &duetime::Event, state: &duetime::State) {
+    pub fn stepping(&mut self, event: &duetime::Event, state: &duetime::State, now: duetime::Now) {
         self.asking(event, state);
         use duetime::Event as E;
         self.stepper = match event {
@@ -816,7 +816,7 @@ impl Checker {
             _ => None,
         };
         self.leases_stepping(event, state);
-        self.journal_time_stepping(event);
+        self.journal_time_stepping(event, state.clock(), now);
     }
 
     /// The state's `max_runs_per_process` (C2).

@@ -257,60 +257,7 @@ pub fn expand(text: &str, tz: Option<&str>) -> Result<CronSpec, CronTextError> {
 fn field(rule: &FieldRule, text: &str) -> Result<Vec<u32>, String> {
     let mut set = std::collections::BTreeSet::new();
     for item in text.split(',') {
-        let lower = item.to_ascii_lowercase();
-        if let Some(c) = lower.chars().find(|c| matches!(c, 'l' | 'w' | '#')) {
-            // `jul` has an `l` and `wed` a `w`: refuse only when one is left after the
-            // field's names are taken out.
-            let mut rest = lower.clone();
-            for n in rule.names {
-                rest = rest.replace(n, "");
-            }
-            if rest.contains(c) {
-                return Err(format!(
-                    "`{item}` in the {} field uses `{}`, which the oracle does not expand \
-                     (it knows numbers, names, `*`, ranges, steps and lists)",
-                    rule.name,
-                    c.to_ascii_uppercase()
-                ));
-            }
-        }
-        let (range, step) = match lower.split_once('/') {
-            Some((r, s)) => (r, Some(s)),
-            None => (lower.as_str(), None),
-        };
-        let step = match step {
-            None => 1,
-            Some(s) => match number(s) {
-                Some(n) if n > 0 => n,
-                _ => {
-                    return Err(format!(
-                        "`{item}` in the {} field: the step is not a positive number",
-                        rule.name
-                    ))
-                }
-            },
-        };
-        let (low, high) = if range == "*" || (range == "?" && rule.question) {
-            (rule.low, if rule.name == DOW.name { 6 } else { rule.high })
-        } else if let Some((a, b)) = range.split_once('-') {
-            let (a, mut b) = (value(rule, a, item)?, value(rule, b, item)?);
-            // cronie: a day-of-week range ending at Sunday written `0` (`mon-sun`,
-            // `fri-0`) runs through Sunday, 7.
-            if rule.name == DOW.name && b == 0 && a > 0 {
-                b = 7;
-            }
-            if a > b {
-                return Err(format!(
-                    "`{item}` in the {} field is a backward range",
-                    rule.name
-                ));
-            }
-            (a, b)
-        } else {
-            let v = value(rule, range, item)?;
-            // `a/n`: from `a` to the field's end.
-            (v, if step > 1 { rule.high } else { v })
-        };
+        let (low, high, step) = item_range(rule, item)?;
         let mut v = low;
         while v <= high {
             set.insert(v);
@@ -318,6 +265,91 @@ fn field(rule: &FieldRule, text: &str) -> Result<Vec<u32>, String> {
         }
     }
     Ok(set.into_iter().collect())
+}
+
+/// The items of five-field cron `text` whose step goes past the end of their range, as
+/// the docs say `duetime check` tells of them: each as (field, item in lower case, the one
+/// value it matches). Empty for other text (a macro, the seconds form, text it refuses).
+pub(crate) fn wide_items(text: &str) -> Vec<(&'static str, String, u32)> {
+    let fields: Vec<&str> = text.split_whitespace().collect();
+    if fields.len() != 5 {
+        return Vec::new();
+    }
+    let mut wide = Vec::new();
+    for (rule, text) in [&MINUTE, &HOUR, &DOM, &MONTH, &DOW].into_iter().zip(fields) {
+        for item in text.split(',') {
+            match item_range(rule, item) {
+                Ok((low, high, step)) if step > 1 && low.saturating_add(step) > high => {
+                    wide.push((rule.name, item.to_ascii_lowercase(), low));
+                }
+                Ok(_) => {}
+                Err(_) => return Vec::new(),
+            }
+        }
+    }
+    wide
+}
+
+/// One item's first and last value and its step (1 without one), as the docs read it.
+fn item_range(rule: &FieldRule, item: &str) -> Result<(u32, u32, u32), String> {
+    let lower = item.to_ascii_lowercase();
+    if let Some(c) = lower.chars().find(|c| matches!(c, 'l' | 'w' | '#')) {
+        // `jul` has an `l` and `wed` a `w`: refuse only when one is left after the
+        // field's names are taken out.
+        let mut rest = lower.clone();
+        for n in rule.names {
+            rest = rest.replace(n, "");
+        }
+        if rest.contains(c) {
+            return Err(format!(
+                "`{item}` in the {} field uses `{}`, which the oracle does not expand \
+                 (it knows numbers, names, `*`, ranges, steps and lists)",
+                rule.name,
+                c.to_ascii_uppercase()
+            ));
+        }
+    }
+    let (range, step) = match lower.split_once('/') {
+        Some((r, s)) => (r, Some(s)),
+        None => (lower.as_str(), None),
+    };
+    let step = match step {
+        None => 1,
+        Some(s) => match number(s) {
+            Some(n) if n > 0 => n,
+            _ => {
+                return Err(format!(
+                    "`{item}` in the {} field: the step is not a positive number",
+                    rule.name
+                ))
+            }
+        },
+    };
+    if range == "*" || (range == "?" && rule.question) {
+        return Ok((
+            rule.low,
+            if rule.name == DOW.name { 6 } else { rule.high },
+            step,
+        ));
+    }
+    if let Some((a, b)) = range.split_once('-') {
+        let (a, mut b) = (value(rule, a, item)?, value(rule, b, item)?);
+        // cronie: a day-of-week range ending at Sunday written `0` (`mon-sun`,
+        // `fri-0`) runs through Sunday, 7.
+        if rule.name == DOW.name && b == 0 && a > 0 {
+            b = 7;
+        }
+        if a > b {
+            return Err(format!(
+                "`{item}` in the {} field is a backward range",
+                rule.name
+            ));
+        }
+        return Ok((a, b, step));
+    }
+    let v = value(rule, range, item)?;
+    // `a/n`: from `a` to the field's end.
+    Ok((v, if step > 1 { rule.high } else { v }, step))
 }
 
 /// Digits only (no sign, no spaces), as a number.

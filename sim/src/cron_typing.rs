@@ -149,7 +149,9 @@ pub fn check_typed(text: &str, wrong: &[&str], from_ms: i64) -> Result<(), Strin
         ([], Err(e)) => Err(format!(
             "`{text}` is the documented dialect, but it was refused: {e}"
         )),
-        ([], Ok(schedule)) => same_due_times(text, &schedule, from_ms),
+        ([], Ok(schedule)) => {
+            same_due_times(text, &schedule, from_ms).and_then(|()| same_wide_steps(text))
+        }
         (fields, Ok(_)) => Err(format!(
             "`{text}` was taken, but its {} field is not the documented dialect",
             fields.join(" and ")
@@ -222,6 +224,39 @@ fn same_due_times(text: &str, schedule: &Schedule, from_ms: i64) -> Result<(), S
     ))
 }
 
+/// What `duetime check` says of steps past the end of their range (`wide_steps`) against
+/// the docs: exactly the items whose step passes their range's end, each matching only its
+/// range's first value.
+fn same_wide_steps(text: &str) -> Result<(), String> {
+    let core: Vec<(String, String, u32)> = duetime::wide_steps(text)
+        .into_iter()
+        .map(|w| (w.field.to_string(), w.item.to_ascii_lowercase(), w.matches))
+        .collect();
+    let docs: Vec<(String, String, u32)> = crate::cron_text::wide_items(text)
+        .into_iter()
+        .map(|(field, item, matches)| (field.to_string(), item, matches))
+        .collect();
+    if core == docs {
+        return Ok(());
+    }
+    let show = |v: &[(String, String, u32)]| {
+        let items: Vec<String> = v
+            .iter()
+            .map(|(f, i, m)| format!("{f} `{i}` (only {m})"))
+            .collect();
+        if items.is_empty() {
+            "none".to_string()
+        } else {
+            items.join(", ")
+        }
+    };
+    Err(format!(
+        "`{text}`: the steps past their range's end told are {}, by the docs {}",
+        show(&core),
+        show(&docs)
+    ))
+}
+
 fn ts(ms: i64) -> String {
     Timestamp::from_millis(ms).to_string()
 }
@@ -280,5 +315,32 @@ mod tests {
         let drawn: Vec<(String, Vec<&str>)> = (0..200).map(|_| draw_expression(&mut rng)).collect();
         let valid = drawn.iter().filter(|(_, w)| w.is_empty()).count();
         assert!((40..160).contains(&valid), "{valid} of 200 valid");
+        let wide = drawn
+            .iter()
+            .filter(|(t, w)| w.is_empty() && !crate::cron_text::wide_items(t).is_empty())
+            .count();
+        assert!(wide >= 5, "{wide} of 200 with a step past its range's end");
+    }
+
+    #[test]
+    fn steps_past_their_range_are_told_as_the_docs_say() {
+        assert_eq!(
+            crate::cron_text::wide_items("0 */30 * * *"),
+            vec![("hour", "*/30".to_string(), 0)]
+        );
+        assert_eq!(
+            crate::cron_text::wide_items("*/7 */6 1-3/5 */12 */7"),
+            vec![
+                ("day-of-month", "1-3/5".to_string(), 1),
+                ("month", "*/12".to_string(), 1),
+                ("day-of-week", "*/7".to_string(), 0)
+            ],
+            "a minute step of 7 and an hour step of 6 stay in range; `*` in day-of-week is 0-6"
+        );
+        assert!(
+            crate::cron_text::wide_items("0 0 * * */6").is_empty(),
+            "sunday and saturday"
+        );
+        assert_eq!(same_wide_steps("0 */30 1 */100 fri-0/3"), Ok(()));
     }
 }

@@ -121,7 +121,7 @@ pub fn replay_with(
                 checker.reported(*run, outcome);
                 checker.delivered(*run, *fence, outcome);
             }
-            checker.stepping(event, &state);
+            checker.stepping(event, &state, *now);
             checker.logged_event(event);
             state.step(*now, event.clone(), &mut effects);
             if checks == StateChecks::Full {

@@ -285,6 +285,8 @@ pub struct World {
     slips: ChaCha8Rng,
     /// Jobs moved between concurrency keys (`move_lane`): a stream of their own too.
     moves: ChaCha8Rng,
+    /// People's slow machines (`person_now`): a stream of their own as well.
+    slow: ChaCha8Rng,
     /// The world's concurrency keys and each one's width, as its jobs were drawn: a job
     /// moved to a key takes that key's width, so a lane's width stays what C1 knows.
     lane_keys: Vec<(String, Option<u32>)>,
@@ -395,6 +397,7 @@ impl World {
         let mut w = World {
             slips: crate::gen::features_rng(cfg.seed, 6),
             moves: crate::gen::features_rng(cfg.seed, 10),
+            slow: crate::gen::features_rng(cfg.seed, 11),
             lane_keys,
             t: cfg.start_ms,
             cfg,
@@ -1060,6 +1063,27 @@ impl World {
         *self.faults.entry("concurrency key change").or_default() += 1;
     }
 
+    /// The clock a person's command carries: true time, but one in eight from a machine
+    /// read exactly `clock_jump` behind the store's clock (taken as it reads), a millisecond
+    /// further (dated on the store's clock) or hours slow (J1 holds each to the rule).
+    fn person_now(&mut self) -> Now {
+        let true_now = Now::at(Timestamp::from_millis(self.t));
+        let Some(store) = self.state.clock() else {
+            return true_now;
+        };
+        if !self.slow.gen_ratio(1, 8) {
+            return true_now;
+        }
+        let jump = self.state.config().clock_jump.as_millis() as i64;
+        let behind = match self.slow.gen_range(0..3) {
+            0 => jump,
+            1 => jump + 1,
+            _ => self.slow.gen_range(1..=6) * 3_600_000,
+        };
+        *self.faults.entry("person's clock slow").or_default() += 1;
+        Now::at(Timestamp::from_millis(store.as_millis() - behind))
+    }
+
     /// D1 for what a host's status shows: a process known to the store that was asked to
     /// drain shows as draining (`ProcessRec::draining`) once that step is committed.
     fn drain_shown(&mut self, p: ProcessId) {
@@ -1075,7 +1099,7 @@ impl World {
         let i = self.rng.gen_range(0..self.jobs.len());
         let name = self.jobs[i].def.name.clone();
         let actor = Actor::new(["ana", "bo", "cy"][self.rng.gen_range(0..3)]);
-        let now = Now::at(Timestamp::from_millis(self.t));
+        let now = self.person_now();
         let kind = self.rng.gen_range(0..16);
         if matches!(kind, 8 | 9 | 11) && self.slips.gen_ratio(1, 8) {
             // One definition change in eight is a mistake.
@@ -1577,7 +1601,7 @@ impl World {
             self.checker.reported(*run, outcome);
             self.checker.delivered(*run, *fence, outcome);
         }
-        self.checker.stepping(&event, &self.state);
+        self.checker.stepping(&event, &self.state, now);
         self.checker.logged_event(&event);
         if let Event::Upsert { def, .. } = &event {
             if let Some(detail) = crate::wire_def::misread(def) {

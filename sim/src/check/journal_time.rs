@@ -7,9 +7,12 @@
 //! are judged but set no mark. A step that acted on a clock held further behind timed what
 //! it started from hours back: the next tick found those runs stalled and past their
 //! deadlines at once; a person's command from a slow machine dated its records hours
-//! before the ticks'.
+//! before the ticks'. And exactly (the rule as `judge_person_clock` states it): a person's
+//! command is dated at its reading unless that reads further behind the store's clock than
+//! `clock_jump`, then at the store's clock (the world sends one in eight from a machine
+//! read at that bound, a millisecond past it, or hours slow: `world.rs::person_now`).
 
-use duetime::{Event, Record};
+use duetime::{Event, Now, Record, Timestamp};
 
 use super::Checker;
 
@@ -22,6 +25,9 @@ pub(super) struct JournalTime {
     latest: Option<i64>,
     /// The step being fed is a person's command (its records set no mark).
     person: bool,
+    /// The date the rule gives a person's command being fed (its reading, or the store's
+    /// clock when that reads further behind it than `clock_jump`).
+    person_dated: Option<i64>,
 }
 
 impl Checker {
@@ -31,9 +37,16 @@ impl Checker {
         self.journal_time.jump = Some(clock_jump_ms);
     }
 
-    /// J1's part of `Checker::stepping`: whether the step is a person's command.
-    pub(super) fn journal_time_stepping(&mut self, event: &Event) {
-        self.journal_time.person = !matches!(
+    /// J1's part of `Checker::stepping`: whether the step is a person's command, and if so
+    /// the date the rule gives it from its reading and the store's clock before the step.
+    pub(super) fn journal_time_stepping(
+        &mut self,
+        event: &Event,
+        store: Option<Timestamp>,
+        now: Now,
+    ) {
+        let jt = &mut self.journal_time;
+        jt.person = !matches!(
             event,
             Event::Tick { .. }
                 | Event::ProcessStarted { .. }
@@ -41,6 +54,14 @@ impl Checker {
                 | Event::Adopt { .. }
                 | Event::RunFinished { .. }
         );
+        let read = now.wall.as_millis();
+        jt.person_dated = match (jt.person, jt.jump, store) {
+            (false, _, _) | (_, None, _) => None,
+            (true, Some(jump), Some(store)) if read < store.as_millis() - jump => {
+                Some(store.as_millis())
+            }
+            (true, Some(_), _) => Some(read),
+        };
     }
 
     /// J1 for one record, in journal order.
@@ -48,6 +69,15 @@ impl Checker {
         let jt = &mut self.journal_time;
         let Some(jump) = jt.jump else { return };
         let at = rec.at.as_millis();
+        if let Some(dated) = jt.person_dated.filter(|&d| d != at) {
+            let detail = format!(
+                "a person's command dated {} where its reading and the store's clock say {}",
+                rec.at,
+                super::ts(dated)
+            );
+            self.violation("J1", &rec.job, detail);
+            return;
+        }
         let Some(latest) = jt.latest else {
             jt.latest = (!jt.person).then_some(at);
             return;

@@ -335,7 +335,7 @@ impl Checker {
     /// What the view `v` of track `idx` says against the journal, one line a difference.
     fn view_wrong(&mut self, idx: usize, v: &JobView, now: i64) -> Vec<String> {
         let open = self.open_run_of(idx);
-        let mut wrong = self.view_flags_wrong(idx, v, open);
+        let mut wrong = self.view_flags_wrong(idx, v, open, now);
         let t = &self.tracks[idx];
         let seen = &t.seen;
         let last = v.last.map(|l| (l.run, l.at.as_millis(), l.outcome));
@@ -428,8 +428,15 @@ impl Checker {
     }
 
     /// The view's flags against the journal: paused, held for confirmation, running (`open`:
-    /// the journal's open run), awaiting approval, quota hold.
-    fn view_flags_wrong(&self, idx: usize, v: &JobView, open: Option<RunId>) -> Vec<String> {
+    /// the journal's open run), awaiting approval, quota hold (shown while it lasts past
+    /// `now`, the time the view is asked at: its end is journaled at the next visit).
+    fn view_flags_wrong(
+        &self,
+        idx: usize,
+        v: &JobView,
+        open: Option<RunId>,
+        now: i64,
+    ) -> Vec<String> {
         let t = &self.tracks[idx];
         let mut wrong = Vec::new();
         if v.paused.is_some() != t.paused {
@@ -458,13 +465,14 @@ impl Checker {
                 t.parked
             ));
         }
-        if let Some(until) = v.held_until {
-            if t.held_until != Some(until.as_millis()) {
-                wrong.push(format!(
-                    "held until {until} by the view, {:?} by the journal",
-                    t.held_until.map(ts)
-                ));
-            }
+        let held_until = t.held_until.filter(|&until| until > now);
+        if v.held_until.map(|u| u.as_millis()) != held_until {
+            wrong.push(format!(
+                "held until {:?} by the view, {:?} by the journal at {}",
+                v.held_until,
+                held_until.map(ts),
+                ts(now)
+            ));
         }
         wrong
     }
