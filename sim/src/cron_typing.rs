@@ -142,6 +142,80 @@ fn draw_expression(rng: &mut ChaCha8Rng) -> (String, Vec<&'static str>) {
     (texts.join(" "), wrong)
 }
 
+/// The macros `docs/schedules.md` lists.
+const MACROS: [&str; 7] = [
+    "@yearly",
+    "@annually",
+    "@monthly",
+    "@weekly",
+    "@daily",
+    "@midnight",
+    "@hourly",
+];
+
+/// The zones a `CRON_TZ=` prefix and the zone given beside the text are drawn from.
+const ZONES: [&str; 4] = ["UTC", "Europe/Berlin", "America/New_York", "Asia/Kolkata"];
+
+/// A whole form typed, as the docs list them beside the fields: a macro (one in four
+/// misspelt), or five fields behind a `CRON_TZ=` prefix with the same zone given beside
+/// it, another, or none. Its text, the zone given, and, when the docs refuse it, the words
+/// its message must name (the misspelt macro; both zones of a conflict).
+fn draw_form(rng: &mut ChaCha8Rng) -> (String, Option<&'static str>, Option<Vec<String>>) {
+    if rng.gen_bool(0.5) {
+        let m = MACROS[rng.gen_range(0..MACROS.len())];
+        return match rng.gen_range(0..4) {
+            0 => (format!("{m}x"), None, Some(vec![format!("{m}x")])),
+            _ => (m.to_string(), None, None),
+        };
+    }
+    let fields = [
+        "30 2 * * *",
+        "0 */6 * * *",
+        "15 1 * 3 0",
+        "0 12 1,15 * mon-fri",
+    ][rng.gen_range(0..4)];
+    let zone = ZONES[rng.gen_range(0..ZONES.len())];
+    let text = format!("CRON_TZ={zone} {fields}");
+    match rng.gen_range(0..3) {
+        0 => (text, None, None),
+        1 => (text, Some(zone), None),
+        _ => {
+            let other = ZONES[rng.gen_range(0..ZONES.len())];
+            let refused = (other != zone).then(|| vec![zone.to_string(), other.to_string()]);
+            (text, Some(other), refused)
+        }
+    }
+}
+
+/// Z2 for one whole form read with zone `tz` beside it: accepted forms must yield the
+/// oracle's due times in the zone the docs give them; refused ones must be refused with a
+/// message naming each of `refused`.
+pub fn check_form(
+    text: &str,
+    tz: Option<&str>,
+    refused: Option<&[String]>,
+    from_ms: i64,
+) -> Result<(), String> {
+    match (Schedule::cron(text, tz), refused) {
+        (Ok(schedule), None) => same_due_times_in(text, tz, &schedule, from_ms),
+        (Err(e), None) => Err(format!(
+            "`{text}` with the zone {tz:?} beside it is documented, but it was refused: {e}"
+        )),
+        (Ok(_), Some(_)) => Err(format!(
+            "`{text}` with the zone {tz:?} beside it was taken, but the docs refuse it"
+        )),
+        (Err(e), Some(words)) => {
+            let said = e.to_string();
+            match words.iter().find(|w| !said.contains(w.as_str())) {
+                None => Ok(()),
+                Some(w) => Err(format!(
+                    "`{text}` was refused as it must be, but the message `{said}` does not name `{w}`"
+                )),
+            }
+        }
+    }
+}
+
 /// Z2 for one expression: `Err` says how the core's reading differs from the docs'.
 pub fn check_typed(text: &str, wrong: &[&str], from_ms: i64) -> Result<(), String> {
     let parsed = Schedule::cron(text, Some("UTC"));
@@ -176,7 +250,19 @@ const Z2_SPAN_MS: i64 = 400 * 86_400_000;
 
 /// The core's first due times after `from_ms` against the oracle's expansion of the text.
 fn same_due_times(text: &str, schedule: &Schedule, from_ms: i64) -> Result<(), String> {
-    let spec = crate::cron_text::expand(text, Some("UTC"))
+    same_due_times_in(text, Some("UTC"), schedule, from_ms)
+}
+
+/// `same_due_times` for text read with the zone `tz` given beside it (`None`: the text's
+/// own `CRON_TZ=`, else UTC).
+fn same_due_times_in(
+    text: &str,
+    tz: Option<&str>,
+    schedule: &Schedule,
+    from_ms: i64,
+) -> Result<(), String> {
+    let zone = tz.unwrap_or("its own zone");
+    let spec = crate::cron_text::expand(text, tz)
         .map_err(|e| format!("`{text}`: the oracle cannot expand it: {e}"))?;
     let end = from_ms + Z2_SPAN_MS;
     let core: Vec<i64> = schedule
@@ -205,7 +291,7 @@ fn same_due_times(text: &str, schedule: &Schedule, from_ms: i64) -> Result<(), S
         return match counted == oracle.len() as u64 {
             true => Ok(()),
             false => Err(format!(
-                "`{text}` (UTC): {} due times in ({}, {}], but count_in says {counted}",
+                "`{text}` ({zone}): {} due times in ({}, {}], but count_in says {counted}",
                 oracle.len(),
                 ts(from_ms),
                 ts(until)
@@ -216,7 +302,7 @@ fn same_due_times(text: &str, schedule: &Schedule, from_ms: i64) -> Result<(), S
     let at = at.unwrap_or(core.len().min(oracle.len()));
     let show = |v: Option<&i64>| v.map_or("nothing".to_string(), |t| ts(*t));
     Err(format!(
-        "`{text}` (UTC) after {}: due time {} is {} by the core, {} by the docs",
+        "`{text}` ({zone}) after {}: due time {} is {} by the core, {} by the docs",
         ts(from_ms),
         at + 1,
         show(core.get(at)),
@@ -278,7 +364,17 @@ pub fn check_seed(seed: u64) -> (u64, Vec<Violation>) {
             });
         }
     }
-    (TYPED as u64, violations)
+    let (text, tz, refused) = draw_form(&mut rng);
+    let from = rng.gen_range(1_704_067_200_000i64..1_956_528_000_000);
+    if let Err(detail) = check_form(&text, tz, refused.as_deref(), from) {
+        violations.push(Violation {
+            invariant: "Z2",
+            job: "(cron text)".to_string(),
+            detail,
+            liveness: true,
+        });
+    }
+    (TYPED as u64 + 1, violations)
 }
 
 #[cfg(test)]
@@ -320,6 +416,35 @@ mod tests {
             .filter(|(t, w)| w.is_empty() && !crate::cron_text::wide_items(t).is_empty())
             .count();
         assert!(wide >= 5, "{wide} of 200 with a step past its range's end");
+    }
+
+    #[test]
+    fn macros_and_zone_prefixes_are_read_as_the_docs_say() {
+        for m in MACROS {
+            assert_eq!(check_form(m, None, None, T), Ok(()), "{m}");
+        }
+        let typo = ["@dailyx".to_string()];
+        assert_eq!(check_form("@dailyx", None, Some(&typo), T), Ok(()));
+        let text = "CRON_TZ=Asia/Kolkata 30 2 * * *";
+        assert_eq!(check_form(text, None, None, T), Ok(()));
+        assert_eq!(check_form(text, Some("Asia/Kolkata"), None, T), Ok(()));
+        let both = ["Asia/Kolkata".to_string(), "UTC".to_string()];
+        assert_eq!(check_form(text, Some("UTC"), Some(&both), T), Ok(()));
+        // Read in the wrong zone, the due times differ: the comparison notices.
+        let utc = Schedule::cron("30 2 * * *", Some("UTC")).unwrap();
+        assert!(same_due_times_in(text, None, &utc, T).is_err());
+        let mut rng = crate::gen::features_rng(1, 8);
+        let forms: Vec<_> = (0..100).map(|_| draw_form(&mut rng)).collect();
+        assert!(forms
+            .iter()
+            .any(|(t, _, r)| t.starts_with('@') && r.is_none()));
+        assert!(forms
+            .iter()
+            .any(|(t, _, r)| t.starts_with('@') && r.is_some()));
+        assert!(forms.iter().any(|(_, tz, r)| tz.is_some() && r.is_some()));
+        assert!(forms
+            .iter()
+            .any(|(t, tz, r)| t.starts_with("CRON") && tz.is_none() && r.is_none()));
     }
 
     #[test]
