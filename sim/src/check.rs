@@ -529,6 +529,8 @@ pub struct Checker {
     holders: Vec<(RunId, ProcessId, usize)>,
     /// The processes told `Drained` (D1: once each).
     drained: Vec<ProcessId>,
+    /// The processes a committed step asked to drain (D1: they start nothing more).
+    draining: std::collections::BTreeSet<ProcessId>,
     lanes: Concurrency,
     /// Steps seen by `views` (V1 looks every `VIEW_EVERY`th).
     view_steps: u64,
@@ -591,6 +593,7 @@ impl Checker {
             to_settle: Vec::new(),
             holders: Vec::new(),
             drained: Vec::new(),
+            draining: std::collections::BTreeSet::new(),
             view_steps: 0,
             journal_time: Default::default(),
             line_dirty: Vec::new(),
@@ -811,6 +814,9 @@ impl Checker {
             | E::RunFinished { process, .. } => Some(*process),
             _ => None,
         };
+        if let E::ProcessDraining { process } = event {
+            self.draining.insert(*process);
+        }
         self.lanes.ticked = match event {
             E::Tick { process, .. } => Some(*process),
             _ => None,
@@ -1347,6 +1353,10 @@ impl Checker {
                 o.fence = Some(*fence);
                 o.covers = *covers;
                 self.holders.push((*run, *process, idx));
+                if self.draining.contains(process) {
+                    let detail = format!("{run} started on {process}, which was asked to drain");
+                    self.violation("D1", &rec.job, detail);
+                }
                 self.concurrency(idx, rec, *run, *process);
                 self.started(idx, rec, *run, covers.as_ref(), *trigger, *process)
             }

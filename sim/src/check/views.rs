@@ -153,6 +153,21 @@ impl Seen {
         Some(recent.map(|(_, n)| n).sum())
     }
 
+    /// The most `missed_24h` the view may show at `now`: the core counts each skip into
+    /// the bucket of its hour and shows the buckets of hours since a day before `now`;
+    /// it only ever drops buckets the checker's own list has dropped (older than a day
+    /// before a later count), or more by its bound of 25.
+    fn missed_ceiling(&self, now: i64) -> Option<u64> {
+        if !self.skips_in_order {
+            return None;
+        }
+        let recent = self
+            .skipped
+            .iter()
+            .filter(|(t, _)| hour_of(*t) >= now - DAY);
+        Some(recent.map(|(_, n)| n).sum())
+    }
+
     /// The status `status_of` must give, from the journal and the view's `missed_24h`.
     /// `open` is the job's open run by the journal and whether it is parked; `stall_after`
     /// is the job's (`None`: a regression saved before it was a fact, and no status held).
@@ -367,6 +382,13 @@ impl Checker {
         if let Some(floor) = floor.filter(|&f| v.missed_24h < f) {
             wrong.push(format!(
                 "missed {} in the last day by the view, but the journal skipped {floor} then",
+                v.missed_24h
+            ));
+        }
+        let ceiling = seen.missed_ceiling(now);
+        if let Some(ceiling) = ceiling.filter(|&c| v.missed_24h > c) {
+            wrong.push(format!(
+                "missed {} in the last day by the view, but the journal skipped only {ceiling} then",
                 v.missed_24h
             ));
         }
