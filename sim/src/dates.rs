@@ -170,10 +170,16 @@ pub fn check_jobs(seed: u64, jobs: &[crate::gen::SimJob]) -> DateReport {
         let Spec::Cron(spec) = &job.spec else {
             continue;
         };
-        // One in eight near and past 2100, where the core's zone tables end (a schedule
-        // far ahead, a one-shot decades out) and it asks chrono-tz's rules directly.
+        // One in eight far off: near and past 2100, where the core's zone tables end (a
+        // schedule far ahead, a one-shot decades out) and it asks chrono-tz's rules
+        // directly; or just before 2000-02-29, the leap day that ends a 400-year era of
+        // the civil calendar's arithmetic (`civil_from_days`).
         let from = if rng.gen_ratio(1, 8) {
-            rng.gen_range(3_786_912_000_000i64..4_417_977_600_000) // 2090..2110
+            if rng.gen_bool(0.5) {
+                rng.gen_range(3_786_912_000_000i64..4_417_977_600_000) // 2090..2110
+            } else {
+                rng.gen_range(949_363_200_000i64..951_782_400_000) // 2000-02-01..2000-02-29
+            }
         } else {
             rng.gen_range(1_704_067_200_000i64..1_956_528_000_000) // 2024..2032
         };
