@@ -119,6 +119,10 @@ pub struct JobFacts {
     pub backoff_ms: Option<(i64, i64)>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wait_budget_ms: Option<i64>,
+    /// The job's `catch_up_window` in ms (M1: due times recorded too late for it are older
+    /// than it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub catch_up_window_ms: Option<i64>,
 }
 
 /// The moments the liveness checks are judged at.
@@ -531,6 +535,9 @@ pub struct Checker {
     drained: Vec<ProcessId>,
     /// The processes a committed step asked to drain (D1: they start nothing more).
     draining: std::collections::BTreeSet<ProcessId>,
+    /// The step being fed is a definition or a confirmation (whose definition may carry
+    /// another catch-up window than the job's facts: a mistake at a bound, set back).
+    defining: bool,
     lanes: Concurrency,
     /// Steps seen by `views` (V1 looks every `VIEW_EVERY`th).
     view_steps: u64,
@@ -594,6 +601,7 @@ impl Checker {
             holders: Vec::new(),
             drained: Vec::new(),
             draining: std::collections::BTreeSet::new(),
+            defining: false,
             view_steps: 0,
             journal_time: Default::default(),
             line_dirty: Vec::new(),
@@ -817,6 +825,7 @@ impl Checker {
         if let E::ProcessDraining { process } = event {
             self.draining.insert(*process);
         }
+        self.defining = matches!(event, E::Upsert { .. } | E::Confirm { .. });
         self.lanes.ticked = match event {
             E::Tick { process, .. } => Some(*process),
             _ => None,
@@ -1891,6 +1900,30 @@ impl Checker {
         }
     }
 
+    /// M1 for the catch-up window: due times up to `to` recorded too late for it at
+    /// `rec.at` are older than the window then (whatever found them late: a tick, a
+    /// pause clearing a retry, a full line giving up its oldest debts).
+    fn too_late(&mut self, idx: usize, rec: &Record, to: i64) {
+        let window = self
+            .facts
+            .get(&self.tracks[idx].name)
+            .and_then(|f| f.catch_up_window_ms);
+        let Some(window) = window.filter(|_| !self.defining) else {
+            return;
+        };
+        let at = rec.at.as_millis();
+        if to >= at - window {
+            let detail = format!(
+                "due times through {} recorded too late at {}, within the catch-up window of {window} ms",
+                ts(to),
+                rec.at
+            );
+            self.violation("M1", &rec.job, detail);
+        } else {
+            self.probe("too late only past the catch-up window");
+        }
+    }
+
     fn ledger(&mut self, idx: usize, rec: &Record, e: &duetime::LedgerEntry) {
         let (from, to) = (e.from.as_millis(), e.to.as_millis());
         // A removal or a new definition closes the instant with the job's old life: no end
@@ -1928,6 +1961,15 @@ impl Checker {
             )
         {
             self.probe("due time skipped while parked");
+        }
+        if matches!(
+            e.kind,
+            LedgerKind::Missed {
+                cause: MissCause::TooLate,
+                action: MissAction::Skipped
+            }
+        ) {
+            self.too_late(idx, rec, to);
         }
         match e.kind {
             LedgerKind::Missed { cause, action } => {

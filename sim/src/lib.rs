@@ -372,6 +372,7 @@ pub(crate) fn facts_of(jobs: &[gen::SimJob]) -> BTreeMap<JobName, JobFacts> {
                 backoff_ms: Some((ms(j.def.backoff.initial), ms(j.def.backoff.max))),
                 // The default, as docs/semantics.md gives it: the backoff's max.
                 wait_budget_ms: Some(ms(j.def.wait_budget.unwrap_or(j.def.backoff.max))),
+                catch_up_window_ms: j.def.catch_up_window.map(ms),
             };
             (j.def.name.clone(), facts)
         })

@@ -27,6 +27,7 @@ const PROBES: &[&str] = &[
     "views' missed count held to the journal's skips",
     "views' owed count held to the line",
     "owed held to the missed rule",
+    "too late only past the catch-up window",
     "start held to the line",
     "wait held to a full lane or cap",
     "retry timed by the backoff",
