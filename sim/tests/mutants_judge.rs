@@ -6,6 +6,27 @@
 
 use duetime_sim::{report, FaultMode, Options};
 
+/// Probes that say a check looked (its question was asked and answered "held"): each must
+/// be reached somewhere over the plan. A mutant that blinds a check (an accessor the world
+/// reads to decide whether to judge, made to say nothing) is caught here, not passed.
+const CHECKS_LOOKED: &[&str] = &[
+    "clock gap told as it was",
+    "journal written on the store's time",
+    "views compared with the journal",
+    "views' status and last run held to the journal",
+    "views' missed count held to the journal's skips",
+    "views' owed count held to the line",
+    "start held to the line",
+    "owed held to the missed rule",
+    "too late only past the catch-up window",
+    "retry covered what failed",
+    "current result settled its run",
+    "wait held to a full lane or cap",
+    "start in its lane's order",
+    "release its rule allows",
+    "cron text typed near its bounds (Z2)",
+];
+
 /// The plan `scripts/mutants` uses unless told otherwise: about two seconds in release.
 const DEFAULT_PLAN: &str = "swarm:0..300,heavy:0..80,extreme:0..40,light:0..60";
 
@@ -35,7 +56,10 @@ fn the_simulator_judges_a_mutant() {
             return;
         }
     };
+    // (Another plan may be too short to reach every probe: only the default's is held.)
+    let default_plan = plan == DEFAULT_PLAN;
     let plan = parse(&plan).unwrap_or_else(|e| panic!("DUETIME_MUTANTS_JUDGE: {e}"));
+    let mut looked = std::collections::BTreeMap::new();
     for (mode, seeds) in plan {
         let mut opts = Options::default();
         opts.overrides.faults = Some(mode);
@@ -68,5 +92,17 @@ fn the_simulator_judges_a_mutant() {
             seeds.end,
             failed.join("; ")
         );
+        for (probe, n) in t.probes {
+            *looked.entry(probe).or_insert(0u64) += n;
+        }
     }
+    let blind: Vec<&str> = CHECKS_LOOKED
+        .iter()
+        .copied()
+        .filter(|p| default_plan && looked.get(p).copied().unwrap_or(0) == 0)
+        .collect();
+    assert!(
+        blind.is_empty(),
+        "checks that never looked over the plan (a blinded check): {blind:?}"
+    );
 }
