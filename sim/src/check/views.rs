@@ -331,6 +331,7 @@ impl Checker {
             let mut wrong = self.view_wrong(idx, &v, now.as_millis());
             wrong.extend(self.watch_wrong(idx, state));
             wrong.extend(record_next_due_wrong(state, &v));
+            wrong.extend(self.accounted_wrong(idx, state));
             if removed {
                 wrong.insert(0, "job() shows a job the journal removed".to_string());
             }
@@ -497,6 +498,28 @@ impl Checker {
             ));
         }
         wrong
+    }
+}
+
+impl Checker {
+    /// V1 for the record's `accounted_from` (what a backfill is measured against, and the
+    /// world's backfills are drawn from): the instant the journal defined the current
+    /// schedule, or just before the first due time a backfill took back.
+    fn accounted_wrong(&self, idx: usize, state: &duetime::State) -> Option<String> {
+        let t = &self.tracks[idx];
+        let epoch = t.epochs.last()?;
+        let expected = epoch.backfills.last().map_or(epoch.from, |b| b.from - 1);
+        let rec = state
+            .seq_of_name(t.name.as_str())
+            .and_then(|seq| state.record(seq))?;
+        let shown = rec.accounted_from().map(|a| a.as_millis());
+        (shown != Some(expected)).then(|| {
+            format!(
+                "the record accounts from {:?}, the journal from {}",
+                rec.accounted_from(),
+                ts(expected)
+            )
+        })
     }
 }
 
