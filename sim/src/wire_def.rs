@@ -30,7 +30,36 @@ fn documented_defaults() -> [(&'static str, Value); 9] {
 /// a definition made by `JobDef::new` (as hosts and the bindings make one from a name and
 /// a schedule) does not hold the documented defaults; `None` when neither.
 pub fn misread(def: &JobDef) -> Option<String> {
-    new_off_default(def).or_else(|| read_back_wrong(def))
+    new_off_default(def)
+        .or_else(|| read_back_wrong(def))
+        .or_else(|| duration_typed_wrong(def))
+}
+
+/// The first of `def`'s durations that, typed as people type one in a jobs file (its
+/// compact text, `1h30m`, `250ms`: what `Duration`'s Display writes and the docs show),
+/// does not read back as itself.
+fn duration_typed_wrong(def: &JobDef) -> Option<String> {
+    let durations = [
+        ("timeout", Some(def.timeout)),
+        ("stall_after", Some(def.stall_after)),
+        ("backoff.initial", Some(def.backoff.initial)),
+        ("backoff.max", Some(def.backoff.max)),
+        ("catch_up_window", def.catch_up_window),
+        ("wait_budget", def.wait_budget),
+        ("alert_throttle", def.alert_throttle),
+        ("jitter", def.jitter),
+        ("expect_success_within", def.expect_success_within),
+    ];
+    durations.into_iter().find_map(|(field, d)| {
+        let d = d?;
+        let typed = d.to_string();
+        match typed.parse::<duetime::Duration>() {
+            Ok(read) if read == d => None,
+            read => Some(format!(
+                "its {field} typed as `{typed}` reads back as {read:?}"
+            )),
+        }
+    })
 }
 
 /// The first documented default that `JobDef::new` does not give.
