@@ -739,7 +739,7 @@ impl std::fmt::Display for Refusal {
             ),
             Refusal::OwedLineFull { max } => write!(
                 f,
-                "the job already owes {max} separate ranges of due times, and none of them can be dropped to make room; try again once some have run"
+                "the job's owed due times already fill its line of {max} separate ranges (a `required` job keeps two free for its own late due times), and none can be dropped to make room; try again once some have run"
             ),
         }
     }

@@ -447,7 +447,7 @@ impl Activity {
     /// full line first makes room by merging (`make_room`).
     pub(crate) fn owe_in_order(&mut self, owed: Owed, current: &Schedule) {
         if self.pending.len() >= MAX_OWED_SEGMENTS {
-            self.make_room(current);
+            self.make_room(current, Some((owed.from, owed.to)));
         }
         let at = self
             .pending
@@ -461,11 +461,23 @@ impl Activity {
     /// every count exact; false when no two do. Causes alternate (overlap, downtime,
     /// clock) far more often than debts are disjoint, and a schedule change tags what is
     /// owed without making it disjoint, so this nearly always finds a pair.
-    pub(crate) fn make_room(&mut self, current: &Schedule) -> bool {
+    ///
+    /// `apart`: the range of a segment about to go in out of turn (a backfill, a cover
+    /// handed back). Two due times of one schedule that follow one another may have
+    /// another schedule's due times between them; a pair around `apart` is not merged,
+    /// or the merged segment would straddle it and the line would fall out of order.
+    pub(crate) fn make_room(
+        &mut self,
+        current: &Schedule,
+        apart: Option<(Timestamp, Timestamp)>,
+    ) -> bool {
         let pending = &mut self.pending;
+        let around = |i: usize| {
+            apart.is_some_and(|(from, to)| pending[i - 1].to < from && to < pending[i].from)
+        };
         let pair = (1..pending.len())
             .rev()
-            .find(|&i| pending[i - 1].joins(&pending[i], current));
+            .find(|&i| !around(i) && pending[i - 1].joins(&pending[i], current));
         let Some(i) = pair else { return false };
         let newer = pending.remove(i).expect("in range");
         pending[i - 1].absorb(newer);
@@ -511,6 +523,14 @@ fn is_zero(n: &u32) -> bool {
 /// stay exact, the newer cause is folded into the older one), and only a line of disjoint
 /// debts gives up its oldest (see `owe`).
 pub(crate) const MAX_OWED_SEGMENTS: usize = 32;
+
+/// Segments of a `required` job's owed line its backfills and schedule changes leave
+/// free, for the debts no command can refuse and `required` never drops: the schedule's
+/// own due times found late or passed while paused (one segment: while anything is owed
+/// nothing starts on time, so they follow one another) and a retry's cover a pause hands
+/// back (one: a run's cover is handed back only where the run took it from the line, or
+/// when the line was empty as it started on time).
+pub(crate) const REQUIRED_RESERVE: usize = 2;
 
 /// The most due times one `Backfill` may ask for: a bound on the work one event can make.
 pub const MAX_BACKFILL: u64 = 100_000;

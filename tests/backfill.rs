@@ -180,9 +180,13 @@ fn a_cover_handed_back_while_a_backfill_waits_keeps_the_owed_line_in_order() {
     assert!(backfilled < handed_back, "{ledger}");
 }
 
-/// A `required` job never drops a due time to the bound on its owed line: with 32 disjoint
-/// backfills owed (the job paused, so none runs), a 33rd backfill and a new schedule are
-/// refused, typed, and the line is left whole; once resumed, every backfilled due time runs.
+/// A `required` job never drops a due time to the bound on its owed line: its backfills
+/// leave two of the 32 segments free (`REQUIRED_RESERVE`) for the debts no command can
+/// refuse. With 30 disjoint backfills owed (the job paused, so none runs), a 31st backfill
+/// and a new schedule are refused, typed, and the line is left whole; the due times passed
+/// while paused take a segment of the reserve at the resume, and every one of them, and
+/// every backfilled due time, runs. (Before the reserve, 32 backfills filled the line and
+/// the resume recorded the oldest backfill skipped.)
 #[test]
 fn a_required_job_whose_owed_line_is_full_refuses_a_new_schedule_rather_than_drop_a_debt() {
     let mut s = Story::new();
@@ -196,8 +200,8 @@ fn a_required_job_whose_owed_line_is_full_refuses_a_new_schedule_rather_than_dro
             note: String::new(),
         }
     });
-    // Every other hour of the days before, going back: 32 ranges with gaps between them.
-    for k in 0..32u32 {
+    // Every other hour of the days before, going back: 30 ranges with gaps between them.
+    for k in 0..30u32 {
         let hour = 2 + 2 * i64::from(k);
         let t = at("2025-06-04 00:00").as_millis() - hour * 3_600_000;
         let when = duetime::Timestamp::from_millis(t).to_string();
@@ -214,7 +218,7 @@ fn a_required_job_whose_owed_line_is_full_refuses_a_new_schedule_rather_than_dro
     }
     assert_eq!(
         s.state.job("sync", at("2025-06-04 00:40")).unwrap().owed,
-        32
+        30
     );
     let full = Some(Refusal::OwedLineFull { max: 32 });
     backfill(
@@ -223,7 +227,7 @@ fn a_required_job_whose_owed_line_is_full_refuses_a_new_schedule_rather_than_dro
         "2025-06-01 00:00",
         "2025-06-01 00:00",
     );
-    assert_eq!(refusal(&s), full, "a 33rd range has no room");
+    assert_eq!(refusal(&s), full, "a 31st range would eat into the reserve");
     let mut moved = def.clone();
     moved.schedule = every("2h");
     s.send("2025-06-04 00:42", "sync moves to every 2h", {
@@ -239,7 +243,7 @@ fn a_required_job_whose_owed_line_is_full_refuses_a_new_schedule_rather_than_dro
     );
     assert_eq!(
         s.state.job("sync", at("2025-06-04 00:42")).unwrap().owed,
-        32
+        30
     );
     let mut longer = def.clone();
     longer.timeout = duetime::Duration::from_secs(7200);
@@ -258,17 +262,23 @@ fn a_required_job_whose_owed_line_is_full_refuses_a_new_schedule_rather_than_dro
         None,
         "a change that keeps the schedule owes nothing new: the full line does not stand in its way"
     );
-    s.send("2025-06-04 00:43", "resume sync by bob", {
+    s.send("2025-06-04 02:43", "resume sync by bob", {
         Event::Resume {
             job: JobName::new("sync").unwrap(),
             actor: Actor::new("bob"),
         }
     });
-    s.start("2025-06-04 00:44", 1);
-    for run in 1..=32 {
-        s.finish("2025-06-04 00:45", run, Outcome::Ok);
+    assert_eq!(
+        s.state.job("sync", at("2025-06-04 02:43")).unwrap().owed,
+        32,
+        "01:00 and 02:00, passed while paused, are owed beside the 30 backfilled"
+    );
+    s.start("2025-06-04 02:44", 1);
+    for run in 1..=31 {
+        s.finish("2025-06-04 02:45", run, Outcome::Ok);
     }
     let ledger = s.ledger();
-    assert_eq!(ledger.matches("missed (backfill) caught up").count(), 32);
+    assert_eq!(ledger.matches("missed (backfill) caught up").count(), 30);
+    assert_eq!(ledger.matches("missed (paused) caught up").count(), 1);
     assert!(!ledger.contains("skipped"), "{ledger}");
 }

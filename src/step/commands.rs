@@ -9,6 +9,7 @@ use crate::event::{Actor, Outcome, RunId};
 use crate::job::{JobDef, JobName, MissedRule, MAX_TITLE};
 use crate::state::{
     HeldDef, JobRecord, Owed, Pause, RunLane, State, MAX_BACKFILL, MAX_OWED_SEGMENTS,
+    REQUIRED_RESERVE,
 };
 use crate::time::{Duration, Timestamp};
 
@@ -235,16 +236,29 @@ impl State {
     }
 
     /// Whether the job's owed line has room for `need` more segments, merging segments
-    /// that follow one another if it must. A full line of disjoint debts has none.
-    fn has_owed_room(&mut self, seq: u64, need: usize) -> bool {
+    /// that follow one another if it must (but not a pair around `apart`, the range of a
+    /// backfill about to go between them: `Activity::make_room`), and under `missed:
+    /// required` for its `REQUIRED_RESERVE` besides. A full line of disjoint debts has
+    /// none.
+    fn has_owed_room(
+        &mut self,
+        seq: u64,
+        need: usize,
+        missed: MissedRule,
+        apart: Option<(Timestamp, Timestamp)>,
+    ) -> bool {
         let Some(JobRecord { def, activity, .. }) = self.jobs.get_mut(&seq) else {
             return false;
         };
         let Some(a) = activity.as_deref_mut() else {
             return true;
         };
-        while a.pending.len() + need > MAX_OWED_SEGMENTS {
-            if !a.make_room(&def.schedule) {
+        let reserve = match missed {
+            MissedRule::Required => REQUIRED_RESERVE,
+            MissedRule::Skip | MissedRule::CatchUpOnce => 0,
+        };
+        while a.pending.len() + need + reserve > MAX_OWED_SEGMENTS {
+            if !a.make_room(&def.schedule, apart) {
                 return false;
             }
         }
@@ -255,10 +269,13 @@ impl State {
     /// may owe two more segments (the old schedule's due times passed as `rescheduled`, and
     /// the new schedule's own), apart from the old ones, and a line of disjoint debts too
     /// full for them could make room only by dropping the oldest, which `required` never
-    /// does. Refused before anything changes.
+    /// does; the `REQUIRED_RESERVE` stays free after them. Refused before anything changes.
     fn refuse_schedule_change(&mut self, seq: u64, def: &JobDef, out: &mut Out) -> bool {
         let changes = self.jobs[&seq].def.schedule != def.schedule;
-        if !changes || def.missed != MissedRule::Required || self.has_owed_room(seq, 2) {
+        if !changes
+            || def.missed != MissedRule::Required
+            || self.has_owed_room(seq, 2, def.missed, None)
+        {
             return false;
         }
         let refusal = Refusal::OwedLineFull {
@@ -572,8 +589,10 @@ impl State {
             return;
         }
         let schedule = Box::new(schedule.clone());
-        // The last refusal: making room merges what is owed (it changes nothing else).
-        if !self.has_owed_room(seq, 1) {
+        // The last refusal: making room merges what is owed (it changes nothing else). A
+        // `required` job keeps its reserve free.
+        let missed = record.def.missed;
+        if !self.has_owed_room(seq, 1, missed, Some((first, last))) {
             let refusal = Refusal::OwedLineFull {
                 max: MAX_OWED_SEGMENTS,
             };

@@ -336,7 +336,8 @@ impl State {
     /// not lose due times to a bound on its state. Only a line of 32 disjoint debts within
     /// the window records its oldest segment skipped: the bound on a job's state wins then
     /// (a `required` job's line does not get there: a backfill or a schedule change that
-    /// would need the room is refused).
+    /// would leave it fewer than `REQUIRED_RESERVE` free segments is refused, and those two
+    /// take what its own schedule and a handed-back retry can owe).
     pub(crate) fn owe(&mut self, seq: u64, owed: Owed, out: &mut Out) {
         let Some(job) = self.jobs.get_mut(&seq) else {
             return;
@@ -353,7 +354,7 @@ impl State {
             back.absorb(owed);
             return;
         }
-        if pending.len() < MAX_OWED_SEGMENTS || act.make_room(&def.schedule) {
+        if pending.len() < MAX_OWED_SEGMENTS || act.make_room(&def.schedule, None) {
             act.pending.push_back(owed);
             return;
         }
@@ -625,5 +626,33 @@ mod tests {
             })
             .collect();
         assert_eq!(too_late, [20]);
+    }
+
+    #[test]
+    fn making_room_never_merges_two_due_times_around_a_segment_about_to_go_between() {
+        // A schedule's due times at 10:00 and 11:00 follow one another, yet a backfill of a
+        // later schedule may owe 10:30: merged, 10:00..11:00 would straddle it.
+        let hourly = Schedule::every(Duration::from_hours(1), Duration::ZERO).unwrap();
+        let tagged = |hour, cause| Owed {
+            schedule: Some(Box::new(hourly.clone())),
+            ..owed(hour, cause)
+        };
+        let mut act = crate::state::Activity {
+            pending: [
+                tagged(10, MissCause::Paused),
+                tagged(11, MissCause::Rescheduled),
+            ]
+            .into_iter()
+            .collect(),
+            ..Default::default()
+        };
+        let half_past = Timestamp::from_millis(10 * HOUR + HOUR / 2);
+        let current = Schedule::every(Duration::from_mins(7), Duration::ZERO).unwrap();
+        assert!(!act.make_room(&current, Some((half_past, half_past))));
+        assert_eq!(act.pending.len(), 2, "nothing merged around 10:30");
+        let later = Timestamp::from_millis(12 * HOUR + HOUR / 2);
+        assert!(act.make_room(&current, Some((later, later))));
+        assert_eq!(act.pending.len(), 1, "12:30 lies past both: they merge");
+        assert_eq!(act.pending[0].count, 2);
     }
 }
