@@ -242,6 +242,32 @@ fn one_shot_instant(text: &str) -> Option<i64> {
 }
 
 impl Track {
+    /// The parts of a start's cover `a..=b` S2 judges apart: one per backfill it spans when
+    /// it spans several (`line::backfills_of`: a full line merges backfills that follow one
+    /// another), else the whole.
+    fn cover_parts(&self, a: i64, b: i64) -> Vec<(i64, i64)> {
+        if !self.backfilled {
+            return vec![(a, b)];
+        }
+        let all: Vec<(&str, i64, i64)> = self
+            .epochs
+            .iter()
+            .flat_map(|e| {
+                e.backfills
+                    .iter()
+                    .map(|bf| (e.text.as_str(), bf.from, bf.to))
+            })
+            .collect();
+        let touched = line::backfills_of(all.iter().copied(), a, b);
+        if touched.len() < 2 {
+            return vec![(a, b)];
+        }
+        touched
+            .iter()
+            .map(|&i| (a.max(all[i].1), b.min(all[i].2)))
+            .collect()
+    }
+
     fn new(name: JobName, registration: u32, facts: &BTreeMap<JobName, JobFacts>) -> Track {
         let f = facts.get(&name);
         Track {
@@ -278,16 +304,16 @@ impl Track {
         }
     }
 
-    /// Marks the end of `run` on the cover it still holds, if any.
-    fn end_cover(&mut self, from: Option<i64>, run: RunId, end: RunEnd) {
-        let Some(from) = from else { return };
+    /// Marks the end of `run` on the covers it still holds within `cover`, if any.
+    fn end_cover(&mut self, cover: Option<(i64, i64)>, run: RunId, end: RunEnd) {
+        let Some((from, to)) = cover else { return };
         // Most often the run settling holds the latest cover.
         let i = match self.covers.last() {
             Some(c) if c.from == from => self.covers.len() - 1,
             _ => self.covers.partition_point(|c| c.from < from),
         };
-        if let Some(c) = self.covers.get_mut(i) {
-            if c.from == from && c.run == run {
+        for c in self.covers[i..].iter_mut().take_while(|c| c.from <= to) {
+            if c.run == run {
                 c.end = Some(end);
             }
         }
@@ -349,8 +375,9 @@ struct Start {
     seq: u64,
     run: RunId,
     at: i64,
-    /// Its cover's first due time (the cover's key while it is the latest start there).
-    from: Option<i64>,
+    /// Its cover's first and last due times (the cover's key while it is the latest start
+    /// there; a cover judged in parts, `Track::cover_parts`, is kept in parts).
+    cover: Option<(i64, i64)>,
     end: Option<RunEnd>,
 }
 
@@ -1184,11 +1211,9 @@ impl Checker {
                     from: from.as_millis(),
                     backfills: Vec::new(),
                 });
-                let spec = self
-                    .facts
-                    .get(&t.name)
-                    .and_then(|f| f.specs.get(&t.epochs.last().expect("pushed").text));
-                t.line.define(from.as_millis(), spec.cloned());
+                let text = &t.epochs.last().expect("pushed").text;
+                let spec = self.facts.get(&t.name).and_then(|f| f.specs.get(text));
+                t.line.define(from.as_millis(), text, spec.cloned());
                 if let Some(s) = t.silence.as_mut() {
                     s.defined(at);
                 }
@@ -1421,8 +1446,8 @@ impl Checker {
                     .filter(|s| s.track == idx)
                 {
                     s.end = Some(RunEnd::Lost);
-                    let from = s.from;
-                    self.tracks[idx].end_cover(from, run, RunEnd::Lost);
+                    let cover = s.cover;
+                    self.tracks[idx].end_cover(cover, run, RunEnd::Lost);
                 }
             }
             History::StaleResult { .. } => self.probe("stale result refused"),
@@ -1645,7 +1670,7 @@ impl Checker {
             return;
         };
         if start.track == idx {
-            self.tracks[idx].end_cover(start.from, run, end);
+            self.tracks[idx].end_cover(start.cover, run, end);
         } else if start.end.is_none() {
             self.stranded.push(start);
         }
@@ -1769,11 +1794,14 @@ impl Checker {
                 self.probe("backfill ran");
             }
         }
-        if let Some((a, b)) = covers {
+        let parts = covers.map(|(a, b)| self.tracks[idx].cover_parts(a, b));
+        for (a, b) in parts.into_iter().flatten() {
             // S2: every earlier start covering any of these due times must have ended
             // known-failed (or lost, for a job safe to repeat). Covers are kept disjoint:
             // the newest start of any due time replaces the older ones it overlaps, so only
-            // the neighbours just before `b` need looking at.
+            // the neighbours just before `b` need looking at. A catch-up of backfills a
+            // full line merged is judged backfill by backfill: the instants between them
+            // are no due times of theirs.
             let t = &self.tracks[idx];
             let safe = t.safe_to_repeat;
             let hi = match t.covers.last() {
@@ -1826,7 +1854,7 @@ impl Checker {
             seq: self.starts,
             run,
             at: rec.at.as_millis(),
-            from: covers.map(|c| c.0),
+            cover: covers,
             end: None,
         };
         self.starts += 1;
@@ -2023,6 +2051,21 @@ impl Checker {
                 );
             }
         }
+        let given_up = matches!(
+            e.kind,
+            LedgerKind::Missed {
+                cause: MissCause::TooLate,
+                ..
+            }
+        );
+        if given_up && self.tracks[idx].line.backfill_owed_in(from, to) {
+            let detail = format!(
+                "due times {}..{} a person's backfill owes were recorded too late for the catch-up window, which never gives up a backfill",
+                ts(from),
+                ts(to)
+            );
+            self.violation("M1", &rec.job, detail);
+        }
         self.tracks[idx].entries.push((from, to, e.count, e.kind));
         self.tracks[idx].line.account(from, to);
     }
@@ -2170,7 +2213,7 @@ impl Checker {
                 chosen_policy += dst.len() as u64;
             }
             for b in &e.backfills {
-                let bf = Backfilled::new(*b, spec);
+                let bf = Backfilled::new(*b, spec, i);
                 if bf.at.first() != Some(&b.from)
                     || bf.at.last() != Some(&b.to)
                     || bf.at.len() as u64 != b.count
@@ -2235,11 +2278,30 @@ impl Checker {
         };
         for (k, &(from, to, count, kind)) in t.entries.iter().enumerate() {
             // B1: an entry touching a backfill's range after it was accepted is the
-            // backfill's (the latest such one): its due times, each accounted once.
-            let backfill = backfills
-                .iter_mut()
-                .rev()
-                .find(|b| b.range.after <= k && b.range.from <= to && from <= b.range.to);
+            // backfill's (the latest such one): its due times, each accounted once. One
+            // that spans several is theirs together, when they follow one another in one
+            // schedule (a full owed line merges them: `merged_wrong`).
+            // (Backfills accepted after the entry are left out by an empty range.)
+            let all = backfills.iter().map(|b| {
+                let range = if b.range.after <= k {
+                    (b.range.from, b.range.to)
+                } else {
+                    (i64::MAX, i64::MIN)
+                };
+                (t.epochs[b.epoch].text.as_str(), range.0, range.1)
+            });
+            let touched = line::backfills_of(all, from, to);
+            if touched.len() > 1 {
+                let specs: Vec<Option<&Spec>> =
+                    t.epochs.iter().map(|e| f.specs.get(&e.text)).collect();
+                let entry = (from, to, count, kind);
+                match merged_wrong(&mut backfills, &touched, &specs, &t.epochs, entry) {
+                    Some(detail) => self.violation("B1", name, detail),
+                    None => self.probe("entry of backfills merged in a full line"),
+                }
+                continue;
+            }
+            let backfill = touched.last().map(|&j| &mut backfills[j]);
             if let Some(b) = backfill {
                 match b.account(from, to, count, kind) {
                     Err(detail) => self.violation("B1", name, detail),
@@ -2373,12 +2435,75 @@ fn unaccounted(at: &[i64], accounted: &[(i64, i64)], deadline: i64) -> (usize, O
 /// of them accounted so far (disjoint, ascending).
 struct Backfilled {
     range: Backfill,
+    /// The epoch whose schedule it was asked of.
+    epoch: usize,
     at: Vec<i64>,
     accounted: Vec<(i64, i64)>,
 }
 
+/// B1 for an entry spanning the backfills `touched` (ascending, at least two): all of one
+/// schedule, none with a due time of it between one and the next (only what follows one
+/// another merges), the entry starting and ending on their due times and counting each
+/// one's part exactly; each part is then that backfill's (`Backfilled::account`).
+fn merged_wrong(
+    backfills: &mut [Backfilled],
+    touched: &[usize],
+    specs: &[Option<&Spec>],
+    epochs: &[Epoch],
+    (from, to, count, kind): (i64, i64, u64, LedgerKind),
+) -> Option<String> {
+    let text = |j: usize| &epochs[backfills[j].epoch].text;
+    let spec = specs.get(backfills[touched[0]].epoch).copied().flatten()?;
+    let mut parts = Vec::new();
+    for pair in touched.windows(2) {
+        let (a, b) = (&backfills[pair[0]], &backfills[pair[1]]);
+        let between = replies::count_due(spec, a.range.to, b.range.from - 1, 0);
+        if text(pair[0]) != text(pair[1]) || between > 0 {
+            return Some(format!(
+                "entry {}..{} ({kind:?}) spans the backfills {}..{} and {}..{}, which do not follow one another in one schedule",
+                ts(from),
+                ts(to),
+                ts(a.range.from),
+                ts(a.range.to),
+                ts(b.range.from),
+                ts(b.range.to)
+            ));
+        }
+    }
+    let mut total = 0;
+    for &j in touched {
+        let b = &backfills[j];
+        let (lo, hi) = (from.max(b.range.from), to.min(b.range.to));
+        let n = b.at.iter().filter(|&&d| lo <= d && d <= hi).count() as u64;
+        let first = b.at.iter().find(|&&d| d >= lo).copied();
+        let last = b.at.iter().rev().find(|&&d| d <= hi).copied();
+        total += n;
+        parts.push((j, first, last, n));
+    }
+    let ends = (parts[0].1, parts[parts.len() - 1].2);
+    if ends != (Some(from), Some(to)) || total != count {
+        return Some(format!(
+            "entry {}..{} ×{count} ({kind:?}) spans {} backfills, whose due times there are {total} from {:?} to {:?}",
+            ts(from),
+            ts(to),
+            touched.len(),
+            ends.0.map(ts),
+            ends.1.map(ts)
+        ));
+    }
+    for (j, first, last, n) in parts {
+        let (Some(a), Some(b)) = (first, last) else {
+            continue;
+        };
+        if let Err(detail) = backfills[j].account(a, b, n, kind) {
+            return Some(detail);
+        }
+    }
+    None
+}
+
 impl Backfilled {
-    fn new(range: Backfill, spec: &Spec) -> Backfilled {
+    fn new(range: Backfill, spec: &Spec, epoch: usize) -> Backfilled {
         let at = spec
             .due_in(range.from.saturating_sub(1), range.to)
             .iter()
@@ -2386,6 +2511,7 @@ impl Backfilled {
             .collect();
         Backfilled {
             range,
+            epoch,
             at,
             accounted: Vec::new(),
         }

@@ -40,8 +40,8 @@ const MAX_GAP: u64 = 400;
 
 // The core's bounds that its public surface does not export, as docs/semantics.md gives
 // them: a damage one past a bound, and its twin at it, are only as good as these.
-/// The most owed segments a record keeps (the core's `MAX_OWED_SEGMENTS`: "the job owes
-/// 32 separate ranges").
+/// The most owed segments a record keeps (the core's `MAX_OWED_SEGMENTS`: "the job's line
+/// of 32 owed segments").
 const MAX_OWED_SEGMENTS: usize = 32;
 /// The largest owed segment started whole (the core's `REQUIRED_BATCH`, "batches of at
 /// most 1,000 due times"): a larger one is walked in batches and held to its count.

@@ -287,6 +287,8 @@ pub struct World {
     moves: ChaCha8Rng,
     /// People's slow machines (`person_now`): a stream of their own as well.
     slow: ChaCha8Rng,
+    /// People's bursts of backfills (`backfill_burst`): and one more.
+    bursts: ChaCha8Rng,
     /// The world's concurrency keys and each one's width, as its jobs were drawn: a job
     /// moved to a key takes that key's width, so a lane's width stays what C1 knows.
     lane_keys: Vec<(String, Option<u32>)>,
@@ -398,6 +400,7 @@ impl World {
             slips: crate::gen::features_rng(cfg.seed, 6),
             moves: crate::gen::features_rng(cfg.seed, 10),
             slow: crate::gen::features_rng(cfg.seed, 11),
+            bursts: crate::gen::features_rng(cfg.seed, 12),
             lane_keys,
             t: cfg.start_ms,
             cfg,
@@ -1149,6 +1152,10 @@ impl World {
                     actor,
                 }
             }
+            14 | 15 if self.bursts.gen_ratio(1, 6) => {
+                self.backfill_burst(i, actor, now);
+                return;
+            }
             14 | 15 => {
                 let (from, to) = self.backfill_range(i);
                 *self.probes.entry("backfill asked").or_default() += 1;
@@ -1217,6 +1224,121 @@ impl World {
             if self.transact(None, now, Event::Upsert { def, actor }) {
                 break;
             }
+        }
+    }
+
+    /// A person's burst of backfills of one job, all at once: up to 36 ranges, newest
+    /// first, each of one to three due times of its schedule (the oracle's) before the
+    /// job's accounted start, most one or two due times apart (debts the core cannot
+    /// merge), one in five right against the range after it (a pair it can). That fills the
+    /// owed line of `MAX_OWED_SEGMENTS`, so R3 sees backfills refused `owed_line_full`
+    /// exactly when no merge makes room, N1 a line that never needs more, M1 a catch-up
+    /// window that never gives a backfill up. Half the time the person then changes the
+    /// job: a new schedule (which a `required` job's full line must refuse, and any other's
+    /// must take) or a new command (taken whatever the line holds).
+    fn backfill_burst(&mut self, i: usize, actor: Actor, now: Now) {
+        const RANGES: usize = 36;
+        let due = self.due_before_accounted(i, RANGES * 5);
+        if due.len() < 8 {
+            return;
+        }
+        *self.probes.entry("backfill burst").or_default() += 1;
+        let ranges = self.bursts.gen_range(RANGES - 8..=RANGES);
+        let mut newest = due.len();
+        for _ in 0..ranges {
+            let take = self.bursts.gen_range(1..=3).min(newest);
+            if take == 0 {
+                break;
+            }
+            let (from, to) = (due[newest - take], due[newest - 1]);
+            let apart = if self.bursts.gen_ratio(1, 5) {
+                0
+            } else {
+                self.bursts.gen_range(1..=2)
+            };
+            newest = newest.saturating_sub(take + apart);
+            let event = Event::Backfill {
+                job: self.jobs[i].def.name.clone(),
+                from: Timestamp::from_millis(from),
+                to: Timestamp::from_millis(to),
+                actor: actor.clone(),
+            };
+            self.transact(None, now, event);
+        }
+        if self.bursts.gen_bool(0.5) {
+            self.change_after_burst(i, actor, now);
+        }
+    }
+
+    /// Up to `want` due times of job `i`'s schedule before its accounted start (where a
+    /// backfill must end), ascending: looked for over an hour back, then twice as far,
+    /// up to a year.
+    fn due_before_accounted(&self, i: usize, want: usize) -> Vec<i64> {
+        const HOUR: i64 = 3_600_000;
+        let Some(accounted) = self
+            .state
+            .seq_of_name(self.jobs[i].def.name.as_str())
+            .and_then(|seq| self.state.record(seq))
+            .and_then(|r| r.accounted_from())
+            .map(|t| t.as_millis())
+        else {
+            return Vec::new();
+        };
+        let mut back = HOUR;
+        loop {
+            let due: Vec<i64> = self.jobs[i]
+                .spec
+                .due_in(accounted - back, accounted)
+                .iter()
+                .map(|d| d.at)
+                .collect();
+            if due.len() >= want || back > 366 * 24 * HOUR {
+                let skip = due.len().saturating_sub(want);
+                return due[skip..].to_vec();
+            }
+            back *= 2;
+        }
+    }
+
+    /// After a burst, the same person changes the job: a new schedule (when it has another)
+    /// or a new command. A change the core did not take (refused: a `required` job's line
+    /// with no room for it; or aborted) is taken back, so the world's job stays the one in
+    /// force.
+    fn change_after_burst(&mut self, i: usize, actor: Actor, now: Now) {
+        let before = (self.jobs[i].clone(), self.prev_digests[i].clone());
+        let event = if self.bursts.gen_bool(0.5) {
+            self.redefinition(i, actor.clone())
+        } else {
+            None
+        };
+        let event = event.unwrap_or_else(|| {
+            self.note_prev_digest(i);
+            self.commands_changed += 1;
+            self.jobs[i].def.payload = Some(format!("command v{}", self.commands_changed));
+            Event::Upsert {
+                def: Box::new(self.jobs[i].def.clone()),
+                actor: actor.clone(),
+            }
+        });
+        *self
+            .probes
+            .entry("change after a backfill burst")
+            .or_default() += 1;
+        self.transact(None, now, event);
+        let name = self.jobs[i].def.name.as_str();
+        let record = self
+            .state
+            .seq_of_name(name)
+            .and_then(|seq| self.state.record(seq));
+        let sent = &self.jobs[i].def;
+        let taken =
+            record.is_some_and(|r| r.def() == sent || r.held().is_some_and(|h| h.def() == sent));
+        if !taken {
+            *self
+                .probes
+                .entry("change after a backfill burst not taken")
+                .or_default() += 1;
+            (self.jobs[i], self.prev_digests[i]) = before;
         }
     }
 

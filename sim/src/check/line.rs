@@ -47,6 +47,9 @@ struct Held {
 /// while it is the job's current one), computed through `until`; `at[..done]` are known
 /// accounted. `judge` reads them at the end, so the oracle walks each schedule once.
 struct Computed {
+    /// The schedule as the journal wrote it: two epochs of one schedule owe segments the
+    /// core may merge (`RunKey`).
+    text: String,
     /// The oracle of the schedule (`None`: one the world never gave, which S1 reports).
     spec: Option<Spec>,
     from: i64,
@@ -78,6 +81,11 @@ pub(super) struct Line {
     accounted: Vec<(i64, i64)>,
     backfills: Vec<Backfilled>,
     held: Vec<Held>,
+    /// Covers a run held that went back to the missed rule without an entry (a retry a
+    /// pause cleared, a failure no `retry at` followed) and have not started again since:
+    /// the core owes each as a segment of its own (tagged with its schedule), which may
+    /// split a run of due times the journal sees as one (`Room`).
+    handed: Vec<(i64, i64)>,
     /// The journal left the line unknowable (a schedule defined from an instant before the
     /// one before it: a clock released behind between two definitions): N1 holds nothing.
     unknown: bool,
@@ -114,6 +122,86 @@ pub(super) struct Segment {
     first: i64,
     last: i64,
     n: u64,
+}
+
+/// The most segments a job's owed line keeps (`docs/semantics.md`: past it, segments
+/// that follow one another merge, and only a line of disjoint debts gives one up).
+pub(super) const MAX_OWED_SEGMENTS: usize = 32;
+
+/// The segments a `required` job's backfills and schedule changes leave free
+/// (`docs/semantics.md`, Backfill).
+pub(super) const REQUIRED_RESERVE: usize = 2;
+
+/// Which segments of the owed line the core may merge into one: see
+/// `Line::merge_schedule`. Each names its epoch.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum RunKey {
+    Current,
+    Earlier(usize),
+    Backfill(usize),
+}
+
+/// A run of owed due times, and whose.
+struct OwedRun {
+    first: i64,
+    last: i64,
+    n: u64,
+    key: RunKey,
+}
+
+impl OwedRun {
+    fn of(s: &Segment, key: RunKey) -> OwedRun {
+        OwedRun {
+            first: s.first,
+            last: s.last,
+            n: s.n,
+            key,
+        }
+    }
+}
+
+/// How many segments the core's owed line needs for what a job owes: at `least` (runs
+/// that follow one another in one schedule merged; 0 when so few runs are owed that any
+/// command has room) and at `most` (each run apart, and
+/// each cover handed back splitting one).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Room {
+    pub(super) least: usize,
+    pub(super) most: usize,
+}
+
+/// The backfills `from..=to` is of, by their indices in `all` (each backfill's schedule
+/// text and range, in the order they were accepted), ascending by range: the latest it
+/// touches, and the others of that schedule it touches (a full line merges backfills
+/// that follow one another in one schedule, even ones asked under two definitions of it,
+/// so one entry or catch-up may span several: B1 holds it to them), but not one whose
+/// range a later one of them overlaps. A new definition's accounted start lets backfills
+/// reach instants again only once what was asked of them is accounted.
+pub(super) fn backfills_of<'a>(
+    all: impl Iterator<Item = (&'a str, i64, i64)>,
+    from: i64,
+    to: i64,
+) -> Vec<usize> {
+    let touched: Vec<(usize, (&str, i64, i64))> = all
+        .enumerate()
+        .filter(|(_, (_, a, b))| *a <= to && from <= *b)
+        .collect();
+    let Some(&(_, (text, _, _))) = touched.last() else {
+        return Vec::new();
+    };
+    let same: Vec<(usize, i64, i64)> = touched
+        .iter()
+        .filter(|(_, (t, _, _))| *t == text)
+        .map(|&(i, (_, a, b))| (i, a, b))
+        .collect();
+    let mut kept: Vec<(usize, i64, i64)> = same
+        .iter()
+        .enumerate()
+        .filter(|(k, (_, a, b))| !same[k + 1..].iter().any(|(_, x, y)| x <= b && a <= y))
+        .map(|(_, &r)| r)
+        .collect();
+    kept.sort_by_key(|r| r.1);
+    kept.into_iter().map(|r| r.0).collect()
 }
 
 /// The owed runs among the due times `at[lo..hi]`: those outside every entry's range in
@@ -210,8 +298,14 @@ impl Backfilled {
     /// How many of its due times before `before` none of its entries accounted and no run
     /// holds.
     fn open_before(&mut self, spec: Option<&Spec>, before: i64, held: &[Held]) -> u64 {
+        self.open_runs(spec, before, held).iter().map(|s| s.n).sum()
+    }
+
+    /// Its runs of due times before `before` that none of its entries accounted and no
+    /// run holds.
+    fn open_runs(&mut self, spec: Option<&Spec>, before: i64, held: &[Held]) -> Vec<Segment> {
         if self.due(spec).is_none() {
-            return 0;
+            return Vec::new();
         }
         let at = self.at.as_deref().unwrap_or_default();
         while at
@@ -222,16 +316,13 @@ impl Backfilled {
         }
         let hi = at.partition_point(|&d| d < before);
         gaps(at, self.done, hi, &self.accounted, held)
-            .iter()
-            .map(|s| s.n)
-            .sum()
     }
 }
 
 impl Line {
     /// A new schedule (`spec`, its oracle) from its `defined` line's instant: the one
     /// before it ends there.
-    pub(super) fn define(&mut self, from: i64, spec: Option<Spec>) {
+    pub(super) fn define(&mut self, from: i64, text: &str, spec: Option<Spec>) {
         if let Some(last) = self.epochs.last_mut() {
             if from < last.from {
                 self.unknown = true;
@@ -242,6 +333,7 @@ impl Line {
             last.done = last.done.min(last.at.len());
         }
         self.epochs.push(Computed {
+            text: text.to_string(),
             spec,
             from,
             end: None,
@@ -268,16 +360,25 @@ impl Line {
     /// A ledger entry: a backfill's when it touches one (the latest accepted), as `judge`
     /// attributes it; it ends the hold of every run whose cover it accounts.
     pub(super) fn account(&mut self, from: i64, to: i64) {
-        let backfill = self
-            .backfills
-            .iter_mut()
-            .rev()
-            .find(|b| b.from <= to && from <= b.to);
-        match backfill {
-            Some(b) => add_range(&mut b.accounted, from, to),
-            None => add_range(&mut self.accounted, from, to),
+        let touched = self.touched(from, to);
+        if touched.is_empty() {
+            add_range(&mut self.accounted, from, to);
+        }
+        for i in touched {
+            let b = &mut self.backfills[i];
+            add_range(&mut b.accounted, from.max(b.from), to.min(b.to));
         }
         self.held.retain(|h| !(from <= h.from && h.to <= to));
+        self.handed.retain(|&(a, b)| !(from <= a && b <= to));
+    }
+
+    /// The backfills `from..=to` is of (`backfills_of`).
+    fn touched(&self, from: i64, to: i64) -> Vec<usize> {
+        let all = self
+            .backfills
+            .iter()
+            .map(|b| (self.epochs[b.epoch].text.as_str(), b.from, b.to));
+        backfills_of(all, from, to)
     }
 
     /// A run started: its cover is held from now on (a retry's or a repeat's replaces the
@@ -285,6 +386,7 @@ impl Line {
     pub(super) fn start(&mut self, run: RunId, cover: Option<(i64, i64)>) {
         let Some((from, to)) = cover else { return };
         self.held.retain(|h| h.to < from || to < h.from);
+        self.handed.retain(|&(a, b)| b < from || to < a);
         self.held.push(Held {
             run,
             from,
@@ -302,7 +404,7 @@ impl Line {
             Some(true) => Hold::Awaiting,
             None => Hold::Ended,
             Some(false) => {
-                self.held.retain(|h| h.run != run);
+                self.hand_back(|h| h.run == run);
                 return;
             }
         };
@@ -323,12 +425,19 @@ impl Line {
 
     /// The end of a step: a failure no `retry at` followed has no retry waiting.
     pub(super) fn step_done(&mut self) {
-        self.held.retain(|h| h.hold != Hold::Ended);
+        self.hand_back(|h| h.hold == Hold::Ended);
     }
 
     /// The job was paused: a waiting retry or repeat is handed to the missed rule.
     pub(super) fn paused(&mut self) {
-        self.held.retain(|h| h.hold != Hold::Awaiting);
+        self.hand_back(|h| h.hold == Hold::Awaiting);
+    }
+
+    /// The covers `gone` picks are held no more: each goes back to the missed rule.
+    fn hand_back(&mut self, gone: impl Fn(&Held) -> bool) {
+        let (back, kept): (Vec<Held>, Vec<Held>) = self.held.drain(..).partition(|h| gone(h));
+        self.held = kept;
+        self.handed.extend(back.iter().map(|h| (h.from, h.to)));
     }
 
     /// Every due time before `before` that no entry accounts and no run holds: each
@@ -353,6 +462,124 @@ impl Line {
             }
         }
         Some(owed)
+    }
+
+    /// Every run of owed due times before `before`, oldest first, with the schedule each
+    /// belongs to as the core tags it (`RunKey`): the schedules' through `near` (see
+    /// `view_owed`), the backfills' through `before` (a backfill may lie past the store's
+    /// clock, where a fast one left the job's frontier). `None` when an epoch's schedule
+    /// is unknown to the oracle.
+    fn runs_before(&mut self, near: i64, before: i64) -> Option<Vec<OwedRun>> {
+        let bound = near.saturating_sub(1);
+        let current = self.epochs.len().saturating_sub(1);
+        let mut runs = Vec::new();
+        for (i, e) in self.epochs.iter_mut().enumerate() {
+            e.extend(bound)?;
+            e.settle(&self.accounted);
+            let hi = e.end_index(bound);
+            let key = if i == current {
+                RunKey::Current
+            } else {
+                RunKey::Earlier(i)
+            };
+            let owed = gaps(&e.at, e.done, hi, &self.accounted, &self.held);
+            runs.extend(owed.iter().map(|s| OwedRun::of(s, key)));
+        }
+        for b in &mut self.backfills {
+            let spec = self.epochs.get(b.epoch).and_then(|e| e.spec.as_ref());
+            let key = RunKey::Backfill(b.epoch);
+            let owed = b.open_runs(spec, before, &self.held);
+            runs.extend(owed.iter().map(|s| OwedRun::of(s, key)));
+        }
+        runs.sort_by_key(|r| r.first);
+        Some(runs)
+    }
+
+    /// The schedule whose due times decide whether runs keyed `a` and `b` may be one
+    /// segment: the core merges a schedule's own (the current one's untagged, an earlier
+    /// one's tagged with it, so two earlier epochs of one schedule too), or backfills of
+    /// one schedule; never a backfill with a schedule's own.
+    fn merge_schedule(&self, a: RunKey, b: RunKey) -> Option<&Spec> {
+        let same_text = |x: usize, y: usize| self.epochs[x].text == self.epochs[y].text;
+        let epoch = match (a, b) {
+            (RunKey::Current, RunKey::Current) => self.epochs.len() - 1,
+            (RunKey::Earlier(x), RunKey::Earlier(y))
+            | (RunKey::Backfill(x), RunKey::Backfill(y))
+                if same_text(x, y) =>
+            {
+                x
+            }
+            _ => return None,
+        };
+        self.epochs[epoch].spec.as_ref()
+    }
+
+    /// Whether `from..=to` takes in a due time a backfill owes (not one a cover handed
+    /// back holds: a pause hands a backfill's retry to the missed rule like any other, and
+    /// so does a failure no retry follows, which this step's entries may meet before its
+    /// end: `Hold::Ended`).
+    pub(super) fn backfill_owed_in(&mut self, from: i64, to: i64) -> bool {
+        let Line {
+            epochs,
+            backfills,
+            held,
+            handed,
+            ..
+        } = self;
+        let ended = held
+            .iter()
+            .filter(|h| h.hold == Hold::Ended)
+            .map(|h| (h.from, h.to));
+        let back: Vec<(i64, i64)> = handed.iter().copied().chain(ended).collect();
+        let handed_back = |a: i64, b: i64| back.iter().any(|&(x, y)| x <= a && b <= y);
+        backfills
+            .iter_mut()
+            .filter(|b| b.from <= to && from <= b.to)
+            .any(|b| {
+                let spec = epochs.get(b.epoch).and_then(|e| e.spec.as_ref());
+                b.open_runs(spec, to.saturating_add(1), held)
+                    .iter()
+                    .filter(|r| r.last >= from)
+                    .any(|r| !handed_back(r.first.max(from), r.last.min(to)))
+            })
+    }
+
+    /// How many segments the core's owed line needs for what is owed before `before`
+    /// (`Room`): runs that follow one another in one schedule count as one, since the core
+    /// merges them when its line is full (`Activity::make_room`); each cover handed back
+    /// since may split one run into three. The schedules' runs are taken through `near`
+    /// (see `runs_before`), or through `before` when only that agrees with the view's
+    /// `owed_by_view` (the job's frontier can lie past the store's clock, which a release
+    /// behind moved back); `None` when neither does (N1 reports that at the view).
+    pub(super) fn room(&mut self, near: i64, before: i64, owed_by_view: u64) -> Option<Room> {
+        if self.unknown || self.epochs.is_empty() {
+            return None;
+        }
+        let total = |runs: &[OwedRun]| runs.iter().map(|r| r.n).sum::<u64>();
+        let mut runs = self.runs_before(near, before)?;
+        if total(&runs) != owed_by_view && near < before {
+            runs = self.runs_before(before, before)?;
+        }
+        if total(&runs) != owed_by_view {
+            return None;
+        }
+        let most = runs.len() + 2 * self.handed.len();
+        if runs.len() + 2 + REQUIRED_RESERVE <= MAX_OWED_SEGMENTS {
+            // Room for what any command needs whatever merges: not worth walking the gaps.
+            return Some(Room { least: 0, most });
+        }
+        let joined = runs
+            .windows(2)
+            .filter(|w| {
+                self.merge_schedule(w[0].key, w[1].key).is_some_and(|s| {
+                    super::replies::count_due(s, w[0].last, w[1].first - 1, 0) == 0
+                })
+            })
+            .count();
+        Some(Room {
+            least: runs.len() - joined,
+            most,
+        })
     }
 
     /// N1 at a view: the due times owed before `next_due` against the view's `owed`.
@@ -456,17 +683,21 @@ impl Line {
                 "{run} catches up {count} due times at once, more than a batch of {batch}"
             ));
         }
-        let inside = self
-            .backfills
-            .iter()
-            .rposition(|b| b.from <= from && to <= b.to);
+        // The backfills it lies in: one, or several a full line merged (B1 holds them to
+        // following one another).
+        let inside = self.touched(from, to);
         let owed = self.owed_before(from)?;
-        let (older, real) = match inside {
-            Some(i) => {
-                let b = &mut self.backfills[i];
-                let spec = self.epochs.get(b.epoch).and_then(|e| e.spec.as_ref());
-                let older = b.open_before(spec, from, &[]);
-                let real = count_in(b.due(spec)?, from, to);
+        let (older, real) = match inside.first() {
+            Some(&first) => {
+                let (mut older, mut real) = (0, 0);
+                for &i in &inside {
+                    let b = &mut self.backfills[i];
+                    let spec = self.epochs.get(b.epoch).and_then(|e| e.spec.as_ref());
+                    if i == first {
+                        older = b.open_before(spec, from, &[]);
+                    }
+                    real += count_in(b.due(spec)?, from, to);
+                }
                 (older, real)
             }
             None => {
@@ -617,6 +848,9 @@ impl super::Checker {
     /// `reach`: see `Line::view_owed`.
     pub(super) fn line_view(&mut self, idx: usize, v: &duetime::JobView, reach: Option<i64>) {
         let next_due = v.next_due.map(|d| d.as_millis());
+        if v.owed > MAX_OWED_SEGMENTS as u64 {
+            self.line_kept(idx, next_due, v.owed, reach);
+        }
         let bound = self.rule_bound(idx);
         let line = &mut self.tracks[idx].line;
         let owed = match line.view_owed(next_due, v.owed, reach) {
@@ -637,6 +871,38 @@ impl super::Checker {
             None if bound.is_some() => self.probe("owed held to the missed rule"),
             None => {}
         }
+    }
+
+    /// N1, the line's bound: what a job owes fits in `MAX_OWED_SEGMENTS` segments, however
+    /// they merge (only a line of disjoint debts gives its oldest up, so none needs more).
+    fn line_kept(&mut self, idx: usize, next_due: Option<i64>, owed: u64, reach: Option<i64>) {
+        let Some(room) = self.owed_room(idx, next_due, owed, reach) else {
+            return;
+        };
+        if room.least > MAX_OWED_SEGMENTS {
+            let detail = format!(
+                "owes {} runs of due times that no merge can join, more than the {MAX_OWED_SEGMENTS} segments a line keeps",
+                room.least
+            );
+            let name = self.tracks[idx].name.clone();
+            self.violation("N1", &name, detail);
+        } else if room.least + 1 >= MAX_OWED_SEGMENTS {
+            self.probe("owed line full of disjoint runs");
+        }
+    }
+
+    /// `Line::room` for what the job owes before its next due time (`next_due`; `owed`:
+    /// the view's count; `reach`: see `Line::view_owed`).
+    pub(super) fn owed_room(
+        &mut self,
+        idx: usize,
+        next_due: Option<i64>,
+        owed: u64,
+        reach: Option<i64>,
+    ) -> Option<Room> {
+        let before = next_due?;
+        let near = reach.map_or(before, |r| before.min(r.saturating_add(1)));
+        self.tracks[idx].line.room(near, before, owed)
     }
 
     /// What the job's missed rule lets its schedules owe, when nothing else can owe (no

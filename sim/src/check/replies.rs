@@ -44,6 +44,7 @@ use crate::mistakes::MAX_TITLE;
 /// The most due times one backfill may ask for, as `docs/semantics.md` states it.
 const MAX_BACKFILL: u64 = 100_000;
 
+use super::line::{Room, MAX_OWED_SEGMENTS, REQUIRED_RESERVE};
 use super::{ts, Checker};
 use crate::oracle::Spec;
 
@@ -94,6 +95,10 @@ struct Asked {
     job: Option<String>,
     idx: Option<usize>,
     expect: Expect,
+    /// For a backfill or a definition: the segments the job's owed line needs before the
+    /// step (when the journal can tell: a job neither paused nor removed), and how many
+    /// more it must have room for, which decide whether it is refused (`room_wrong`).
+    room: Option<(Room, usize)>,
     /// For an `Upsert`: the job's definitions in the state before the step.
     before: Kept,
     lines: Lines,
@@ -246,7 +251,7 @@ fn job_of(event: &Event) -> Option<Option<&str>> {
 /// Due times of `spec` in `(after, until]`, counted exactly up to `cap` (more: `cap + 1`
 /// or the exact count, which `every` and `at` give at once). A cron schedule is walked a
 /// day at a time, so a range of months costs no more than `cap` due times.
-fn count_due(spec: &Spec, after: i64, until: i64, cap: u64) -> u64 {
+pub(super) fn count_due(spec: &Spec, after: i64, until: i64, cap: u64) -> u64 {
     match spec {
         Spec::Every {
             period_ms,
@@ -314,6 +319,10 @@ impl Checker {
         };
         let idx = job.and_then(|j| self.registration(j));
         let expect = self.expect(event, idx, tick);
+        let room = idx.and_then(|i| {
+            let need = self.room_needed(i, event)?;
+            Some((self.room_before(i, state)?, need))
+        });
         let before = match event {
             Event::Upsert { def, .. } => definitions(state, def.name.as_str()),
             _ => None,
@@ -323,10 +332,44 @@ impl Checker {
             job: job.map(str::to_string),
             idx,
             expect,
+            room,
             before,
             lines: Lines::default(),
             answers: Vec::new(),
         }));
+    }
+
+    /// How many segments `event` needs free in track `idx`'s owed line (none: it needs no
+    /// room). A backfill one; a new schedule of a `required` job two (the old schedule's
+    /// due times passed, the new one's own). A `required` job keeps `REQUIRED_RESERVE`
+    /// more free for the debts no command can refuse (`docs/semantics.md`, Backfill).
+    fn room_needed(&self, idx: usize, event: &Event) -> Option<usize> {
+        let in_force = self.tracks[idx].said.in_force.as_deref()?;
+        let reserve = |rule| match rule {
+            MissedRule::Required => REQUIRED_RESERVE,
+            _ => 0,
+        };
+        match event {
+            Event::Backfill { .. } => Some(1 + reserve(in_force.missed)),
+            Event::Upsert { .. } | Event::Confirm { .. } => Some(2 + REQUIRED_RESERVE),
+            _ => None,
+        }
+    }
+
+    /// The room track `idx`'s owed line needs before a command (`Line::room`), when the
+    /// journal knows what it owes: neither paused nor removed.
+    fn room_before(&mut self, idx: usize, state: &State) -> Option<Room> {
+        let t = &self.tracks[idx];
+        if t.paused || t.removed_at.is_some() {
+            return None;
+        }
+        let record = state
+            .seq_of_name(t.name.as_str())
+            .and_then(|s| state.record(s))?;
+        let next_due = record.next_due().map(|d| d.as_millis());
+        let reach = self.journal_time.jump.zip(state.clock());
+        let reach = reach.map(|(jump, clock)| clock.as_millis().saturating_add(jump));
+        self.owed_room(idx, next_due, record.owed(), reach)
     }
 
     /// How `event` must be answered, by what the journal has said so far (`idx`: its job's
@@ -761,8 +804,13 @@ impl Checker {
                 line,
                 owed_line_full,
             } => match &answer.result {
-                Err(Refusal::OwedLineFull { .. }) if *owed_line_full => None,
-                Ok(shown) => self.accepted_wrong(asked, shown.as_ref(), line),
+                Err(Refusal::OwedLineFull { .. }) if *owed_line_full => {
+                    room_wrong(asked.room, answer)
+                }
+                Ok(shown) => (*owed_line_full)
+                    .then(|| room_wrong(asked.room, answer))
+                    .flatten()
+                    .or_else(|| self.accepted_wrong(asked, shown.as_ref(), line)),
                 other => Some(format!(
                     "{}, but it must be accepted ({line:?})",
                     answer_text(other)
@@ -779,7 +827,8 @@ impl Checker {
                 (*from, *to, *accounted),
                 answer,
                 &asked.lines,
-            ),
+            )
+            .or_else(|| room_wrong(asked.room, answer)),
         };
         if wrong.is_some() {
             return wrong;
@@ -1102,6 +1151,28 @@ fn backfill_wrong(
             ts(accounted)
         )
     })
+}
+
+/// Whether a command that needs room for `need` more segments in the job's owed line
+/// (`Checker::room_needed`) was answered as that room decides: refused
+/// `owed_line_full` exactly when even the most merging leaves no room (`Room::least`), and
+/// only when the line may need that many (`Room::most`). The refusals checked before it
+/// are held by `backfill_wrong` and the definition's rules.
+fn room_wrong(room: Option<(Room, usize)>, answer: &Answer) -> Option<String> {
+    let (room, need) = room?;
+    match &answer.result {
+        Ok(_) if room.least + need > MAX_OWED_SEGMENTS => Some(format!(
+            "accepted, but the job owes {} runs of due times no merge can join: no room for {need} more in a line of {MAX_OWED_SEGMENTS}",
+            room.least
+        )),
+        Err(Refusal::OwedLineFull { .. }) if room.most + need <= MAX_OWED_SEGMENTS => {
+            Some(format!(
+                "refused as the owed line is full, but the job owes at most {} runs of due times: room for {need} more in a line of {MAX_OWED_SEGMENTS}",
+                room.most
+            ))
+        }
+        _ => None,
+    }
 }
 
 /// A reply, for a report.
