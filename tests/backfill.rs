@@ -282,3 +282,32 @@ fn a_required_job_whose_owed_line_is_full_refuses_a_new_schedule_rather_than_dro
     assert_eq!(ledger.matches("missed (paused) caught up").count(), 1);
     assert!(!ledger.contains("skipped"), "{ledger}");
 }
+
+/// Backfills that follow one another in the schedule (no due time between them) stay apart
+/// while the line has room: each runs as its own catch-up. Only a full line merges them
+/// (`Activity::make_room`).
+#[test]
+fn backfills_that_follow_one_another_run_apart_while_the_line_has_room() {
+    let mut s = Story::new();
+    s.define("09:00", job("sync", every("1h")));
+    s.note("three backfills, each right against the one before it");
+    backfill(&mut s, "09:01", "07:00", "08:00");
+    backfill(&mut s, "09:02", "05:00", "06:00");
+    backfill(&mut s, "09:03", "03:00", "04:00");
+    assert_eq!(refusal(&s), None);
+    s.tick("09:03:10", 1);
+    s.finish("09:04", 1, Outcome::Ok);
+    s.tick("09:04:10", 1);
+    s.finish("09:05", 2, Outcome::Ok);
+    s.tick("09:05:10", 1);
+    s.finish("09:06", 3, Outcome::Ok);
+    let ledger = s.ledger();
+    for (range, run) in [
+        ("[03:00:00 .. 04:00:00 ×2]", "r1"),
+        ("[05:00:00 .. 06:00:00 ×2]", "r2"),
+        ("[07:00:00 .. 08:00:00 ×2]", "r3"),
+    ] {
+        let line = format!("{range}: missed (backfill) caught up by {run}");
+        assert!(ledger.contains(&line), "{line} not in\n{ledger}");
+    }
+}

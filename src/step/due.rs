@@ -587,6 +587,7 @@ mod tests {
         let line = [
             owed(10, MissCause::Backfill),
             owed(20, MissCause::Down),
+            owed(97, MissCause::Down),
             owed(99, MissCause::Down),
         ];
         state.jobs.get_mut(&seq).unwrap().act_mut().pending = line.iter().cloned().collect();
@@ -605,8 +606,9 @@ mod tests {
             .collect();
         assert_eq!(
             kept,
-            [line[0].clone(), line[2].clone()],
-            "the backfill a person asked for stays, however old; 20:00 is past the window"
+            [line[0].clone(), line[2].clone(), line[3].clone()],
+            "the backfill a person asked for stays, however old; 20:00 is past the window, \
+             97:00 exactly at its edge is not"
         );
         let too_late: Vec<i64> = effects
             .iter()
