@@ -316,6 +316,10 @@ pub struct World {
     /// How many times people changed a job's command (each new command is told apart by it).
     commands_changed: u64,
     healed: bool,
+    /// What the jobs owed when the liveness phase was last extended (`extend_for_backlog`),
+    /// and how far it has been extended.
+    backlog: Option<u64>,
+    extended_ms: i64,
     /// When the run ends: the liveness phase after healing. (A store whose clock ran
     /// ahead of true time keeps its processes on its time, see the core's
     /// `step/clock.rs`, so nothing waits for true time to catch up.)
@@ -419,6 +423,8 @@ impl World {
             seen_names,
             removed,
             healed: false,
+            backlog: None,
+            extended_ms: 0,
             end: i64::MAX,
             events: 0,
             faults: Counts::new(),
@@ -562,8 +568,8 @@ impl World {
                 }
                 None => self.queue.pop().expect("peeked"),
             };
-            if t > self.end || self.broken {
-                // (A broken state is not worth running on: its S6 finding is the story.)
+            // (A broken state is not worth running on: its S6 finding is the story.)
+            if self.broken || (t > self.end && !self.extend_for_backlog(t)) {
                 break;
             }
             self.t = t;
@@ -573,6 +579,39 @@ impl World {
             }
         }
         self.t = self.end;
+    }
+
+    /// At the liveness phase's end, while the jobs still owe due times and owe fewer than
+    /// at the last look, the phase goes on an hour more (up to its own length again), so
+    /// that `t` is inside it: L1 asks that every due time is accounted eventually, and a
+    /// backlog drains at the rate the core promises. Buffered overlaps run one at a time
+    /// (`docs/semantics.md`), so a `required` job every 30 s that a parked or stalled run
+    /// kept busy for days owes thousands of single runs, more than a fixed quarter of the
+    /// world can fit (extreme seed 1449116576: 18,000, draining 2,400 an hour). A backlog
+    /// that does not shrink ends the world, and L1 names it.
+    fn extend_for_backlog(&mut self, t: i64) -> bool {
+        let hour = HOUR as i64;
+        if !self.healed || self.extended_ms >= self.cfg.liveness_ms || t > self.end + hour {
+            return false;
+        }
+        let owed: u64 = self
+            .jobs
+            .iter()
+            .filter_map(|j| self.state.seq_of_name(j.def.name.as_str()))
+            .filter_map(|seq| self.state.record(seq))
+            .map(|r| r.owed())
+            .sum();
+        if owed == 0 || self.backlog.is_some_and(|before| owed >= before) {
+            return false;
+        }
+        self.backlog = Some(owed);
+        self.end += hour;
+        self.extended_ms += hour;
+        *self
+            .probes
+            .entry("liveness extended for a backlog")
+            .or_default() += 1;
+        true
     }
 
     /// Whether the world has stopped making progress: more events than `MAX_EVENTS_PER_HOUR`
