@@ -2277,6 +2277,7 @@ impl Checker {
             )
         };
         for (k, &(from, to, count, kind)) in t.entries.iter().enumerate() {
+            let (mut from, mut count) = (from, count);
             // B1: an entry touching a backfill's range after it was accepted is the
             // backfill's (the latest such one): its due times, each accounted once. One
             // that spans several is theirs together, when they follow one another in one
@@ -2303,15 +2304,28 @@ impl Checker {
             }
             let backfill = touched.last().map(|&j| &mut backfills[j]);
             if let Some(b) = backfill {
-                match b.account(from, to, count, kind) {
-                    Err(detail) => self.violation("B1", name, detail),
-                    Ok(()) => {
-                        if let Some(cause) = skipped(kind) {
-                            self.forbidden("L2", name, l2(from, to, cause));
+                if let Some((own_from, own)) = b.handed_back_merge(from, to, count, kind) {
+                    // A backfill's cover handed back to the missed rule (cause `paused`,
+                    // tagged with the schedule) merged with the schedule's own due times
+                    // that follow it: the backfill's part is the backfill's, the rest S1's.
+                    let part = (from, b.range.to, count - own, kind);
+                    if let Err(detail) = b.account_part(part) {
+                        self.violation("B1", name, detail);
+                    }
+                    self.probe("handed-back backfill cover merged with the schedule's own");
+                    let first_own = at.partition_point(|&x| x < own_from);
+                    (from, count) = (at.get(first_own).copied().unwrap_or(own_from), own);
+                } else {
+                    match b.account(from, to, count, kind) {
+                        Err(detail) => self.violation("B1", name, detail),
+                        Ok(()) => {
+                            if let Some(cause) = skipped(kind) {
+                                self.forbidden("L2", name, l2(from, to, cause));
+                            }
                         }
                     }
+                    continue;
                 }
-                continue;
             }
             // S1: the entry names due times the schedule yields, counts them exactly, and
             // accounts none twice.
@@ -2515,6 +2529,44 @@ impl Backfilled {
             at,
             accounted: Vec::new(),
         }
+    }
+
+    /// When an entry of cause `paused` starts in this backfill and reaches past it: its
+    /// first due time after the backfill and how many of its due times lie past the
+    /// backfill (the schedule's own, which S1 judges). `None` for any other entry.
+    fn handed_back_merge(
+        &self,
+        from: i64,
+        to: i64,
+        count: u64,
+        kind: LedgerKind,
+    ) -> Option<(i64, u64)> {
+        let paused = matches!(
+            kind,
+            LedgerKind::Missed {
+                cause: MissCause::Paused,
+                ..
+            }
+        );
+        let (a, b) = (self.range.from, self.range.to);
+        if !paused || from < a || from > b || to <= b {
+            return None;
+        }
+        let lo = self.at.partition_point(|&x| x < from);
+        let hi = self.at.partition_point(|&x| x <= b);
+        let inside = (hi - lo) as u64;
+        (inside < count).then_some((b.saturating_add(1), count - inside))
+    }
+
+    /// `account` for the part of an entry within this backfill, ending at its last due
+    /// time there.
+    fn account_part(
+        &mut self,
+        (from, to, count, kind): (i64, i64, u64, LedgerKind),
+    ) -> Result<(), String> {
+        let hi = self.at.partition_point(|&x| x <= to);
+        let last = hi.checked_sub(1).map_or(to, |i| self.at[i]);
+        self.account(from, last, count, kind)
     }
 
     /// An entry of this backfill: within its range, naming its schedule's due times and

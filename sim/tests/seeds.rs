@@ -392,11 +392,26 @@ fn seeds_that_set_the_switch_at_a_bound_for_one_step() {
 /// the catch-up window before the step ended, which M1 took for a backfill given up
 /// (`Line::backfill_owed_in` counts a cover no retry follows as handed back). Swarm 46 and
 /// 299: a `required` job whose line 32 backfills filled lost a due time on its resume
-/// (the core's `REQUIRED_RESERVE`).
+/// (the core's `REQUIRED_RESERVE`). Swarm 3613474732 (CI's window for d751f9b): a
+/// backfill's retry cleared by a pause went back in line as the schedule's own (cause
+/// `paused`) and merged with the due times that followed it, which N1 and B1 took for a
+/// catch-up miscounted (`Line::handed_backfill`, `Backfilled::handed_back_merge`).
 #[test]
 fn seeds_of_the_backfill_burst_world_hold() {
     use duetime_sim::gen::FaultMode;
-    let seeds = [46, 299, 3585, 3953, 4121, 4393, 4948, 7689, 10_199, 14_277];
+    let seeds = [
+        46,
+        299,
+        3585,
+        3953,
+        4121,
+        4393,
+        4948,
+        7689,
+        10_199,
+        14_277,
+        3_613_474_732,
+    ];
     hold(&seeds.map(|seed| (seed, FaultMode::Swarm)));
 }
 

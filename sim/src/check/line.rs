@@ -86,6 +86,9 @@ pub(super) struct Line {
     /// the core owes each as a segment of its own (tagged with its schedule), which may
     /// split a run of due times the journal sees as one (`Room`).
     handed: Vec<(i64, i64)>,
+    /// Covers started over a handed-back backfill cover merged with the schedule's own
+    /// due times (`Line::handed_backfill`): their entries account those due times too.
+    merged_handed: Vec<(i64, i64)>,
     /// The journal left the line unknowable (a schedule defined from an instant before the
     /// one before it: a clock released behind between two definitions): N1 holds nothing.
     unknown: bool,
@@ -363,6 +366,11 @@ impl Line {
         let touched = self.touched(from, to);
         if touched.is_empty() {
             add_range(&mut self.accounted, from, to);
+        } else if self.merged_handed.contains(&(from, to)) {
+            // A backfill's cover handed back merged with the schedule's own due times that
+            // follow it (`Line::catch_up_wrong`): the entry accounts those too.
+            let past = self.past_backfills(&touched);
+            add_range(&mut self.accounted, past.saturating_add(1), to);
         }
         for i in touched {
             let b = &mut self.backfills[i];
@@ -370,6 +378,57 @@ impl Line {
         }
         self.held.retain(|h| !(from <= h.from && h.to <= to));
         self.handed.retain(|&(a, b)| !(from <= a && b <= to));
+    }
+
+    /// Whether a cover of one of the backfills `touched` was handed back to the missed
+    /// rule: it is owed then as the schedule's own (tagged with it, cause `paused`) and may
+    /// merge with the schedule's due times that follow it.
+    fn handed_backfill(&self, touched: &[usize]) -> bool {
+        touched.iter().any(|&i| {
+            let b = &self.backfills[i];
+            self.handed.iter().any(|&(x, y)| x <= b.to && b.from <= y)
+        })
+    }
+
+    /// The end of the last of the backfills `touched`.
+    fn past_backfills(&self, touched: &[usize]) -> i64 {
+        touched
+            .iter()
+            .map(|&i| self.backfills[i].to)
+            .max()
+            .unwrap_or(i64::MIN)
+    }
+
+    /// Whether a cover `from..=to` starting in the backfills `touched` reaches past them
+    /// with a handed-back cover of theirs: merged with the schedule's own due times.
+    fn merges_past_backfills(&self, from: i64, to: i64, touched: &[usize]) -> bool {
+        !touched.is_empty()
+            && to > self.past_backfills(touched)
+            && from
+                >= touched
+                    .iter()
+                    .map(|&i| self.backfills[i].from)
+                    .min()
+                    .unwrap_or(i64::MAX)
+            && self.handed_backfill(touched)
+    }
+
+    /// The schedules' due times in `from..=to` outside the backfills `touched`, not yet
+    /// accounted: what a catch-up of a handed-back backfill cover merged with.
+    fn own_owed_in(&mut self, from: i64, to: i64, touched: &[usize]) -> Option<u64> {
+        self.owed_before(to.saturating_add(1))?;
+        let ranges: Vec<(i64, i64)> = touched
+            .iter()
+            .map(|&i| (self.backfills[i].from, self.backfills[i].to))
+            .collect();
+        let accounted = &self.accounted;
+        let n = self
+            .epochs
+            .iter()
+            .flat_map(|e| e.at.iter())
+            .filter(|&&d| from <= d && d <= to && !within(&ranges, d) && !within(accounted, d))
+            .count();
+        Some(n as u64)
     }
 
     /// The backfills `from..=to` is of (`backfills_of`).
@@ -385,6 +444,10 @@ impl Line {
     /// one its run held).
     pub(super) fn start(&mut self, run: RunId, cover: Option<(i64, i64)>) {
         let Some((from, to)) = cover else { return };
+        let touched = self.touched(from, to);
+        if self.merges_past_backfills(from, to, &touched) {
+            self.merged_handed.push((from, to));
+        }
         self.held.retain(|h| h.to < from || to < h.from);
         self.handed.retain(|&(a, b)| b < from || to < a);
         self.held.push(Held {
@@ -697,6 +760,9 @@ impl Line {
                         older = b.open_before(spec, from, &[]);
                     }
                     real += count_in(b.due(spec)?, from, to);
+                }
+                if self.merges_past_backfills(from, to, &inside) {
+                    real += self.own_owed_in(from, to, &inside)?;
                 }
                 (older, real)
             }
