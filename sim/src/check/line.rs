@@ -179,6 +179,13 @@ pub(super) struct Room {
 /// that follow one another in one schedule, even ones asked under two definitions of it,
 /// so one entry or catch-up may span several: B1 holds it to them), but not one whose
 /// range a later one of them overlaps. A new definition's accounted start lets backfills
+/// Whether a cover `from..=to` starts within the backfilled span `first..=last` and reaches
+/// past it: a backfill's cover handed back to the missed rule that merged with the schedule's
+/// own due times after it (N1 and B1 both follow it).
+pub(super) fn reaches_past(from: i64, to: i64, (first, last): (i64, i64)) -> bool {
+    first <= from && from <= last && to > last
+}
+
 /// reach instants again only once what was asked of them is accounted.
 pub(super) fn backfills_of<'a>(
     all: impl Iterator<Item = (&'a str, i64, i64)>,
@@ -366,9 +373,10 @@ impl Line {
         let touched = self.touched(from, to);
         if touched.is_empty() {
             add_range(&mut self.accounted, from, to);
-        } else if self.merged_handed.contains(&(from, to)) {
+        } else if let Some(p) = self.merged_handed.iter().position(|&c| c == (from, to)) {
             // A backfill's cover handed back merged with the schedule's own due times that
             // follow it (`Line::catch_up_wrong`): the entry accounts those too.
+            self.merged_handed.swap_remove(p);
             let past = self.past_backfills(&touched);
             add_range(&mut self.accounted, past.saturating_add(1), to);
         }
@@ -402,14 +410,8 @@ impl Line {
     /// Whether a cover `from..=to` starting in the backfills `touched` reaches past them
     /// with a handed-back cover of theirs: merged with the schedule's own due times.
     fn merges_past_backfills(&self, from: i64, to: i64, touched: &[usize]) -> bool {
-        !touched.is_empty()
-            && to > self.past_backfills(touched)
-            && from
-                >= touched
-                    .iter()
-                    .map(|&i| self.backfills[i].from)
-                    .min()
-                    .unwrap_or(i64::MAX)
+        let first = touched.iter().map(|&i| self.backfills[i].from).min();
+        first.is_some_and(|first| reaches_past(from, to, (first, self.past_backfills(touched))))
             && self.handed_backfill(touched)
     }
 
