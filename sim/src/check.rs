@@ -1953,8 +1953,39 @@ impl Checker {
         }
     }
 
+    /// G1's other half: a due time is missed as late (no process looked in time, the
+    /// machine slept, the clock was set forward) only once its start is older than the
+    /// grace, by the time of the step that found it (at or before the entry's).
+    fn late_by_grace(&mut self, rec: &Record, to: i64, cause: MissCause) {
+        let late = matches!(
+            cause,
+            MissCause::Down | MissCause::Asleep | MissCause::ClockForward
+        );
+        let Some(grace) = self.grace_ms.filter(|_| late && !self.defining) else {
+            return;
+        };
+        let at = rec.at.as_millis();
+        if to.saturating_add(grace) >= at {
+            let detail = format!(
+                "due times through {} recorded missed ({cause:?}) at {}, within the grace of {grace} ms",
+                ts(to),
+                rec.at
+            );
+            self.violation("G1", &rec.job, detail);
+        } else if to.saturating_add(grace).saturating_add(1_000) >= at {
+            self.probe("missed as late within a second of the grace");
+        }
+    }
+
     fn ledger(&mut self, idx: usize, rec: &Record, e: &duetime::LedgerEntry) {
         let (from, to) = (e.from.as_millis(), e.to.as_millis());
+        if let LedgerKind::Missed {
+            cause,
+            action: MissAction::Skipped,
+        } = e.kind
+        {
+            self.late_by_grace(rec, to, cause);
+        }
         // A removal or a new definition closes the instant with the job's old life: no end
         // line follows (the removal's other entries or the `defined` line do).
         let superseded = matches!(
