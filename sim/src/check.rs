@@ -1974,6 +1974,8 @@ impl Checker {
             self.violation("G1", &rec.job, detail);
         } else if to.saturating_add(grace).saturating_add(1_000) >= at {
             self.probe("missed as late within a second of the grace");
+        } else {
+            self.probe("missed as late past the grace");
         }
     }
 

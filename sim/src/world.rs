@@ -289,6 +289,9 @@ pub struct World {
     slow: ChaCha8Rng,
     /// People's bursts of backfills (`backfill_burst`): and one more.
     bursts: ChaCha8Rng,
+    /// Delays a failure asks for at the very edge of its job's wait budget
+    /// (`asked_delay`): one more.
+    edges: ChaCha8Rng,
     /// The world's concurrency keys and each one's width, as its jobs were drawn: a job
     /// moved to a key takes that key's width, so a lane's width stays what C1 knows.
     lane_keys: Vec<(String, Option<u32>)>,
@@ -405,6 +408,7 @@ impl World {
             moves: crate::gen::features_rng(cfg.seed, 10),
             slow: crate::gen::features_rng(cfg.seed, 11),
             bursts: crate::gen::features_rng(cfg.seed, 12),
+            edges: crate::gen::features_rng(cfg.seed, 13),
             lane_keys,
             t: cfg.start_ms,
             cfg,
@@ -2049,6 +2053,18 @@ impl World {
         }
     }
 
+    /// The delay a failure asks for: as drawn, but one time in four exactly its job's wait
+    /// budget, or a millisecond either side (a quota hold only past the budget: R4).
+    fn asked_delay(&mut self, drawn: Duration, budget: Duration) -> Duration {
+        let ms = budget.as_millis();
+        match self.edges.gen_range(0..12u32) {
+            0 => budget,
+            1 => Duration::from_millis(ms.saturating_sub(1)),
+            2 => Duration::from_millis(ms.saturating_add(1)),
+            _ => drawn,
+        }
+    }
+
     fn start(
         &mut self,
         host: Option<usize>,
@@ -2066,6 +2082,7 @@ impl World {
         };
         let sim = &self.jobs[i];
         let b = sim.behaviour.clone();
+        let budget = sim.def.wait_budget();
         let timeout = deadline.as_millis() - self.clock_now(host).wall.as_millis();
         let roll: f64 = self.rng.gen_range(0.0..1.0);
         let (duration, outcome) = if roll < b.hang {
@@ -2076,7 +2093,8 @@ impl World {
                 Outcome::failed("exit 1"),
             )
         } else if roll < b.hang + b.fail + b.fail_retry_after {
-            let after = Duration::from_secs(self.rng.gen_range(1..3_600));
+            let drawn = Duration::from_secs(self.rng.gen_range(1..3_600));
+            let after = self.asked_delay(drawn, budget);
             (
                 self.rng.gen_range(b.duration_ms.0..=b.duration_ms.1),
                 Outcome::Failed {

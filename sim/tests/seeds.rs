@@ -28,7 +28,7 @@ const PROBES: &[&str] = &[
     "views' owed count held to the line",
     "owed held to the missed rule",
     "too late only past the catch-up window",
-    "missed as late within a second of the grace",
+    "missed as late past the grace",
     "start held to the line",
     "wait held to a full lane or cap",
     "retry timed by the backoff",
