@@ -29,6 +29,7 @@ const PROBES: &[&str] = &[
     "owed held to the missed rule",
     "too late only past the catch-up window",
     "missed as late past the grace",
+    "owner shown as the lease holds it",
     "start held to the line",
     "wait held to a full lane or cap",
     "retry timed by the backoff",

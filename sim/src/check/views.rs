@@ -276,7 +276,34 @@ impl Checker {
         self.counts_shown(state);
         self.admitted_in_order(state);
         self.waiters_let_in(state);
+        self.owner_shown(state);
         self.views(state, now);
+    }
+
+    /// V1 for the owner a dashboard shows under `single_owner` (`State::owner`): the
+    /// lease's holder while it has not lapsed by the store's clock, nobody once it has;
+    /// and the lease held is the one the journal's notices last gave (O1's `owner`).
+    fn owner_shown(&mut self, state: &duetime::State) {
+        let (Some(store), true) = (state.clock(), self.single_owner) else {
+            return;
+        };
+        let lease = state.owner_lease();
+        let shown = state.owner(store).map(|o| o.holder);
+        let live = lease.filter(|o| store <= o.until).map(|o| o.holder);
+        let detail = if shown != live {
+            format!(
+                "the view shows {shown:?} as the owner at {store}, where the lease held ({lease:?}) says {live:?}"
+            )
+        } else if lease.is_some_and(|o| Some(o.holder) != self.owner) {
+            format!(
+                "the store holds an owner lease ({lease:?}) the notices gave {:?}",
+                self.owner
+            )
+        } else {
+            self.probe("owner shown as the lease holds it");
+            return;
+        };
+        self.violation_of("V1", "(owner lease)".to_string(), detail);
     }
 
     /// V1 for the counts a dashboard reads: the runs open on each process and under each
