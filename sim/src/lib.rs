@@ -101,14 +101,19 @@ pub fn leases_within_the_clock(state: &duetime::State) -> Result<(), String> {
     Ok(())
 }
 
-/// S6 for one committed state: it passes the core's own load check (`State::self_check`)
-/// and survives a serde round trip unchanged; on success `state` is the reloaded copy, so
+/// S6 for one committed state: it passes the core's own load check (`State::self_check`),
+/// keeps no empty activity box (idle jobs stay small: `JobRecord::tidy`) and survives a
+/// serde round trip unchanged; on success `state` is the reloaded copy, so
 /// the world goes on from what a host would load. `Err` says what broke.
 pub fn round_trip(state: &mut duetime::State) -> Result<(), String> {
     // (Loading runs the core's own check: a state that fails it does not load.)
     leases_within_the_clock(state)?;
     let json =
         serde_json::to_vec(state).map_err(|e| format!("the state does not serialize: {e}"))?;
+    // Idle jobs stay small: a job with nothing going on carries no activity box at all.
+    if json.windows(13).any(|w| w == b"\"activity\":{}") {
+        return Err("a job keeps an empty activity box (an idle job carries none)".to_string());
+    }
     let copy: duetime::State =
         serde_json::from_slice(&json).map_err(|e| format!("the state does not load: {e}"))?;
     if copy != *state {

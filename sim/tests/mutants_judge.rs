@@ -25,6 +25,8 @@ const CHECKS_LOOKED: &[&str] = &[
     "start in its lane's order",
     "release its rule allows",
     "cron text typed near its bounds (Z2)",
+    "missed as late past the grace",
+    "owner shown as the lease holds it",
 ];
 
 /// The plan `scripts/mutants` uses unless told otherwise: about two seconds in release.
