@@ -352,9 +352,9 @@ fn item_range(rule: &FieldRule, item: &str) -> Result<(u32, u32, u32), String> {
     Ok((v, if step > 1 { rule.high } else { v }, step))
 }
 
-/// Digits only (no sign, no spaces), as a number.
+/// Digits only (no sign, no spaces), at most nine of them, leading zeros counted.
 fn number(text: &str) -> Option<u32> {
-    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+    if text.is_empty() || text.len() > 9 || !text.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
     text.parse().ok()

@@ -52,7 +52,13 @@ fn draw_value(rng: &mut ChaCha8Rng, f: &Field) -> (String, Option<u32>) {
         // Below a field starting at 0: a sign, which is not a number.
         return ("-1".to_string(), None);
     }
-    (v.to_string(), (f.low..=f.high).contains(&v).then_some(v))
+    let accepted = (f.low..=f.high).contains(&v).then_some(v);
+    if rng.gen_ratio(1, 8) {
+        // Leading zeros: a number is at most nine digits, zeros counted.
+        let width = rng.gen_range(8..=10usize);
+        return (format!("{v:0width$}"), accepted.filter(|_| width <= 9));
+    }
+    (v.to_string(), accepted)
 }
 
 /// A range `a-b`, and whether the docs accept it.
@@ -140,6 +146,26 @@ fn draw_expression(rng: &mut ChaCha8Rng) -> (String, Vec<&'static str>) {
         texts.push(text);
     }
     (texts.join(" "), wrong)
+}
+
+/// An expression the docs accept with a stepped range in every field (`a-b/n`, a
+/// day-of-week range sometimes ending at Sunday written `0`), steps from 1 to one past the
+/// field's top: where `duetime check`'s warning of a step past its range's end is decided.
+fn draw_stepped_ranges(rng: &mut ChaCha8Rng) -> String {
+    let fields: Vec<String> = FIELDS
+        .iter()
+        .map(|f| {
+            let a = rng.gen_range(f.low..=f.high);
+            let b = if f.name == "day-of-week" && a > 0 && rng.gen_ratio(1, 4) {
+                0
+            } else {
+                rng.gen_range(a..=f.high)
+            };
+            let n = rng.gen_range(1..=f.high + 1);
+            format!("{a}-{b}/{n}")
+        })
+        .collect();
+    fields.join(" ")
 }
 
 /// The macros `docs/schedules.md` lists.
@@ -364,6 +390,16 @@ pub fn check_seed(seed: u64) -> (u64, Vec<Violation>) {
             });
         }
     }
+    let text = draw_stepped_ranges(&mut rng);
+    let from = rng.gen_range(1_704_067_200_000i64..1_956_528_000_000);
+    if let Err(detail) = check_typed(&text, &[], from) {
+        violations.push(Violation {
+            invariant: "Z2",
+            job: "(cron text)".to_string(),
+            detail,
+            liveness: true,
+        });
+    }
     let (text, tz, refused) = draw_form(&mut rng);
     let from = rng.gen_range(1_704_067_200_000i64..1_956_528_000_000);
     if let Err(detail) = check_form(&text, tz, refused.as_deref(), from) {
@@ -374,7 +410,7 @@ pub fn check_seed(seed: u64) -> (u64, Vec<Violation>) {
             liveness: true,
         });
     }
-    (TYPED as u64 + 1, violations)
+    (TYPED as u64 + 2, violations)
 }
 
 #[cfg(test)]
