@@ -545,6 +545,8 @@ pub struct Checker {
     probes: Vec<(&'static str, u64)>,
     /// The store runs `single_owner` coordination: O1 is held.
     single_owner: bool,
+    /// The run of the latest `settled` line, and whether it settled `skipped`.
+    last_settled: Option<(RunId, bool)>,
     /// The owner lease as the core's `Owner` and `OwnerReleased` effects told it, in the
     /// store's order: its holder (`None` once released) and the highest owner fence told.
     owner: Option<ProcessId>,
@@ -620,6 +622,7 @@ impl Checker {
             violations: Vec::new(),
             probes: Vec::new(),
             single_owner: false,
+            last_settled: None,
             owner: None,
             owner_fence: None,
             released: false,
@@ -1870,6 +1873,7 @@ impl Checker {
 
     fn settled(&mut self, idx: usize, rec: &Record, run: RunId, outcome: &Outcome) {
         self.lanes.close(run);
+        self.last_settled = Some((run, *outcome == Outcome::Skipped));
         if !matches!(outcome, Outcome::Ok | Outcome::Skipped) {
             let covers = self.open.get(&run).and_then(|o| o.covers);
             self.tracks[idx].last_failed = covers.map(|c| (run, c));
@@ -1979,8 +1983,29 @@ impl Checker {
         }
     }
 
+    /// S1, what the entry says: a run's entry tells whether it reported `skipped` (it
+    /// follows the run's `settled` line in the same step).
+    fn ran_as_settled(&mut self, rec: &Record, run: RunId, skipped: bool) {
+        match self.last_settled {
+            Some((r, s)) if r == run && s != skipped => {
+                let detail = format!(
+                    "{run}'s entry says skipped: {skipped}, but it settled {}",
+                    if s { "skipped" } else { "ok" }
+                );
+                self.violation("S1", &rec.job, detail);
+            }
+            Some((r, true)) if r == run => {
+                self.probe("run that found nothing to do recorded skipped")
+            }
+            _ => {}
+        }
+    }
+
     fn ledger(&mut self, idx: usize, rec: &Record, e: &duetime::LedgerEntry) {
         let (from, to) = (e.from.as_millis(), e.to.as_millis());
+        if let LedgerKind::Ran { run, skipped } = e.kind {
+            self.ran_as_settled(rec, run, skipped);
+        }
         if let LedgerKind::Missed {
             cause,
             action: MissAction::Skipped,

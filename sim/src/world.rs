@@ -290,7 +290,7 @@ pub struct World {
     /// People's bursts of backfills (`backfill_burst`): and one more.
     bursts: ChaCha8Rng,
     /// Delays a failure asks for at the very edge of its job's wait budget
-    /// (`asked_delay`): one more.
+    /// (`asked_delay`), and successes that found nothing to do: one more.
     edges: ChaCha8Rng,
     /// The world's concurrency keys and each one's width, as its jobs were drawn: a job
     /// moved to a key takes that key's width, so a lane's width stays what C1 knows.
@@ -2111,10 +2111,13 @@ impl World {
                 },
             )
         } else {
-            (
-                self.rng.gen_range(b.duration_ms.0..=b.duration_ms.1),
-                Outcome::Ok,
-            )
+            // One success in eight found nothing to do and says so.
+            let done = if self.edges.gen_ratio(1, 8) {
+                Outcome::Skipped
+            } else {
+                Outcome::Ok
+            };
+            (self.rng.gen_range(b.duration_ms.0..=b.duration_ms.1), done)
         };
         self.hosts[host].held.insert(
             run,
