@@ -559,6 +559,11 @@ pub struct Checker {
     /// Runs a result with their current fence was delivered for in this step (R1), and
     /// whether that result parks.
     to_settle: Vec<(RunId, bool)>,
+    /// A result delivered in this step for an open run under a fence it no longer holds
+    /// (S3: it must settle nothing).
+    stale_delivered: Option<(RunId, Fence)>,
+    /// Its `stale_result` line was read.
+    stale_told: bool,
     /// The open runs by the journal: run, holder (moved by adoption), track (D1).
     holders: Vec<(RunId, ProcessId, usize)>,
     /// The processes told `Drained` (D1: once each).
@@ -629,6 +634,8 @@ impl Checker {
             owner_taken: None,
             lease_ttl_ms: 0,
             to_settle: Vec::new(),
+            stale_delivered: None,
+            stale_told: false,
             holders: Vec::new(),
             drained: Vec::new(),
             draining: std::collections::BTreeSet::new(),
@@ -777,6 +784,15 @@ impl Checker {
         });
         let repeat =
             self.parked.contains_key(&run) && matches!(outcome, Outcome::AwaitingApproval { .. });
+        // (A removed job's run is closed with it: its result, stale or not, finds nobody.)
+        let stale = self.open.get(&run).is_some_and(|o| {
+            o.fence.is_some_and(|f| f != fence)
+                && o.start
+                    .is_some_and(|s| self.tracks[s.track].removed_at.is_none())
+        });
+        if stale {
+            self.stale_delivered = Some((run, fence));
+        }
         if current && !repeat {
             self.to_settle
                 .push((run, matches!(outcome, Outcome::AwaitingApproval { .. })));
@@ -791,6 +807,21 @@ impl Checker {
             self.tracks[idx].line.step_done();
         }
         self.retries_judged();
+        if let Some((run, fence)) = self.stale_delivered.take() {
+            // S3: a result carrying a fence the run does not hold settles nothing, and
+            // the journal says it was refused as stale.
+            let told = std::mem::take(&mut self.stale_told);
+            if self.settled.contains(run) {
+                let detail = format!("{run} was settled by a result carrying the stale {fence}");
+                self.violation_of("S3", String::new(), detail);
+            } else if !told {
+                let detail =
+                    format!("{run}'s result carrying the stale {fence} was not told stale");
+                self.violation_of("S3", String::new(), detail);
+            } else {
+                self.probe("result with a stale fence settled nothing");
+            }
+        }
         for (run, parks) in std::mem::take(&mut self.to_settle) {
             let settled = self.settled.contains(run) || self.lost.contains(run);
             let parked = parks && self.parked.contains_key(&run);
@@ -1454,7 +1485,12 @@ impl Checker {
                     self.tracks[idx].end_cover(cover, run, RunEnd::Lost);
                 }
             }
-            History::StaleResult { .. } => self.probe("stale result refused"),
+            History::StaleResult { run, fence } => {
+                self.probe("stale result refused");
+                if self.stale_delivered.is_some_and(|d| d == (*run, *fence)) {
+                    self.stale_told = true;
+                }
+            }
             History::AlertHeld { .. } => self.probe("alert held by the throttle"),
             History::QuotaHold { until, run, asked } => {
                 self.probe("quota hold");

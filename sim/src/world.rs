@@ -1691,6 +1691,20 @@ impl World {
             Some(h) => self.clock_now(h),
             None => Now::at(Timestamp::from_millis(self.t)),
         };
+        if self.edges.gen_ratio(1, 32) {
+            // A host that mixed up its runs: this run's id with a fence it never held,
+            // just before the real result (S3: it settles nothing).
+            *self.faults.entry("result with a wrong fence").or_default() += 1;
+            let wrong = Fence(fence.0 ^ 1);
+            let event = Event::RunFinished {
+                process,
+                job: job.clone(),
+                run,
+                fence: wrong,
+                outcome: outcome.clone(),
+            };
+            self.transact(host, now, event);
+        }
         self.transact(
             host,
             now,
