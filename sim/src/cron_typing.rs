@@ -168,6 +168,40 @@ fn draw_stepped_ranges(rng: &mut ChaCha8Rng) -> String {
     fields.join(" ")
 }
 
+/// A number past its field's range, alone in an expression otherwise all `*`: the docs
+/// promise a refusal naming the field, saying the number is out of range and what the field
+/// accepts (`day-of-week: `8` is out of range 0-7`), however many digits it has (one past
+/// either end, ten digits, past any `u32`).
+fn check_out_of_range(rng: &mut ChaCha8Rng) -> Result<(), String> {
+    let i = rng.gen_range(0..FIELDS.len());
+    let f = FIELDS[i];
+    let number = match rng.gen_range(0..4) {
+        0 if f.low > 0 => (f.low - 1).to_string(),
+        0 | 1 => (f.high + 1).to_string(),
+        2 => format!("{:010}", rng.gen_range(f.high + 1..1000)),
+        _ => format!("{}", u64::from(u32::MAX) + rng.gen_range(1..1000)),
+    };
+    let mut fields = ["*"; 5].map(str::to_string);
+    fields[i] = number;
+    let text = fields.join(" ");
+    let accepted = format!("is out of range {}-{}", f.low, f.high);
+    match Schedule::cron(&text, Some("UTC")) {
+        Ok(_) => Err(format!(
+            "`{text}` was taken, but its {} field is out of range",
+            f.name
+        )),
+        Err(e) => {
+            let said = e.to_string();
+            (said.starts_with(&format!("{}: ", f.name)) && said.contains(&accepted))
+                .then_some(())
+                .ok_or(format!(
+                    "`{text}` was refused, but the message `{said}` does not name the {} field and say it {accepted}",
+                    f.name
+                ))
+        }
+    }
+}
+
 /// The macros `docs/schedules.md` lists.
 const MACROS: [&str; 7] = [
     "@yearly",
@@ -400,6 +434,14 @@ pub fn check_seed(seed: u64) -> (u64, Vec<Violation>) {
             liveness: true,
         });
     }
+    if let Err(detail) = check_out_of_range(&mut rng) {
+        violations.push(Violation {
+            invariant: "Z2",
+            job: "(cron text)".to_string(),
+            detail,
+            liveness: true,
+        });
+    }
     let (text, tz, refused) = draw_form(&mut rng);
     let from = rng.gen_range(1_704_067_200_000i64..1_956_528_000_000);
     if let Err(detail) = check_form(&text, tz, refused.as_deref(), from) {
@@ -410,7 +452,7 @@ pub fn check_seed(seed: u64) -> (u64, Vec<Violation>) {
             liveness: true,
         });
     }
-    (TYPED as u64 + 2, violations)
+    (TYPED as u64 + 3, violations)
 }
 
 #[cfg(test)]
