@@ -12,7 +12,9 @@
 //!   that shortens or fails to lengthen it, shows).
 //! - L3: a lease whose holder fell silent is taken over at the first tick that can: after
 //!   a tick of a process that decides (not a new incarnation waiting for its clock; the
-//!   owner under `single_owner`) at a time past a run's lease, the run is no longer open.
+//!   owner under `single_owner`) at a time past a run's lease, or once the store's clock
+//!   is a lease TTL and a `clock_jump` past its holder's `heard_at`, the run is no longer
+//!   open.
 //!   (DESIGN.md allows a tick more; the wake index makes it the first.)
 
 use std::collections::BTreeMap;
@@ -317,18 +319,32 @@ impl Checker {
         if !deciding {
             return;
         }
+        // A holder the store has not heard from for a lease TTL and a `clock_jump` by its
+        // own clock has lost what it holds, whatever its leases say (`heard_at`'s promise):
+        // a lease written ahead of the store's clock must not keep a dead holder's run.
+        let silence = self
+            .leases
+            .config
+            .map_or(i64::MAX, |(ttl, _, jump)| ttl + jump);
+        let clock = state.clock().map_or(i64::MIN, |c| c.as_millis());
+        let silent = |holder: ProcessId| {
+            state
+                .process(holder)
+                .is_some_and(|p| clock > p.heard_at().as_millis().saturating_add(silence))
+        };
         let lapsed: Vec<(RunId, Lease)> = self
             .leases
             .runs
             .iter()
-            .filter(|(_, l)| !l.parked && l.exact && l.until < at)
+            .filter(|(_, l)| !l.parked && l.exact && (l.until < at || silent(l.holder)))
             .map(|(r, l)| (*r, l.clone()))
             .collect();
         for (run, l) in lapsed {
             let detail = format!(
-                "{run}'s lease from {} lapsed at {}, yet it is still open after a tick of {} at {}",
+                "{run}'s lease from {} lapsed at {} (its holder last heard at {:?}), yet it is still open after a tick of {} at {}",
                 l.holder,
                 ts(l.until),
+                state.process(l.holder).map(|p| p.heard_at()),
                 s.process,
                 ts(at)
             );
