@@ -1995,12 +1995,21 @@ impl Checker {
 
     /// G1's other half: a due time is missed as late (no process looked in time, the
     /// machine slept, the clock was set forward) only once its start is older than the
-    /// grace, by the time of the step that found it (at or before the entry's).
-    fn late_by_grace(&mut self, rec: &Record, to: i64, cause: MissCause) {
-        let late = matches!(
-            cause,
-            MissCause::Down | MissCause::Asleep | MissCause::ClockForward
-        );
+    /// grace, by the time of the step that found it. Held for `skip` jobs, whose late due
+    /// times are recorded in the step that finds them: a job that owes keeps a segment's
+    /// first cause for what a full line merges into it (an overlap 30 s old under `down`,
+    /// swarm 10258), and `catch_up_once` records an owed segment skipped when a newer one
+    /// replaces it, later.
+    fn late_by_grace(&mut self, idx: usize, rec: &Record, to: i64, cause: MissCause) {
+        let skips = self
+            .facts
+            .get(&self.tracks[idx].name)
+            .is_some_and(|f| f.missed == MissedRule::Skip);
+        let late = skips
+            && matches!(
+                cause,
+                MissCause::Down | MissCause::Asleep | MissCause::ClockForward
+            );
         let Some(grace) = self.grace_ms.filter(|_| late && !self.defining) else {
             return;
         };
@@ -2047,7 +2056,7 @@ impl Checker {
             action: MissAction::Skipped,
         } = e.kind
         {
-            self.late_by_grace(rec, to, cause);
+            self.late_by_grace(idx, rec, to, cause);
         }
         // A removal or a new definition closes the instant with the job's old life: no end
         // line follows (the removal's other entries or the `defined` line do).

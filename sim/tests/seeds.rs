@@ -402,7 +402,10 @@ fn seeds_that_set_the_switch_at_a_bound_for_one_step() {
 /// (the core's `REQUIRED_RESERVE`). Swarm 3613474732 (CI's window for d751f9b): a
 /// backfill's retry cleared by a pause went back in line as the schedule's own (cause
 /// `paused`) and merged with the due times that followed it, which N1 and B1 took for a
-/// catch-up miscounted (`Line::handed_backfill`, `Backfilled::handed_back_merge`).
+/// catch-up miscounted (`Line::handed_backfill`, `Backfilled::handed_back_merge`). Swarm
+/// 10258: a line the burst filled took overlaps 30 s old into its newest segment, owed
+/// `down`, which `catch_up_once` then skipped under that cause: G1's late skips are held
+/// for `skip` jobs only (`Checker::late_by_grace`).
 #[test]
 fn seeds_of_the_backfill_burst_world_hold() {
     use duetime_sim::gen::FaultMode;
@@ -416,6 +419,7 @@ fn seeds_of_the_backfill_burst_world_hold() {
         4948,
         7689,
         10_199,
+        10_258,
         14_277,
         3_613_474_732,
     ];
