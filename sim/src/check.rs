@@ -2001,15 +2001,14 @@ impl Checker {
     /// swarm 10258), and `catch_up_once` records an owed segment skipped when a newer one
     /// replaces it, later.
     fn late_by_grace(&mut self, idx: usize, rec: &Record, to: i64, cause: MissCause) {
-        let skips = self
+        // (The cause first: most skips are not for lateness, and need no lookup.)
+        let late = matches!(
+            cause,
+            MissCause::Down | MissCause::Asleep | MissCause::ClockForward
+        ) && self
             .facts
             .get(&self.tracks[idx].name)
             .is_some_and(|f| f.missed == MissedRule::Skip);
-        let late = skips
-            && matches!(
-                cause,
-                MissCause::Down | MissCause::Asleep | MissCause::ClockForward
-            );
         let Some(grace) = self.grace_ms.filter(|_| late && !self.defining) else {
             return;
         };

@@ -297,27 +297,34 @@ impl OwnLedger<'_> {
                 ts(to)
             ));
         }
-        // The last range starting at or before `to`.
-        let accounted = &mut self.accounted;
-        let pos = if accounted.last().is_none_or(|&(a, _)| a <= to) {
-            accounted.len()
-        } else {
-            accounted.partition_point(|&(a, _)| a <= to)
-        };
-        if let Some(&(a, b)) = pos.checked_sub(1).map(|p| &accounted[p]) {
-            if b >= from {
-                return Err(format!(
-                    "entry {}..{} ({kind:?}) accounts due times already accounted by {}..{}",
-                    ts(from),
-                    ts(to),
-                    ts(a),
-                    ts(b)
-                ));
-            }
-        }
-        accounted.insert(pos, (from, to));
-        Ok(())
+        add_disjoint(&mut self.accounted, from, to).map_err(|(a, b)| {
+            format!(
+                "entry {}..{} ({kind:?}) accounts due times already accounted by {}..{}",
+                ts(from),
+                ts(to),
+                ts(a),
+                ts(b)
+            )
+        })
     }
+}
+
+/// Adds `from..=to` to `accounted` (disjoint ranges, ascending by `from`), or names the
+/// range it would overlap (the last one starting at or before `to`). Entries mostly come
+/// in due-time order: a range past the last is pushed.
+fn add_disjoint(accounted: &mut Vec<(i64, i64)>, from: i64, to: i64) -> Result<(), (i64, i64)> {
+    let pos = if accounted.last().is_none_or(|&(a, _)| a <= to) {
+        accounted.len()
+    } else {
+        accounted.partition_point(|&(a, _)| a <= to)
+    };
+    if let Some(&(a, b)) = pos.checked_sub(1).map(|p| &accounted[p]) {
+        if b >= from {
+            return Err((a, b));
+        }
+    }
+    accounted.insert(pos, (from, to));
+    Ok(())
 }
 
 /// How many of the due times `at` (ascending) up to `deadline` no range of `accounted`
@@ -504,19 +511,14 @@ impl Backfilled {
                 ts(b)
             ));
         }
-        let pos = self.accounted.partition_point(|&(x, _)| x <= to);
-        if let Some(&(x, y)) = pos.checked_sub(1).map(|p| &self.accounted[p]) {
-            if y >= from {
-                return Err(format!(
-                    "entry {}..{} ({kind:?}) accounts backfilled due times already accounted by {}..{}",
-                    ts(from),
-                    ts(to),
-                    ts(x),
-                    ts(y)
-                ));
-            }
-        }
-        self.accounted.insert(pos, (from, to));
-        Ok(())
+        add_disjoint(&mut self.accounted, from, to).map_err(|(x, y)| {
+            format!(
+                "entry {}..{} ({kind:?}) accounts backfilled due times already accounted by {}..{}",
+                ts(from),
+                ts(to),
+                ts(x),
+                ts(y)
+            )
+        })
     }
 }
