@@ -316,7 +316,8 @@ pub enum Event {
     Backfill {
         /// The job.
         job: JobName,
-        /// The first instant of the range.
+        /// The first instant of the range: `Timestamp::MIN` asks for every due time up to
+        /// `to` (a one-shot's, or a sparse schedule's whole past).
         from: Timestamp,
         /// The last instant of the range.
         to: Timestamp,

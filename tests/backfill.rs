@@ -311,3 +311,48 @@ fn backfills_that_follow_one_another_run_apart_while_the_line_has_room() {
         assert!(ledger.contains(&line), "{line} not in\n{ledger}");
     }
 }
+
+#[test]
+fn a_backfill_from_the_beginning_takes_every_due_time_up_to_its_end() {
+    let mut s = Story::new();
+    s.show_history = true;
+    s.note("a one-shot defined after its instant: the ledger starts at its definition");
+    s.define("09:00", job("sync", duetime::Schedule::at(at("08:00"))));
+    s.tick("09:00:10", 1);
+    s.note("from the earliest instant there is, its one due time is found and run");
+    backfill_from_the_beginning(&mut s, "09:01", "09:00");
+    assert_eq!(refusal(&s), None);
+    s.tick("09:01:10", 1);
+    s.finish("09:02", 1, Outcome::Ok);
+    insta::assert_snapshot!(s.trace());
+}
+
+#[test]
+fn a_backfill_from_the_beginning_of_a_dense_schedule_is_refused_with_its_count() {
+    let mut s = Story::new();
+    s.define("09:00", job("sync", every("1h")));
+    backfill_from_the_beginning(&mut s, "09:01", "08:00");
+    let Some(Refusal::TooManyDueTimes { count, max }) = refusal(&s) else {
+        panic!("expected too_many_due_times, got {:?}", refusal(&s));
+    };
+    // Every hour from the earliest instant (292 million years back) to 08:00.
+    assert_eq!(
+        count,
+        every("1h").count_in(duetime::Timestamp::MIN, at("08:00"))
+    );
+    assert!(count > 2_000_000_000_000, "{count}");
+    assert_eq!(max, duetime::MAX_BACKFILL);
+}
+
+fn backfill_from_the_beginning(s: &mut Story, time: &str, to: &str) {
+    s.send(
+        time,
+        &format!("backfill sync from the beginning to {to}"),
+        Event::Backfill {
+            job: JobName::new("sync").unwrap(),
+            from: duetime::Timestamp::MIN,
+            to: at(to),
+            actor: Actor::new("bob"),
+        },
+    );
+}

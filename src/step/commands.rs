@@ -541,20 +541,17 @@ impl State {
             }
         }
         let schedule = &record.def.schedule;
+        // The due times in `[from, to]` are those after `before`. A range from the earliest
+        // instant (`Timestamp::MIN`, "from the beginning") loses nothing by it: a due time
+        // is always after some instant (`next_after`), so none is ever `Timestamp::MIN`.
         let before = from.saturating_sub(MS);
-        // `from` itself is due when it is the instant 0 (nothing is before it).
         let count = schedule.count_in(before, to);
         let first = schedule.next_after(before).filter(|&t| t <= to);
         let last = last_due(schedule, before, to);
-        let (Some(first), Some(last)) = (first, last) else {
+        let (Some(first), Some(last), 1..) = (first, last, count) else {
             State::refuse(Some(name), Refusal::NoDueTimes { from, to }, out);
             return;
         };
-        if count == 0 || before == from {
-            // The instant 0 cannot be counted exactly; no schedule is due that early.
-            State::refuse(Some(name), Refusal::NoDueTimes { from, to }, out);
-            return;
-        }
         if count > MAX_BACKFILL {
             let refusal = Refusal::TooManyDueTimes {
                 count,
