@@ -306,6 +306,23 @@ mod tests {
         }
     }
 
+    /// `seen_before` is a running maximum, in case a fold reached back past the whole
+    /// segment before it (a clock set back by more than that segment lasted). No zone in
+    /// the database does: every segment's end shows a later local time than any earlier
+    /// segment's end, so the running maximum is the last end alone. Should a zone ever break
+    /// this, the maximum is what keeps the second pass right, and this test says so (it is
+    /// why a mutant dropping the maximum is listed as equivalent in mutants/equivalent.txt).
+    #[test]
+    fn no_fold_reaches_back_past_the_segment_before_it() {
+        for tz in chrono_tz::TZ_VARIANTS {
+            let t = Zone::from_tz(tz).table;
+            for i in 1..t.starts.len() {
+                let end_shown = t.starts[i] + t.offsets[i - 1];
+                assert_eq!(t.seen_before[i], end_shown, "{} segment {i}", tz.name());
+            }
+        }
+    }
+
     #[test]
     fn unknown_names_are_none() {
         assert!(Zone::named("America/New_Yrok").is_none());

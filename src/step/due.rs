@@ -630,6 +630,40 @@ mod tests {
         assert_eq!(too_late, [20]);
     }
 
+    /// At the first millisecond of an hour the last day spans 25 hourly buckets: the one
+    /// a day old still holds misses of the last 24 hours (its first hour is exactly a day
+    /// ago), so all 25 are kept and counted.
+    #[test]
+    fn misses_in_each_of_25_hours_all_count_at_the_hour_a_day_after_the_first() {
+        let mut state = State::new(Config::default());
+        let def = JobDef::new(
+            JobName::new("sync").unwrap(),
+            Schedule::every(Duration::from_hours(1), Duration::ZERO).unwrap(),
+        );
+        let (def, actor) = (Box::new(def), Actor::new("ana"));
+        let start = Timestamp::from_millis(100 * HOUR);
+        state.step(
+            Now::at(start),
+            Event::Upsert { def, actor },
+            &mut Vec::new(),
+        );
+        let seq = state.seq_of_name("sync").unwrap();
+        for hour in 100..=124 {
+            state.note_missed(seq, 1, Timestamp::from_millis(hour * HOUR));
+        }
+        let now = Timestamp::from_millis(124 * HOUR);
+        let buckets = &state.jobs[&seq].act().unwrap().missed_recent;
+        assert_eq!(buckets.len(), 25);
+        assert_eq!(state.job("sync", now).unwrap().missed_24h, 25);
+        state.note_missed(seq, 1, now.saturating_add(Duration::from_millis(1)));
+        let buckets = &state.jobs[&seq].act().unwrap().missed_recent;
+        assert_eq!(
+            buckets.len(),
+            24,
+            "a millisecond later, the first hour is over a day old"
+        );
+    }
+
     #[test]
     fn making_room_never_merges_two_due_times_around_a_segment_about_to_go_between() {
         // A schedule's due times at 10:00 and 11:00 follow one another, yet a backfill of a
