@@ -32,6 +32,7 @@ mod line;
 mod logs;
 mod replies;
 mod retries;
+mod timeouts;
 mod views;
 
 /// A broken promise, with the entries that show it.
@@ -586,6 +587,7 @@ pub struct Checker {
     stepper: Option<ProcessId>,
     /// The failures settled in the step being fed (R4).
     retries: retries::Retries,
+    timeouts: timeouts::Timeouts,
     /// The store's grace in ms (G1), when its config is known.
     grace_ms: Option<i64>,
     /// People's commands and their replies (R3, H2).
@@ -646,6 +648,7 @@ impl Checker {
             leases: Default::default(),
             stepper: None,
             retries: Default::default(),
+            timeouts: Default::default(),
             grace_ms: None,
             replies: replies::Replies::default(),
         }
@@ -735,6 +738,7 @@ impl Checker {
                 // leases. (Every parked run alike: no order of the map reaches a verdict.)
                 let by = i64::try_from(by.as_millis()).unwrap_or(i64::MAX);
                 self.leases_moved(ClockGapKind::ReleasedBehind, *process, by);
+                self.timeouts_back(by);
                 self.owner_taken = self.owner_taken.map(|t| t.saturating_sub(by));
                 for t in &mut self.tracks {
                     t.held_until = t.held_until.map(|h| h.saturating_sub(by));
@@ -759,6 +763,7 @@ impl Checker {
             }) => {
                 // Its runs keep the age it measured, on a time base moved by its lead.
                 self.leases_moved(ClockGapKind::Released, *process, 0);
+                self.timeouts_released(*process);
                 for &(_, holder, idx) in &self.holders {
                     if holder == *process {
                         self.tracks[idx].seen.age_unknown();
@@ -1261,6 +1266,7 @@ impl Checker {
             } => self.backfill(idx, rec, from.as_millis(), to.as_millis(), *count),
             History::Removed { .. } => {
                 self.tracks[idx].removed_at = Some(at);
+                self.timeouts_removed(&rec.job);
                 self.lanes.waiting.retain(|(i, _)| *i != idx);
                 // A removed job's open run ends with it.
                 self.holders.retain(|(_, _, i)| *i != idx);
@@ -1316,6 +1322,8 @@ impl Checker {
                 self.wait_for_room(idx, rec, *reason);
             }
             History::Parked { run, until, .. } => {
+                // A parked run waits for a person, not for its deadline.
+                self.timeout_forgotten(*run);
                 let run = *run;
                 self.probe("run parked awaiting approval");
                 // Parked, the run holds no process and no room in its lane (its command
@@ -1434,6 +1442,13 @@ impl Checker {
                 outcome,
                 attempt,
             } => {
+                // (A host may report `timed_out` itself, once told to cancel.)
+                let by_core = *outcome == Outcome::TimedOut
+                    && !self
+                        .open
+                        .get(run)
+                        .is_some_and(|o| o.reported().any(|o| *o == Outcome::TimedOut));
+                self.timeout_settled(&rec.job, *run, by_core, at);
                 self.retry_settled(idx, at, *run, *attempt, outcome);
                 self.holders.retain(|(r, _, _)| r != run);
                 if !matches!(outcome, Outcome::Ok | Outcome::Skipped) {
@@ -1449,6 +1464,7 @@ impl Checker {
             }
             History::Lost { run } => {
                 let run = *run;
+                self.timeout_forgotten(run);
                 // A job safe to repeat runs the cover again, unless paused (N1).
                 let t = &mut self.tracks[idx];
                 let again = t.safe_to_repeat && !t.paused;
@@ -1520,6 +1536,7 @@ impl Checker {
                 self.tracks[idx].lifted = true;
             }
             History::Adopted { run, process, .. } => {
+                self.timeout_adopted(*run, *process);
                 if let Some(h) = self.holders.iter_mut().find(|(r, _, _)| r == run) {
                     h.1 = *process;
                 }
@@ -1532,7 +1549,12 @@ impl Checker {
                     *self.lanes.per_process.entry(*process).or_insert(0) += 1;
                 }
             }
-            History::CancelSent { .. } => self.probe("timeout cancel sent"),
+            History::CancelSent { run, reason } => {
+                self.probe("timeout cancel sent");
+                if *reason == duetime::CancelReason::Timeout {
+                    self.timeout_cancel(&rec.job, *run, at);
+                }
+            }
             _ => {}
         }
     }

@@ -131,6 +131,7 @@ pub fn replay_with(
             }
             for e in effects.drain(..) {
                 checker.logged(&e);
+                checker.action(&e);
                 match e {
                     Effect::Journal(r) => checker.record(&r),
                     Effect::Notice(Notice::Owner { .. })
@@ -170,6 +171,7 @@ fn checker_for(config: &Config, facts: &BTreeMap<JobName, JobFacts>) -> check::C
     checker.set_cap(config.max_runs_per_process);
     checker.hold_journal_time(config.clock_jump.as_millis() as i64);
     checker.hold_leases(config);
+    checker.hold_timeouts(config);
     checker.hold_replies(config);
     checker
 }

@@ -392,6 +392,7 @@ impl World {
         checker.set_cap(cfg.max_runs_per_process);
         checker.hold_journal_time(config.clock_jump.as_millis() as i64);
         checker.hold_leases(&config);
+        checker.hold_timeouts(&config);
         checker.hold_replies(&config);
         let (witness_hosts, witness_tick) = (cfg.processes, cfg.tick_ms);
         let prev_digests = vec![None; jobs.len()];
@@ -1201,6 +1202,7 @@ impl World {
             }
             14 | 15 => {
                 let (from, to) = self.backfill_range(i);
+                let from = self.or_from_the_beginning(i, from);
                 *self.probes.entry("backfill asked").or_default() += 1;
                 Event::Backfill {
                     job: name,
@@ -1428,6 +1430,28 @@ impl World {
             }
             _ => (accounted, accounted),
         }
+    }
+
+    /// One backfill in eight of a job on a grid or a one-shot asks from the earliest
+    /// instant there is (`Timestamp::MIN`, "from the beginning"): a grid's whole past is
+    /// refused `too_many_due_times` with its exact count, a one-shot's instant before the
+    /// range's end is taken (R3). (Not a cron job's: the checker's oracle would walk its
+    /// whole past to count it. The schedule in force is the core's: a held definition's
+    /// waits for its confirmation.)
+    fn or_from_the_beginning(&mut self, i: usize, from: i64) -> i64 {
+        let cron = self
+            .state
+            .seq_of_name(self.jobs[i].def.name.as_str())
+            .and_then(|seq| self.state.record(seq))
+            .is_none_or(|r| matches!(r.def().schedule, duetime::Schedule::Cron(_)));
+        if cron || !self.edges.gen_ratio(1, 8) {
+            return from;
+        }
+        *self
+            .probes
+            .entry("backfill from the beginning")
+            .or_default() += 1;
+        i64::MIN
     }
 
     /// The liveness phase: faults stop, clocks are set right, every host comes up, paused
@@ -1880,6 +1904,7 @@ impl World {
             }
             self.coordination_probes(&e, draining);
             self.checker.logged(&e);
+            self.checker.action(&e);
             if let Effect::Reply { job, result } = &e {
                 self.checker.replied(job.as_ref(), result);
             }

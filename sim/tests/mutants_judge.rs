@@ -29,6 +29,10 @@ const CHECKS_LOOKED: &[&str] = &[
     "owner shown as the lease holds it",
     "run that found nothing to do recorded skipped",
     "result with a stale fence settled nothing",
+    "witnesses told to wake within a tick",
+    "wait kept through a new incarnation's event",
+    "timed out a grace after its cancel",
+    "backfill from the beginning",
 ];
 
 /// The plan `scripts/mutants` uses unless told otherwise: about two seconds in release.

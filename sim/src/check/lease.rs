@@ -60,6 +60,10 @@ pub(super) struct Leases {
     /// The store had no record of the stepping process before this step (a new
     /// incarnation, or one it pruned after a long silence).
     new_to_store: bool,
+    /// At a step of a process the store did not know (new to it, or pruned after a long
+    /// silence), the other processes that waited for their clock before it (J2: it cannot vouch for
+    /// the store's clock, so they still wait after it).
+    waited_before: Vec<ProcessId>,
 }
 
 struct Stepping {
@@ -148,6 +152,24 @@ impl Checker {
             .step
             .as_ref()
             .is_some_and(|s| state.process(s.process).is_none());
+        self.leases.waited_before.clear();
+        // (A `ProcessStarted` of a process the store knows is a registration sent again:
+        // it vouches like any other event of it.)
+        if let Some(s) = self
+            .leases
+            .step
+            .as_ref()
+            .filter(|_| self.leases.new_to_store)
+        {
+            // (A copy of the store's globals: once per new incarnation.)
+            let globals = state.globals();
+            self.leases.waited_before = globals
+                .processes()
+                .iter()
+                .filter(|(p, r)| **p != s.process && r.waits_for_clock())
+                .map(|(p, _)| *p)
+                .collect();
+        }
     }
 
     /// A journal record's part in the leases (before its other checks).
@@ -262,10 +284,15 @@ impl Checker {
         self.judge_losses(state, ttl.saturating_add(jump));
         if let Some(s) = &step {
             self.waits_only_when_new(state, s.process);
+            self.witnesses_wake(state, s.process);
+            self.waits_end_only_when_vouched(state, s.process);
         }
         if let (Some(s), Some(at)) = (&step, at) {
             self.leases.heard.insert(s.process, heard_now.unwrap_or(at));
-            self.take_over(state, s, heard_now.unwrap_or(at));
+            if self.decides(state, s) {
+                self.take_over(state, s, heard_now.unwrap_or(at));
+                self.timed_out_by(s.process, heard_now.unwrap_or(at));
+            }
         }
         self.leases_held_to_the_store(state);
     }
@@ -308,17 +335,76 @@ impl Checker {
         }
     }
 
-    /// L3: after a tick at `at` of a process that decides, no open run's lease lapsed
-    /// before `at`.
-    fn take_over(&mut self, state: &State, s: &Stepping, at: i64) {
-        let deciding = s.tick
+    /// J2, the end of a wait: a process waiting for its clock goes on waiting through an
+    /// event of a process the store did not know (a new incarnation's word says nothing of
+    /// whether the store's clock is alive); only one it knew, or its own release, ends it.
+    fn waits_end_only_when_vouched(&mut self, state: &State, process: ProcessId) {
+        let waited = std::mem::take(&mut self.leases.waited_before);
+        let ended: Vec<String> = waited
+            .iter()
+            .filter(|p| state.process(**p).is_some_and(|r| !r.waits_for_clock()))
+            .map(ProcessId::to_string)
+            .collect();
+        if ended.is_empty() {
+            if !waited.is_empty() {
+                self.probe("wait kept through a new incarnation's event");
+            }
+            return;
+        }
+        let detail = format!(
+            "{} stopped waiting for its clock at an event of {process}, which the store did not know",
+            ended.join(", ")
+        );
+        self.violation_of("J2", "(clocks)".to_string(), detail);
+    }
+
+    /// J2, the witnesses: while `process` waits for its clock (just heard, so its hold is
+    /// present), every other process that neither waits nor drains is told to wake within
+    /// a tick of its last event (`State::next_wake_for`), whatever work it has: a host
+    /// sleeping until its work would leave the waiting one hearing nobody, released as if
+    /// alone while a sane clock that could contradict it was up.
+    fn witnesses_wake(&mut self, state: &State, process: ProcessId) {
+        if !state.process(process).is_some_and(|p| p.waits_for_clock()) {
+            return;
+        }
+        let tick = state.config().tick;
+        // (A copy of the store's globals: this runs only while a process waits.)
+        let globals = state.globals();
+        let late: Vec<String> = globals
+            .processes()
+            .iter()
+            .filter(|(q, r)| **q != process && !r.waits_for_clock() && !r.draining())
+            .filter_map(|(q, r)| {
+                let by = r.last_wall().saturating_add(tick);
+                let wake = state.next_wake_for(*q);
+                wake.is_none_or(|w| w > by)
+                    .then(|| format!("{q} at {wake:?} (heard at {})", r.last_wall()))
+            })
+            .collect();
+        if late.is_empty() {
+            self.probe("witnesses told to wake within a tick");
+            return;
+        }
+        let detail = format!(
+            "{process} waits for its clock, but not every other process is told to wake within a tick of its last event: {}",
+            late.join(", ")
+        );
+        self.violation_of("J2", "(clocks)".to_string(), detail);
+    }
+
+    /// Whether the step was a tick of a process that decides: one not waiting for its
+    /// clock, and the owner under `single_owner`.
+    fn decides(&self, state: &State, s: &Stepping) -> bool {
+        s.tick
             && !state
                 .process(s.process)
                 .is_some_and(|p| p.waits_for_clock())
-            && (!self.single_owner || self.owner == Some(s.process));
-        if !deciding {
-            return;
-        }
+            && (!self.single_owner || self.owner == Some(s.process))
+    }
+
+    /// L3: after a tick at `at` of a process that decides, no open run's lease lapsed
+    /// before `at`.
+    fn take_over(&mut self, state: &State, s: &Stepping, at: i64) {
         // A holder the store has not heard from for a lease TTL and a `clock_jump` by its
         // own clock has lost what it holds, whatever its leases say (`heard_at`'s promise):
         // a lease written ahead of the store's clock must not keep a dead holder's run.

@@ -257,8 +257,13 @@ pub(super) fn count_due(spec: &Spec, after: i64, until: i64, cap: u64) -> u64 {
             period_ms,
             offset_ms,
         } => {
-            let (p, o) = (*period_ms, offset_ms.rem_euclid(*period_ms));
-            ((until - o).div_euclid(p) - (after - o).div_euclid(p)).max(0) as u64
+            // (In i128: a range may start at the earliest instant.)
+            let (p, o) = (
+                i128::from(*period_ms),
+                i128::from(offset_ms.rem_euclid(*period_ms)),
+            );
+            let k = |t: i64| (i128::from(t) - o).div_euclid(p);
+            u64::try_from(k(until) - k(after)).unwrap_or(0)
         }
         Spec::At { at_ms } => u64::from(after < *at_ms && *at_ms <= until),
         Spec::Cron(_) => {
@@ -1119,7 +1124,8 @@ fn backfill_wrong(
     lines: &Lines,
 ) -> Option<String> {
     let (from, to, accounted) = range;
-    let count = |cap: u64| spec.map(|s| count_due(s, from - 1, to, cap));
+    // (From `i64::MIN`, the earliest instant: no due time is ever that instant.)
+    let count = |cap: u64| spec.map(|s| count_due(s, from.saturating_sub(1), to, cap));
     let some_not_too_many = || count(MAX_BACKFILL).is_none_or(|n| (1..=MAX_BACKFILL).contains(&n));
     let ok = match &answer.result {
         Ok(_) => lines
