@@ -31,6 +31,7 @@ const CHECKS_LOOKED: &[&str] = &[
     "result with a stale fence settled nothing",
     "witnesses told to wake within a tick",
     "wait kept through a new incarnation's event",
+    "idle process told to wake for work alone",
     "timed out a grace after its cancel",
     "backfill from the beginning",
 ];

@@ -132,6 +132,7 @@ const PROBES: &[&str] = &[
     "bound accepted: a config at its bound, loaded whole (put_parts: changed)",
     "witnesses told to wake within a tick",
     "wait kept through a new incarnation's event",
+    "idle process told to wake for work alone",
     "timed out a grace after its cancel",
     "backfill from the beginning",
 ];

@@ -64,6 +64,11 @@ pub(super) struct Leases {
     /// silence), the other processes that waited for their clock before it (J2: it cannot vouch for
     /// the store's clock, so they still wait after it).
     waited_before: Vec<ProcessId>,
+    /// The processes whose clock the store may hold: at its last judged event each was
+    /// held (its `heard_at` more than a `clock_jump` from its reading). A hold ends only at
+    /// the process's own events (or when it falls silent, which this does not follow, so
+    /// the set may keep a process the store no longer counts, never miss one it does).
+    maybe_held: std::collections::BTreeSet<ProcessId>,
 }
 
 struct Stepping {
@@ -286,6 +291,7 @@ impl Checker {
             self.waits_only_when_new(state, s.process);
             self.witnesses_wake(state, s.process);
             self.waits_end_only_when_vouched(state, s.process);
+            self.idle_wakes_for_work(state, s.process);
         }
         if let (Some(s), Some(at)) = (&step, at) {
             self.leases.heard.insert(s.process, heard_now.unwrap_or(at));
@@ -354,6 +360,42 @@ impl Checker {
         let detail = format!(
             "{} stopped waiting for its clock at an event of {process}, which the store did not know",
             ended.join(", ")
+        );
+        self.violation_of("J2", "(clocks)".to_string(), detail);
+    }
+
+    /// J2, and only then: under shared coordination, while no process's clock may be held
+    /// (`maybe_held`), the stepping process is told to wake when the store next has work
+    /// (`next_wake`), not once a tick: an idle scheduler costs nothing.
+    fn idle_wakes_for_work(&mut self, state: &State, process: ProcessId) {
+        let Some((_, _, jump)) = self.leases.config else {
+            return;
+        };
+        // Just judged, its `heard_at` tells whether the store believes its clock.
+        let believed = state.process(process).is_some_and(|r| {
+            let off = r.heard_at().as_millis().abs_diff(r.last_wall().as_millis());
+            !r.waits_for_clock() && off <= jump.unsigned_abs()
+        });
+        let held = &mut self.leases.maybe_held;
+        if believed {
+            held.remove(&process);
+        } else {
+            held.insert(process);
+        }
+        held.retain(|p| state.process(*p).is_some());
+        if self.single_owner
+            || !held.is_empty()
+            || state.process(process).is_none_or(|r| r.draining())
+        {
+            return;
+        }
+        let (wake, work) = (state.next_wake_for(process), state.next_wake());
+        if wake == work {
+            self.probe("idle process told to wake for work alone");
+            return;
+        }
+        let detail = format!(
+            "{process} is told to wake at {wake:?} though no process waits or is held: the store's next work is at {work:?}"
         );
         self.violation_of("J2", "(clocks)".to_string(), detail);
     }
