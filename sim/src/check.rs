@@ -585,6 +585,9 @@ pub struct Checker {
     leases: lease::Leases,
     /// The process whose event (or result) the step is (C3: whose cap a wait is for).
     stepper: Option<ProcessId>,
+    /// The run and fence of the `Adopt` being stepped (K1: only the fence the run holds
+    /// adopts it).
+    adopting: Option<(RunId, Fence)>,
     /// The failures settled in the step being fed (R4).
     retries: retries::Retries,
     timeouts: timeouts::Timeouts,
@@ -647,6 +650,7 @@ impl Checker {
             line_dirty: Vec::new(),
             leases: Default::default(),
             stepper: None,
+            adopting: None,
             retries: Default::default(),
             timeouts: Default::default(),
             grace_ms: None,
@@ -892,6 +896,10 @@ impl Checker {
         if let E::ProcessDraining { process } = event {
             self.draining.insert(*process);
         }
+        self.adopting = match event {
+            E::Adopt { run, fence, .. } => Some((*run, *fence)),
+            _ => None,
+        };
         self.defining = matches!(event, E::Upsert { .. } | E::Confirm { .. });
         self.lanes.ticked = match event {
             E::Tick { process, .. } => Some(*process),
@@ -1536,6 +1544,7 @@ impl Checker {
                 self.tracks[idx].lifted = true;
             }
             History::Adopted { run, process, .. } => {
+                self.adoption_held_to_its_fence(&rec.job, *run);
                 self.timeout_adopted(*run, *process);
                 if let Some(h) = self.holders.iter_mut().find(|(r, _, _)| r == run) {
                     h.1 = *process;
@@ -1927,6 +1936,23 @@ impl Checker {
                 self.stranded.push(old);
             }
         }
+    }
+
+    /// K1, who may adopt: a run moves to an adopting process only when the `Adopt` carries
+    /// the fence the run was started with, and never while it is parked (a person, not a
+    /// process, holds it then).
+    fn adoption_held_to_its_fence(&mut self, job: &JobName, run: RunId) {
+        let held = self.open.get(&run).and_then(|o| o.fence);
+        let asked = self.adopting.filter(|(r, _)| *r == run).map(|(_, f)| f);
+        let detail = if held.is_some() && asked != held {
+            format!("{run} adopted under {asked:?}, though it was started with {held:?}")
+        } else if self.parked.contains_key(&run) {
+            format!("{run} adopted while parked awaiting approval")
+        } else {
+            self.probe("adoption under the run's own fence");
+            return;
+        };
+        self.violation("K1", job, detail);
     }
 
     fn settled(&mut self, idx: usize, rec: &Record, run: RunId, outcome: &Outcome) {

@@ -957,6 +957,22 @@ impl World {
         let process = self.hosts[host].process;
         for (run, held) in orphans {
             let now = self.clock_now(host);
+            if self.edges.gen_ratio(1, 8) {
+                // A host that mixed up its children: this run's id with a fence it never
+                // held, just before the real one (K1: it adopts nothing, and is told to
+                // cancel).
+                *self
+                    .faults
+                    .entry("adoption under a wrong fence")
+                    .or_default() += 1;
+                let wrong = Fence(held.fence.0 ^ 1);
+                let event = Event::Adopt {
+                    process,
+                    run,
+                    fence: wrong,
+                };
+                self.transact(Some(host), now, event);
+            }
             self.adopted = None;
             self.transact(
                 Some(host),

@@ -32,6 +32,7 @@ const CHECKS_LOOKED: &[&str] = &[
     "witnesses told to wake within a tick",
     "wait kept through a new incarnation's event",
     "idle process told to wake for work alone",
+    "adoption under the run's own fence",
     "timed out a grace after its cancel",
     "backfill from the beginning",
 ];

@@ -133,6 +133,7 @@ const PROBES: &[&str] = &[
     "witnesses told to wake within a tick",
     "wait kept through a new incarnation's event",
     "idle process told to wake for work alone",
+    "adoption under the run's own fence",
     "timed out a grace after its cancel",
     "backfill from the beginning",
 ];
