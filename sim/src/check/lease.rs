@@ -32,6 +32,8 @@ struct Lease {
     holder: ProcessId,
     fence: Fence,
     until: i64,
+    /// When it started, on the store's time (what `OpenRun::started` shows).
+    started: i64,
     /// False after its holder's clock was released ahead (the store moved its runs by a
     /// lead the journal does not tell): taken from the store again at the step's end.
     exact: bool,
@@ -202,6 +204,7 @@ impl Checker {
                     holder: *process,
                     fence: *fence,
                     until: at.saturating_add(ttl),
+                    started: at,
                     exact: true,
                     parked: false,
                 };
@@ -248,6 +251,7 @@ impl Checker {
             duetime::ClockGapKind::ReleasedBehind => {
                 for l in leases.runs.values_mut() {
                     l.until = l.until.saturating_sub(by);
+                    l.started = l.started.saturating_sub(by);
                 }
                 for (p, t) in leases.heard.iter_mut() {
                     if *p != process {
@@ -484,9 +488,11 @@ impl Checker {
     }
 
     /// K1: the lease the store keeps for each open run is the checker's (a lease its
-    /// holder's clock release moved is taken from the store).
+    /// holder's clock release moved is taken from the store); V1: so is its start, which
+    /// views show.
     fn leases_held_to_the_store(&mut self, state: &State) {
         let mut wrong = Vec::new();
+        let mut started_wrong = Vec::new();
         for (run, l) in self.leases.runs.iter_mut().filter(|(_, l)| !l.parked) {
             if l.seq.is_none() {
                 l.seq = state.seq_of_name(l.job.as_str());
@@ -504,10 +510,20 @@ impl Checker {
             let kept = open.lease_until().as_millis();
             if !l.exact {
                 l.until = kept;
+                l.started = open.started().as_millis();
                 l.exact = true;
             } else if kept != l.until {
                 wrong.push((*run, l.clone(), Some(kept)));
+            } else if open.started().as_millis() != l.started {
+                started_wrong.push((*run, l.job.clone(), open.started(), l.started));
             }
+        }
+        for (run, job, shown, started) in started_wrong {
+            let detail = format!(
+                "the store shows {run} started at {shown}; the journal started it at {}",
+                ts(started)
+            );
+            self.violation("V1", &job, detail);
         }
         for (run, l, kept) in wrong {
             let Some(kept) = kept else {
