@@ -356,3 +356,45 @@ fn backfill_from_the_beginning(s: &mut Story, time: &str, to: &str) {
         },
     );
 }
+
+#[test]
+fn a_backfill_of_exactly_the_bound_is_taken_and_one_more_is_refused() {
+    let mut s = Story::new();
+    s.define("09:00", job("sync", every("1m")));
+    let to = at("08:59");
+    let ask = |s: &mut Story, time: &str, from: duetime::Timestamp| {
+        s.send(
+            time,
+            "backfill sync",
+            Event::Backfill {
+                job: JobName::new("sync").unwrap(),
+                from,
+                to,
+                actor: Actor::new("bob"),
+            },
+        );
+    };
+    let minutes = |n: u64| duetime::Duration::from_mins(n);
+    ask(
+        &mut s,
+        "09:01",
+        to.saturating_sub(minutes(duetime::MAX_BACKFILL)),
+    );
+    assert_eq!(
+        refusal(&s),
+        Some(Refusal::TooManyDueTimes {
+            count: duetime::MAX_BACKFILL + 1,
+            max: duetime::MAX_BACKFILL
+        })
+    );
+    ask(
+        &mut s,
+        "09:02",
+        to.saturating_sub(minutes(duetime::MAX_BACKFILL - 1)),
+    );
+    assert_eq!(
+        refusal(&s),
+        None,
+        "exactly MAX_BACKFILL due times are taken"
+    );
+}

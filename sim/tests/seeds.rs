@@ -390,6 +390,16 @@ fn a_registration_sent_again_vouches_for_the_store_clock() {
     hold(&[(13, duetime_sim::gen::FaultMode::Extreme)]);
 }
 
+/// Swarm seed 180738111 (CI's window for f9219ac): a draining process stalled while the
+/// store's clock ran two and a half days ahead (clocks released ahead), so the store pruned
+/// it as silent for a day; when it came back it was taken for a new incarnation and given
+/// five catch-ups (D1). The core now keeps a draining process's record however long it
+/// is silent (`prune_processes`).
+#[test]
+fn a_draining_process_that_comes_back_after_a_day_starts_nothing() {
+    hold(&[(180_738_111, duetime_sim::gen::FaultMode::Swarm)]);
+}
+
 /// Seeds where V1's view of the dead-man's switch went wrong while it was written (the
 /// checker's, not the core's: a person's definition at a bound sets the switch for one
 /// step, which E1's count from the world's jobs does not know; V1 then asks only that

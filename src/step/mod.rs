@@ -368,7 +368,11 @@ impl State {
     }
 
     /// Forgets processes silent for a day of the store's clock that hold no run and not
-    /// the owner lease, so incarnations do not pile up.
+    /// the owner lease, so incarnations do not pile up. A process asked to drain is kept
+    /// however long it is silent: it must start nothing (D1), and the store's clock can run
+    /// a day ahead of a stalled process's (a clock released ahead), so one that comes back
+    /// would otherwise be taken for a new incarnation and given work. That keeps one small
+    /// record per drained incarnation.
     fn prune_processes(&mut self) {
         let Some(clock) = self.clock else { return };
         let cutoff = clock.saturating_sub(Duration::from_days(1));
@@ -379,7 +383,7 @@ impl State {
             .chain(self.owner.map(|o| o.holder))
             .collect();
         self.processes
-            .retain(|p, rec| rec.base() >= cutoff || holders.contains(p));
+            .retain(|p, rec| rec.base() >= cutoff || rec.draining || holders.contains(p));
         self.holds = crate::state::HoldCounts::of(&self.processes);
     }
 
