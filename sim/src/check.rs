@@ -1940,11 +1940,13 @@ impl Checker {
 
     /// K1, who may adopt: a run moves to an adopting process only when the `Adopt` carries
     /// the fence the run was started with, and never while it is parked (a person, not a
-    /// process, holds it then).
+    /// process, holds it then). Fed a journal alone (a host's end-to-end test), the checker
+    /// never saw the `Adopt` event, so it judges the parked half only.
     fn adoption_held_to_its_fence(&mut self, job: &JobName, run: RunId) {
         let held = self.open.get(&run).and_then(|o| o.fence);
         let asked = self.adopting.filter(|(r, _)| *r == run).map(|(_, f)| f);
-        let detail = if held.is_some() && asked != held {
+        let events_seen = self.stepper.is_some();
+        let detail = if events_seen && held.is_some() && asked != held {
             format!("{run} adopted under {asked:?}, though it was started with {held:?}")
         } else if self.parked.contains_key(&run) {
             format!("{run} adopted while parked awaiting approval")
