@@ -246,8 +246,11 @@ fn one_shot_instant(text: &str) -> Option<i64> {
 impl Track {
     /// The parts of a start's cover `a..=b` S2 judges apart: one per backfill it spans when
     /// it spans several (`line::backfills_of`: a full line merges backfills that follow one
-    /// another), else the whole.
-    fn cover_parts(&self, a: i64, b: i64) -> Vec<(i64, i64)> {
+    /// another), and each of its schedule's own due times past them when it merged a
+    /// handed-back backfill cover with those (`line::Line::merged_own_due`); else the whole.
+    /// The instants between are no due times of the cover's: another schedule's there (a
+    /// job redefined back and forth) is no business of this start's.
+    fn cover_parts(&mut self, a: i64, b: i64) -> Vec<(i64, i64)> {
         if !self.backfilled {
             return vec![(a, b)];
         }
@@ -261,13 +264,16 @@ impl Track {
             })
             .collect();
         let touched = line::backfills_of(all.iter().copied(), a, b);
-        if touched.len() < 2 {
-            return vec![(a, b)];
-        }
-        touched
+        let mut parts: Vec<(i64, i64)> = touched
             .iter()
             .map(|&i| (a.max(all[i].1), b.min(all[i].2)))
-            .collect()
+            .collect();
+        match self.line.merged_own_due(a, b) {
+            Some(own) => parts.extend(own.into_iter().map(|d| (d, d))),
+            None if touched.len() < 2 => return vec![(a, b)],
+            None => {}
+        }
+        parts
     }
 
     fn new(name: JobName, registration: u32, facts: &BTreeMap<JobName, JobFacts>) -> Track {
@@ -1871,8 +1877,9 @@ impl Checker {
             // known-failed (or lost, for a job safe to repeat). Covers are kept disjoint:
             // the newest start of any due time replaces the older ones it overlaps, so only
             // the neighbours just before `b` need looking at. A catch-up of backfills a
-            // full line merged is judged backfill by backfill: the instants between them
-            // are no due times of theirs.
+            // full line merged is judged backfill by backfill, and one merged with its
+            // schedule's own due times due time by due time: the instants between them are
+            // no due times of theirs.
             let t = &self.tracks[idx];
             let safe = t.safe_to_repeat;
             let hi = match t.covers.last() {

@@ -400,6 +400,19 @@ fn a_draining_process_that_comes_back_after_a_day_starts_nothing() {
     hold(&[(180_738_111, duetime_sim::gen::FaultMode::Swarm)]);
 }
 
+/// Swarm seed 2505655313 (CI's window for 9549f89): a job redefined back and forth between
+/// a one-shot at 22:06:42 and the cron `30 3 * * *` (New York). A backfill's cover of the
+/// cron's 07:30Z was handed back by a pause and merged with the cron's own 08:30Z of the
+/// next day into one catch-up, `r600`. The checker read that range as covering every
+/// instant between: S2 took it for a second run of the one-shot's settled instant, N1's line
+/// kept overlapping accounted ranges (and so still owed 08:30Z), and S1 counted the
+/// one-shot's due time among the cron's own. Each now takes the cron's own due times alone
+/// (`Line::merged_own_due`, `Line::due_of_text`), and the line's accounted ranges are a union.
+#[test]
+fn a_merged_catch_up_covers_its_own_schedules_due_times_not_the_instants_between() {
+    hold(&[(2_505_655_313, duetime_sim::gen::FaultMode::Swarm)]);
+}
+
 /// Seeds where V1's view of the dead-man's switch went wrong while it was written (the
 /// checker's, not the core's: a person's definition at a bound sets the switch for one
 /// step, which E1's count from the world's jobs does not know; V1 then asks only that

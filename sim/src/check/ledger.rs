@@ -8,6 +8,9 @@ use duetime::{LedgerKind, MissAction, MissCause, MissedRule};
 use super::{line, replies, ts, Backfill, Checker, Epoch, Horizon, JobFacts, Start, Track};
 use crate::oracle::Spec;
 
+/// A ledger entry as the track keeps it: its first and last due times, its count, its kind.
+type Entry = (i64, i64, u64, LedgerKind);
+
 /// The oracle's view of one job's life: the due times of every epoch (ascending, each
 /// once) and each backfill with the due times of its range.
 struct Oracle {
@@ -106,7 +109,7 @@ impl Checker {
         for k in 0..t.entries.len() {
             let (_, to, _, kind) = t.entries[k];
             let Some((from, count)) =
-                self.judge_backfill_entry(t, f, &mut oracle.backfills, own.at, k, required)
+                self.judge_backfill_entry(t, f, &mut oracle.backfills, &mut own, k, required)
             else {
                 continue;
             };
@@ -126,13 +129,14 @@ impl Checker {
     /// backfill's (the latest such one): its due times, each accounted once. One that spans
     /// several is theirs together, when they follow one another in one schedule (a full
     /// owed line merges them: `merged_wrong`). `None` when the entry was the backfills'
-    /// alone, else the part S1 judges as the schedule's own (its first due time and count).
+    /// alone or S1 judged its own part here (`judge_handed_back_merge`), else what S1 is to
+    /// judge as the schedule's own (its first due time and count).
     fn judge_backfill_entry(
         &mut self,
         t: &Track,
         f: &JobFacts,
         backfills: &mut [Backfilled],
-        at: &[i64],
+        own: &mut OwnLedger,
         k: usize,
         required: bool,
     ) -> Option<(i64, u64)> {
@@ -158,7 +162,7 @@ impl Checker {
         let Some(b) = touched.last().map(|&j| &mut backfills[j]) else {
             return Some((from, count));
         };
-        let Some((own_from, own)) = b.handed_back_merge(from, to, count, kind) else {
+        let Some((own_from, own_n)) = b.handed_back_merge(from, to, count, kind) else {
             match b.account(from, to, count, kind) {
                 Err(detail) => self.violation("B1", &t.name, detail),
                 Ok(()) => {
@@ -172,13 +176,51 @@ impl Checker {
         // A backfill's cover handed back to the missed rule (cause `paused`, tagged with
         // the schedule) merged with the schedule's own due times that follow it: the
         // backfill's part is the backfill's, the rest S1's.
-        let part = (from, b.range.to, count - own, kind);
+        let part = (from, b.range.to, count - own_n, kind);
         if let Err(detail) = b.account_part(part) {
             self.violation("B1", &t.name, detail);
         }
         self.probe("handed-back backfill cover merged with the schedule's own");
-        let first_own = at.partition_point(|&x| x < own_from);
-        Some((at.get(first_own).copied().unwrap_or(own_from), own))
+        let text = t.epochs[b.epoch].text.as_str();
+        let due = t.line.due_of_text(text, own_from.saturating_sub(1), to);
+        self.judge_handed_back_merge(t, own, (entry, own_n), &due, required);
+        None
+    }
+
+    /// S1 for the part of entry `(from, to, count, kind)` past a backfill whose handed-back
+    /// cover merged with its schedule's own due times: `own_n` of them, which are `due` (the
+    /// schedule's, by every definition of its text). Another schedule's due times between
+    /// (a job redefined back and forth) are no part of it, so each run of the schedule's
+    /// that follows one another among all the job's due times is accounted apart.
+    fn judge_handed_back_merge(
+        &mut self,
+        t: &Track,
+        own: &mut OwnLedger,
+        (entry, own_n): (Entry, u64),
+        due: &[i64],
+        required: bool,
+    ) {
+        let (from, to, count, kind) = entry;
+        if due.len() as u64 != own_n {
+            let detail = format!(
+                "entry {}..{} ×{count} ({kind:?}) merges a backfill's cover with {own_n} of its schedule's own due times, but the oracle has {} there",
+                ts(from),
+                ts(to),
+                due.len()
+            );
+            self.violation("S1", &t.name, detail);
+            return;
+        }
+        for (first, last, n) in runs_among(own.at, due) {
+            match own.account(first, last, n, kind) {
+                Err(detail) => self.violation("S1", &t.name, detail),
+                Ok(()) => {
+                    if let Some(cause) = required_skip(required, kind) {
+                        self.forbidden("L2", &t.name, required_skipped(first, last, cause));
+                    }
+                }
+            }
+        }
     }
 
     /// L1: everything due long enough ago is accounted, and everything a backfill asked
@@ -260,6 +302,23 @@ fn required_skipped(from: i64, to: i64, cause: MissCause) -> String {
         ts(from),
         ts(to)
     )
+}
+
+/// The runs of `due` (ascending) that follow one another among all the job's due times
+/// `at` (ascending): each as its first, its last and how many. A due time `at` lacks is a
+/// run of its own (S1 then tells it).
+fn runs_among(at: &[i64], due: &[i64]) -> Vec<(i64, i64, u64)> {
+    let mut runs: Vec<(i64, i64, u64, Option<usize>)> = Vec::new();
+    for &d in due {
+        let i = at.binary_search(&d).ok();
+        match runs.last_mut() {
+            Some(r) if i.is_some() && r.3.is_some_and(|j| Some(j + 1) == i) => {
+                (r.1, r.2, r.3) = (d, r.2 + 1, i);
+            }
+            _ => runs.push((d, d, 1, i)),
+        }
+    }
+    runs.into_iter().map(|(a, b, n, _)| (a, b, n)).collect()
 }
 
 /// S1's accounting of a schedule's own due times: the oracle's due times (ascending), where

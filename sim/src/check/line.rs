@@ -112,11 +112,18 @@ fn within(ranges: &[(i64, i64)], d: i64) -> bool {
     ranges.get(i).is_some_and(|&(from, _)| from <= d)
 }
 
-/// Adds `(from, to)` to disjoint ascending `ranges` (an overlap is S1's to report: the
-/// range is kept all the same).
+/// Adds `(from, to)` to disjoint ascending `ranges`, as their union: the ranges it
+/// overlaps become one with it (an overlap is S1's to report; here it is only instants
+/// accounted, and `within` and `gaps` need the ranges disjoint).
 fn add_range(ranges: &mut Vec<(i64, i64)>, from: i64, to: i64) {
-    let pos = ranges.partition_point(|&(a, _)| a <= from);
-    ranges.insert(pos, (from, to));
+    let lo = ranges.partition_point(|&(_, b)| b < from);
+    let hi = ranges.partition_point(|&(a, _)| a <= to);
+    if lo == hi {
+        ranges.insert(lo, (from, to));
+        return;
+    }
+    let merged = (from.min(ranges[lo].0), to.max(ranges[hi - 1].1));
+    ranges.splice(lo..hi, [merged]);
 }
 
 /// A run of owed due times that follow one another in one schedule (or one backfill).
@@ -179,13 +186,6 @@ pub(super) struct Room {
 /// that follow one another in one schedule, even ones asked under two definitions of it,
 /// so one entry or catch-up may span several: B1 holds it to them), but not one whose
 /// range a later one of them overlaps. A new definition's accounted start lets backfills
-/// Whether a cover `from..=to` starts within the backfilled span `first..=last` and reaches
-/// past it: a backfill's cover handed back to the missed rule that merged with the schedule's
-/// own due times after it (N1 and B1 both follow it).
-pub(super) fn reaches_past(from: i64, to: i64, (first, last): (i64, i64)) -> bool {
-    first <= from && from <= last && to > last
-}
-
 /// reach instants again only once what was asked of them is accounted.
 pub(super) fn backfills_of<'a>(
     all: impl Iterator<Item = (&'a str, i64, i64)>,
@@ -212,6 +212,13 @@ pub(super) fn backfills_of<'a>(
         .collect();
     kept.sort_by_key(|r| r.1);
     kept.into_iter().map(|r| r.0).collect()
+}
+
+/// Whether a cover `from..=to` starts within the backfilled span `first..=last` and reaches
+/// past it: a backfill's cover handed back to the missed rule that merged with the schedule's
+/// own due times after it (N1 and B1 both follow it).
+pub(super) fn reaches_past(from: i64, to: i64, (first, last): (i64, i64)) -> bool {
+    first <= from && from <= last && to > last
 }
 
 /// The owed runs among the due times `at[lo..hi]`: those outside every entry's range in
@@ -377,8 +384,13 @@ impl Line {
             // A backfill's cover handed back merged with the schedule's own due times that
             // follow it (`Line::catch_up_wrong`): the entry accounts those too.
             self.merged_handed.swap_remove(p);
-            let past = self.past_backfills(&touched);
-            add_range(&mut self.accounted, past.saturating_add(1), to);
+            let past = self.past_backfills(&touched).saturating_add(1);
+            match self.own_due_in(past, to, &touched) {
+                Some(own) => own
+                    .iter()
+                    .for_each(|&d| add_range(&mut self.accounted, d, d)),
+                None => add_range(&mut self.accounted, past, to),
+            }
         }
         for i in touched {
             let b = &mut self.backfills[i];
@@ -415,22 +427,62 @@ impl Line {
             && self.handed_backfill(touched)
     }
 
-    /// The schedules' due times in `from..=to` outside the backfills `touched`, not yet
+    /// The schedule's due times in `from..=to` outside the backfills `touched`, not yet
     /// accounted: what a catch-up of a handed-back backfill cover merged with.
     fn own_owed_in(&mut self, from: i64, to: i64, touched: &[usize]) -> Option<u64> {
+        let own = self.own_due_in(from, to, touched)?;
+        let accounted = &self.accounted;
+        Some(own.iter().filter(|&&d| !within(accounted, d)).count() as u64)
+    }
+
+    /// The due times in `from..=to`, outside the backfills `touched`, of the schedule they
+    /// are of (every definition of its text: the core tags an owed segment with its
+    /// schedule and merges only segments of one schedule). Another schedule's due times
+    /// between are no part of a cover that merged a handed-back backfill cover with the
+    /// schedule's own (a job redefined back and forth between a one-shot and a cron).
+    fn own_due_in(&mut self, from: i64, to: i64, touched: &[usize]) -> Option<Vec<i64>> {
         self.owed_before(to.saturating_add(1))?;
+        let epoch = self.backfills[*touched.first()?].epoch;
+        let text = self.epochs.get(epoch)?.text.as_str();
         let ranges: Vec<(i64, i64)> = touched
             .iter()
             .map(|&i| (self.backfills[i].from, self.backfills[i].to))
             .collect();
-        let accounted = &self.accounted;
-        let n = self
+        let own = self
             .epochs
             .iter()
-            .flat_map(|e| e.at.iter())
-            .filter(|&&d| from <= d && d <= to && !within(&ranges, d) && !within(accounted, d))
-            .count();
-        Some(n as u64)
+            .filter(|e| e.text == text)
+            .flat_map(|e| e.at.iter().copied())
+            .filter(|&d| from <= d && d <= to && !within(&ranges, d))
+            .collect();
+        Some(own)
+    }
+
+    /// The due times in `after+1..=to` of every epoch of schedule `text`, as far as the
+    /// epochs were walked (`due_through`), ascending and each once: a schedule's own due
+    /// times among a job's redefined back and forth (S1 for a handed-back merge).
+    pub(super) fn due_of_text(&self, text: &str, after: i64, to: i64) -> Vec<i64> {
+        let mut due: Vec<i64> = self
+            .epochs
+            .iter()
+            .filter(|e| e.text == text)
+            .flat_map(|e| e.at[..e.end_index(to)].iter().copied())
+            .filter(|&d| d > after)
+            .collect();
+        due.sort_unstable();
+        due.dedup();
+        due
+    }
+
+    /// For S2: when the cover `from..=to` merged a handed-back backfill cover with its
+    /// schedule's own due times (`start` saw it), those own due times past the backfills.
+    pub(super) fn merged_own_due(&mut self, from: i64, to: i64) -> Option<Vec<i64>> {
+        if !self.merged_handed.contains(&(from, to)) {
+            return None;
+        }
+        let touched = self.touched(from, to);
+        let past = self.past_backfills(&touched).saturating_add(1);
+        self.own_due_in(past, to, &touched)
     }
 
     /// The backfills `from..=to` is of (`backfills_of`).
