@@ -16,6 +16,7 @@ const CHECKS_LOOKED: &[&str] = &[
     "views' status and last run held to the journal",
     "views' missed count held to the journal's skips",
     "views' owed count held to the line",
+    "views' cursor held to the line",
     "start held to the line",
     "owed held to the missed rule",
     "too late only past the catch-up window",

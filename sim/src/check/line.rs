@@ -731,6 +731,46 @@ impl Line {
         )))
     }
 
+    /// V1 for the view's cursor: every due time at or before `through` (the view's
+    /// `settled_through`) is settled in the ledger, so the line owes none of them and no
+    /// run holds one (or waits to run it again), and the next due time `next_due`, not
+    /// settled yet, comes after it. `None` when that holds or the line cannot tell (no
+    /// next due time: the walk would have no end).
+    pub(super) fn unsettled_through(
+        &mut self,
+        through: i64,
+        next_due: Option<i64>,
+    ) -> Option<String> {
+        let next = next_due?;
+        if through >= next {
+            return Some(format!(
+                "settled through {} by the view, at or after its next due time {}",
+                ts(through),
+                ts(next)
+            ));
+        }
+        if self.unknown || self.epochs.is_empty() {
+            return None;
+        }
+        let owed = self.owed_before(through.saturating_add(1))?;
+        let held = self
+            .held
+            .iter()
+            .filter(|h| h.from <= through)
+            .min_by_key(|h| h.from);
+        if owed.count() == 0 && held.is_none() {
+            return None;
+        }
+        let held = held.map_or("none".to_string(), |h| {
+            format!("{}'s from {}", h.run, ts(h.from))
+        });
+        Some(format!(
+            "settled through {} by the view, but the journal still owes {} and holds {held} then",
+            ts(through),
+            owed.describe()
+        ))
+    }
+
     /// What is wrong with a start of `kind` covering `cover`, judged before the start
     /// takes its place in the line.
     pub(super) fn start_wrong(
@@ -983,6 +1023,14 @@ impl super::Checker {
             Some(Ok(owed)) => owed,
         };
         self.probe("views' owed count held to the line");
+        let through = v.settled_through.as_millis();
+        match self.tracks[idx].line.unsettled_through(through, next_due) {
+            Some(detail) => {
+                let name = self.tracks[idx].name.clone();
+                self.violation("V1", &name, detail);
+            }
+            None => self.probe("views' cursor held to the line"),
+        }
         match bound.and_then(|b| b.wrong(&owed)) {
             Some(detail) => {
                 let name = self.tracks[idx].name.clone();
