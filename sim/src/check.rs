@@ -594,6 +594,9 @@ pub struct Checker {
     /// The run and fence of the `Adopt` being stepped (K1: only the fence the run holds
     /// adopts it).
     adopting: Option<(RunId, Fence)>,
+    /// The run the journal just recorded lost, and whether its job is paused for it (not
+    /// safe to repeat, and the run covered due times): what its alert must say (A1).
+    lost_told: Option<(RunId, bool)>,
     /// The failures settled in the step being fed (R4).
     retries: retries::Retries,
     timeouts: timeouts::Timeouts,
@@ -657,6 +660,7 @@ impl Checker {
             leases: Default::default(),
             stepper: None,
             adopting: None,
+            lost_told: None,
             retries: Default::default(),
             timeouts: Default::default(),
             grace_ms: None,
@@ -902,6 +906,7 @@ impl Checker {
         if let E::ProcessDraining { process } = event {
             self.draining.insert(*process);
         }
+        self.lost_told = None;
         self.adopting = match event {
             E::Adopt { run, fence, .. } => Some((*run, *fence)),
             _ => None,
@@ -1068,6 +1073,9 @@ impl Checker {
         if let AlertKind::NoSuccess { since, within } = alert.kind {
             self.no_success(idx, alert, since.as_millis(), within.as_millis() as i64);
         }
+        if let AlertKind::RunLost { run, paused } = alert.kind {
+            self.loss_told(alert, run, paused);
+        }
         let at = alert.at.as_millis();
         let t = &mut self.tracks[idx];
         if let (Some(throttle), Some(last)) = (t.alert_throttle, t.last_alert) {
@@ -1096,6 +1104,24 @@ impl Checker {
         } else {
             self.tracks[idx].told.push(kind);
         }
+    }
+
+    /// A1, what a loss's alert tells: the job paused exactly when it is not safe to repeat
+    /// and the run covered due times (else it runs them again, or the run was a manual
+    /// one), as the `lost` line of the same step says of the run. (An alert told later, one
+    /// a throttle held, is judged by A1's count alone.)
+    fn loss_told(&mut self, alert: &Alert, run: RunId, paused: bool) {
+        let Some((_, expected)) = self.lost_told.take().filter(|(lost, _)| *lost == run) else {
+            return;
+        };
+        if expected == paused {
+            self.probe("lost run's alert tells the pause as it is");
+            return;
+        }
+        let not = if expected { "" } else { "not " };
+        let detail =
+            format!("{run} lost told with paused {paused}, though the job is {not}paused for it");
+        self.violation("A1", &alert.job, detail);
     }
 
     /// E1: a `no_success` alert is the switch of a job that has one, told at the end of
@@ -1479,6 +1505,9 @@ impl Checker {
             History::Lost { run } => {
                 let run = *run;
                 self.timeout_forgotten(run);
+                let covered = self.open.get(&run).is_some_and(|o| o.covers.is_some());
+                let paused = !self.tracks[idx].safe_to_repeat && covered;
+                self.lost_told = Some((run, paused));
                 // A job safe to repeat runs the cover again, unless paused (N1).
                 let t = &mut self.tracks[idx];
                 let again = t.safe_to_repeat && !t.paused;

@@ -17,6 +17,7 @@ const CHECKS_LOOKED: &[&str] = &[
     "views' missed count held to the journal's skips",
     "views' owed count held to the line",
     "views' cursor held to the line",
+    "lost run's alert tells the pause as it is",
     "start held to the line",
     "owed held to the missed rule",
     "too late only past the catch-up window",

@@ -31,6 +31,7 @@ const PROBES: &[&str] = &[
     "views' missed count held to the journal's skips",
     "views' owed count held to the line",
     "views' cursor held to the line",
+    "lost run's alert tells the pause as it is",
     "owed held to the missed rule",
     "too late only past the catch-up window",
     "missed as late past the grace",
