@@ -244,36 +244,13 @@ fn one_shot_instant(text: &str) -> Option<i64> {
 }
 
 impl Track {
-    /// The parts of a start's cover `a..=b` S2 judges apart: one per backfill it spans when
-    /// it spans several (`line::backfills_of`: a full line merges backfills that follow one
-    /// another), and each of its schedule's own due times past them when it merged a
-    /// handed-back backfill cover with those (`line::Line::merged_own_due`); else the whole.
-    /// The instants between are no due times of the cover's: another schedule's there (a
-    /// job redefined back and forth) is no business of this start's.
+    /// The parts of a start's cover `a..=b` S2 judges apart (`line::Line::cover_parts`);
+    /// the whole cover when the job was never backfilled.
     fn cover_parts(&mut self, a: i64, b: i64) -> Vec<(i64, i64)> {
         if !self.backfilled {
             return vec![(a, b)];
         }
-        let all: Vec<(&str, i64, i64)> = self
-            .epochs
-            .iter()
-            .flat_map(|e| {
-                e.backfills
-                    .iter()
-                    .map(|bf| (e.text.as_str(), bf.from, bf.to))
-            })
-            .collect();
-        let touched = line::backfills_of(all.iter().copied(), a, b);
-        let mut parts: Vec<(i64, i64)> = touched
-            .iter()
-            .map(|&i| (a.max(all[i].1), b.min(all[i].2)))
-            .collect();
-        match self.line.merged_own_due(a, b) {
-            Some(own) => parts.extend(own.into_iter().map(|d| (d, d))),
-            None if touched.len() < 2 => return vec![(a, b)],
-            None => {}
-        }
-        parts
+        self.line.cover_parts(a, b)
     }
 
     fn new(name: JobName, registration: u32, facts: &BTreeMap<JobName, JobFacts>) -> Track {
@@ -594,6 +571,10 @@ pub struct Checker {
     /// The run and fence of the `Adopt` being stepped (K1: only the fence the run holds
     /// adopts it).
     adopting: Option<(RunId, Fence)>,
+    /// Whether the checker is fed the events behind the journal (`stepping`), not the
+    /// journal alone, as a host's end-to-end test feeds it: a record's event is judged
+    /// against it only then (K1's adoption fence).
+    events_seen: bool,
     /// The run the journal just recorded lost, and whether its job is paused for it (not
     /// safe to repeat, and the run covered due times): what its alert must say (A1).
     lost_told: Option<(RunId, bool)>,
@@ -660,6 +641,7 @@ impl Checker {
             leases: Default::default(),
             stepper: None,
             adopting: None,
+            events_seen: false,
             lost_told: None,
             retries: Default::default(),
             timeouts: Default::default(),
@@ -894,6 +876,7 @@ impl Checker {
     /// (R3 reads a job's definitions from it before an `Upsert`).
     pub fn stepping(&mut self, event: &duetime::Event, state: &duetime::State, now: duetime::Now) {
         self.asking(event, state);
+        self.events_seen = true;
         use duetime::Event as E;
         self.stepper = match event {
             E::Tick { process, .. }
@@ -917,7 +900,7 @@ impl Checker {
             _ => None,
         };
         self.leases_stepping(event, state);
-        self.journal_time_stepping(event, state.clock(), now);
+        self.journal_time_stepping(event, state, now);
     }
 
     /// The state's `max_runs_per_process` (C2).
@@ -1981,8 +1964,7 @@ impl Checker {
     fn adoption_held_to_its_fence(&mut self, job: &JobName, run: RunId) {
         let held = self.open.get(&run).and_then(|o| o.fence);
         let asked = self.adopting.filter(|(r, _)| *r == run).map(|(_, f)| f);
-        let events_seen = self.stepper.is_some();
-        let detail = if events_seen && held.is_some() && asked != held {
+        let detail = if self.events_seen && held.is_some() && asked != held {
             format!("{run} adopted under {asked:?}, though it was started with {held:?}")
         } else if self.parked.contains_key(&run) {
             format!("{run} adopted while parked awaiting approval")

@@ -12,6 +12,7 @@ use duetime_sim::{report, FaultMode, Options};
 const CHECKS_LOOKED: &[&str] = &[
     "clock gap told as it was",
     "journal written on the store's time",
+    "result dated by its own measure",
     "views compared with the journal",
     "views' status and last run held to the journal",
     "views' missed count held to the journal's skips",

@@ -44,6 +44,7 @@ const PROBES: &[&str] = &[
     "jittered starts spread",
     "lost after its lease lapsed",
     "journal written on the store's time",
+    "result dated by its own measure",
     "clock held ahead of the store's",
     "clock held ahead released (alone)",
     "clock held behind released (alone)",

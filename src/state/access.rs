@@ -128,6 +128,16 @@ impl ProcessRec {
         self.last_wall
     }
 
+    /// Its clocks' readings at its last event (a result's notes none): what the store
+    /// measures the time of its next event from, a result's included.
+    pub fn last_reading(&self) -> crate::Now {
+        crate::Now {
+            wall: self.last_wall,
+            mono: self.last_mono,
+            boot: self.last_boot,
+        }
+    }
+
     /// Whether it is draining: it claims nothing new and finishes what it holds.
     pub fn draining(&self) -> bool {
         self.draining

@@ -303,6 +303,11 @@ impl Computed {
 }
 
 impl Backfilled {
+    /// Whether instant `d` is within its range.
+    fn covers(&self, d: i64) -> bool {
+        self.from <= d && d <= self.to
+    }
+
     /// Its due times, from the oracle of its schedule (`spec`) the first time.
     fn due(&mut self, spec: Option<&Spec>) -> Option<&[i64]> {
         if self.at.is_none() {
@@ -444,17 +449,8 @@ impl Line {
         self.owed_before(to.saturating_add(1))?;
         let epoch = self.backfills[*touched.first()?].epoch;
         let text = self.epochs.get(epoch)?.text.as_str();
-        let ranges: Vec<(i64, i64)> = touched
-            .iter()
-            .map(|&i| (self.backfills[i].from, self.backfills[i].to))
-            .collect();
-        let own = self
-            .epochs
-            .iter()
-            .filter(|e| e.text == text)
-            .flat_map(|e| e.at.iter().copied())
-            .filter(|&d| from <= d && d <= to && !within(&ranges, d))
-            .collect();
+        let mut own = self.due_of_text(text, from.saturating_sub(1), to);
+        own.retain(|&d| !touched.iter().any(|&i| self.backfills[i].covers(d)));
         Some(own)
     }
 
@@ -474,15 +470,34 @@ impl Line {
         due
     }
 
-    /// For S2: when the cover `from..=to` merged a handed-back backfill cover with its
-    /// schedule's own due times (`start` saw it), those own due times past the backfills.
-    pub(super) fn merged_own_due(&mut self, from: i64, to: i64) -> Option<Vec<i64>> {
-        if !self.merged_handed.contains(&(from, to)) {
-            return None;
-        }
+    /// The parts of a start's cover `from..=to` S2 judges apart: one per backfill it
+    /// spans when it spans several (`backfills_of`: a full line merges backfills that
+    /// follow one another), and each of its schedule's own due times past them when it
+    /// merged a handed-back backfill cover with those (`start` saw it); else the whole.
+    /// The instants between are no due times of the cover's: another schedule's there (a
+    /// job redefined back and forth) is no business of this start's.
+    pub(super) fn cover_parts(&mut self, from: i64, to: i64) -> Vec<(i64, i64)> {
         let touched = self.touched(from, to);
-        let past = self.past_backfills(&touched).saturating_add(1);
-        self.own_due_in(past, to, &touched)
+        let mut parts: Vec<(i64, i64)> = touched
+            .iter()
+            .map(|&i| {
+                (
+                    from.max(self.backfills[i].from),
+                    to.min(self.backfills[i].to),
+                )
+            })
+            .collect();
+        if self.merged_handed.contains(&(from, to)) {
+            let past = self.past_backfills(&touched).saturating_add(1);
+            if let Some(own) = self.own_due_in(past, to, &touched) {
+                parts.extend(own.into_iter().map(|d| (d, d)));
+                return parts;
+            }
+        }
+        if touched.len() < 2 {
+            return vec![(from, to)];
+        }
+        parts
     }
 
     /// The backfills `from..=to` is of (`backfills_of`).
