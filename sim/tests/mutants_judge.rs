@@ -13,6 +13,7 @@ const CHECKS_LOOKED: &[&str] = &[
     "clock gap told as it was",
     "journal written on the store's time",
     "result dated by its own measure",
+    "parked run shown as the journal says",
     "views compared with the journal",
     "views' status and last run held to the journal",
     "views' missed count held to the journal's skips",

@@ -45,6 +45,7 @@ const PROBES: &[&str] = &[
     "lost after its lease lapsed",
     "journal written on the store's time",
     "result dated by its own measure",
+    "parked run shown as the journal says",
     "clock held ahead of the store's",
     "clock held ahead released (alone)",
     "clock held behind released (alone)",

@@ -489,11 +489,13 @@ impl Checker {
 
     /// K1: the lease the store keeps for each open run is the checker's (a lease its
     /// holder's clock release moved is taken from the store); V1: so is its start, which
-    /// views show.
+    /// views show, and whether it is parked awaiting approval and until when.
     fn leases_held_to_the_store(&mut self, state: &State) {
         let mut wrong = Vec::new();
         let mut started_wrong = Vec::new();
-        for (run, l) in self.leases.runs.iter_mut().filter(|(_, l)| !l.parked) {
+        let mut parked_wrong = Vec::new();
+        let mut parked_shown = 0;
+        for (run, l) in self.leases.runs.iter_mut() {
             if l.seq.is_none() {
                 l.seq = state.seq_of_name(l.job.as_str());
             }
@@ -507,6 +509,16 @@ impl Checker {
                 wrong.push((*run, l.clone(), None));
                 continue;
             };
+            let journal_parked = self.parked.get(run).map(|p| p.until);
+            let shown_parked = open.parked().map(|t| t.as_millis());
+            if shown_parked != journal_parked {
+                parked_wrong.push((*run, l.job.clone(), shown_parked, journal_parked));
+            } else if journal_parked.is_some() {
+                parked_shown += 1;
+            }
+            if l.parked {
+                continue;
+            }
             let kept = open.lease_until().as_millis();
             if !l.exact {
                 l.until = kept;
@@ -517,6 +529,22 @@ impl Checker {
             } else if open.started().as_millis() != l.started {
                 started_wrong.push((*run, l.job.clone(), open.started(), l.started));
             }
+        }
+        if parked_shown > 0 {
+            self.probe("parked run shown as the journal says");
+        }
+        for (run, job, shown, journal) in parked_wrong {
+            let tell = |t: Option<i64>| {
+                t.map_or("not parked".to_string(), |t| {
+                    format!("parked until {}", ts(t))
+                })
+            };
+            let detail = format!(
+                "the store shows {run} {}; by the journal it is {}",
+                tell(shown),
+                tell(journal)
+            );
+            self.violation("V1", &job, detail);
         }
         for (run, job, shown, started) in started_wrong {
             let detail = format!(

@@ -291,7 +291,7 @@ fn required_skip(required: bool, kind: LedgerKind) -> Option<MissCause> {
     };
     let excused = matches!(
         cause,
-        MissCause::TooLate | MissCause::Removed | MissCause::Rescheduled | MissCause::Paused
+        MissCause::TooLate | MissCause::Removed | MissCause::Rescheduled
     );
     (required && !excused).then_some(cause)
 }
