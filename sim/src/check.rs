@@ -32,6 +32,7 @@ mod line;
 mod logs;
 mod replies;
 mod retries;
+mod stall;
 mod timeouts;
 mod views;
 
@@ -568,6 +569,8 @@ pub struct Checker {
     leases: lease::Leases,
     /// The process whose event (or result) the step is (C3: whose cap a wait is for).
     stepper: Option<ProcessId>,
+    /// Runs whose stall was noticed (A2: their wake is no longer owed).
+    stalls_noticed: RunSet,
     /// The run and fence of the `Adopt` being stepped (K1: only the fence the run holds
     /// adopts it).
     adopting: Option<(RunId, Fence)>,
@@ -641,6 +644,7 @@ impl Checker {
             leases: Default::default(),
             stepper: None,
             adopting: None,
+            stalls_noticed: RunSet::default(),
             events_seen: false,
             lost_told: None,
             retries: Default::default(),
@@ -1052,6 +1056,7 @@ impl Checker {
             AlertKind::ApprovalExpired { .. } => Incident::ApprovalExpired,
             AlertKind::NoSuccess { .. } => Incident::NoSuccess,
         };
+        self.stall_told(&alert.kind);
         let idx = self.track_of(&alert.job);
         if let AlertKind::NoSuccess { since, within } = alert.kind {
             self.no_success(idx, alert, since.as_millis(), within.as_millis() as i64);
@@ -1533,7 +1538,10 @@ impl Checker {
                     self.stale_told = true;
                 }
             }
-            History::AlertHeld { .. } => self.probe("alert held by the throttle"),
+            History::AlertHeld { .. } => {
+                self.stall_held(rec);
+                self.probe("alert held by the throttle");
+            }
             History::QuotaHold { until, run, asked } => {
                 self.probe("quota hold");
                 let asked = i64::try_from(asked.as_millis()).unwrap_or(i64::MAX);

@@ -609,5 +609,20 @@ pub fn draw_jobs(rng: &mut ChaCha8Rng, cfg: &WorldConfig, count: Option<usize>) 
     }
     draw_dst_policies(cfg, &mut jobs);
     draw_switches(cfg, &mut jobs, &tightest_of);
+    draw_stalls(cfg, &mut jobs);
     jobs
+}
+
+/// A stall alert within reach for about a third of the jobs (A2, A1): `stall_after` from
+/// 30 s to the job's timeout, so its long and hanging runs are told stalled before they
+/// time out (the default, 15 min, is past every drawn timeout: no run ever stalled). From
+/// a stream of its own, so the worlds drawn before are otherwise the same.
+fn draw_stalls(cfg: &WorldConfig, jobs: &mut [SimJob]) {
+    let mut rng = features_rng(cfg.seed, 14);
+    for job in jobs {
+        if rng.gen_bool(0.3) {
+            let timeout = job.def.timeout.as_millis().max(30_000);
+            job.def.stall_after = Duration::from_millis(rng.gen_range(30_000..=timeout));
+        }
+    }
 }

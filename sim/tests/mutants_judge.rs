@@ -14,6 +14,8 @@ const CHECKS_LOOKED: &[&str] = &[
     "journal written on the store's time",
     "result dated by its own measure",
     "parked run shown as the journal says",
+    "stall watched by its job's wake",
+    "run told stalled",
     "views compared with the journal",
     "views' status and last run held to the journal",
     "views' missed count held to the journal's skips",

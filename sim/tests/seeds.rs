@@ -46,6 +46,8 @@ const PROBES: &[&str] = &[
     "journal written on the store's time",
     "result dated by its own measure",
     "parked run shown as the journal says",
+    "stall watched by its job's wake",
+    "run told stalled",
     "clock held ahead of the store's",
     "clock held ahead released (alone)",
     "clock held behind released (alone)",

@@ -63,6 +63,13 @@ impl JobRecord {
         self.next_due
     }
 
+    /// The earliest instant a `Tick` can change anything for this job: its next due time,
+    /// retry, owed run, or its open run's lease lapse, stall, deadline or approval window
+    /// (`None`: nothing to wait for). `State::next_wake` is the least of these.
+    pub fn wake(&self) -> Option<Timestamp> {
+        self.wake
+    }
+
     /// A changed definition waiting for a person's `Confirm` of its digest.
     pub fn held(&self) -> Option<&HeldDef> {
         self.act().and_then(|a| a.held.as_deref())

@@ -40,6 +40,17 @@ struct Lease {
     parked: bool,
 }
 
+impl Leases {
+    /// The runs open by the journal and not parked: their run, job and (once looked up)
+    /// sequence number in the store.
+    pub(super) fn open_unparked(&self) -> impl Iterator<Item = (RunId, JobName, Option<u64>)> + '_ {
+        self.runs
+            .iter()
+            .filter(|(_, l)| !l.parked)
+            .map(|(run, l)| (*run, l.job.clone(), l.seq))
+    }
+}
+
 /// What the checker holds of leases.
 #[derive(Default)]
 pub(super) struct Leases {
@@ -305,6 +316,7 @@ impl Checker {
             }
         }
         self.leases_held_to_the_store(state);
+        self.stalls_watched(state);
     }
 
     /// K1: each run lost in this step was lost after its lease lapsed, or its holder had
