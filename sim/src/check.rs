@@ -1094,6 +1094,30 @@ impl Checker {
         }
     }
 
+    /// T1's other side: an alert is held back only within its job's throttle, counted from
+    /// the last alert the job told (one at the throttle's very end is told).
+    fn held_by_throttle(&mut self, idx: usize, rec: &Record) {
+        let t = &self.tracks[idx];
+        let at = rec.at.as_millis();
+        let within = match (t.alert_throttle, t.last_alert) {
+            (Some(throttle), Some(last)) => at < last.saturating_add(throttle),
+            _ => false,
+        };
+        if within {
+            self.probe("alert held by the throttle");
+            return;
+        }
+        let detail = match t.last_alert {
+            Some(last) => format!(
+                "an alert held at {} though the job's last was told at {}, a throttle ago or more",
+                rec.at,
+                ts(last)
+            ),
+            None => format!("an alert held at {} though the job had told none", rec.at),
+        };
+        self.violation("T1", &rec.job, detail);
+    }
+
     /// A1, what a loss's alert tells: the job paused exactly when it is not safe to repeat
     /// and the run covered due times (else it runs them again, or the run was a manual
     /// one), as the `lost` line of the same step says of the run. (An alert told later, one
@@ -1540,7 +1564,7 @@ impl Checker {
             }
             History::AlertHeld { .. } => {
                 self.stall_held(rec);
-                self.probe("alert held by the throttle");
+                self.held_by_throttle(idx, rec);
             }
             History::QuotaHold { until, run, asked } => {
                 self.probe("quota hold");

@@ -16,6 +16,7 @@ const CHECKS_LOOKED: &[&str] = &[
     "parked run shown as the journal says",
     "stall watched by its job's wake",
     "run told stalled",
+    "alert held by the throttle",
     "views compared with the journal",
     "views' status and last run held to the journal",
     "views' missed count held to the journal's skips",

@@ -48,6 +48,7 @@ const PROBES: &[&str] = &[
     "parked run shown as the journal says",
     "stall watched by its job's wake",
     "run told stalled",
+    "alert held by the throttle",
     "clock held ahead of the store's",
     "clock held ahead released (alone)",
     "clock held behind released (alone)",
