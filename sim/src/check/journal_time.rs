@@ -130,8 +130,8 @@ impl Checker {
 /// wall clock moved as much, within `jump` (a reading from another hand counts from
 /// another origin: it vouches for no time passed). Never less than the store's clock. The
 /// result is dated at its reading unless that lies further than `jump` from what was
-/// vouched: then at the vouched time, if behind, or `jump` past it, if ahead.
-/// And whether its process's measure vouched for a time past the store's clock.
+/// vouched: then at the vouched time, if behind, or `jump` past it, if ahead. Returns the
+/// date, and whether the process's own measure vouched for a time past the store's clock.
 fn result_dated(state: &State, process: ProcessId, now: Now, jump: i64) -> (i64, bool) {
     let read = now.wall.as_millis();
     let Some(clock) = state.clock().map(|c| c.as_millis()) else {
