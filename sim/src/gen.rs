@@ -71,6 +71,10 @@ pub struct Overrides {
     /// The store's tick in milliseconds (default 30 s), for jobs files written for
     /// another tick (`duetime sim --tick`).
     pub tick_ms: Option<i64>,
+    /// Draws the world as before `draw_stalls` (every job keeps the default `stall_after`):
+    /// the seeds kept by number before it (`sim/tests/seeds.rs`) replay the worlds they
+    /// were found in.
+    pub before_stalls: bool,
 }
 
 /// Per-hour rates and per-event probabilities of every fault.
@@ -113,6 +117,8 @@ pub struct WorldConfig {
     /// The zone whose daylight-saving change the period starts near: half the cron jobs
     /// are drawn in it, so gaps and folds are met often, not by luck.
     pub dst_zone: &'static str,
+    /// Some jobs draw a `stall_after` within their timeout (`draw_stalls`).
+    pub stalls: bool,
     /// The store runs `single_owner` coordination (one process claims at a time) rather
     /// than shared.
     pub single_owner: bool,
@@ -322,6 +328,7 @@ pub fn draw_world(seed: u64, rng: &mut ChaCha8Rng, o: &Overrides) -> WorldConfig
         tick_ms: o.tick_ms.unwrap_or(30_000).max(1_000),
         faults,
         dst_zone,
+        stalls: !o.before_stalls,
         single_owner: draw_single_owner(seed),
         max_runs_per_process,
         rows,
@@ -609,7 +616,9 @@ pub fn draw_jobs(rng: &mut ChaCha8Rng, cfg: &WorldConfig, count: Option<usize>) 
     }
     draw_dst_policies(cfg, &mut jobs);
     draw_switches(cfg, &mut jobs, &tightest_of);
-    draw_stalls(cfg, &mut jobs);
+    if cfg.stalls {
+        draw_stalls(cfg, &mut jobs);
+    }
     jobs
 }
 

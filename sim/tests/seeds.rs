@@ -417,7 +417,12 @@ fn a_draining_process_that_comes_back_after_a_day_starts_nothing() {
 /// (`Line::merged_own_due`, `Line::due_of_text`), and the line's accounted ranges are a union.
 #[test]
 fn a_merged_catch_up_covers_its_own_schedules_due_times_not_the_instants_between() {
-    hold(&[(2_505_655_313, duetime_sim::gen::FaultMode::Swarm)]);
+    let probes = held(2_505_655_313, duetime_sim::gen::FaultMode::Swarm);
+    let merged = "handed-back backfill cover merged with the schedule's own";
+    assert!(
+        probes.get(merged).is_some_and(|&n| n > 0),
+        "the seed no longer reaches {merged:?}"
+    );
 }
 
 /// Seeds where V1's view of the dead-man's switch went wrong while it was written (the
@@ -483,22 +488,30 @@ fn a_shrinking_backlog_is_given_the_time_to_drain() {
     hold(&[(1_449_116_576, duetime_sim::gen::FaultMode::Extreme)]);
 }
 
-/// Runs each seed in its fault mode and asserts every world held.
+/// Runs each seed in its fault mode, in the world it was found in (drawn as before the
+/// stall draw: every seed here was kept before it), and asserts every world held.
 fn hold(seeds: &[(u64, duetime_sim::gen::FaultMode)]) {
     for &(seed, faults) in seeds {
-        let opts = Options {
-            overrides: duetime_sim::gen::Overrides {
-                faults: Some(faults),
-                ..Default::default()
-            },
-            ..Options::default()
-        };
-        let r = run_seed(seed, &opts);
-        assert_eq!(
-            r.verdict,
-            Verdict::Held,
-            "seed {seed}: {:?}",
-            r.violations.first()
-        );
+        held(seed, faults);
     }
+}
+
+/// `hold` for one seed, and what its run reached (its probes).
+fn held(seed: u64, faults: duetime_sim::gen::FaultMode) -> BTreeMap<&'static str, u64> {
+    let opts = Options {
+        overrides: duetime_sim::gen::Overrides {
+            faults: Some(faults),
+            before_stalls: true,
+            ..Default::default()
+        },
+        ..Options::default()
+    };
+    let r = run_seed(seed, &opts);
+    assert_eq!(
+        r.verdict,
+        Verdict::Held,
+        "seed {seed}: {:?}",
+        r.violations.first()
+    );
+    r.probes
 }
