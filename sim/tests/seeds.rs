@@ -414,7 +414,7 @@ fn a_draining_process_that_comes_back_after_a_day_starts_nothing() {
 /// instant between: S2 took it for a second run of the one-shot's settled instant, N1's line
 /// kept overlapping accounted ranges (and so still owed 08:30Z), and S1 counted the
 /// one-shot's due time among the cron's own. Each now takes the cron's own due times alone
-/// (`Line::merged_own_due`, `Line::due_of_text`), and the line's accounted ranges are a union.
+/// (`Line::cover_parts`, `Line::due_of_text`), and the line's accounted ranges are a union.
 #[test]
 fn a_merged_catch_up_covers_its_own_schedules_due_times_not_the_instants_between() {
     let probes = held(2_505_655_313, duetime_sim::gen::FaultMode::Swarm);
