@@ -1562,8 +1562,8 @@ impl Checker {
                     self.stale_told = true;
                 }
             }
-            History::AlertHeld { .. } => {
-                self.stall_held(rec);
+            History::AlertHeld { alert, .. } => {
+                self.stall_told(alert);
                 self.held_by_throttle(idx, rec);
             }
             History::QuotaHold { until, run, asked } => {

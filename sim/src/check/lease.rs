@@ -43,11 +43,11 @@ struct Lease {
 impl Leases {
     /// The runs open by the journal and not parked: their run, job and (once looked up)
     /// sequence number in the store.
-    pub(super) fn open_unparked(&self) -> impl Iterator<Item = (RunId, JobName, Option<u64>)> + '_ {
+    pub(super) fn open_unparked(&self) -> impl Iterator<Item = (RunId, &JobName, Option<u64>)> {
         self.runs
             .iter()
             .filter(|(_, l)| !l.parked)
-            .map(|(run, l)| (*run, l.job.clone(), l.seq))
+            .map(|(run, l)| (*run, &l.job, l.seq))
     }
 }
 

@@ -9,23 +9,17 @@
 //! the job's `stalled` incident is open (a second stall of the same incident is told as
 //! nothing): from then on its wake is no longer owed.
 
-use duetime::{AlertKind, History, Record, RunId, State};
+use duetime::{AlertKind, RunId, State};
 
 use super::{Checker, Incident};
 
 impl Checker {
-    /// A `stalled` alert for `run` was told or held: its stall was noticed.
+    /// A `stalled` alert for `run` was told, or held by the throttle (an `AlertHeld`
+    /// record): its stall was noticed.
     pub(super) fn stall_told(&mut self, kind: &AlertKind) {
         if let AlertKind::Stalled { run, .. } = kind {
             self.stalls_noticed.insert(*run);
             self.probe("run told stalled");
-        }
-    }
-
-    /// A journal record that holds a `stalled` alert back (the throttle).
-    pub(super) fn stall_held(&mut self, rec: &Record) {
-        if let duetime::Entry::History(History::AlertHeld { alert, .. }) = &rec.entry {
-            self.stall_told(alert);
         }
     }
 
@@ -36,6 +30,7 @@ impl Checker {
             .leases
             .open_unparked()
             .filter(|(run, _, _)| !self.stalls_noticed.contains(*run))
+            .map(|(run, job, seq)| (run, job.clone(), seq))
             .collect();
         for (run, job, seq) in open {
             let idx = self.track_of(&job);
