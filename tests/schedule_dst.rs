@@ -347,3 +347,37 @@ fn a_chosen_policy_is_named_in_the_schedules_text() {
         "cron CRON_TZ=America/New_York 30 1 * * * (dst gap: run_at_gap_end, fold: first)"
     );
 }
+
+/// docs/schedules.md's seconds at a gap: the matching seconds of the minutes New York's
+/// spring change swallows fire once at the gap's end (03:00:00 EDT); a matching second
+/// after it is a due time of its own; a seconds field does not make a schedule elapsed.
+#[test]
+fn seconds_at_a_gap_fire_once_at_its_end_and_then_on_their_own() {
+    let due = |expr: &str| -> Vec<String> {
+        let cron = CronSchedule::parse(expr, Some("America/New_York")).unwrap();
+        let from: Timestamp = "2025-03-09T06:00:00Z".parse().unwrap();
+        let until: Timestamp = "2025-03-09T08:00:00Z".parse().unwrap();
+        let mut out = Vec::new();
+        let mut t = from;
+        while let Some(n) = cron.next_after(t).filter(|n| *n <= until) {
+            out.push(n.to_string());
+            t = n;
+        }
+        out
+    };
+    assert_eq!(
+        due("15 0,30 2-3 * * *"),
+        [
+            "2025-03-09T07:00:00Z",
+            "2025-03-09T07:00:15Z",
+            "2025-03-09T07:30:15Z"
+        ]
+    );
+    assert_eq!(due("15,45 30 2 * * *"), ["2025-03-09T07:00:00Z"]);
+    assert_eq!(
+        due("0,15 0 2-3 * * *"),
+        ["2025-03-09T07:00:00Z", "2025-03-09T07:00:15Z"]
+    );
+    let fixed = CronSchedule::parse("15 30 2 * * *", Some("America/New_York")).unwrap();
+    assert!(fixed.is_fixed_time());
+}

@@ -4,9 +4,9 @@
 //! oracle's sets: they have to come from the text the user wrote. Taking them from the
 //! core's compiled fields would let a parser bug agree with itself, so this module expands
 //! the text again, deliberately simply: only the common dialect (numbers, names, `*`, `?`,
-//! ranges, steps, lists, the macros, `CRON_TZ=`). Whatever it does not know (`L`, `#`, `W`,
-//! seconds other than 0) is refused with `CronTextError::Unsupported`, because a check the
-//! oracle cannot make must not pass silently.
+//! ranges, steps, lists, the macros, `CRON_TZ=`, a seconds field first). Whatever it does
+//! not know (`L`, `#`, `W`) is refused with `CronTextError::Unsupported`, because a check
+//! the oracle cannot make must not pass silently.
 //!
 //! `spec_of` maps a whole `Schedule` (cron, every, at) to a `Spec`; the cron text comes
 //! from `CronSchedule::expr()` and the zone's name, never from its bit sets.
@@ -61,7 +61,7 @@ pub fn spec_of(schedule: &Schedule) -> Result<Spec, CronTextError> {
             // A policy chosen explicitly is told to the oracle as data (which passes fire);
             // what the passes are, the oracle works out from chrono-tz itself.
             spec.dst = c.explicit_policy().map(dst_rule);
-            Ok(Spec::Cron(spec))
+            Ok(Spec::Cron(Box::new(spec)))
         }
         Schedule::Every { period, offset } => {
             let period_ms = i64::try_from(period.as_millis()).map_err(|_| range())?;
@@ -103,7 +103,7 @@ pub(crate) struct FieldRule {
     pub(crate) question: bool,
 }
 
-const SECOND: FieldRule = FieldRule {
+pub(crate) const SECOND: FieldRule = FieldRule {
     name: "second",
     low: 0,
     high: 59,
@@ -149,7 +149,7 @@ pub(crate) const DOW: FieldRule = FieldRule {
     question: true,
 };
 
-/// Expands cron `text` (five fields, six with a `0` seconds field first, or a macro;
+/// Expands cron `text` (five fields, six with a seconds field first, or a macro;
 /// optionally prefixed `CRON_TZ=Zone`) read in zone `tz` (default: the prefix's, else UTC).
 ///
 /// The spec's `text` is the five fields the oracle reads cron's "fixed-time" rule from:
@@ -191,6 +191,7 @@ pub fn expand(text: &str, tz: Option<&str>) -> Result<CronSpec, CronTextError> {
     })?;
 
     let expanded: Vec<String>;
+    let mut seconds = vec![0];
     let fields: Vec<&str> = match words.as_slice() {
         [] => return Err(unsupported("it is empty".to_string())),
         [m] if m.starts_with('@') => {
@@ -207,18 +208,13 @@ pub fn expand(text: &str, tz: Option<&str>) -> Result<CronSpec, CronTextError> {
         }
         [_, _, _, _, _] => words.clone(),
         [s, rest @ ..] if rest.len() == 5 => {
-            let seconds = field(&SECOND, s).map_err(&unsupported)?;
-            if seconds != [0] {
-                return Err(unsupported(format!(
-                    "the seconds field `{s}` fires at other seconds than 0; the oracle \
-                     checks whole minutes only"
-                )));
-            }
+            seconds = field(&SECOND, s).map_err(&unsupported)?;
             rest.to_vec()
         }
         other => {
             return Err(unsupported(format!(
-                "{} fields; the oracle reads five (or six with seconds `0` first) or a macro",
+                "{} fields; the oracle reads five (or six with a seconds field first) or a \
+                 macro",
                 other.len()
             )))
         }
@@ -233,6 +229,7 @@ pub fn expand(text: &str, tz: Option<&str>) -> Result<CronSpec, CronTextError> {
     weekdays.dedup();
     let starlike = |f: &str| f.starts_with('*') || f.starts_with('?');
     Ok(CronSpec {
+        seconds,
         minutes: field(&MINUTE, minute).map_err(&unsupported)?,
         hours: field(&HOUR, hour).map_err(&unsupported)?,
         days: field(&DOM, dom).map_err(&unsupported)?,
@@ -267,16 +264,19 @@ fn field(rule: &FieldRule, text: &str) -> Result<Vec<u32>, String> {
     Ok(set.into_iter().collect())
 }
 
-/// The items of five-field cron `text` whose step goes past the end of their range, as
-/// the docs say `duetime check` tells of them: each as (field, item in lower case, the one
-/// value it matches). Empty for other text (a macro, the seconds form, text it refuses).
+/// The items of cron `text` in fields (five, or six with seconds first) whose step goes
+/// past the end of their range, as the docs say `duetime check` tells of them: each as
+/// (field, item in lower case, the one value it matches). Empty for other text (a macro,
+/// text it refuses).
 pub(crate) fn wide_items(text: &str) -> Vec<(&'static str, String, u32)> {
     let fields: Vec<&str> = text.split_whitespace().collect();
-    if fields.len() != 5 {
-        return Vec::new();
-    }
+    let rules: &[&FieldRule] = match fields.len() {
+        5 => &[&MINUTE, &HOUR, &DOM, &MONTH, &DOW],
+        6 => &[&SECOND, &MINUTE, &HOUR, &DOM, &MONTH, &DOW],
+        _ => return Vec::new(),
+    };
     let mut wide = Vec::new();
-    for (rule, text) in [&MINUTE, &HOUR, &DOM, &MONTH, &DOW].into_iter().zip(fields) {
+    for (rule, text) in rules.iter().zip(fields) {
         for item in text.split(',') {
             match item_range(rule, item) {
                 Ok((low, high, step)) if step > 1 && low.saturating_add(step) > high => {
@@ -453,7 +453,7 @@ mod tests {
             let from = format!("{date}T04:00:00Z").parse::<Timestamp>().unwrap();
             let from = from.as_millis() - 1;
             let hours = if date.ends_with("03-09") { 23 } else { 25 };
-            Spec::Cron(spec)
+            Spec::Cron(Box::new(spec))
                 .due_in(from, from + hours * 3_600_000)
                 .iter()
                 .map(|d| Timestamp::from_millis(d.at).to_string())
@@ -522,7 +522,7 @@ mod tests {
         }
     }
 
-    const EXPRS: [&str; 26] = [
+    const EXPRS: [&str; 33] = [
         "* * * * *",
         "*/7 * * * *",
         "5-50/15 * * * *",
@@ -549,6 +549,13 @@ mod tests {
         "0 9 * * fri-0",
         "0 */30 * * *",
         "1 1 */100 * *",
+        "15 30 2 * * *",
+        "0,15 0 2-3 * * *",
+        "15 0,30 2-3 * * *",
+        "*/20 * * * * *",
+        "10-50/20 30 1 * * *",
+        "45 */15 * * * *",
+        "59 59 23 * * *",
     ];
 
     #[test]
@@ -623,6 +630,56 @@ mod tests {
         }
     }
 
+    /// A seconds field as docs/schedules.md has it at New York's spring change of 2025
+    /// (02:00 EST to 03:00 EDT, 07:00Z): the matching seconds of a swallowed minute fire
+    /// once, together, at the gap's end; a matching second after it is a due time of its
+    /// own, unless it is the gap's end itself.
+    #[test]
+    fn seconds_meet_a_gap_as_the_docs_say() {
+        let due = |expr: &str| -> Vec<String> {
+            let spec = expand(expr, Some("America/New_York")).expect("expands");
+            let from = "2025-03-09T06:00:00Z".parse::<Timestamp>().unwrap();
+            Spec::Cron(Box::new(spec))
+                .due_in(from.as_millis(), from.as_millis() + 2 * 3_600_000)
+                .iter()
+                .map(|d| Timestamp::from_millis(d.at).to_string())
+                .collect()
+        };
+        assert_eq!(due("15,45 30 2 * * *"), ["2025-03-09T07:00:00Z"]);
+        assert_eq!(
+            due("15 0,30 2-3 * * *"),
+            [
+                "2025-03-09T07:00:00Z",
+                "2025-03-09T07:00:15Z",
+                "2025-03-09T07:30:15Z"
+            ]
+        );
+        assert_eq!(
+            due("0,15 0 2-3 * * *"),
+            ["2025-03-09T07:00:00Z", "2025-03-09T07:00:15Z"]
+        );
+        let spec = expand("0,30 * * * * *", Some("UTC")).expect("expands");
+        assert_eq!(spec.seconds, [0, 30]);
+        assert_eq!(spec.text, "* * * * *");
+        assert!(!spec.fixed_time());
+        assert_eq!(spec.core_text(), "0,30 * * * * *");
+        assert!(expand("15 30 2 * * *", None).expect("expands").fixed_time());
+        // From inside a minute: its later matching seconds, not its earlier ones.
+        let from = "2025-01-01T00:00:15Z"
+            .parse::<Timestamp>()
+            .unwrap()
+            .as_millis();
+        let next: Vec<i64> = Spec::Cron(Box::new(spec))
+            .due_in(from, from + 60_000)
+            .iter()
+            .map(|d| d.at)
+            .collect();
+        assert_eq!(next, [from + 15_000, from + 45_000]);
+        for expr in ["15,45 30 2 * * *", "15 0,30 2-3 * * *", "0,15 0 2-3 * * *"] {
+            agree(expr, "America/New_York", "2025-03-08T00:00:00Z", 3);
+        }
+    }
+
     #[test]
     fn monthly_and_yearly_macros_over_a_year() {
         for zone in ["UTC", "America/Santiago", "Europe/London"] {
@@ -680,8 +737,6 @@ mod tests {
             "0 0 * * 5L",
             "0 0 * * 5#3",
             "0 0 15W * *",
-            "30 0 9 * * *",
-            "*/5 * * * * *",
             "0 0 * *",
             "0 0 * * * * *",
             "@reboot",

@@ -1,8 +1,9 @@
 //! Z2: cron text as people type it is read as `docs/schedules.md` says. The worlds' own
 //! cron jobs come from a menu of valid shapes, so the parser's bounds (a minute of 60, a
 //! day-of-month of 0, a step of 0, a backward range, a misspelt name) would go unchecked.
-//! Each seed also types a few expressions field by field from items near those bounds,
-//! judges each by the documented dialect alone, and holds the core to that verdict:
+//! Each seed also types a few expressions (five fields, or six with seconds first) field
+//! by field from items near those bounds, judges each by the documented dialect alone,
+//! and holds the core to that verdict:
 //!
 //! - text the docs accept must parse, and yield exactly the due times the oracle expands
 //!   from the same text (`cron_text::expand`, written apart from the core's parser);
@@ -20,11 +21,22 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
 use crate::check::Violation;
-use crate::cron_text::{FieldRule as Field, DOM, DOW, HOUR, MINUTE, MONTH};
+use crate::cron_text::{FieldRule as Field, DOM, DOW, HOUR, MINUTE, MONTH, SECOND};
 use crate::oracle::Spec;
 
 /// The five fields, with the bounds and names the oracle's own reading of cron text uses.
 const FIELDS: [&Field; 5] = [&MINUTE, &HOUR, &DOM, &MONTH, &DOW];
+/// The six fields of the form with a leading seconds field.
+const FIELDS6: [&Field; 6] = [&SECOND, &MINUTE, &HOUR, &DOM, &MONTH, &DOW];
+
+/// The fields of a form drawn: six, with seconds first, one time in four.
+fn draw_fields(rng: &mut ChaCha8Rng) -> &'static [&'static Field] {
+    if rng.gen_ratio(1, 4) {
+        &FIELDS6
+    } else {
+        &FIELDS
+    }
+}
 
 /// Expressions typed per seed.
 const TYPED: usize = 2;
@@ -126,10 +138,11 @@ fn draw_field(rng: &mut ChaCha8Rng, f: &Field) -> (String, bool) {
 /// An expression typed field by field: its text, and the fields the docs refuse.
 fn draw_expression(rng: &mut ChaCha8Rng) -> (String, Vec<&'static str>) {
     // Most fields typed plainly, so that an expression is wrong in one field or none.
-    let mut texts = Vec::with_capacity(5);
+    let fields = draw_fields(rng);
+    let mut texts = Vec::with_capacity(fields.len());
     let mut wrong = Vec::new();
-    let typed = rng.gen_range(0..5);
-    for (i, f) in FIELDS.iter().enumerate() {
+    let typed = rng.gen_range(0..fields.len());
+    for (i, f) in fields.iter().enumerate() {
         let (text, ok) = if i == typed || rng.gen_bool(0.2) {
             draw_field(rng, f)
         } else {
@@ -148,11 +161,12 @@ fn draw_expression(rng: &mut ChaCha8Rng) -> (String, Vec<&'static str>) {
     (texts.join(" "), wrong)
 }
 
-/// An expression the docs accept with a stepped range in every field (`a-b/n`, a
-/// day-of-week range sometimes ending at Sunday written `0`), steps from 1 to one past the
-/// field's top: where `duetime check`'s warning of a step past its range's end is decided.
+/// An expression the docs accept (five fields or six) with a stepped range in every
+/// field (`a-b/n`, a day-of-week range sometimes ending at Sunday written `0`), steps from
+/// 1 to one past the field's top: where `duetime check`'s warning of a step past its
+/// range's end is decided.
 fn draw_stepped_ranges(rng: &mut ChaCha8Rng) -> String {
-    let fields: Vec<String> = FIELDS
+    let fields: Vec<String> = draw_fields(rng)
         .iter()
         .map(|f| {
             let a = rng.gen_range(f.low..=f.high);
@@ -173,15 +187,16 @@ fn draw_stepped_ranges(rng: &mut ChaCha8Rng) -> String {
 /// accepts (`day-of-week: `8` is out of range 0-7`), however many digits it has (one past
 /// either end, ten digits, past any `u32`).
 fn check_out_of_range(rng: &mut ChaCha8Rng) -> Result<(), String> {
-    let i = rng.gen_range(0..FIELDS.len());
-    let f = FIELDS[i];
+    let all = draw_fields(rng);
+    let i = rng.gen_range(0..all.len());
+    let f = all[i];
     let number = match rng.gen_range(0..4) {
         0 if f.low > 0 => (f.low - 1).to_string(),
         0 | 1 => (f.high + 1).to_string(),
         2 => format!("{:010}", rng.gen_range(f.high + 1..1000)),
         _ => format!("{}", u64::from(u32::MAX) + rng.gen_range(1..1000)),
     };
-    let mut fields = ["*"; 5].map(str::to_string);
+    let mut fields = vec!["*".to_string(); all.len()];
     fields[i] = number;
     let text = fields.join(" ");
     let accepted = format!("is out of range {}-{}", f.low, f.high);
@@ -336,7 +351,7 @@ fn same_due_times_in(
     } else {
         end
     };
-    let oracle: Vec<i64> = Spec::Cron(spec)
+    let oracle: Vec<i64> = Spec::Cron(Box::new(spec))
         .due_in(from_ms, until)
         .into_iter()
         .map(|d| d.at)
@@ -471,14 +486,30 @@ mod tests {
     #[test]
     fn seeds_type_both_valid_and_invalid_text() {
         let mut rng = crate::gen::features_rng(1, 8);
-        let drawn: Vec<(String, Vec<&str>)> = (0..200).map(|_| draw_expression(&mut rng)).collect();
+        let drawn: Vec<(String, Vec<&str>)> = (0..400).map(|_| draw_expression(&mut rng)).collect();
         let valid = drawn.iter().filter(|(_, w)| w.is_empty()).count();
-        assert!((40..160).contains(&valid), "{valid} of 200 valid");
+        assert!((80..320).contains(&valid), "{valid} of 400 valid");
+        let six = drawn
+            .iter()
+            .filter(|(t, w)| w.is_empty() && t.split(' ').count() == 6)
+            .count();
+        assert!(six >= 10, "{six} of 400 valid with a seconds field");
         let wide = drawn
             .iter()
             .filter(|(t, w)| w.is_empty() && !crate::cron_text::wide_items(t).is_empty())
             .count();
-        assert!(wide >= 5, "{wide} of 200 with a step past its range's end");
+        // A by-product here; the stepped ranges are drawn to meet them.
+        assert!(wide >= 5, "{wide} of 400 with a step past its range's end");
+        let stepped: Vec<String> = (0..100).map(|_| draw_stepped_ranges(&mut rng)).collect();
+        let wide = stepped
+            .iter()
+            .filter(|t| !crate::cron_text::wide_items(t).is_empty())
+            .count();
+        let six = stepped.iter().filter(|t| t.split(' ').count() == 6).count();
+        assert!(
+            wide >= 50 && six >= 10,
+            "of 100 stepped: {wide} wide, {six} of six fields"
+        );
     }
 
     #[test]

@@ -71,10 +71,10 @@ pub struct Overrides {
     /// The store's tick in milliseconds (default 30 s), for jobs files written for
     /// another tick (`duetime sim --tick`).
     pub tick_ms: Option<i64>,
-    /// Draws the world as before `draw_stalls` (every job keeps the default `stall_after`):
-    /// the seeds kept by number before it (`sim/tests/seeds.rs`) replay the worlds they
-    /// were found in.
-    pub before_stalls: bool,
+    /// Draws the world without the draws added after the seeds kept by number were found
+    /// (`draw_stalls`: every job keeps the default `stall_after`; `draw_seconds`: no cron
+    /// seconds field), so those seeds (`sim/tests/seeds.rs`) replay their worlds.
+    pub without_late_draws: bool,
 }
 
 /// Per-hour rates and per-event probabilities of every fault.
@@ -117,8 +117,9 @@ pub struct WorldConfig {
     /// The zone whose daylight-saving change the period starts near: half the cron jobs
     /// are drawn in it, so gaps and folds are met often, not by luck.
     pub dst_zone: &'static str,
-    /// Some jobs draw a `stall_after` within their timeout (`draw_stalls`).
-    pub stalls: bool,
+    /// Some jobs draw a `stall_after` within their timeout (`draw_stalls`), and some cron
+    /// schedules a seconds field (`draw_seconds`).
+    pub late_draws: bool,
     /// The store runs `single_owner` coordination (one process claims at a time) rather
     /// than shared.
     pub single_owner: bool,
@@ -328,7 +329,7 @@ pub fn draw_world(seed: u64, rng: &mut ChaCha8Rng, o: &Overrides) -> WorldConfig
         tick_ms: o.tick_ms.unwrap_or(30_000).max(1_000),
         faults,
         dst_zone,
-        stalls: !o.before_stalls,
+        late_draws: !o.without_late_draws,
         single_owner: draw_single_owner(seed),
         max_runs_per_process,
         rows,
@@ -387,6 +388,7 @@ fn draw_cron(rng: &mut ChaCha8Rng, dst_zone: &'static str) -> CronSpec {
     };
     let text = format!("{text_min} {text_hour} {text_dom} * {text_dow}");
     CronSpec {
+        seconds: vec![0],
         minutes,
         hours,
         days,
@@ -419,7 +421,7 @@ fn draw_schedule(
             } else {
                 3_600_000
             };
-            (schedule, Spec::Cron(c), spacing.min(3_600_000))
+            (schedule, Spec::Cron(Box::new(c)), spacing.min(3_600_000))
         }
         6..=8 => {
             let period = pick(
@@ -514,6 +516,45 @@ fn choose_dst_policy(rng: &mut ChaCha8Rng, schedule: &mut Schedule, spec: &mut S
     oracle.dst = Some(crate::cron_text::dst_rule(policy));
 }
 
+/// A seconds field for about a fifth of the cron schedules drawn (`drawn`: a schedule,
+/// its oracle's spec and its tightest spacing): one second of the minute, two, or every
+/// twentieth, so the core's matcher finds seconds past a matching minute's first and the
+/// oracle yields them (`CronSpec::seconds`). The spacing narrows to the seconds' own.
+/// From a stream of its own (`features_rng(seed, 15)`), so the rest of a world is drawn
+/// as before.
+fn draw_seconds(rng: &mut ChaCha8Rng, drawn: (Schedule, Spec, i64)) -> (Schedule, Spec, i64) {
+    let (schedule, Spec::Cron(mut c), spacing) = drawn else {
+        return drawn;
+    };
+    if !rng.gen_bool(0.2) {
+        return (schedule, Spec::Cron(c), spacing);
+    }
+    c.seconds = match rng.gen_range(0..4) {
+        0 => vec![rng.gen_range(1..60)],
+        1 => vec![0, 30],
+        2 => {
+            let first = rng.gen_range(0..30);
+            vec![first, first + rng.gen_range(5..30)]
+        }
+        _ => vec![0, 20, 40],
+    };
+    let schedule =
+        Schedule::cron(&c.core_text(), Some(c.tz.name())).expect("the generator writes valid cron");
+    let closest = c
+        .seconds
+        .windows(2)
+        .map(|w| w[1] - w[0])
+        .chain(
+            c.seconds
+                .first()
+                .map(|f| f + 60 - c.seconds[c.seconds.len() - 1]),
+        )
+        .min()
+        .unwrap_or(60);
+    let spacing = spacing.min(i64::from(closest) * 1000);
+    (schedule, Spec::Cron(c), spacing)
+}
+
 /// The dead-man's switch for about a third of the jobs (E1): half of them a few of the
 /// job's tightest spacings (told when failures, pauses, lost runs or a down world keep it
 /// from succeeding), half from ten minutes to six hours whatever the schedule (told often,
@@ -540,9 +581,15 @@ pub fn draw_jobs(rng: &mut ChaCha8Rng, cfg: &WorldConfig, count: Option<usize>) 
     let n = count.unwrap_or_else(|| rng.gen_range(5..=12)).max(1);
     let span = cfg.safety_ms + cfg.liveness_ms;
     let mut tightest_of = Vec::with_capacity(n);
+    let mut seconds = features_rng(cfg.seed, 15);
+    let mut with_seconds = |drawn: (Schedule, Spec, i64)| match cfg.late_draws {
+        true => draw_seconds(&mut seconds, drawn),
+        false => drawn,
+    };
     let mut jobs: Vec<SimJob> = (0..n)
         .map(|i| {
-            let (schedule, spec, spacing) = draw_schedule(rng, cfg.start_ms, span, cfg.dst_zone);
+            let (schedule, spec, spacing) =
+                with_seconds(draw_schedule(rng, cfg.start_ms, span, cfg.dst_zone));
             let name = JobName::new(&format!("job{i}")).expect("valid");
             let mut def = JobDef::new(name, schedule);
             def.missed = pick(
@@ -580,7 +627,8 @@ pub fn draw_jobs(rng: &mut ChaCha8Rng, cfg: &WorldConfig, count: Option<usize>) 
             let mut tightest = spacing;
             let alternatives = (0..2)
                 .map(|_| {
-                    let (s, sp, alt_spacing) = draw_schedule(rng, cfg.start_ms, span, cfg.dst_zone);
+                    let (s, sp, alt_spacing) =
+                        with_seconds(draw_schedule(rng, cfg.start_ms, span, cfg.dst_zone));
                     tightest = tightest.min(alt_spacing);
                     (s, sp)
                 })
@@ -616,7 +664,7 @@ pub fn draw_jobs(rng: &mut ChaCha8Rng, cfg: &WorldConfig, count: Option<usize>) 
     }
     draw_dst_policies(cfg, &mut jobs);
     draw_switches(cfg, &mut jobs, &tightest_of);
-    if cfg.stalls {
+    if cfg.late_draws {
         draw_stalls(cfg, &mut jobs);
     }
     jobs

@@ -1,6 +1,7 @@
 //! Due times computed without the core's schedule code: cron specs are kept as plain sets
 //! (never parsed by the core's parser) and evaluated minute by minute in UTC through
-//! chrono-tz, applying cron's daylight-saving rules from their definition. Slow and
+//! chrono-tz (a matching minute yields its matching seconds), applying cron's
+//! daylight-saving rules from their definition. Slow and
 //! obviously right is the point: a bug in the core's bit sets or zone tables cannot hide
 //! behind the same bug here.
 
@@ -10,6 +11,10 @@ use chrono_tz::Tz;
 /// A cron expression as sorted sets, with the text the core is given.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct CronSpec {
+    /// The seconds of a matching minute that are due: `[0]` for five-field text (and in
+    /// regression files written before six-field worlds).
+    #[serde(default = "whole_minutes")]
+    pub seconds: Vec<u32>,
     pub minutes: Vec<u32>,
     pub hours: Vec<u32>,
     pub days: Vec<u32>,
@@ -84,9 +89,15 @@ impl DstRule {
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Spec {
-    Cron(CronSpec),
-    Every { period_ms: i64, offset_ms: i64 },
-    At { at_ms: i64 },
+    /// Boxed: a cron spec is many sets, the other kinds two numbers.
+    Cron(Box<CronSpec>),
+    Every {
+        period_ms: i64,
+        offset_ms: i64,
+    },
+    At {
+        at_ms: i64,
+    },
 }
 
 /// One due time and whether a daylight-saving rule shaped it (for coverage probes).
@@ -97,8 +108,14 @@ pub struct Due {
     pub fold: bool,
 }
 
+/// Five-field cron: second 0 of each matching minute.
+fn whole_minutes() -> Vec<u32> {
+    vec![0]
+}
+
 /// A cron spec's sets as bit masks (bit v set when v is in the set).
 struct Masks {
+    seconds: u64,
     minutes: u64,
     hours: u64,
     days: u64,
@@ -155,7 +172,18 @@ fn last_day_of_month(d: chrono::NaiveDate) -> u32 {
 }
 
 impl CronSpec {
-    /// cronie's "fixed-time": neither minute nor hour text begins with `*`.
+    /// The text the core is given: the five fields, behind a seconds field (the list of
+    /// `seconds`) when it yields seconds other than 0 alone.
+    pub fn core_text(&self) -> String {
+        if self.seconds == [0] {
+            return self.text.clone();
+        }
+        let list: Vec<String> = self.seconds.iter().map(u32::to_string).collect();
+        format!("{} {}", list.join(","), self.text)
+    }
+
+    /// cronie's "fixed-time": neither minute nor hour text begins with `*` (a seconds
+    /// field does not count: `text` is the five fields after it).
     pub fn fixed_time(&self) -> bool {
         let minute_text = self.text.split_whitespace().next().unwrap_or("*");
         let hour_text = self.text.split_whitespace().nth(1).unwrap_or("*");
@@ -175,6 +203,7 @@ impl CronSpec {
     fn masks(&self) -> Masks {
         let mask = |set: &[u32]| set.iter().fold(0u64, |m, &v| m | 1u64 << (v & 63));
         Masks {
+            seconds: mask(&self.seconds),
             minutes: mask(&self.minutes),
             hours: mask(&self.hours),
             days: mask(&self.days),
@@ -284,6 +313,59 @@ impl CronSpec {
         single(h * 3600) && single(h * 3600 + 3540)
     }
 
+    /// Whether the matching local minute `l` (at UTC minute `u`) fires under `rule`: `None`
+    /// when it is a pass of a repeated local time the rule leaves out, else whether it is
+    /// a pass of a repeated one at all.
+    fn pass_fires(&self, rule: DstRule, u: i64, l: &chrono::NaiveDateTime) -> Option<bool> {
+        match self.tz.from_local_datetime(l) {
+            LocalResult::Ambiguous(first, second) => rule
+                .fires(u, first.timestamp(), second.timestamp())
+                .then_some(true),
+            _ => Some(false),
+        }
+    }
+
+    /// The due times of UTC minute `u` (local minute `l`) within `window` (`(after,
+    /// until]`, milliseconds): its matching seconds when the minute fires (`fires`, as
+    /// `pass_fires` answers), and before them, when a spring-forward gap has just ended
+    /// (`offset_grew`) and swallowed a matching minute, the gap's own due time at the
+    /// minute's first second, under a rule that runs it there; unless second 0 is due
+    /// anyway, which the gap's due time is then one with.
+    fn push_minute(
+        &self,
+        m: &Masks,
+        (u, l): (i64, chrono::NaiveDateTime),
+        offset_grew: bool,
+        fires: Option<bool>,
+        (after, until): (i64, i64),
+        out: &mut Vec<Due>,
+    ) {
+        let mut push = |at: i64, gap: bool, fold: bool| {
+            if after < at && at <= until {
+                out.push(Due { at, gap, fold });
+            }
+        };
+        let second_zero_due = fires.is_some() && m.seconds & 1 == 1;
+        if !second_zero_due && offset_grew && self.dst_rule().gap_at_end {
+            // Matching local times inside the gap all fire now, once.
+            let mut gl = self.local(u - 60) + chrono::Duration::minutes(1);
+            while gl < l {
+                if m.matches(&gl) {
+                    push(u * 1000, true, false);
+                    break;
+                }
+                gl += chrono::Duration::minutes(1);
+            }
+        }
+        let Some(fold) = fires else { return };
+        let mut seconds = m.seconds;
+        while seconds != 0 {
+            let s = i64::from(seconds.trailing_zeros());
+            seconds &= seconds - 1;
+            push((u + s) * 1000, false, fold);
+        }
+    }
+
     /// Due times in `(after, until]` (milliseconds), by walking UTC minutes. Within a UTC
     /// hour on one offset, the minutes after the first are passed over when neither local
     /// hour they fall in (its month, day and hour) can match, and otherwise up to the next
@@ -292,8 +374,10 @@ impl CronSpec {
     fn due_in(&self, after: i64, until: i64, out: &mut Vec<Due>) {
         let rule = self.dst_rule();
         let m = self.masks();
-        let mut u = after.div_euclid(60_000) * 60 + 60; // first whole minute strictly after
+        // The minute holding `after`: its later seconds may be due.
+        let mut u = after.div_euclid(60_000) * 60;
         let end = until.div_euclid(1000);
+        let window = (after, until);
         let mut prev_offset = self.offset(u - 60);
         let mut hour = None;
         // The uniform hour last asked about folds, and the answer.
@@ -305,7 +389,9 @@ impl CronSpec {
             let offset = l.and_utc().timestamp() - u;
             let h = u.div_euclid(3600);
             let uniform = matches!(hour, Some((c, Some(_))) if c == h);
-            let mut due = None;
+            // Whether this minute's matching seconds fire, and if so whether they are a
+            // pass of a repeated local time.
+            let mut fires = None;
             if m.matches(&l) {
                 let fold_free = uniform
                     && match folds {
@@ -316,45 +402,13 @@ impl CronSpec {
                             free
                         }
                     };
-                let (pass_ok, fold) = if fold_free {
-                    (true, false)
+                fires = if fold_free {
+                    Some(false)
                 } else {
-                    match self.tz.from_local_datetime(&l) {
-                        LocalResult::Ambiguous(first, second) => {
-                            (rule.fires(u, first.timestamp(), second.timestamp()), true)
-                        }
-                        _ => (true, false),
-                    }
+                    self.pass_fires(rule, u, &l)
                 };
-                if pass_ok {
-                    due = Some(Due {
-                        at: u * 1000,
-                        gap: false,
-                        fold,
-                    });
-                }
             }
-            if due.is_none() && rule.gap_at_end {
-                // A spring-forward gap just ended at `u` if the offset grew since the
-                // minute before: matching local times inside it all fire now, once.
-                if offset > prev_offset {
-                    let mut gl = self.local(u - 60) + chrono::Duration::minutes(1);
-                    while gl < l {
-                        if m.matches(&gl) {
-                            due = Some(Due {
-                                at: u * 1000,
-                                gap: true,
-                                fold: false,
-                            });
-                            break;
-                        }
-                        gl += chrono::Duration::minutes(1);
-                    }
-                }
-            }
-            if let Some(d) = due {
-                out.push(d);
-            }
+            self.push_minute(&m, (u, l), offset > prev_offset, fires, window, out);
             prev_offset = offset;
             u += 60;
             if uniform && looked_ahead != h && u < (h + 1) * 3600 {
@@ -390,51 +444,21 @@ impl CronSpec {
         let mut out = Vec::new();
         let rule = self.dst_rule();
         let m = self.masks();
-        let mut u = after.div_euclid(60_000) * 60 + 60; // first whole minute strictly after
+        // The minute holding `after`: its later seconds may be due.
+        let mut u = after.div_euclid(60_000) * 60;
         let end = until.div_euclid(1000);
+        let window = (after, until);
         let mut prev_offset = self.offset(u - 60);
         let mut hour = None;
         while u <= end {
             let l = self.local_cached(u, &mut hour);
             let offset = l.and_utc().timestamp() - u;
-            let mut due = None;
-            if m.matches(&l) {
-                let pass_ok = match self.tz.from_local_datetime(&l) {
-                    LocalResult::Ambiguous(first, second) => {
-                        rule.fires(u, first.timestamp(), second.timestamp())
-                    }
-                    _ => true,
-                };
-                let fold = matches!(self.tz.from_local_datetime(&l), LocalResult::Ambiguous(..));
-                if pass_ok {
-                    due = Some(Due {
-                        at: u * 1000,
-                        gap: false,
-                        fold,
-                    });
-                }
-            }
-            if due.is_none() && rule.gap_at_end {
-                // A spring-forward gap just ended at `u` if the offset grew since the
-                // minute before: matching local times inside it all fire now, once.
-                if offset > prev_offset {
-                    let mut gl = self.local(u - 60) + chrono::Duration::minutes(1);
-                    while gl < l {
-                        if m.matches(&gl) {
-                            due = Some(Due {
-                                at: u * 1000,
-                                gap: true,
-                                fold: false,
-                            });
-                            break;
-                        }
-                        gl += chrono::Duration::minutes(1);
-                    }
-                }
-            }
-            if let Some(d) = due {
-                out.push(d);
-            }
+            let fires = if m.matches(&l) {
+                self.pass_fires(rule, u, &l)
+            } else {
+                None
+            };
+            self.push_minute(&m, (u, l), offset > prev_offset, fires, window, &mut out);
             prev_offset = offset;
             u += 60;
         }

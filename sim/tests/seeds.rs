@@ -48,6 +48,7 @@ const PROBES: &[&str] = &[
     "parked run shown as the journal says",
     "stall watched by its job's wake",
     "run told stalled",
+    "cron due time past its minute's first second",
     "alert held by the throttle",
     "clock held ahead of the store's",
     "clock held ahead released (alone)",
@@ -489,7 +490,8 @@ fn a_shrinking_backlog_is_given_the_time_to_drain() {
 }
 
 /// Runs each seed in its fault mode, in the world it was found in (drawn as before the
-/// stall draw: every seed here was kept before it), and asserts every world held.
+/// stall and seconds draws: every seed here was kept before them), and asserts every
+/// world held.
 fn hold(seeds: &[(u64, duetime_sim::gen::FaultMode)]) {
     for &(seed, faults) in seeds {
         held(seed, faults);
@@ -501,7 +503,7 @@ fn held(seed: u64, faults: duetime_sim::gen::FaultMode) -> BTreeMap<&'static str
     let opts = Options {
         overrides: duetime_sim::gen::Overrides {
             faults: Some(faults),
-            before_stalls: true,
+            without_late_draws: true,
             ..Default::default()
         },
         ..Options::default()

@@ -164,7 +164,7 @@ pub fn run(args: &Args, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<
             days: args.days,
             faults: args.faults,
             tick_ms: Some(args.tick.as_millis() as i64),
-            before_stalls: false,
+            without_late_draws: false,
         },
         jobs: Some(Arc::clone(&jobs)),
         keep_durations: true,

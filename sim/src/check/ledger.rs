@@ -56,6 +56,8 @@ impl Checker {
         let (mut unknown, mut miscounted) = (Vec::new(), Vec::new());
         // Due times a daylight-saving change shaped under a policy the job chose.
         let mut chosen_policy = 0;
+        // A seconds field's due times after their minute's first second.
+        let mut past_the_minute = 0;
         for i in 0..t.epochs.len() {
             // A removal ends the obligations, not the accounting: a frontier pushed ahead
             // by a fast clock may have accounted due times past the removal's wall time.
@@ -72,6 +74,9 @@ impl Checker {
             shaped.extend_from_slice(dst);
             if matches!(spec, Spec::Cron(c) if c.dst.is_some()) {
                 chosen_policy += dst.len() as u64;
+            }
+            if matches!(spec, Spec::Cron(c) if c.seconds != [0]) {
+                past_the_minute += due.iter().filter(|&&d| d % 60_000 != 0).count() as u64;
             }
             for b in &t.epochs[i].backfills {
                 let bf = Backfilled::new(*b, spec, i);
@@ -93,6 +98,10 @@ impl Checker {
         self.probe_n("DST gap due time", gaps);
         self.probe_n("DST fold due time", shaped.len() as u64 - gaps);
         self.probe_n("DST-shaped due time under a chosen policy", chosen_policy);
+        self.probe_n(
+            "cron due time past its minute's first second",
+            past_the_minute,
+        );
         Oracle { at, backfills }
     }
 
