@@ -259,3 +259,32 @@ fn the_digest_tells_every_daylight_saving_policy_of_a_cron_apart() {
 }
 
 const PINNED_CRON: &str = "fafbb7de2d1f248e59a801a78ed54225986fc6db3464fe81d8482752bd073447";
+
+/// Every value of the definition's enumerated fields gets a digest of its own: a change
+/// from one overlap policy or missed rule to another is one to confirm (a code shared by
+/// two values would let the change run unconfirmed).
+#[test]
+fn the_digest_tells_every_overlap_and_missed_rule_apart() {
+    use duetime::{MissedRule, Overlap};
+    let mut seen = std::collections::BTreeSet::new();
+    for overlap in [
+        None,
+        Some(Overlap::Skip),
+        Some(Overlap::BufferOne),
+        Some(Overlap::BufferAll),
+    ] {
+        for missed in [
+            MissedRule::Skip,
+            MissedRule::CatchUpOnce,
+            MissedRule::Required,
+        ] {
+            let mut def = guarded("1h");
+            def.overlap = overlap;
+            def.missed = missed;
+            assert!(
+                seen.insert(def.digest()),
+                "{overlap:?} and {missed:?}: a digest another definition has"
+            );
+        }
+    }
+}
