@@ -30,6 +30,7 @@ mod lease;
 mod ledger;
 mod line;
 mod logs;
+mod one_shot;
 mod replies;
 mod retries;
 mod stall;
@@ -236,6 +237,9 @@ struct OneShot {
     /// The entry that settled the instant, until the end line that must follow it.
     end_owed: Option<LedgerKind>,
     ended: bool,
+    /// How the journal's end line said the instant ended, and when (U1 holds the store's
+    /// `JobRecord::ended` to it: `check/one_shot.rs`).
+    end: Option<duetime::OneShotEnd>,
 }
 
 /// The instant of a one-shot schedule's text (`at 2025-...Z`), as the core prints it.
@@ -1246,6 +1250,7 @@ impl Checker {
         if is_end {
             os.ended = true;
             os.end_owed = None;
+            os.end = one_shot::end_told(h, rec.at);
         } else if os.end_owed.is_some() {
             os.end_owed = None;
         }
@@ -1297,6 +1302,7 @@ impl Checker {
                     instant,
                     end_owed: None,
                     ended: false,
+                    end: None,
                 });
                 t.epochs.push(Epoch {
                     text,

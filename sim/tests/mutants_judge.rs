@@ -17,6 +17,7 @@ const CHECKS_LOOKED: &[&str] = &[
     "stall watched by its job's wake",
     "run told stalled",
     "alert held by the throttle",
+    "one-shot's end shown as the journal says",
     "views compared with the journal",
     "views' status and last run held to the journal",
     "views' missed count held to the journal's skips",

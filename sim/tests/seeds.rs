@@ -49,6 +49,7 @@ const PROBES: &[&str] = &[
     "stall watched by its job's wake",
     "run told stalled",
     "cron due time past its minute's first second",
+    "one-shot's end shown as the journal says",
     "alert held by the throttle",
     "clock held ahead of the store's",
     "clock held ahead released (alone)",

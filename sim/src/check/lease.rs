@@ -317,6 +317,7 @@ impl Checker {
         }
         self.leases_held_to_the_store(state);
         self.stalls_watched(state);
+        self.one_shot_ends_shown(state);
     }
 
     /// K1: each run lost in this step was lost after its lease lapsed, or its holder had
