@@ -260,10 +260,11 @@ fn skipped(
 }
 
 /// `count_in` across the zone's first offset change within a year of `from_ms` (found
-/// with chrono-tz alone, to the second), from the very second before it: the core's
-/// count of due times in `(change - 1 s, change + 2 h]` is the oracle's. A range whose
-/// first second is the change is where a gap's due time at the change's instant is easy
-/// to lose.
+/// with chrono-tz alone, to the second), from the very second before it, and up to its
+/// last millisecond: the core's counts of due times in `(change - 1 s, change + 2 h]` and
+/// `(change - 2 h, change - 1 ms]` are the oracle's. A range whose first second is the
+/// change is where a gap's due time at the change's instant is easy to lose, and one
+/// ending just before it where that due time is easy to count too soon.
 fn count_across_change(schedule: &Schedule, spec: &CronSpec, from_ms: i64) -> Result<(), String> {
     let offset = |utc: i64| spec.local(utc).and_utc().timestamp() - utc;
     let start = from_ms.div_euclid(1000);
@@ -279,18 +280,25 @@ fn count_across_change(schedule: &Schedule, spec: &CronSpec, from_ms: i64) -> Re
             hi = mid;
         }
     }
-    let (after, until) = ((hi - 1) * 1000, (hi + 7_200) * 1000);
-    let oracle = Spec::Cron(Box::new(spec.clone()))
-        .due_in(after, until)
-        .len() as u64;
-    let core = schedule.count_in(Timestamp::from_millis(after), Timestamp::from_millis(until));
-    if core != oracle {
-        return Err(format!(
-            "count_in from {} to {} (across the change at {}) is {core}; the oracle has {oracle}",
-            Timestamp::from_millis(after),
-            Timestamp::from_millis(until),
-            Timestamp::from_millis(hi * 1000)
-        ));
+    // Across the change, and up to its last millisecond before: a gap's due time at the
+    // change's instant is past that range, however close.
+    let ranges = [
+        ((hi - 1) * 1000, (hi + 7_200) * 1000),
+        ((hi - 7_200) * 1000, hi * 1000 - 1),
+    ];
+    for (after, until) in ranges {
+        let oracle = Spec::Cron(Box::new(spec.clone()))
+            .due_in(after, until)
+            .len() as u64;
+        let core = schedule.count_in(Timestamp::from_millis(after), Timestamp::from_millis(until));
+        if core != oracle {
+            return Err(format!(
+                "count_in from {} to {} (the change at {}) is {core}; the oracle has {oracle}",
+                Timestamp::from_millis(after),
+                Timestamp::from_millis(until),
+                Timestamp::from_millis(hi * 1000)
+            ));
+        }
     }
     Ok(())
 }
