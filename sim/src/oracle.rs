@@ -1,9 +1,8 @@
 //! Due times computed without the core's schedule code: cron specs are kept as plain sets
 //! (never parsed by the core's parser) and evaluated minute by minute in UTC through
 //! chrono-tz (a matching minute yields its matching seconds), applying cron's
-//! daylight-saving rules from their definition. Slow and
-//! obviously right is the point: a bug in the core's bit sets or zone tables cannot hide
-//! behind the same bug here.
+//! daylight-saving rules from their definition. Slow and obviously right is the point: a
+//! bug in the core's bit sets or zone tables cannot hide behind the same bug here.
 
 use chrono::{Datelike, LocalResult, TimeZone, Timelike};
 use chrono_tz::Tz;
