@@ -336,6 +336,26 @@ fn sub_second_instants() {
     assert_eq!(s.count_in(ms(0), ms(999)), 0);
 }
 
+/// A text that is not an instant or a duration is refused saying what was given and what
+/// is accepted, as the host prints it to the person who typed it.
+#[test]
+fn a_bad_instant_or_duration_is_told_with_what_is_accepted() {
+    let instant = "2025-13-01T00:00:00Z"
+        .parse::<Timestamp>()
+        .expect_err("no month 13");
+    assert_eq!(
+        instant.to_string(),
+        "`2025-13-01T00:00:00Z` is not an RFC 3339 instant such as `2025-03-09T07:00:00Z`"
+    );
+    let duration = "ten minutes"
+        .parse::<duetime::Duration>()
+        .expect_err("not a duration");
+    assert_eq!(
+        duration.to_string(),
+        "`ten minutes` is not a duration such as `30s`, `10m`, `1h30m`, `2d` or `250ms`"
+    );
+}
+
 // -------------------------------------------------------------------- regressions
 
 /// Found in review: a search starting exactly at the first instant after a spring-forward gap
