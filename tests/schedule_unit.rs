@@ -336,6 +336,26 @@ fn sub_second_instants() {
     assert_eq!(s.count_in(ms(0), ms(999)), 0);
 }
 
+/// Cron yields due times in local years 1 to 9999 only: year 10000 would be a leap year,
+/// but no search finds its 29 February.
+#[test]
+fn no_due_time_after_year_9999() {
+    let leap_day = cron("0 0 29 2 *", "UTC");
+    assert_eq!(
+        leap_day.next_after(ts("9996-03-01T00:00:00Z")),
+        None,
+        "9996 had the last 29 February before year 10000"
+    );
+    assert_eq!(
+        leap_day.next_after(ts("9995-03-01T00:00:00Z")),
+        Some(ts("9996-02-29T00:00:00Z"))
+    );
+    assert_eq!(
+        leap_day.count_in(ts("9996-03-01T00:00:00Z"), Timestamp::MAX),
+        0
+    );
+}
+
 /// A text that is not an instant or a duration is refused saying what was given and what
 /// is accepted, as the host prints it to the person who typed it.
 #[test]
