@@ -540,17 +540,13 @@ fn draw_seconds(rng: &mut ChaCha8Rng, drawn: (Schedule, Spec, i64)) -> (Schedule
     };
     let schedule =
         Schedule::cron(&c.core_text(), Some(c.tz.name())).expect("the generator writes valid cron");
+    // The closest two in a row, the last of one minute and the first of the next among them.
+    let across = c.seconds[0] + 60 - c.seconds[c.seconds.len() - 1];
     let closest = c
         .seconds
         .windows(2)
         .map(|w| w[1] - w[0])
-        .chain(
-            c.seconds
-                .first()
-                .map(|f| f + 60 - c.seconds[c.seconds.len() - 1]),
-        )
-        .min()
-        .unwrap_or(60);
+        .fold(across, u32::min);
     let spacing = spacing.min(i64::from(closest) * 1000);
     (schedule, Spec::Cron(c), spacing)
 }

@@ -33,8 +33,9 @@ impl Checker {
             else {
                 continue;
             };
-            if record.ended() != os.end {
-                wrong.push((t.name.clone(), record.ended(), os.end));
+            let shown = record.ended();
+            if shown != os.end {
+                wrong.push((t.name.clone(), shown, os.end));
             }
             ended |= os.end.is_some();
         }
