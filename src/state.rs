@@ -1775,4 +1775,68 @@ mod activity_tests {
         assert_ne!(HeldDef::new(def(5)), HeldDef::new(def(10)));
         assert_eq!(HeldDef::new(def(5)).digest(), def(5).digest());
     }
+
+    /// Two tagged segments join only when both hold exactly what they say: a cover handed
+    /// back may carry an older schedule's due times under the current one's tag, and a
+    /// segment merged with it would be walked in batches by the wrong due times.
+    #[test]
+    fn a_tagged_segment_not_holding_exactly_joins_nothing() {
+        use super::Owed;
+        use crate::effect::MissCause;
+        use crate::schedule::Schedule;
+        use crate::time::Duration;
+        const HOUR: i64 = 3_600_000;
+        let hourly = Schedule::every(Duration::from_hours(1), Duration::ZERO).unwrap();
+        let segment = |from: i64, to: i64, count: u64, tagged: bool| Owed {
+            from: Timestamp::from_millis(from * HOUR),
+            to: Timestamp::from_millis(to * HOUR),
+            count,
+            cause: MissCause::Paused,
+            schedule: tagged.then(|| Box::new(hourly.clone())),
+        };
+        let current = Schedule::every(Duration::from_mins(7), Duration::ZERO).unwrap();
+        // 10:00 holds exactly one hourly due time; 8:00..=9:00 holds two, not the one it says.
+        let (exact, short) = (segment(10, 10, 1, true), segment(8, 9, 1, true));
+        assert!(exact.holds_exactly(&hourly) && !short.holds_exactly(&hourly));
+        assert!(
+            exact.joins(&segment(11, 12, 2, true), &current),
+            "both exact, in a row"
+        );
+        let says_one_of_two = segment(11, 12, 1, true);
+        assert!(
+            !exact.joins(&says_one_of_two, &current),
+            "the newer one is not exact"
+        );
+        assert!(!short.joins(&exact, &current), "the older one is not exact");
+        // Untagged, they are the current schedule's own, exact by construction.
+        let (untagged, seven) = (segment(0, 0, 1, false), Timestamp::from_millis(7 * 60_000));
+        let after = Owed {
+            from: seven,
+            to: seven,
+            ..untagged.clone()
+        };
+        assert!(untagged.joins(&after, &current));
+    }
+
+    /// The accounted start itself is not accounted: a due time at or before the instant a
+    /// schedule was defined was never due under it (a one-shot defined at its own instant
+    /// never runs, and no earlier schedule's entry holding that instant ends it).
+    #[test]
+    fn the_accounted_start_is_not_accounted() {
+        use super::JobRecord;
+        use crate::job::{JobDef, JobName};
+        use crate::schedule::Schedule;
+        let at = Timestamp::from_millis(1_000_000);
+        let def = JobDef::new(JobName::new("once").unwrap(), Schedule::at(at));
+        let mut record = JobRecord::new(def, at);
+        record.accounted_from = Some(at);
+        assert!(!record.accounts(at));
+        assert!(!record.accounts(Timestamp::from_millis(999_999)));
+        assert!(record.accounts(Timestamp::from_millis(1_000_001)));
+        record.accounted_from = None;
+        assert!(
+            record.accounts(at),
+            "a state older than the field accounts everything"
+        );
+    }
 }
