@@ -25,6 +25,7 @@ use duetime::{
 use crate::oracle::Spec;
 
 mod admission;
+mod forgotten;
 mod journal_time;
 mod lease;
 mod ledger;
@@ -571,6 +572,8 @@ pub struct Checker {
     line_dirty: Vec<usize>,
     /// Each open run's lease by the checker's rule (K1, L3).
     leases: lease::Leases,
+    /// At a process's start, what the store may forget (D2).
+    forgetting: Option<forgotten::Forgetting>,
     /// The process whose event (or result) the step is (C3: whose cap a wait is for).
     stepper: Option<ProcessId>,
     /// Runs whose stall was noticed (A2: their wake is no longer owed).
@@ -646,6 +649,7 @@ impl Checker {
             journal_time: Default::default(),
             line_dirty: Vec::new(),
             leases: Default::default(),
+            forgetting: None,
             stepper: None,
             adopting: None,
             stalls_noticed: RunSet::default(),
@@ -907,6 +911,7 @@ impl Checker {
             E::Tick { process, .. } => Some(*process),
             _ => None,
         };
+        self.forgetting(event, state);
         self.leases_stepping(event, state);
         self.journal_time_stepping(event, state, now);
     }

@@ -18,6 +18,7 @@ const CHECKS_LOOKED: &[&str] = &[
     "run told stalled",
     "alert held by the throttle",
     "one-shot's end shown as the journal says",
+    "process forgotten after a day's silence",
     "views compared with the journal",
     "views' status and last run held to the journal",
     "views' missed count held to the journal's skips",

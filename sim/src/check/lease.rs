@@ -41,6 +41,16 @@ struct Lease {
 }
 
 impl Leases {
+    /// When the store last heard each process, by the checker's record (D2).
+    pub(super) fn heard(&self) -> impl Iterator<Item = (ProcessId, i64)> + '_ {
+        self.heard.iter().map(|(p, t)| (*p, *t))
+    }
+
+    /// The store's `clock_jump` in ms, when its config is known.
+    pub(super) fn clock_jump(&self) -> Option<i64> {
+        self.config.map(|c| c.2)
+    }
+
     /// The runs open by the journal and not parked: their run, job and (once looked up)
     /// sequence number in the store.
     pub(super) fn open_unparked(&self) -> impl Iterator<Item = (RunId, &JobName, Option<u64>)> {

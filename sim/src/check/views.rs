@@ -272,6 +272,7 @@ impl Checker {
     /// leases held to the checker's rule (K1, L3), then the views (V1, N1, M1).
     pub fn after_step(&mut self, state: &duetime::State, now: duetime::Timestamp) {
         self.leases_stepped(state, now.as_millis());
+        self.forgotten_as_due(state);
         self.kept_definition(state);
         self.counts_shown(state);
         self.admitted_in_order(state);
