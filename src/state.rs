@@ -1798,6 +1798,13 @@ mod activity_tests {
         // 10:00 holds exactly one hourly due time; 8:00..=9:00 holds two, not the one it says.
         let (exact, short) = (segment(10, 10, 1, true), segment(8, 9, 1, true));
         assert!(exact.holds_exactly(&hourly) && !short.holds_exactly(&hourly));
+        // 10:30..=11:30 counts its one due time (11:00) right, yet starts and ends off them.
+        let off_grid = Owed {
+            from: Timestamp::from_millis(10 * HOUR + HOUR / 2),
+            to: Timestamp::from_millis(11 * HOUR + HOUR / 2),
+            ..segment(0, 0, 1, true)
+        };
+        assert!(!off_grid.holds_exactly(&hourly));
         assert!(
             exact.joins(&segment(11, 12, 2, true), &current),
             "both exact, in a row"
