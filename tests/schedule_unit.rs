@@ -615,3 +615,23 @@ fn a_day_of_week_range_ending_at_sunday_written_0_or_sun_runs_through_sunday() {
         assert!(Schedule::cron(backwards, None).is_err(), "{backwards}");
     }
 }
+
+// ------------------------------------------------------------------------------ debug
+
+/// A schedule's `Debug` is short and says what it is (traces and panics print it): the
+/// grid's period and offset, the instant, the cron expression with its zone.
+#[test]
+fn a_schedule_debugs_as_what_it_is() {
+    let every = Schedule::every(Duration::from_hours(1), Duration::from_mins(15)).unwrap();
+    let at = Schedule::at(ts("2025-03-09T07:00:00Z"));
+    let daily = cron("30 1 * * *", "Europe/Berlin");
+    let shown = [every, at, daily].map(|s| format!("{s:?}"));
+    assert_eq!(
+        shown,
+        [
+            "Every(1h + 15m)",
+            "At(2025-03-09T07:00:00Z)",
+            "Cron(CRON_TZ=Europe/Berlin 30 1 * * *)"
+        ]
+    );
+}
