@@ -213,6 +213,12 @@ enum Action {
     DrainNow {
         host: usize,
     },
+    /// The same drain asked again by a process already draining (its answer was lost, or
+    /// a person sent the signal twice).
+    DrainAgain {
+        host: usize,
+        process: ProcessId,
+    },
     Command,
     /// A person approves a parked run (in time, too late, or twice).
     Approve {
@@ -292,6 +298,9 @@ pub struct World {
     /// Delays a failure asks for at the very edge of its job's wait budget
     /// (`asked_delay`), and successes that found nothing to do: one more.
     edges: ChaCha8Rng,
+    /// A drain asked again (`drain_again`): from a stream of its own, drawn only in the
+    /// worlds of late draws, so seeds kept by number meet the worlds of their day.
+    again: ChaCha8Rng,
     /// The world's concurrency keys and each one's width, as its jobs were drawn: a job
     /// moved to a key takes that key's width, so a lane's width stays what C1 knows.
     lane_keys: Vec<(String, Option<u32>)>,
@@ -410,6 +419,7 @@ impl World {
             slow: crate::gen::features_rng(cfg.seed, 11),
             bursts: crate::gen::features_rng(cfg.seed, 12),
             edges: crate::gen::features_rng(cfg.seed, 13),
+            again: crate::gen::features_rng(cfg.seed, 16),
             lane_keys,
             t: cfg.start_ms,
             cfg,
@@ -665,6 +675,7 @@ impl World {
                 | Action::Jump { .. }
                 | Action::Drain { .. }
                 | Action::DrainNow { .. }
+                | Action::DrainAgain { .. }
                 | Action::Burst { .. }
                 | Action::Redefine { .. }
                 | Action::Command
@@ -853,6 +864,7 @@ impl World {
                 }
             }
             Action::DrainNow { host } => self.drain(host),
+            Action::DrainAgain { host, process } => self.drain_again(host, process),
             Action::Burst { host } => {
                 self.burst(host);
                 if let Some(t) = self.after_rate(self.cfg.faults.burst_per_hour) {
@@ -1038,6 +1050,21 @@ impl World {
             let now = self.clock_now(host);
             self.hosts[host].draining =
                 self.transact(Some(host), now, Event::ProcessDraining { process });
+            if self.hosts[host].draining && self.cfg.late_draws && self.again.gen_ratio(1, 3) {
+                let t = self.t + self.again.gen_range(1_000..600_000);
+                self.at(t, Action::DrainAgain { host, process });
+            }
+        }
+    }
+
+    /// A process already draining asks to drain again: the store changes nothing and
+    /// tells no second `drained` (D1).
+    fn drain_again(&mut self, host: usize, process: ProcessId) {
+        let h = &self.hosts[host];
+        if h.state == HostState::Up && h.draining && h.process == process {
+            *self.probes.entry("drain asked again").or_default() += 1;
+            let now = self.clock_now(host);
+            self.transact(Some(host), now, Event::ProcessDraining { process });
         }
     }
 
