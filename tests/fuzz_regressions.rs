@@ -38,6 +38,8 @@ fn month_name_jul_is_july() {
     let named = CronSchedule::parse("* 6 27 JUL SAT", Some("UTC")).expect("JUL parses");
     let numbered = CronSchedule::parse("* 6 27 7 6", Some("UTC")).unwrap();
     assert_eq!(named.fields(), numbered.fields());
+    let august = CronSchedule::parse("* 6 27 AUG SAT", Some("UTC")).unwrap();
+    assert_ne!(named.fields(), august.fields(), "JUL is not AUG");
     for text in [
         "0 0 1 jul *",
         "0 0 1 Jul *",
