@@ -25,6 +25,7 @@ use duetime::{
 use crate::oracle::Spec;
 
 mod admission;
+mod catch_up;
 mod forgotten;
 mod journal_time;
 mod lease;
@@ -198,6 +199,8 @@ struct Track {
     line: line::Line,
     /// What people's commands and the journal said of it (R3, H2).
     said: replies::Said,
+    /// What M2 knows: the newest due time skipped as late, and the newest accounted.
+    catch_up: catch_up::Newest,
 }
 
 /// One schedule of a job's life, from its `defined` line: the schedule's text (the oracle's
@@ -292,6 +295,7 @@ impl Track {
             jittered: (0, 0),
             line: line::Line::default(),
             said: replies::Said::default(),
+            catch_up: catch_up::Newest::default(),
         }
     }
 
@@ -574,6 +578,9 @@ pub struct Checker {
     leases: lease::Leases,
     /// At a process's start, what the store may forget (D2).
     forgetting: Option<forgotten::Forgetting>,
+    /// Tracks of `catch_up_once` jobs whose ledger skipped due times as late this step
+    /// (M2: see `caught_up_newest`).
+    skipped_late: Vec<usize>,
     /// The process whose event (or result) the step is (C3: whose cap a wait is for).
     stepper: Option<ProcessId>,
     /// Runs whose stall was noticed (A2: their wake is no longer owed).
@@ -650,6 +657,7 @@ impl Checker {
             line_dirty: Vec::new(),
             leases: Default::default(),
             forgetting: None,
+            skipped_late: Vec::new(),
             stepper: None,
             adopting: None,
             stalls_noticed: RunSet::default(),
@@ -1317,6 +1325,7 @@ impl Checker {
                 let text = &t.epochs.last().expect("pushed").text;
                 let spec = self.facts.get(&t.name).and_then(|f| f.specs.get(text));
                 t.line.define(from.as_millis(), text, spec.cloned());
+                t.catch_up = catch_up::Newest::default();
                 if let Some(s) = t.silence.as_mut() {
                     s.defined(at);
                 }
@@ -2161,6 +2170,7 @@ impl Checker {
         if let LedgerKind::Ran { run, skipped } = e.kind {
             self.ran_as_settled(rec, run, skipped);
         }
+        self.catch_up_entry(idx, to, e.kind);
         if let LedgerKind::Missed {
             cause,
             action: MissAction::Skipped,

@@ -19,6 +19,7 @@ const CHECKS_LOOKED: &[&str] = &[
     "alert held by the throttle",
     "one-shot's end shown as the journal says",
     "process forgotten after a day's silence",
+    "catch_up_once skipped late due times for a newer catch-up",
     "views compared with the journal",
     "views' status and last run held to the journal",
     "views' missed count held to the journal's skips",

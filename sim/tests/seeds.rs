@@ -51,6 +51,7 @@ const PROBES: &[&str] = &[
     "cron due time past its minute's first second",
     "one-shot's end shown as the journal says",
     "process forgotten after a day's silence",
+    "catch_up_once skipped late due times for a newer catch-up",
     "drain asked again",
     "alert held by the throttle",
     "clock held ahead of the store's",

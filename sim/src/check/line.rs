@@ -555,6 +555,11 @@ impl Line {
         (&e.at[..hi], &e.shaped[..shaped])
     }
 
+    /// Whether a run (open, parked, or waiting to start again) holds a due time after `t`.
+    pub(super) fn holds_after(&self, t: i64) -> bool {
+        self.held.iter().any(|h| h.to > t)
+    }
+
     /// The end of a step: a failure no `retry at` followed has no retry waiting.
     pub(super) fn step_done(&mut self) {
         self.hand_back(|h| h.hold == Hold::Ended);

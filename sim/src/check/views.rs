@@ -273,6 +273,7 @@ impl Checker {
     pub fn after_step(&mut self, state: &duetime::State, now: duetime::Timestamp) {
         self.leases_stepped(state, now.as_millis());
         self.forgotten_as_due(state);
+        self.caught_up_newest(state);
         self.kept_definition(state);
         self.counts_shown(state);
         self.admitted_in_order(state);
