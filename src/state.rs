@@ -1825,6 +1825,28 @@ mod activity_tests {
         assert!(untagged.joins(&after, &current));
     }
 
+    /// A segment from the first instant of time (a grid that holds `Timestamp::MIN`, owed
+    /// by a backfill from the beginning) counts that instant too: the one due time no
+    /// `next_after` can find, since none is before it.
+    #[test]
+    fn a_segment_from_the_first_instant_of_time_holds_exactly() {
+        use super::Owed;
+        use crate::effect::MissCause;
+        use crate::schedule::Schedule;
+        use crate::time::Duration;
+        // i64::MIN ms is 192 ms past a whole second: this grid holds it.
+        let grid = Schedule::every(Duration::from_secs(1), Duration::from_millis(192)).unwrap();
+        let first_three = |count: u64| Owed {
+            from: Timestamp::MIN,
+            to: Timestamp::from_millis(i64::MIN + 2_000),
+            count,
+            cause: MissCause::Backfill,
+            schedule: Some(Box::new(grid.clone())),
+        };
+        assert!(first_three(3).holds_exactly(&grid));
+        assert!(!first_three(2).holds_exactly(&grid));
+    }
+
     /// The accounted start itself is not accounted: a due time at or before the instant a
     /// schedule was defined was never due under it (a one-shot defined at its own instant
     /// never runs, and no earlier schedule's entry holding that instant ends it).

@@ -326,4 +326,20 @@ mod tests {
             Duration::ZERO
         );
     }
+
+    #[test]
+    fn a_checked_sum_is_none_only_past_the_end() {
+        let t = Timestamp::from_secs(10);
+        assert_eq!(
+            t.checked_add(Duration::from_secs(5)),
+            Some(Timestamp::from_secs(15))
+        );
+        let last_ms = Timestamp::from_millis(i64::MAX - 1);
+        assert_eq!(
+            last_ms.checked_add(Duration::from_millis(1)),
+            Some(Timestamp::MAX)
+        );
+        assert_eq!(last_ms.checked_add(Duration::from_millis(2)), None);
+        assert_eq!(t.checked_add(Duration::MAX), None, "more than i64 holds");
+    }
 }
