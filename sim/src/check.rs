@@ -33,6 +33,7 @@ mod ledger;
 mod line;
 mod logs;
 mod one_shot;
+mod pause_told;
 mod replies;
 mod retries;
 mod stall;
@@ -581,6 +582,8 @@ pub struct Checker {
     /// Tracks of `catch_up_once` jobs whose ledger skipped due times as late this step
     /// (M2: see `caught_up_newest`).
     skipped_late: Vec<usize>,
+    /// The step's system pauses and the alerts that told them (A3).
+    pauses_told: pause_told::PausesTold,
     /// The process whose event (or result) the step is (C3: whose cap a wait is for).
     stepper: Option<ProcessId>,
     /// Runs whose stall was noticed (A2: their wake is no longer owed).
@@ -658,6 +661,7 @@ impl Checker {
             leases: Default::default(),
             forgetting: None,
             skipped_late: Vec::new(),
+            pauses_told: Default::default(),
             stepper: None,
             adopting: None,
             stalls_noticed: RunSet::default(),
@@ -824,6 +828,7 @@ impl Checker {
     /// a failure no `retry at` followed has no retry waiting (N1).
     pub fn step_done(&mut self) {
         self.judge_reply();
+        self.pauses_judged();
         for idx in std::mem::take(&mut self.line_dirty) {
             self.tracks[idx].line.step_done();
         }
@@ -1075,6 +1080,7 @@ impl Checker {
         };
         self.stall_told(&alert.kind);
         let idx = self.track_of(&alert.job);
+        self.pause_alert(idx, &alert.kind);
         if let AlertKind::NoSuccess { since, within } = alert.kind {
             self.no_success(idx, alert, since.as_millis(), within.as_millis() as i64);
         }
@@ -1465,6 +1471,7 @@ impl Checker {
                 t.line.paused();
                 self.lanes.waiting.retain(|(i, _)| *i != idx);
                 if let duetime::PausedBy::System { reason } = by {
+                    self.system_paused(idx, *reason);
                     self.probe("paused by the system");
                     if matches!(reason, duetime::SystemPause::FailureStreak { .. }) {
                         self.probe("paused after failures in a row");
@@ -1584,6 +1591,7 @@ impl Checker {
             }
             History::AlertHeld { alert, .. } => {
                 self.stall_told(alert);
+                self.pause_alert(idx, alert);
                 self.held_by_throttle(idx, rec);
             }
             History::QuotaHold { until, run, asked } => {

@@ -20,6 +20,7 @@ const CHECKS_LOOKED: &[&str] = &[
     "one-shot's end shown as the journal says",
     "process forgotten after a day's silence",
     "catch_up_once skipped late due times for a newer catch-up",
+    "pause after failures in a row told",
     "views compared with the journal",
     "views' status and last run held to the journal",
     "views' missed count held to the journal's skips",

@@ -52,6 +52,7 @@ const PROBES: &[&str] = &[
     "one-shot's end shown as the journal says",
     "process forgotten after a day's silence",
     "catch_up_once skipped late due times for a newer catch-up",
+    "pause after failures in a row told",
     "drain asked again",
     "alert held by the throttle",
     "clock held ahead of the store's",
