@@ -723,3 +723,25 @@ fn while_a_new_incarnation_waits_for_its_clock_the_others_show_themselves_once_a
         s.trace()
     );
 }
+
+/// `clock_jump` is the most a wall clock may move apart from the monotonic clock between
+/// two events and still be taken as running: set forward by exactly that much, nothing is
+/// told; by a millisecond more, the gap is told `clock_forward`.
+#[test]
+fn a_wall_clock_set_forward_by_exactly_clock_jump_is_no_gap_and_a_millisecond_more_is_one() {
+    let mut s = Story::new();
+    s.define("08:59", job("sync", every("1h")));
+    s.start("08:59:30", 1);
+    s.tick("09:00:05", 1);
+    s.finish("09:00:10", 1, Outcome::Ok);
+    s.wall_set(1, "60s", false);
+    s.tick("09:00:40", 1);
+    assert_eq!(gaps(&s.last), [], "exactly clock_jump: no gap");
+    s.wall_set(1, "60001ms", false);
+    s.tick("09:01:10", 1);
+    assert_eq!(
+        gaps(&s.last).first(),
+        Some(&ClockGapKind::ClockForward),
+        "a millisecond past clock_jump"
+    );
+}

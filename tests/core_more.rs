@@ -1148,3 +1148,17 @@ fn a_pause_a_millisecond_past_a_due_times_grace_records_it_missed_while_down_not
     s.tick("09:30:01", 1);
     insta::assert_snapshot!(s.trace());
 }
+
+/// A state's `Debug` says how big it is and where its counters stand (what a host's log
+/// or a failed assertion shows), not the whole table.
+#[test]
+fn a_state_debugs_as_its_size_and_counters() {
+    let mut s = Story::new();
+    s.define("09:00", job("sync", every("1h")));
+    s.start("09:00:10", 1);
+    s.tick("10:00:05", 1);
+    assert_eq!(
+        format!("{:?}", s.state),
+        "State { jobs: 1, next_run: 2, next_fence: 2 }"
+    );
+}

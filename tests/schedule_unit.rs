@@ -635,3 +635,17 @@ fn a_schedule_debugs_as_what_it_is() {
         ]
     );
 }
+
+/// A zone is equal only to itself: a schedule moved to another zone is a changed schedule
+/// (its due times move), however alike the two texts are.
+#[test]
+fn the_same_cron_text_in_another_zone_is_another_schedule() {
+    let berlin = cron("30 1 * * *", "Europe/Berlin");
+    assert_eq!(berlin, cron("30 1 * * *", "Europe/Berlin"));
+    assert_ne!(berlin, cron("30 1 * * *", "America/New_York"));
+    let zone = |s: &Schedule| match s {
+        Schedule::Cron(c) => c.zone().clone(),
+        _ => unreachable!("a cron schedule"),
+    };
+    assert_ne!(zone(&berlin), zone(&cron("30 1 * * *", "UTC")));
+}
