@@ -582,6 +582,10 @@ pub struct Checker {
     /// Tracks of `catch_up_once` jobs whose ledger skipped due times as late this step
     /// (M2: see `caught_up_newest`).
     skipped_late: Vec<usize>,
+    /// Retries a person's pause handed to `catch_up_once`, older than the job's window:
+    /// the track, the cover's last due time, and how many entries it had (M1: see
+    /// `window_at_pause`).
+    given_up_at_pause: Vec<(usize, i64, usize)>,
     /// The step's system pauses and the alerts that told them (A3).
     pauses_told: pause_told::PausesTold,
     /// The process whose event (or result) the step is (C3: whose cap a wait is for).
@@ -661,6 +665,7 @@ impl Checker {
             leases: Default::default(),
             forgetting: None,
             skipped_late: Vec::new(),
+            given_up_at_pause: Vec::new(),
             pauses_told: Default::default(),
             stepper: None,
             adopting: None,
@@ -1468,7 +1473,10 @@ impl Checker {
                 let t = &mut self.tracks[idx];
                 t.paused = true;
                 t.pause_owed = false;
-                t.line.paused();
+                let handed = t.line.paused();
+                if matches!(by, duetime::PausedBy::Person { .. }) {
+                    self.window_at_pause(idx, rec.at.as_millis(), &handed);
+                }
                 self.lanes.waiting.retain(|(i, _)| *i != idx);
                 if let duetime::PausedBy::System { reason } = by {
                     self.system_paused(idx, *reason);

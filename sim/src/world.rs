@@ -219,6 +219,12 @@ enum Action {
         host: usize,
         process: ProcessId,
     },
+    /// A person pauses a job while its failed run waits for its retry (the pause clears
+    /// the retry and hands its due times to the missed rule), or resumes it later.
+    PauseWaiting {
+        job: JobName,
+        resume: bool,
+    },
     Command,
     /// A person approves a parked run (in time, too late, or twice).
     Approve {
@@ -301,6 +307,9 @@ pub struct World {
     /// A drain asked again (`drain_again`): from a stream of its own, drawn only in the
     /// worlds of late draws, so seeds kept by number meet the worlds of their day.
     again: ChaCha8Rng,
+    /// Pauses while a retry waits (`pause_waiting`): a stream of its own, drawn only in
+    /// the worlds of late draws, like `again`.
+    waits: ChaCha8Rng,
     /// The world's concurrency keys and each one's width, as its jobs were drawn: a job
     /// moved to a key takes that key's width, so a lane's width stays what C1 knows.
     lane_keys: Vec<(String, Option<u32>)>,
@@ -420,6 +429,7 @@ impl World {
             bursts: crate::gen::features_rng(cfg.seed, 12),
             edges: crate::gen::features_rng(cfg.seed, 13),
             again: crate::gen::features_rng(cfg.seed, 16),
+            waits: crate::gen::features_rng(cfg.seed, 17),
             lane_keys,
             t: cfg.start_ms,
             cfg,
@@ -676,6 +686,7 @@ impl World {
                 | Action::Drain { .. }
                 | Action::DrainNow { .. }
                 | Action::DrainAgain { .. }
+                | Action::PauseWaiting { .. }
                 | Action::Burst { .. }
                 | Action::Redefine { .. }
                 | Action::Command
@@ -865,6 +876,7 @@ impl World {
             }
             Action::DrainNow { host } => self.drain(host),
             Action::DrainAgain { host, process } => self.drain_again(host, process),
+            Action::PauseWaiting { job, resume } => self.pause_waiting(job, resume),
             Action::Burst { host } => {
                 self.burst(host);
                 if let Some(t) = self.after_rate(self.cfg.faults.burst_per_hour) {
@@ -1055,6 +1067,41 @@ impl World {
                 self.at(t, Action::DrainAgain { host, process });
             }
         }
+    }
+
+    /// A failed run waits `wait` ms for its retry: in the worlds of late draws, a person
+    /// pauses the job meanwhile one time in four (most often late in the wait, when the
+    /// due times it covers are oldest), and resumes it minutes later.
+    fn retry_waits(&mut self, job: JobName, wait: i64) {
+        if !self.cfg.late_draws || wait < 2 || !self.waits.gen_ratio(1, 4) {
+            return;
+        }
+        let t = self.t + self.waits.gen_range(wait / 2..wait);
+        self.at(
+            t,
+            Action::PauseWaiting {
+                job: job.clone(),
+                resume: false,
+            },
+        );
+        let back = t + self.waits.gen_range(1_000..3_600_000);
+        self.at(back, Action::PauseWaiting { job, resume: true });
+    }
+
+    /// A person pauses (or resumes) `job`, reading the true time.
+    fn pause_waiting(&mut self, job: JobName, resume: bool) {
+        let actor = Actor::new("dee");
+        let event = if resume {
+            Event::Resume { job, actor }
+        } else {
+            *self.probes.entry("paused while a retry waits").or_default() += 1;
+            Event::Pause {
+                job,
+                actor,
+                note: "retry on hold".into(),
+            }
+        };
+        self.transact(None, Now::at(Timestamp::from_millis(self.t)), event);
     }
 
     /// A process already draining asks to drain again: the store changes nothing and
@@ -1859,6 +1906,7 @@ impl World {
         }
         let mut effects = std::mem::take(&mut self.effects);
         let mut parked = Vec::new();
+        let mut retrying = Vec::new();
         let wake_before = self.state.next_wake();
         let owner_before = self.state.owner_lease().map(|o| (o.holder, o.fence));
         let ticked = match &event {
@@ -1960,6 +2008,9 @@ impl World {
                         Entry::History(duetime::History::Parked { run, until, .. }) => {
                             parked.push((r.job.clone(), *run, *until, r.at));
                         }
+                        Entry::History(duetime::History::RetryAt { at, .. }) => {
+                            retrying.push((r.job.clone(), at.as_millis() - r.at.as_millis()));
+                        }
                         _ => {}
                     }
                     self.checker.record(&r);
@@ -2054,6 +2105,9 @@ impl World {
         }
         for (job, run, until, wall) in parked {
             self.parked(&job, run, until, wall);
+        }
+        for (job, wait) in retrying {
+            self.retry_waits(job, wait);
         }
         // Sleepers chose their wake from the store's next wake; only one that came closer
         // can make any of them wake sooner (a run started for a process re-plans that

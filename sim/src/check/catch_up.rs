@@ -10,6 +10,10 @@
 //!
 //! A new definition starts the judgment over (its rule may differ, and what the old
 //! schedule owed is measured apart), and so do the steps that define.
+//!
+//! Here too, M1's window when a person pauses a `catch_up_once` job: the retry the pause
+//! clears goes to the rule, and one already older than the catch-up window is given up in
+//! that step, never owed (`window_at_pause`).
 
 use duetime::{LedgerKind, MissAction, MissCause, MissedRule, State};
 
@@ -82,6 +86,48 @@ impl Checker {
             );
             let name = t.name.clone();
             self.violation("M2", &name, detail);
+        }
+    }
+
+    /// M1's window when a person pauses a `catch_up_once` job: a retry the pause clears
+    /// goes to the rule, and a cover already older than the job's catch-up window (its
+    /// last due time before the pause's time less the window) is given up in that step
+    /// (recorded `too_late`, or skipped for a newer catch-up owed), never owed.
+    pub(super) fn window_at_pause(&mut self, idx: usize, at: i64, handed: &[(i64, i64)]) {
+        let Some(f) = self.facts.get(&self.tracks[idx].name) else {
+            return;
+        };
+        let Some(window) = f
+            .catch_up_window_ms
+            .filter(|_| f.missed == MissedRule::CatchUpOnce)
+        else {
+            return;
+        };
+        let entries = self.tracks[idx].entries.len();
+        for &(_, to) in handed {
+            if to < at.saturating_sub(window) {
+                self.given_up_at_pause.push((idx, to, entries));
+            }
+        }
+    }
+
+    /// After a step: each cover `window_at_pause` found too old was accounted in it.
+    pub(super) fn given_up_at_pause_judged(&mut self) {
+        for (idx, to, entries) in std::mem::take(&mut self.given_up_at_pause) {
+            let t = &self.tracks[idx];
+            if t.entries[entries..]
+                .iter()
+                .any(|&(from, until, _, _)| from <= to && to <= until)
+            {
+                self.probe("retry older than the window given up at a pause");
+                continue;
+            }
+            let detail = format!(
+                "a pause handed a retry through {} to `catch_up_once`, older than its catch-up window, and the step did not give it up",
+                ts(to)
+            );
+            let name = t.name.clone();
+            self.violation("M1", &name, detail);
         }
     }
 }

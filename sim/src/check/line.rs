@@ -565,16 +565,19 @@ impl Line {
         self.hand_back(|h| h.hold == Hold::Ended);
     }
 
-    /// The job was paused: a waiting retry or repeat is handed to the missed rule.
-    pub(super) fn paused(&mut self) {
-        self.hand_back(|h| h.hold == Hold::Awaiting);
+    /// The job was paused: a waiting retry or repeat is handed to the missed rule. The
+    /// covers handed, `(from, to)`.
+    pub(super) fn paused(&mut self) -> Vec<(i64, i64)> {
+        self.hand_back(|h| h.hold == Hold::Awaiting)
     }
 
     /// The covers `gone` picks are held no more: each goes back to the missed rule.
-    fn hand_back(&mut self, gone: impl Fn(&Held) -> bool) {
+    fn hand_back(&mut self, gone: impl Fn(&Held) -> bool) -> Vec<(i64, i64)> {
         let (back, kept): (Vec<Held>, Vec<Held>) = self.held.drain(..).partition(|h| gone(h));
         self.held = kept;
-        self.handed.extend(back.iter().map(|h| (h.from, h.to)));
+        let covers: Vec<(i64, i64)> = back.iter().map(|h| (h.from, h.to)).collect();
+        self.handed.extend(&covers);
+        covers
     }
 
     /// Every due time before `before` that no entry accounts and no run holds: each

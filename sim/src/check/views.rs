@@ -274,6 +274,7 @@ impl Checker {
         self.leases_stepped(state, now.as_millis());
         self.forgotten_as_due(state);
         self.caught_up_newest(state);
+        self.given_up_at_pause_judged();
         self.kept_definition(state);
         self.counts_shown(state);
         self.admitted_in_order(state);
