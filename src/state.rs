@@ -1847,6 +1847,55 @@ mod activity_tests {
         assert!(!first_three(2).holds_exactly(&grid));
     }
 
+    /// A one-shot's instant is settled once looked at and held by nothing of its own: a
+    /// retry waiting to run it holds it; an owed segment of an older schedule (tagged,
+    /// kept from before the redefinition) is not about it, even when its range holds it.
+    #[test]
+    fn a_one_shot_is_settled_only_when_nothing_of_its_own_holds_its_instant() {
+        use super::{Cover, JobRecord, Owed, RetryWait};
+        use crate::effect::{Covers, MissCause, Trigger};
+        use crate::job::{JobDef, JobName};
+        use crate::schedule::Schedule;
+        use crate::time::Duration;
+        let instant = Timestamp::from_millis(7_200_000);
+        let def = JobDef::new(JobName::new("once").unwrap(), Schedule::at(instant));
+        let mut record = JobRecord::new(def, Timestamp::from_millis(0));
+        record.frontier = instant;
+        assert!(
+            record.one_shot_settled(instant),
+            "looked at, nothing holds it"
+        );
+        let hourly = Schedule::every(Duration::from_hours(1), Duration::ZERO).unwrap();
+        record.act_mut().pending.push_back(Owed {
+            from: Timestamp::from_millis(3_600_000),
+            to: Timestamp::from_millis(10_800_000),
+            count: 3,
+            cause: MissCause::Down,
+            schedule: Some(Box::new(hourly)),
+        });
+        assert!(
+            record.one_shot_settled(instant),
+            "an older schedule's owed segment is not about the instant"
+        );
+        record.act_mut().retry = Some(RetryWait {
+            at: Timestamp::from_millis(7_300_000),
+            attempt: 2,
+            trigger: Trigger::Schedule,
+            cover: Cover {
+                covers: Covers {
+                    from: instant,
+                    to: instant,
+                    count: 1,
+                },
+                late: None,
+            },
+        });
+        assert!(
+            !record.one_shot_settled(instant),
+            "a retry waiting to run it holds it"
+        );
+    }
+
     /// The accounted start itself is not accounted: a due time at or before the instant a
     /// schedule was defined was never due under it (a one-shot defined at its own instant
     /// never runs, and no earlier schedule's entry holding that instant ends it).

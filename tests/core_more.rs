@@ -1162,3 +1162,21 @@ fn a_state_debugs_as_its_size_and_counters() {
         "State { jobs: 1, next_run: 2, next_fence: 2 }"
     );
 }
+
+/// Two states are equal only when they hold the same jobs: the same counters and clock with
+/// another job's definition is another state (what a host comparing a state it loaded
+/// with the one it wrote relies on).
+#[test]
+fn states_that_differ_only_in_a_job_are_not_equal() {
+    let defined = |name: &str| {
+        let mut s = Story::new();
+        s.define("09:00", job(name, every("1h")));
+        s.state
+    };
+    assert_eq!(defined("sync"), defined("sync"));
+    assert_ne!(
+        defined("sync"),
+        defined("report"),
+        "another job's definition"
+    );
+}
