@@ -288,3 +288,33 @@ fn the_digest_tells_every_overlap_and_missed_rule_apart() {
         }
     }
 }
+
+/// Turning confirmation on, or off, is itself a change that needs it: either way the new
+/// definition waits for its digest, and the one in force keeps running meanwhile.
+#[test]
+fn turning_confirmation_on_or_off_is_held_like_any_change() {
+    let mut s = Story::new();
+    let plain = job("report", every("1h"));
+    s.define("08:00", plain);
+    let turned_on = guarded("30m");
+    let on_digest = turned_on.digest();
+    s.define("08:05", turned_on);
+    let held = |s: &Story, time: &str| {
+        s.state
+            .job("report", at(time))
+            .expect("a view")
+            .pending_confirmation
+    };
+    assert_eq!(
+        held(&s, "08:06"),
+        Some(on_digest.clone()),
+        "turned on: held"
+    );
+    confirm(&mut s, "08:10", &on_digest);
+    assert_eq!(held(&s, "08:11"), None, "confirmed: in force");
+    let mut turned_off = job("report", every("15m"));
+    turned_off.requires_confirmation = false;
+    let off_digest = turned_off.digest();
+    s.define("08:20", turned_off);
+    assert_eq!(held(&s, "08:21"), Some(off_digest), "turned off: held too");
+}

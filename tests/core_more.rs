@@ -1180,3 +1180,37 @@ fn states_that_differ_only_in_a_job_are_not_equal() {
         "another job's definition"
     );
 }
+
+/// A pause clears a `catch_up_once` job's waiting retry and hands its due time to the
+/// rule: one exactly a catch-up window old is still owed (the window holds its edge), one
+/// a millisecond older is recorded too late.
+#[test]
+fn a_retry_a_pause_clears_is_owed_up_to_exactly_the_catch_up_window() {
+    let paused_at = |time: &str| {
+        let mut s = Story::new();
+        let mut def = job("sync", every("1h"));
+        def.missed = duetime::MissedRule::CatchUpOnce;
+        def.catch_up_window = Some("1h".parse().unwrap());
+        def.retries = 1;
+        s.define("08:30", def);
+        s.start("08:30:10", 1);
+        s.tick("09:00:05", 1);
+        s.finish(
+            "09:00:30",
+            1,
+            Outcome::Failed {
+                kind: "exit 1".into(),
+                retry_after: None,
+            },
+        );
+        s.command(time, "alice pauses sync", pause("sync", "alice", ""));
+        let owed = s.state.job("sync", at(time)).expect("a view").owed;
+        (owed, s.trace().contains("missed (too_late)"))
+    };
+    assert_eq!(paused_at("10:00"), (1, false), "exactly a window old: owed");
+    assert_eq!(
+        paused_at("10:00:00.001"),
+        (0, true),
+        "a millisecond older: too late"
+    );
+}
