@@ -567,6 +567,9 @@ impl World {
         if let Some(t) = self.after_rate(self.cfg.faults.command_per_hour) {
             self.at(t, Action::Command);
         }
+        if self.cfg.late_draws {
+            self.schedule_presses(t0);
+        }
         let heal_at = t0 + self.cfg.safety_ms;
         self.end = heal_at + self.cfg.liveness_ms;
         self.at(heal_at, Action::Heal);
@@ -1066,6 +1069,32 @@ impl World {
                 let t = self.t + self.again.gen_range(1_000..600_000);
                 self.at(t, Action::DrainAgain { host, process });
             }
+        }
+    }
+
+    /// In a third of the worlds of late draws, someone runs one job by hand again and again:
+    /// 40 presses of "run now", 30 s to 2 min apart, from a time in the safety phase, on
+    /// the job safe to repeat whose runs are shortest. Enough of them are queued (not in
+    /// flight) to meet `manual_per_hour`, and R3 holds each answer to the cap. From a
+    /// stream of its own.
+    fn schedule_presses(&mut self, t0: i64) {
+        let mut presses = crate::gen::features_rng(self.cfg.seed, 18);
+        if !presses.gen_ratio(1, 3) {
+            return;
+        }
+        let Some(job) = self
+            .jobs
+            .iter()
+            .filter(|j| j.def.safe_to_repeat && !j.def.requires_confirmation)
+            .min_by_key(|j| j.behaviour.duration_ms.1)
+            .map(|j| j.def.name.clone())
+        else {
+            return;
+        };
+        let mut t = t0 + presses.gen_range(0..self.cfg.safety_ms.max(1));
+        for _ in 0..40 {
+            self.at(t, Action::RunNow { job: job.clone() });
+            t += presses.gen_range(30_000..120_000);
         }
     }
 

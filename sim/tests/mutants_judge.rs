@@ -22,6 +22,7 @@ const CHECKS_LOOKED: &[&str] = &[
     "catch_up_once skipped late due times for a newer catch-up",
     "pause after failures in a row told",
     "retry older than the window given up at a pause",
+    "run now refused: rate limited",
     "views compared with the journal",
     "views' status and last run held to the journal",
     "views' missed count held to the journal's skips",
