@@ -810,6 +810,8 @@ fn an_unknown_or_repeated_incident_is_refused() {
     assert!(text.contains("meteor"), "{text}");
     for incident in Incident::ALL {
         assert!(text.contains(incident.name()), "{text} omits {incident}");
+        // A host's log line shows an incident by the name the state stores it under.
+        assert_eq!(incident.to_string(), incident.name());
     }
     let repeated = with_incidents(serde_json::json!(["stalled", "stalled"]));
     assert_eq!(
