@@ -3,6 +3,7 @@
 //! schedules. `run_seed` is the whole of one world; the binary runs ranges of them.
 
 pub mod check;
+mod consensus;
 pub mod cron_text;
 pub mod cron_typing;
 mod damage;

@@ -15,6 +15,7 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
 use crate::check::Checker;
+use crate::consensus::Verdict;
 use crate::gen::{SimJob, WorldConfig};
 
 /// A wall clock: true time, skewed, drifting and jumped; the monotonic clock only freezes
@@ -193,6 +194,10 @@ enum Action {
     },
     Jump {
         host: usize,
+    },
+    /// Every host's wall clock set to true time plus `off` (`World::set_clocks`).
+    SetClocks {
+        off: i64,
     },
     Drain {
         host: usize,
@@ -378,6 +383,8 @@ pub struct World {
     rows: Option<crate::rows::Rows>,
     /// The processes that could contradict a held clock (J2, `witness.rs`).
     witnesses: crate::witness::Witnesses,
+    /// Whether the hosts' clocks agree, and since when (J4, `consensus.rs`).
+    consensus: crate::consensus::Consensus,
 }
 
 const HOUR: f64 = 3_600_000.0;
@@ -470,6 +477,11 @@ impl World {
             deposed: Vec::new(),
             rows: None,
             witnesses: crate::witness::Witnesses::new(
+                witness_hosts,
+                witness_tick,
+                config.clock_jump.as_millis() as i64,
+            ),
+            consensus: crate::consensus::Consensus::new(
                 witness_hosts,
                 witness_tick,
                 config.clock_jump.as_millis() as i64,
@@ -569,6 +581,7 @@ impl World {
         }
         if self.cfg.late_draws {
             self.schedule_presses(t0);
+            self.schedule_clock_sets(t0);
         }
         let heal_at = t0 + self.cfg.safety_ms;
         self.end = heal_at + self.cfg.liveness_ms;
@@ -686,6 +699,7 @@ impl World {
                 | Action::LoopCrash { .. }
                 | Action::Stall { .. }
                 | Action::Jump { .. }
+                | Action::SetClocks { .. }
                 | Action::Drain { .. }
                 | Action::DrainNow { .. }
                 | Action::DrainAgain { .. }
@@ -878,6 +892,7 @@ impl World {
                 }
             }
             Action::DrainNow { host } => self.drain(host),
+            Action::SetClocks { off } => self.set_clocks(off),
             Action::DrainAgain { host, process } => self.drain_again(host, process),
             Action::PauseWaiting { job, resume } => self.pause_waiting(job, resume),
             Action::Burst { host } => {
@@ -1054,6 +1069,42 @@ impl World {
         };
         let sign = if self.rng.gen_bool(0.5) { 1 } else { -1 };
         self.hosts[host].clock.jumped += sign * magnitude;
+        self.consensus.moved();
+    }
+
+    /// In a third of the worlds of late draws, every host's wall clock is set at once, one
+    /// to three times in the safety phase, from one source: to true time (a time server
+    /// back after an outage), or all together minutes to a day off it either way (a
+    /// cluster restored from a snapshot, a time server wrong for everyone). No clock is
+    /// right then but all agree, so the store's clock must follow them (J4,
+    /// `consensus.rs`); set back together, held processes must not contradict each other.
+    /// From a stream of its own.
+    fn schedule_clock_sets(&mut self, t0: i64) {
+        let mut sets = crate::gen::features_rng(self.cfg.seed, 19);
+        if !sets.gen_ratio(1, 3) {
+            return;
+        }
+        for _ in 0..sets.gen_range(1..=3) {
+            let t = t0 + sets.gen_range(0..self.cfg.safety_ms.max(1));
+            let off = match sets.gen_range(0..4) {
+                0 => 0,
+                1 => -sets.gen_range(5 * 60_000..6 * 3_600_000),
+                2 => sets.gen_range(5 * 60_000..6 * 3_600_000),
+                _ => sets.gen_range(-86_400_000..86_400_000),
+            };
+            self.at(t, Action::SetClocks { off });
+        }
+    }
+
+    /// Every host's wall clock is set to true time plus `off` (see `schedule_clock_sets`).
+    fn set_clocks(&mut self, off: i64) {
+        *self.faults.entry("every clock set at once").or_default() += 1;
+        let (t, t0) = (self.t, self.cfg.start_ms);
+        for h in &mut self.hosts {
+            let wall = h.clock.now(t, t0).wall.as_millis();
+            h.clock.jumped += t + off - wall;
+        }
+        self.consensus.moved();
     }
 
     /// The host's process starts draining (an aborted transaction: it keeps working and
@@ -1607,6 +1658,7 @@ impl World {
                 slept: h.clock.slept,
                 ..Clock::default()
             };
+            self.consensus.moved();
             match h.state {
                 HostState::Down => self.at(self.t, Action::Restart { host }),
                 HostState::Stalled => self.at(self.t, Action::Wake { host }),
@@ -1715,6 +1767,28 @@ impl World {
         } else {
             *self.probes.entry("release its rule allows").or_default() += 1;
         }
+    }
+
+    /// J4 (`consensus.rs`): every host's wall clock, read before a judged event.
+    fn read_clocks(&mut self) {
+        let walls: Vec<i64> = (0..self.hosts.len())
+            .map(|h| self.clock_now(h).wall.as_millis())
+            .collect();
+        self.consensus.read(self.t, &walls);
+    }
+
+    /// J4 after host `h`'s `process` was judged at `now`: when every clock agrees, the
+    /// store's clock has followed them.
+    fn clocks_followed(&mut self, h: usize, process: ProcessId, now: Now) {
+        let store = self.state.clock().map(|c| c.as_millis());
+        let read = (now.wall.as_millis(), now.mono.as_millis());
+        let probe = match self.consensus.judged(h, process, read, store) {
+            Verdict::Stuck(detail) => return self.checker.world_saw("J4", detail),
+            Verdict::Near { after_away: true } => "store's clock came to clocks that agree",
+            Verdict::Away => "store's clock away from clocks that agree",
+            _ => return,
+        };
+        *self.probes.entry(probe).or_default() += 1;
     }
 
     fn clock_now(&self, host: usize) -> Now {
@@ -1936,6 +2010,7 @@ impl World {
         let mut effects = std::mem::take(&mut self.effects);
         let mut parked = Vec::new();
         let mut retrying = Vec::new();
+        let mut held = false;
         let wake_before = self.state.next_wake();
         let owner_before = self.state.owner_lease().map(|o| (o.holder, o.fence));
         let ticked = match &event {
@@ -1956,6 +2031,9 @@ impl World {
             heard_at: self.state.process(p).map(|r| r.heard_at().as_millis()),
         });
         let gap_expected = self.gap_expected(&event, judged, now);
+        if host.is_some() && judged.is_some() {
+            self.read_clocks();
+        }
         let drain_of = match event {
             Event::ProcessDraining { process } => Some(process),
             _ => None,
@@ -2079,6 +2157,7 @@ impl World {
                     if matches!(kind, ClockGapKind::Released | ClockGapKind::ReleasedBehind) {
                         self.judge_release(host, process, kind, before);
                     }
+                    held |= matches!(kind, ClockGapKind::HeldAhead | ClockGapKind::HeldBehind);
                     let probe = match kind {
                         ClockGapKind::Asleep => "clock gap: asleep",
                         ClockGapKind::ClockForward => "clock gap: set forward",
@@ -2119,6 +2198,7 @@ impl World {
         if let (Some(h), Some(p), Some(before)) = (host, judged, before) {
             let heard_at = self.state.process(p).map(|r| r.heard_at().as_millis());
             self.witnesses.spoke(h, p, self.t, before, heard_at);
+            self.clocks_followed(h, p, now);
         }
         self.checker.step_done();
         self.checker.after_step(&self.state, now.wall);
@@ -2147,7 +2227,13 @@ impl World {
             (Some(_), None) => true,
             (None, _) => false,
         };
-        if closer || owner_after != owner_before {
+        // A clock newly held brings every other process's wake within a tick of its last
+        // event (`State::next_wake_for`: the witnesses), which the store's next wake does
+        // not show; a host that polls the store sees it at its next poll. (Only in the
+        // worlds of late draws, so the seeds kept by number replay the worlds of their
+        // day, where sleepers missed it and a held clock could look alone.)
+        let held = held && self.cfg.late_draws;
+        if closer || held || owner_after != owner_before {
             self.rouse();
         }
         true

@@ -37,6 +37,8 @@ const CHECKS_LOOKED: &[&str] = &[
     "wait held to a full lane or cap",
     "start in its lane's order",
     "release its rule allows",
+    "store's clock away from clocks that agree",
+    "store's clock came to clocks that agree",
     "cron text typed near its bounds (Z2)",
     "missed as late past the grace",
     "owner shown as the lease holds it",
