@@ -2227,9 +2227,10 @@ impl World {
             (Some(_), None) => true,
             (None, _) => false,
         };
-        // A clock newly held brings every other process's wake within a tick of its last
-        // event (`State::next_wake_for`: the witnesses), which the store's next wake does
-        // not show; a host that polls the store sees it at its next poll. (Only in the
+        // A clock newly held (a new incarnation waiting, or one held behind) brings every
+        // other process's wake within a tick of its last event (`State::next_wake_for`: the
+        // witnesses), which the store's next wake does not show; a host that polls the
+        // store sees it at its next poll. (Only in the
         // worlds of late draws, so the seeds kept by number replay the worlds of their
         // day, where sleepers missed it and a held clock could look alone.)
         let held = held && self.cfg.late_draws;
