@@ -86,10 +86,10 @@ impl Consensus {
     }
 
     /// Before a judged event at true time `t`: every host's wall clock now (`walls`).
-    pub(crate) fn read(&mut self, t: i64, walls: &[i64]) {
+    pub(crate) fn read(&mut self, t: i64, walls: impl IntoIterator<Item = i64>) {
         let (lo, hi) = walls
-            .iter()
-            .fold((i64::MAX, i64::MIN), |(lo, hi), w| (lo.min(*w), hi.max(*w)));
+            .into_iter()
+            .fold((i64::MAX, i64::MIN), |(lo, hi), w| (lo.min(w), hi.max(w)));
         if hi.saturating_sub(lo) > self.jump_ms / 2 {
             self.moved();
         } else if self.agreed_since.is_none() {
@@ -154,7 +154,7 @@ mod tests {
     const TICK: i64 = 30_000;
 
     fn agreeing(c: &mut Consensus, t: i64) {
-        c.read(t, &[t, t + 10]);
+        c.read(t, [t, t + 10]);
     }
 
     /// An event of host 0's `p`, `n` ticks in, the store's clock `off` ms from its clock.
@@ -213,7 +213,7 @@ mod tests {
         let p = ProcessId(1);
         // Half a clock_jump and a millisecond apart: no agreement.
         for n in 0..=i64::from(AWAY_EVENTS) {
-            c.read(n * TICK, &[n * TICK, n * TICK + JUMP / 2 + 1]);
+            c.read(n * TICK, [n * TICK, n * TICK + JUMP / 2 + 1]);
             let v = c.judged(0, p, (n * TICK, n * TICK), Some(10 * JUMP));
             assert_eq!(v, Verdict::Unjudged);
         }

@@ -1658,13 +1658,14 @@ impl World {
                 slept: h.clock.slept,
                 ..Clock::default()
             };
-            self.consensus.moved();
             match h.state {
                 HostState::Down => self.at(self.t, Action::Restart { host }),
                 HostState::Stalled => self.at(self.t, Action::Wake { host }),
                 HostState::Up => {}
             }
         }
+        // Every clock is set right at once: any agreement J4 measured starts again.
+        self.consensus.moved();
         for i in 0..self.jobs.len() {
             if !self.removed[i] && self.jobs[i].def.requires_confirmation {
                 // What is held is confirmed, so every job runs its latest definition.
@@ -1771,10 +1772,12 @@ impl World {
 
     /// J4 (`consensus.rs`): every host's wall clock, read before a judged event.
     fn read_clocks(&mut self) {
-        let walls: Vec<i64> = (0..self.hosts.len())
-            .map(|h| self.clock_now(h).wall.as_millis())
-            .collect();
-        self.consensus.read(self.t, &walls);
+        let (t, t0) = (self.t, self.cfg.start_ms);
+        let walls = self
+            .hosts
+            .iter()
+            .map(|h| h.clock.now(t, t0).wall.as_millis());
+        self.consensus.read(t, walls);
     }
 
     /// J4 after host `h`'s `process` was judged at `now`: when every clock agrees, the
@@ -2230,9 +2233,9 @@ impl World {
         // A clock newly held (a new incarnation waiting, or one held behind) brings every
         // other process's wake within a tick of its last event (`State::next_wake_for`: the
         // witnesses), which the store's next wake does not show; a host that polls the
-        // store sees it at its next poll. (Only in the
-        // worlds of late draws, so the seeds kept by number replay the worlds of their
-        // day, where sleepers missed it and a held clock could look alone.)
+        // store sees it at its next poll. (Only in the worlds of late draws, so the seeds
+        // kept by number replay the worlds of their day, where sleepers missed it and a
+        // held clock could look alone.)
         let held = held && self.cfg.late_draws;
         if closer || held || owner_after != owner_before {
             self.rouse();
