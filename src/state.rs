@@ -444,17 +444,18 @@ pub(crate) struct Waiting {
 impl Activity {
     /// Owes a segment out of turn (a backfill, a run's cover handed back) where it belongs
     /// in the oldest-first line: before the first segment that starts after it ends. A
-    /// full line first makes room by merging (`make_room`).
-    pub(crate) fn owe_in_order(&mut self, owed: Owed, current: &Schedule) {
-        if self.pending.len() >= MAX_OWED_SEGMENTS {
-            self.make_room(current, Some((owed.from, owed.to)));
-        }
+    /// line over its bound then merges two segments that follow one another
+    /// (`make_room`), the new one with its neighbours included: in place, it keeps apart
+    /// the pair around it. False when nothing merged and the line is over its bound
+    /// (`State::owe_out_of_turn` then makes room as `owe` does).
+    pub(crate) fn owe_in_order(&mut self, owed: Owed, current: &Schedule) -> bool {
         let at = self
             .pending
             .iter()
             .position(|o| o.from > owed.to)
             .unwrap_or(self.pending.len());
         self.pending.insert(at, owed);
+        self.pending.len() <= MAX_OWED_SEGMENTS || self.make_room(current, None)
     }
 
     /// Merges the newest two segments that follow one another (`Owed::joins`), keeping
@@ -527,9 +528,11 @@ pub(crate) const MAX_OWED_SEGMENTS: usize = 32;
 /// Segments of a `required` job's owed line its backfills and schedule changes leave
 /// free, for the debts no command can refuse and `required` never drops: the schedule's
 /// own due times found late or passed while paused (one segment: while anything is owed
-/// nothing starts on time, so they follow one another) and a retry's cover a pause hands
-/// back (one: a run's cover is handed back only where the run took it from the line, or
-/// when the line was empty as it started on time).
+/// nothing starts on time, so they follow one another, unless the catch-up window let
+/// some go between them, and then the older ones are past the window and give way:
+/// `State::owe_out_of_turn`) and a retry's cover a pause hands back (one: a run's cover is
+/// handed back only where the run took it from the line, or when the line was empty as it
+/// started on time).
 pub(crate) const REQUIRED_RESERVE: usize = 2;
 
 /// The most due times one `Backfill` may ask for: a bound on the work one event can make.

@@ -469,10 +469,7 @@ impl State {
                 };
                 // In order, not at the front: a backfill accepted while the run was out may
                 // owe earlier due times.
-                let JobRecord { def, activity, .. } = self.jobs.get_mut(&seq).expect("found above");
-                activity
-                    .get_or_insert_with(Default::default)
-                    .owe_in_order(owed, &def.schedule);
+                self.owe_out_of_turn(seq, owed, out);
             }
             MissedRule::CatchUpOnce if !owes => {
                 // Owed as it is, tagged like the `required` case: the cover may come from a
@@ -603,11 +600,9 @@ impl State {
             cause: MissCause::Backfill,
             schedule: Some(schedule),
         };
+        // `has_owed_room` made room above, so nothing is given up.
+        self.owe_out_of_turn(seq, owed, out);
         let record = self.jobs.get_mut(&seq).expect("found above");
-        let JobRecord { def, activity, .. } = &mut *record;
-        activity
-            .get_or_insert_with(Default::default)
-            .owe_in_order(owed, &def.schedule);
         record.accounted_from = Some(first.saturating_sub(MS));
         out.history(
             &name,

@@ -358,17 +358,17 @@ impl State {
             act.pending.push_back(owed);
             return;
         }
-        if self.expire_owed(seq, out) {
-            if let Some(act) = self
-                .jobs
-                .get_mut(&seq)
-                .and_then(|j| j.activity.as_deref_mut())
-            {
-                act.pending.push_back(owed);
-            }
-            return;
+        let expired = self.expire_owed(seq, out);
+        if let Some(act) = self
+            .jobs
+            .get_mut(&seq)
+            .and_then(|j| j.activity.as_deref_mut())
+        {
+            act.pending.push_back(owed);
         }
-        self.drop_oldest_owed(seq, owed, out);
+        if !expired {
+            self.give_up_oldest_owed(seq, out);
+        }
     }
 
     /// Records `too_late` the owed segments wholly older than the job's catch-up window (a
@@ -397,21 +397,40 @@ impl State {
         !old.is_empty()
     }
 
-    /// A full line of disjoint debts: the oldest segment is recorded skipped so `owed` fits
+    /// Owes a segment out of turn (a run's cover a pause or a failure hands back to a
+    /// `required` job) in its place in the line (`Activity::owe_in_order`, which merges if
+    /// the line is over its bound). A line merging cannot bring back within its bound
+    /// gives up, as `owe` does, what the catch-up window has let go (`expire_owed`, the
+    /// new segment included), and only then its oldest segment. A `required` job's line
+    /// does not get that far: its `REQUIRED_RESERVE` keeps room for the cover and for one
+    /// run of its schedule's own due times, and its own due times are apart only where
+    /// the window let some go between them, which leaves the older ones to expire.
+    pub(crate) fn owe_out_of_turn(&mut self, seq: u64, owed: Owed, out: &mut Out) {
+        let Some(crate::state::JobRecord { def, activity, .. }) = self.jobs.get_mut(&seq) else {
+            return;
+        };
+        let act = activity.get_or_insert_with(Default::default);
+        if act.owe_in_order(owed, &def.schedule) || self.expire_owed(seq, out) {
+            return;
+        }
+        self.give_up_oldest_owed(seq, out);
+    }
+
+    /// A line one over its bound of disjoint debts: the oldest segment is recorded skipped
     /// (the bound on a job's state wins; a `required` job's line never gets here, see
-    /// `owe`).
-    fn drop_oldest_owed(&mut self, seq: u64, owed: Owed, out: &mut Out) {
+    /// `owe` and `owe_out_of_turn`).
+    fn give_up_oldest_owed(&mut self, seq: u64, out: &mut Out) {
         let Some(job) = self.jobs.get_mut(&seq) else {
             return;
         };
-        let crate::state::JobRecord { def, activity, .. } = job;
-        let act = activity.get_or_insert_with(Default::default);
-        let oldest = act
-            .pending
-            .pop_front()
-            .expect("a full line has an oldest segment");
-        act.pending.push_back(owed);
-        let name = def.name.clone();
+        let Some(oldest) = job
+            .activity
+            .as_deref_mut()
+            .and_then(|a| a.pending.pop_front())
+        else {
+            return;
+        };
+        let name = job.def.name.clone();
         self.note_missed(seq, oldest.count, out.now);
         out.ledger(
             &name,
@@ -610,24 +629,7 @@ mod tests {
             "the backfill a person asked for stays, however old; 20:00 is past the window, \
              97:00 exactly at its edge is not"
         );
-        let too_late: Vec<i64> = effects
-            .iter()
-            .filter_map(|e| match e {
-                Effect::Journal(Record {
-                    entry: Entry::Ledger(l),
-                    ..
-                }) if l.kind
-                    == (LedgerKind::Missed {
-                        cause: MissCause::TooLate,
-                        action: MissAction::Skipped,
-                    }) =>
-                {
-                    Some(l.from.as_millis() / HOUR)
-                }
-                _ => None,
-            })
-            .collect();
-        assert_eq!(too_late, [20]);
+        assert_eq!(too_late_hours(&effects), [20]);
     }
 
     /// At the first millisecond of an hour the last day spans 25 hourly buckets: the one
@@ -662,6 +664,94 @@ mod tests {
             24,
             "a millisecond later, the first hour is over a day old"
         );
+    }
+
+    fn hourly() -> Schedule {
+        Schedule::every(Duration::from_hours(1), Duration::ZERO).unwrap()
+    }
+
+    fn tagged(hour: i64, cause: MissCause) -> Owed {
+        Owed {
+            schedule: Some(Box::new(hourly())),
+            ..owed(hour, cause)
+        }
+    }
+
+    fn too_late_hours(effects: &[Effect]) -> Vec<i64> {
+        effects
+            .iter()
+            .filter_map(|e| match e {
+                Effect::Journal(Record {
+                    entry: Entry::Ledger(l),
+                    ..
+                }) if l.kind
+                    == (LedgerKind::Missed {
+                        cause: MissCause::TooLate,
+                        action: MissAction::Skipped,
+                    }) =>
+                {
+                    Some(l.from.as_millis() / HOUR)
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// A cover handed back goes in first, then the line merges: the cover may follow on
+    /// from its neighbours, which merging before it went in could not use (the pair around
+    /// it must stay apart until it is in place).
+    #[test]
+    fn a_cover_handed_back_to_a_full_line_merges_with_a_neighbour_once_in_place() {
+        let mut act = crate::state::Activity {
+            pending: (0..32).map(|k| tagged(2 * k, MissCause::Down)).collect(),
+            ..Default::default()
+        };
+        let current = Schedule::every(Duration::from_mins(7), Duration::ZERO).unwrap();
+        assert!(act.owe_in_order(tagged(5, MissCause::Paused), &current));
+        assert_eq!(act.pending.len(), 32);
+        let hours: Vec<(i64, i64, u64)> = act
+            .pending
+            .iter()
+            .map(|o| (o.from.as_millis() / HOUR, o.to.as_millis() / HOUR, o.count))
+            .collect();
+        assert_eq!(hours[2], (4, 4, 1), "the older pair stays apart");
+        assert_eq!(
+            hours[3],
+            (5, 6, 2),
+            "05:00 and 06:00 follow one another: merged"
+        );
+        assert_eq!(act.pending.iter().map(|o| o.count).sum::<u64>(), 33);
+    }
+
+    /// Swarm seed 52973: a pause handed a `required` job's waiting retry back to a line of
+    /// 32 disjoint debts (backfills, an earlier schedule's, its own split where the window
+    /// let due times go), and it went in as a 33rd segment: the state no longer loaded.
+    /// The line now gives up what the window let go first; the cover stays owed.
+    #[test]
+    fn a_cover_handed_back_to_a_full_line_expires_what_the_window_let_go_and_stays_owed() {
+        let mut state = State::new(Config::default());
+        let mut def = JobDef::new(JobName::new("sync").unwrap(), hourly());
+        def.missed = crate::MissedRule::Required;
+        def.catch_up_window = Some(Duration::from_hours(3));
+        let (def, actor) = (Box::new(def), Actor::new("ana"));
+        let now = Timestamp::from_millis(100 * HOUR);
+        state.step(Now::at(now), Event::Upsert { def, actor }, &mut Vec::new());
+        let seq = state.seq_of_name("sync").unwrap();
+        let line = std::iter::once(owed(1, MissCause::Down))
+            .chain((0..31).map(|k| tagged(3 + 2 * k, MissCause::Backfill)));
+        state.jobs.get_mut(&seq).unwrap().act_mut().pending = line.collect();
+        let mut effects = Vec::new();
+        let mut out = Out {
+            now,
+            effects: &mut effects,
+        };
+        state.owe_out_of_turn(seq, tagged(98, MissCause::Paused), &mut out);
+        let pending = &state.jobs[&seq].act().unwrap().pending;
+        assert_eq!(pending.len(), 32);
+        assert_eq!(pending.back(), Some(&tagged(98, MissCause::Paused)));
+        assert_eq!(pending.front(), Some(&tagged(3, MissCause::Backfill)));
+        assert_eq!(too_late_hours(&effects), [1], "01:00 only, as too late");
+        assert_eq!(effects.len(), 1, "nothing else recorded");
     }
 
     #[test]
