@@ -172,8 +172,9 @@ impl OwedRun {
 
 /// How many segments the core's owed line needs for what a job owes: at `least` (runs
 /// that follow one another in one schedule merged; 0 when so few runs are owed that any
-/// command has room) and at `most` (each run apart, and
-/// each cover handed back splitting one).
+/// command has room) and at `most` (each run apart, each split by every run of another
+/// schedule or a backfill that starts within its span, and each cover handed back
+/// splitting one).
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Room {
     pub(super) least: usize,
@@ -262,6 +263,26 @@ fn gaps(at: &[i64], lo: usize, hi: usize, accounted: &[(i64, i64)], held: &[Held
 }
 
 /// How many of the ascending `at` lie in `[from, to]`.
+/// How many more segments than runs an oldest-first line may need for `runs` (sorted by
+/// their first due time): a run of one schedule's due times is one segment only if
+/// nothing owed lies between its first and its last. The core's line is in time order, so
+/// each run of another schedule (or a backfill) starting within its span cuts it in two
+/// (swarm seed 67237: a backfill of the current schedule between an earlier schedule's
+/// `overlap` and `paused` due times, which the journal counts as one run). Runs within one
+/// gap of it cut it once, so this is an upper bound. A run of its own schedule cannot
+/// start within it: runs are as long as the due times owed in a row.
+fn splits(runs: &[OwedRun]) -> usize {
+    runs.iter()
+        .enumerate()
+        .map(|(i, r)| {
+            runs[i + 1..]
+                .iter()
+                .take_while(|o| o.first < r.last)
+                .count()
+        })
+        .sum()
+}
+
 fn count_in(at: &[i64], from: i64, to: i64) -> u64 {
     (at.partition_point(|&d| d <= to) - at.partition_point(|&d| d < from)) as u64
 }
@@ -703,7 +724,7 @@ impl Line {
         if total(&runs) != owed_by_view {
             return None;
         }
-        let most = runs.len() + 2 * self.handed.len();
+        let most = runs.len() + splits(&runs) + 2 * self.handed.len();
         if runs.len() + 2 + REQUIRED_RESERVE <= MAX_OWED_SEGMENTS {
             // Room for what any command needs whatever merges: not worth walking the gaps.
             return Some(Room { least: 0, most });
