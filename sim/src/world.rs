@@ -1942,78 +1942,11 @@ impl World {
     /// lost (the journal is written, the process never hears of its effects).
     /// Returns whether it committed (an aborted transaction changed nothing).
     fn transact(&mut self, host: Option<usize>, now: Now, event: Event) -> bool {
-        let f = self.cfg.faults;
-        if f.abort > 0.0 && self.rng.gen_bool(f.abort.min(1.0)) {
-            *self.faults.entry("transaction aborted").or_default() += 1;
-            if let Event::RunFinished {
-                process,
-                job,
-                run,
-                fence,
-                outcome,
-            } = event
-            {
-                // The process retries its report later.
-                let t = self.t + self.rng.gen_range(1_000..30_000);
-                self.at(
-                    t,
-                    Action::Deliver {
-                        process,
-                        run,
-                        job,
-                        fence,
-                        outcome,
-                    },
-                );
-            }
+        if self.transaction_aborted(&event) {
             return false;
         }
-        if let Some(inputs) = &mut self.inputs {
-            inputs.push((now, event.clone()));
-        }
-        if let Some(trace) = &mut self.trace {
-            // The store's clock before the step, where it differs from true time by more
-            // than a minute: what the core judges held clocks by.
-            let store = self
-                .state
-                .clock()
-                .filter(|c| (c.as_millis() - self.t).abs() > 60_000)
-                .map_or(String::new(), |c| format!(", store {c}"));
-            trace.push(format!(
-                "{} (true {}{store}) {}",
-                now.wall,
-                Timestamp::from_millis(self.t),
-                &event
-            ));
-        }
-        if let Some(h) = host {
-            self.hosts[h].shown_at = self.t;
-        }
-        if let Event::RunFinished {
-            run,
-            outcome,
-            fence,
-            ..
-        } = &event
-        {
-            // The checker's ground truth: every result a process reported.
-            self.checker.reported(*run, outcome);
-            self.checker.delivered(*run, *fence, outcome);
-        }
-        self.checker.stepping(&event, &self.state, now);
-        self.checker.logged_event(&event);
-        if let Event::Upsert { def, .. } = &event {
-            if let Some(detail) = crate::wire_def::misread(def) {
-                self.checker.definition_misread(&def.name, detail);
-            }
-            if let Some(detail) = crate::wire_def::digest_shared(def) {
-                self.checker.digest_shared(&def.name, detail);
-            }
-        }
+        self.note_input(host, now, &event);
         let mut effects = std::mem::take(&mut self.effects);
-        let mut parked = Vec::new();
-        let mut retrying = Vec::new();
-        let mut held = false;
         let wake_before = self.state.next_wake();
         let owner_before = self.state.owner_lease().map(|o| (o.holder, o.fence));
         let ticked = match &event {
@@ -2041,15 +1974,123 @@ impl World {
             Event::ProcessDraining { process } => Some(process),
             _ => None,
         };
-        let draining = drain_of.is_some();
         let backfill = matches!(event, Event::Backfill { .. });
         self.state.step(now, event, &mut effects);
         self.events += 1;
         if let Some(p) = drain_of {
             self.drain_shown(p);
         }
-        // S6: what was committed must load. Every step under `check_state`; a full round
-        // trip now and then always (the world goes on from the reloaded copy).
+        self.check_committed(now);
+        if let Some(p) = judged {
+            self.gap_told(p, gap_expected, &effects, now);
+        }
+        let f = self.cfg.faults;
+        let lost = f.lost_answer > 0.0 && self.rng.gen_bool(f.lost_answer.min(1.0));
+        if lost {
+            *self.faults.entry("commit answer lost").or_default() += 1;
+        }
+        let seen = StepSeen {
+            host,
+            lost,
+            draining: drain_of.is_some(),
+            backfill,
+            before,
+        };
+        let mut left = StepLeft::default();
+        for e in effects.drain(..) {
+            self.take_effect(e, &seen, &mut left);
+        }
+        self.effects = effects;
+        if let (Some(h), Some(p), Some(before)) = (host, judged, before) {
+            let heard_at = self.state.process(p).map(|r| r.heard_at().as_millis());
+            self.witnesses.spoke(h, p, self.t, before, heard_at);
+            self.clocks_followed(h, p, now);
+        }
+        self.checker.step_done();
+        self.checker.after_step(&self.state, now.wall);
+        self.after_transact(ticked, owner_before, wake_before, left);
+        true
+    }
+
+    /// Whether the store aborts the transaction carrying `event` (a fault): nothing is
+    /// stepped, and a process retries its report later.
+    fn transaction_aborted(&mut self, event: &Event) -> bool {
+        let f = self.cfg.faults;
+        if f.abort <= 0.0 || !self.rng.gen_bool(f.abort.min(1.0)) {
+            return false;
+        }
+        *self.faults.entry("transaction aborted").or_default() += 1;
+        if let Event::RunFinished {
+            process,
+            job,
+            run,
+            fence,
+            outcome,
+        } = event
+        {
+            let t = self.t + self.rng.gen_range(1_000..30_000);
+            let deliver = Action::Deliver {
+                process: *process,
+                run: *run,
+                job: job.clone(),
+                fence: *fence,
+                outcome: outcome.clone(),
+            };
+            self.at(t, deliver);
+        }
+        true
+    }
+
+    /// Before a step: the input kept for a regression file, the trace's line, and what
+    /// the checker knows of the event before the core sees it.
+    fn note_input(&mut self, host: Option<usize>, now: Now, event: &Event) {
+        if let Some(inputs) = &mut self.inputs {
+            inputs.push((now, event.clone()));
+        }
+        if let Some(trace) = &mut self.trace {
+            // The store's clock before the step, where it differs from true time by more
+            // than a minute: what the core judges held clocks by.
+            let store = self
+                .state
+                .clock()
+                .filter(|c| (c.as_millis() - self.t).abs() > 60_000)
+                .map_or(String::new(), |c| format!(", store {c}"));
+            trace.push(format!(
+                "{} (true {}{store}) {}",
+                now.wall,
+                Timestamp::from_millis(self.t),
+                event
+            ));
+        }
+        if let Some(h) = host {
+            self.hosts[h].shown_at = self.t;
+        }
+        if let Event::RunFinished {
+            run,
+            outcome,
+            fence,
+            ..
+        } = event
+        {
+            // The checker's ground truth: every result a process reported.
+            self.checker.reported(*run, outcome);
+            self.checker.delivered(*run, *fence, outcome);
+        }
+        self.checker.stepping(event, &self.state, now);
+        self.checker.logged_event(event);
+        if let Event::Upsert { def, .. } = event {
+            if let Some(detail) = crate::wire_def::misread(def) {
+                self.checker.definition_misread(&def.name, detail);
+            }
+            if let Some(detail) = crate::wire_def::digest_shared(def) {
+                self.checker.digest_shared(&def.name, detail);
+            }
+        }
+    }
+
+    /// S6: what was committed must load. Every step under `check_state`; a full round trip
+    /// now and then always (the world goes on from the reloaded copy).
+    fn check_committed(&mut self, now: Now) {
         let rows = match &mut self.rows {
             Some(rows) => rows.write(&mut self.state, &mut self.faults, &mut self.probes),
             None => Ok(()),
@@ -2076,135 +2117,141 @@ impl World {
                 .state_broken(format!("after the event at {}: {what}", now.wall));
             self.broken = true;
         }
-        if let Some(p) = judged {
-            self.gap_told(p, gap_expected, &effects, now);
+    }
+
+    /// One effect of a step: traced, hashed, told to the checker, and carried out as the
+    /// world's processes would (a start or a cancel whose commit answer was lost is not).
+    fn take_effect(&mut self, e: Effect, seen: &StepSeen, left: &mut StepLeft) {
+        let lost = seen.lost;
+        self.trace_effect(&e, lost);
+        if self.hash_trace {
+            self.hash(&e);
         }
-        let lost = f.lost_answer > 0.0 && self.rng.gen_bool(f.lost_answer.min(1.0));
-        if lost {
-            *self.faults.entry("commit answer lost").or_default() += 1;
+        self.coordination_probes(&e, seen.draining);
+        self.checker.logged(&e);
+        self.checker.action(&e);
+        if let Effect::Reply { job, result } = &e {
+            self.checker.replied(job.as_ref(), result);
         }
-        for e in effects.drain(..) {
-            if let Some(trace) = &mut self.trace {
-                trace.push(format!(
-                    "      {e}{}",
-                    if lost
-                        && matches!(
-                            e,
-                            Effect::Do(duetime::Action::Start { .. })
-                                | Effect::Do(duetime::Action::Cancel { .. })
-                        )
-                    {
-                        " [answer lost]"
-                    } else {
-                        ""
-                    }
-                ));
+        match e {
+            Effect::Journal(r) => self.take_record(r, left),
+            // Written with the state even when the commit's answer is lost.
+            Effect::Notice(Notice::Owner { .. })
+            | Effect::Notice(Notice::OwnerReleased { .. })
+            | Effect::Notice(Notice::Drained { .. }) => self.checker.coordination(&e),
+            Effect::Reply {
+                result: Err(refusal),
+                ..
+            } if seen.backfill => {
+                *self.probes.entry(backfill_refused(&refusal)).or_default() += 1;
             }
-            if self.hash_trace {
-                self.hash(&e);
+            Effect::Reply {
+                result: Err(duetime::Refusal::NotAwaitingApproval { .. }),
+                ..
+            } => {
+                *self.probes.entry("stale approval refused").or_default() += 1;
             }
-            self.coordination_probes(&e, draining);
-            self.checker.logged(&e);
-            self.checker.action(&e);
-            if let Effect::Reply { job, result } = &e {
-                self.checker.replied(job.as_ref(), result);
+            // Told by the core even when the commit's answer is lost on the way.
+            Effect::Notice(Notice::Alert(a)) => self.checker.alert(&a),
+            Effect::Notice(Notice::ClockGap { kind, process, .. }) => {
+                // (A clock released behind moves the store's clock back: O2 measures on
+                // it.)
+                self.checker.coordination(&e);
+                left.held |= self.clock_gap_seen(kind, process, seen);
             }
-            match e {
-                Effect::Journal(r) => {
-                    match &r.entry {
-                        Entry::History(duetime::History::Adopted { run, .. }) => {
-                            self.adopted = Some(*run);
-                        }
-                        Entry::History(duetime::History::Parked { run, until, .. }) => {
-                            parked.push((r.job.clone(), *run, *until, r.at));
-                        }
-                        Entry::History(duetime::History::RetryAt { at, .. }) => {
-                            retrying.push((r.job.clone(), at.as_millis() - r.at.as_millis()));
-                        }
-                        _ => {}
-                    }
-                    self.checker.record(&r);
-                }
-                // Written with the state even when the commit's answer is lost.
-                Effect::Notice(Notice::Owner { .. })
-                | Effect::Notice(Notice::OwnerReleased { .. })
-                | Effect::Notice(Notice::Drained { .. }) => self.checker.coordination(&e),
-                Effect::Reply {
-                    result: Err(refusal),
-                    ..
-                } if backfill => {
-                    use duetime::Refusal as R;
-                    let probe = match refusal {
-                        R::AlreadyAccounted { .. } => "backfill refused: already accounted",
-                        R::EmptyRange { .. } => "backfill refused: empty range",
-                        R::NoDueTimes { .. } => "backfill refused: no due times",
-                        R::TooManyDueTimes { .. } => "backfill refused: too many due times",
-                        R::OwedLineFull { .. } => "backfill refused: owed line full",
-                        R::NotFound { .. } => "backfill refused: no such job",
-                        _ => "backfill refused: other",
-                    };
-                    *self.probes.entry(probe).or_default() += 1;
-                }
-                Effect::Reply {
-                    result: Err(duetime::Refusal::NotAwaitingApproval { .. }),
-                    ..
-                } => {
-                    *self.probes.entry("stale approval refused").or_default() += 1;
-                }
-                // Told by the core even when the commit's answer is lost on the way.
-                Effect::Notice(Notice::Alert(a)) => self.checker.alert(&a),
-                Effect::Notice(Notice::ClockGap { kind, process, .. }) => {
-                    // (A clock released behind moves the store's clock back: O2 measures
-                    // on it.)
-                    self.checker.coordination(&e);
-                    if matches!(kind, ClockGapKind::Released | ClockGapKind::ReleasedBehind) {
-                        self.judge_release(host, process, kind, before);
-                    }
-                    held |= matches!(kind, ClockGapKind::HeldAhead | ClockGapKind::HeldBehind);
-                    let probe = match kind {
-                        ClockGapKind::Asleep => "clock gap: asleep",
-                        ClockGapKind::ClockForward => "clock gap: set forward",
-                        ClockGapKind::ClockBackward => "clock gap: set back",
-                        ClockGapKind::HeldAhead => "clock held ahead of the store's",
-                        ClockGapKind::HeldBehind => "clock held behind the store's",
-                        ClockGapKind::Released => "clock held ahead released (alone)",
-                        ClockGapKind::ReleasedBehind => "clock held behind released (alone)",
-                    };
-                    *self.probes.entry(probe).or_default() += 1;
-                }
-                Effect::Reply {
-                    result: Err(duetime::Refusal::WrongDigest { .. }),
-                    ..
-                } => {
-                    *self.probes.entry("stale confirm refused").or_default() += 1;
-                }
-                Effect::Do(duetime::Action::Start {
-                    run,
-                    job,
-                    fence,
-                    process,
-                    deadline,
-                    ..
-                }) if !lost => {
-                    self.start(host, process, run, job, fence, deadline);
-                }
-                Effect::Do(duetime::Action::Cancel {
-                    run,
-                    process,
-                    reason,
-                    ..
-                }) if !lost => self.cancel(process, run, reason),
-                _ => {}
+            Effect::Reply {
+                result: Err(duetime::Refusal::WrongDigest { .. }),
+                ..
+            } => {
+                *self.probes.entry("stale confirm refused").or_default() += 1;
             }
+            Effect::Do(duetime::Action::Start {
+                run,
+                job,
+                fence,
+                process,
+                deadline,
+                ..
+            }) if !lost => {
+                self.start(seen.host, process, run, job, fence, deadline);
+            }
+            Effect::Do(duetime::Action::Cancel {
+                run,
+                process,
+                reason,
+                ..
+            }) if !lost => self.cancel(process, run, reason),
+            _ => {}
         }
-        self.effects = effects;
-        if let (Some(h), Some(p), Some(before)) = (host, judged, before) {
-            let heard_at = self.state.process(p).map(|r| r.heard_at().as_millis());
-            self.witnesses.spoke(h, p, self.t, before, heard_at);
-            self.clocks_followed(h, p, now);
+    }
+
+    /// The trace's line for an effect (marked where the commit's answer was lost).
+    fn trace_effect(&mut self, e: &Effect, lost: bool) {
+        if let Some(trace) = &mut self.trace {
+            trace.push(format!(
+                "      {e}{}",
+                if lost
+                    && matches!(
+                        e,
+                        Effect::Do(duetime::Action::Start { .. })
+                            | Effect::Do(duetime::Action::Cancel { .. })
+                    )
+                {
+                    " [answer lost]"
+                } else {
+                    ""
+                }
+            ));
         }
-        self.checker.step_done();
-        self.checker.after_step(&self.state, now.wall);
+    }
+
+    /// A journal record of a step: an adoption, a parked run and a retry's wait are kept
+    /// for after it; the checker reads every record.
+    fn take_record(&mut self, r: duetime::Record, left: &mut StepLeft) {
+        match &r.entry {
+            Entry::History(duetime::History::Adopted { run, .. }) => {
+                self.adopted = Some(*run);
+            }
+            Entry::History(duetime::History::Parked { run, until, .. }) => {
+                left.parked.push((r.job.clone(), *run, *until, r.at));
+            }
+            Entry::History(duetime::History::RetryAt { at, .. }) => {
+                left.retrying
+                    .push((r.job.clone(), at.as_millis() - r.at.as_millis()));
+            }
+            _ => {}
+        }
+        self.checker.record(&r);
+    }
+
+    /// A clock gap the core told: a release judged (J2), counted by kind; whether it holds
+    /// a clock newly (ahead or behind).
+    fn clock_gap_seen(&mut self, kind: ClockGapKind, process: ProcessId, seen: &StepSeen) -> bool {
+        if matches!(kind, ClockGapKind::Released | ClockGapKind::ReleasedBehind) {
+            self.judge_release(seen.host, process, kind, seen.before);
+        }
+        let probe = match kind {
+            ClockGapKind::Asleep => "clock gap: asleep",
+            ClockGapKind::ClockForward => "clock gap: set forward",
+            ClockGapKind::ClockBackward => "clock gap: set back",
+            ClockGapKind::HeldAhead => "clock held ahead of the store's",
+            ClockGapKind::HeldBehind => "clock held behind the store's",
+            ClockGapKind::Released => "clock held ahead released (alone)",
+            ClockGapKind::ReleasedBehind => "clock held behind released (alone)",
+        };
+        *self.probes.entry(probe).or_default() += 1;
+        matches!(kind, ClockGapKind::HeldAhead | ClockGapKind::HeldBehind)
+    }
+
+    /// After a step's effects: a standby's tick counted, parked runs and retries
+    /// scheduled, and the sleepers roused when their wake may have come closer.
+    fn after_transact(
+        &mut self,
+        ticked: Option<ProcessId>,
+        owner_before: Option<(ProcessId, Fence)>,
+        wake_before: Option<Timestamp>,
+        left: StepLeft,
+    ) {
         let owner_after = self.state.owner_lease().map(|o| (o.holder, o.fence));
         if let (Some(p), Some((holder, _))) = (ticked, owner_after) {
             if holder != p {
@@ -2215,10 +2262,10 @@ impl World {
                     .or_default() += 1;
             }
         }
-        for (job, run, until, wall) in parked {
+        for (job, run, until, wall) in left.parked {
             self.parked(&job, run, until, wall);
         }
-        for (job, wait) in retrying {
+        for (job, wait) in left.retrying {
             self.retry_waits(job, wait);
         }
         // Sleepers chose their wake from the store's next wake; only one that came closer
@@ -2236,11 +2283,10 @@ impl World {
         // store sees it at its next poll. (Only in the worlds of late draws, so the seeds
         // kept by number replay the worlds of their day, where sleepers missed it and a
         // held clock could look alone.)
-        let held = held && self.cfg.late_draws;
+        let held = left.held && self.cfg.late_draws;
         if closer || held || owner_after != owner_before {
             self.rouse();
         }
-        true
     }
 
     /// Counts the coordination situations an effect shows (`draining`: the step was a
@@ -2444,5 +2490,44 @@ impl World {
         } else {
             self.hosts[host].held.remove(&run);
         }
+    }
+}
+
+/// How a step was taken, for reading its effects (`World::take_effect`).
+struct StepSeen {
+    host: Option<usize>,
+    /// The commit's answer was lost: the processes carry out none of its starts or
+    /// cancels.
+    lost: bool,
+    /// The step was a `ProcessDraining`.
+    draining: bool,
+    /// The step was a `Backfill`.
+    backfill: bool,
+    /// J2: the judged process's clocks as read before the step.
+    before: Option<crate::witness::Before>,
+}
+
+/// What a step's effects leave for after it (`World::after_transact`).
+#[derive(Default)]
+struct StepLeft {
+    /// Runs parked for approval: job, run, until, and when.
+    parked: Vec<(JobName, RunId, Timestamp, Timestamp)>,
+    /// Retries scheduled: job, and the wait in milliseconds.
+    retrying: Vec<(JobName, i64)>,
+    /// A clock newly held (ahead or behind).
+    held: bool,
+}
+
+/// The probe a refused backfill counts under.
+fn backfill_refused(refusal: &duetime::Refusal) -> &'static str {
+    use duetime::Refusal as R;
+    match refusal {
+        R::AlreadyAccounted { .. } => "backfill refused: already accounted",
+        R::EmptyRange { .. } => "backfill refused: empty range",
+        R::NoDueTimes { .. } => "backfill refused: no due times",
+        R::TooManyDueTimes { .. } => "backfill refused: too many due times",
+        R::OwedLineFull { .. } => "backfill refused: owed line full",
+        R::NotFound { .. } => "backfill refused: no such job",
+        _ => "backfill refused: other",
     }
 }
