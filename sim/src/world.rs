@@ -243,6 +243,29 @@ enum Action {
     Heal,
 }
 
+impl Action {
+    /// Whether it is a fault or a person's act drawn in advance: none happens once the
+    /// world has healed.
+    fn is_fault(&self) -> bool {
+        matches!(
+            self,
+            Action::Crash { .. }
+                | Action::LoopCrash { .. }
+                | Action::Stall { .. }
+                | Action::Jump { .. }
+                | Action::SetClocks { .. }
+                | Action::Drain { .. }
+                | Action::DrainNow { .. }
+                | Action::DrainAgain { .. }
+                | Action::PauseWaiting { .. }
+                | Action::Burst { .. }
+                | Action::Redefine { .. }
+                | Action::Command
+                | Action::RunNow { .. }
+        )
+    }
+}
+
 /// The queue of timed actions, ordered by time, then by the order they were queued in.
 /// The heap holds only `(time, order, slot)`; the actions wait in slots beside it, so
 /// sifting moves 24 bytes rather than a whole action.
@@ -539,6 +562,14 @@ impl World {
         Some(self.t + (-u.ln() / per_hour * HOUR) as i64 + 1)
     }
 
+    /// Puts `action` on the queue again after an exponential wait for `per_hour` (never
+    /// once healed).
+    fn again(&mut self, per_hour: f64, action: Action) {
+        if let Some(t) = self.after_rate(per_hour) {
+            self.at(t, action);
+        }
+    }
+
     fn schedule_faults(&mut self, host: usize) {
         let f = self.cfg.faults;
         for (rate, make) in [
@@ -548,9 +579,7 @@ impl World {
             (f.drain_per_hour, Action::Drain { host }),
             (f.burst_per_hour, Action::Burst { host }),
         ] {
-            if let Some(t) = self.after_rate(rate) {
-                self.at(t, make);
-            }
+            self.again(rate, make);
         }
     }
 
@@ -576,9 +605,7 @@ impl World {
             self.at(t0 + delay, Action::Restart { host });
             self.schedule_faults(host);
         }
-        if let Some(t) = self.after_rate(self.cfg.faults.command_per_hour) {
-            self.at(t, Action::Command);
-        }
+        self.again(self.cfg.faults.command_per_hour, Action::Command);
         if self.cfg.late_draws {
             self.schedule_presses(t0);
             self.schedule_clock_sets(t0);
@@ -693,70 +720,12 @@ impl World {
     // Called from one place, the loop in `run`; kept inline there.
     #[inline(always)]
     fn handle(&mut self, action: Action) {
-        let fault = matches!(
-            action,
-            Action::Crash { .. }
-                | Action::LoopCrash { .. }
-                | Action::Stall { .. }
-                | Action::Jump { .. }
-                | Action::SetClocks { .. }
-                | Action::Drain { .. }
-                | Action::DrainNow { .. }
-                | Action::DrainAgain { .. }
-                | Action::PauseWaiting { .. }
-                | Action::Burst { .. }
-                | Action::Redefine { .. }
-                | Action::Command
-                | Action::RunNow { .. }
-        );
-        if fault && self.healed {
+        if action.is_fault() && self.healed {
             // Faults drawn before healing that come due after it do not happen.
             return;
         }
         match action {
-            Action::Tick { host, epoch } => {
-                let h = &self.hosts[host];
-                if h.state != HostState::Up || h.epoch != epoch {
-                    return;
-                }
-                if h.draining && h.held.is_empty() {
-                    // The drain is complete: this incarnation exits; its successor starts.
-                    *self.faults.entry("drain completed").or_default() += 1;
-                    self.hosts[host].state = HostState::Down;
-                    let t = self.t + self.rng.gen_range(1_000..120_000);
-                    self.at(t, Action::Restart { host });
-                    return;
-                }
-                if !h.registered {
-                    // Its start never committed (an aborted transaction): say it again.
-                    let process = h.process;
-                    let now = self.clock_now(host);
-                    if self.transact(Some(host), now, Event::ProcessStarted { process }) {
-                        self.hosts[host].registered = true;
-                    }
-                    self.schedule_tick(host);
-                    return;
-                }
-                if self.t < self.heartbeat(host) && !self.work_for(host) {
-                    // Woken for a due time another process has already taken (or one it
-                    // may not claim): like a real host after a cheap read of the store, it
-                    // sleeps again without a transaction.
-                    self.sleep(host);
-                    return;
-                }
-                let held: Vec<Held> = h
-                    .held
-                    .iter()
-                    .map(|(&run, r)| Held {
-                        run,
-                        fence: r.fence,
-                    })
-                    .collect();
-                let process = h.process;
-                let now = self.clock_now(host);
-                self.transact(Some(host), now, Event::Tick { process, held });
-                self.schedule_tick(host);
-            }
+            Action::Tick { host, epoch } => self.tick_action(host, epoch),
             Action::RunDone {
                 host,
                 process,
@@ -764,29 +733,7 @@ impl World {
                 job,
                 fence,
                 outcome,
-            } => {
-                let h = &mut self.hosts[host];
-                // Held by the current incarnation: it started the run, or adopted it.
-                let ours = h.state != HostState::Down && h.held.contains_key(&run);
-                if ours && h.state == HostState::Up {
-                    h.held.remove(&run);
-                    let current = h.process;
-                    self.send_result(Some(host), current, run, job, fence, outcome);
-                } else if ours {
-                    h.held.remove(&run);
-                    h.queued.push((run, job, fence, outcome));
-                } else if h.orphans.remove(&run).is_some() || h.process != process {
-                    // Its process crashed and nobody adopted it; the child may still
-                    // write its result.
-                    if self
-                        .rng
-                        .gen_bool(self.cfg.faults.orphan_delivers.clamp(0.0, 1.0))
-                    {
-                        *self.faults.entry("orphan result delivered").or_default() += 1;
-                        self.send_result(None, process, run, job, fence, outcome);
-                    }
-                }
-            }
+            } => self.run_done(host, process, run, job, fence, outcome),
             Action::Deliver {
                 process,
                 run,
@@ -795,101 +742,30 @@ impl World {
                 outcome,
             } => {
                 let now = Now::at(Timestamp::from_millis(self.t));
-                self.transact(
-                    None,
-                    now,
-                    Event::RunFinished {
-                        process,
-                        job: job.clone(),
-                        run,
-                        fence,
-                        outcome,
-                    },
-                );
+                let event = Event::RunFinished {
+                    process,
+                    job,
+                    run,
+                    fence,
+                    outcome,
+                };
+                self.transact(None, now, event);
             }
             Action::Crash { host } => {
                 self.crash(host);
-                if let Some(t) = self.after_rate(self.cfg.faults.crash_per_hour) {
-                    self.at(t, Action::Crash { host });
-                }
+                self.again(self.cfg.faults.crash_per_hour, Action::Crash { host });
             }
             Action::LoopCrash { host } => self.crash(host),
-            Action::Restart { host } => {
-                if self.hosts[host].state != HostState::Down {
-                    return;
-                }
-                let process = ProcessId(self.next_process);
-                self.next_process += 1;
-                let h = &mut self.hosts[host];
-                // A process starts on a machine awake (one that crashed while its machine
-                // slept would otherwise tick on a monotonic clock standing still).
-                h.clock.wake(self.t);
-                h.state = HostState::Up;
-                h.process = process;
-                h.draining = false;
-                h.held.clear();
-                h.epoch += 1;
-                let now = self.clock_now(host);
-                let committed = self.transact(Some(host), now, Event::ProcessStarted { process });
-                self.hosts[host].registered = committed;
-                self.adopt_orphans(host);
-                self.schedule_tick(host);
-                if self.hosts[host].crash_loop > 0 {
-                    self.hosts[host].crash_loop -= 1;
-                    let t = self.t + self.rng.gen_range(1_000..20_000);
-                    self.at(t, Action::LoopCrash { host });
-                }
-            }
-            Action::Stall { host } => {
-                if self.hosts[host].state == HostState::Up {
-                    *self.faults.entry("stall").or_default() += 1;
-                    let long = self.rng.gen_bool(0.3);
-                    let d = if long {
-                        self.rng
-                            .gen_range(60_000..self.cfg.faults.max_stall_ms.max(60_001))
-                    } else {
-                        self.rng.gen_range(1_000..120_000)
-                    };
-                    let h = &mut self.hosts[host];
-                    h.state = HostState::Stalled;
-                    h.epoch += 1;
-                    if long {
-                        // A laptop asleep: the monotonic clock stands still until it wakes.
-                        h.clock.fall_asleep(self.t);
-                    }
-                    self.at(self.t + d, Action::Wake { host });
-                }
-                if let Some(t) = self.after_rate(self.cfg.faults.stall_per_hour) {
-                    self.at(t, Action::Stall { host });
-                }
-            }
-            Action::Wake { host } => {
-                if self.hosts[host].state != HostState::Stalled {
-                    return;
-                }
-                self.hosts[host].state = HostState::Up;
-                let t = self.t;
-                self.hosts[host].clock.wake(t);
-                let process = self.hosts[host].process;
-                let queued = std::mem::take(&mut self.hosts[host].queued);
-                for (run, job, fence, outcome) in queued {
-                    self.send_result(Some(host), process, run, job, fence, outcome);
-                }
-                self.hosts[host].beat_at = self.t;
-                self.hosts[host].shown_at = i64::MIN;
-                self.sleep(host);
-            }
+            Action::Restart { host } => self.restart(host),
+            Action::Stall { host } => self.stall(host),
+            Action::Wake { host } => self.wake(host),
             Action::Jump { host } => {
                 self.jump(host);
-                if let Some(t) = self.after_rate(self.cfg.faults.jump_per_hour) {
-                    self.at(t, Action::Jump { host });
-                }
+                self.again(self.cfg.faults.jump_per_hour, Action::Jump { host });
             }
             Action::Drain { host } => {
                 self.drain(host);
-                if let Some(t) = self.after_rate(self.cfg.faults.drain_per_hour) {
-                    self.at(t, Action::Drain { host });
-                }
+                self.again(self.cfg.faults.drain_per_hour, Action::Drain { host });
             }
             Action::DrainNow { host } => self.drain(host),
             Action::SetClocks { off } => self.set_clocks(off),
@@ -897,9 +773,7 @@ impl World {
             Action::PauseWaiting { job, resume } => self.pause_waiting(job, resume),
             Action::Burst { host } => {
                 self.burst(host);
-                if let Some(t) = self.after_rate(self.cfg.faults.burst_per_hour) {
-                    self.at(t, Action::Burst { host });
-                }
+                self.again(self.cfg.faults.burst_per_hour, Action::Burst { host });
             }
             Action::Redefine { job } => {
                 if let Some(event) = self.redefinition(job, Actor::new("bo")) {
@@ -909,9 +783,7 @@ impl World {
             }
             Action::Command => {
                 self.command();
-                if let Some(t) = self.after_rate(self.cfg.faults.command_per_hour) {
-                    self.at(t, Action::Command);
-                }
+                self.again(self.cfg.faults.command_per_hour, Action::Command);
             }
             Action::Approve { job, run } => {
                 let now = Now::at(Timestamp::from_millis(self.t));
@@ -926,6 +798,157 @@ impl World {
             }
             Action::Heal => self.heal(),
         }
+    }
+
+    /// A host's tick: a drained incarnation exits, one never registered says its start again,
+    /// one woken for nothing sleeps again, else it ticks.
+    fn tick_action(&mut self, host: usize, epoch: u64) {
+        let h = &self.hosts[host];
+        if h.state != HostState::Up || h.epoch != epoch {
+            return;
+        }
+        if h.draining && h.held.is_empty() {
+            // The drain is complete: this incarnation exits; its successor starts.
+            *self.faults.entry("drain completed").or_default() += 1;
+            self.hosts[host].state = HostState::Down;
+            let t = self.t + self.rng.gen_range(1_000..120_000);
+            self.at(t, Action::Restart { host });
+            return;
+        }
+        if !h.registered {
+            // Its start never committed (an aborted transaction): say it again.
+            let process = h.process;
+            let now = self.clock_now(host);
+            if self.transact(Some(host), now, Event::ProcessStarted { process }) {
+                self.hosts[host].registered = true;
+            }
+            self.schedule_tick(host);
+            return;
+        }
+        if self.t < self.heartbeat(host) && !self.work_for(host) {
+            // Woken for a due time another process has already taken (or one it
+            // may not claim): like a real host after a cheap read of the store, it
+            // sleeps again without a transaction.
+            self.sleep(host);
+            return;
+        }
+        let held: Vec<Held> = h
+            .held
+            .iter()
+            .map(|(&run, r)| Held {
+                run,
+                fence: r.fence,
+            })
+            .collect();
+        let process = h.process;
+        let now = self.clock_now(host);
+        self.transact(Some(host), now, Event::Tick { process, held });
+        self.schedule_tick(host);
+    }
+
+    /// A run's child finished: its result is sent by the incarnation holding it, queued while
+    /// that one stalls, or, for an orphan, sometimes written by the child itself.
+    fn run_done(
+        &mut self,
+        host: usize,
+        process: ProcessId,
+        run: RunId,
+        job: JobName,
+        fence: Fence,
+        outcome: Outcome,
+    ) {
+        let h = &mut self.hosts[host];
+        // Held by the current incarnation: it started the run, or adopted it.
+        let ours = h.state != HostState::Down && h.held.contains_key(&run);
+        if ours && h.state == HostState::Up {
+            h.held.remove(&run);
+            let current = h.process;
+            self.send_result(Some(host), current, run, job, fence, outcome);
+        } else if ours {
+            h.held.remove(&run);
+            h.queued.push((run, job, fence, outcome));
+        } else if h.orphans.remove(&run).is_some() || h.process != process {
+            // Its process crashed and nobody adopted it; the child may still
+            // write its result.
+            if self
+                .rng
+                .gen_bool(self.cfg.faults.orphan_delivers.clamp(0.0, 1.0))
+            {
+                *self.faults.entry("orphan result delivered").or_default() += 1;
+                self.send_result(None, process, run, job, fence, outcome);
+            }
+        }
+    }
+
+    /// A new incarnation on a host that is down: it registers, adopts what it may, and ticks
+    /// (again and again in a crash loop).
+    fn restart(&mut self, host: usize) {
+        if self.hosts[host].state != HostState::Down {
+            return;
+        }
+        let process = ProcessId(self.next_process);
+        self.next_process += 1;
+        let h = &mut self.hosts[host];
+        // A process starts on a machine awake (one that crashed while its machine
+        // slept would otherwise tick on a monotonic clock standing still).
+        h.clock.wake(self.t);
+        h.state = HostState::Up;
+        h.process = process;
+        h.draining = false;
+        h.held.clear();
+        h.epoch += 1;
+        let now = self.clock_now(host);
+        let committed = self.transact(Some(host), now, Event::ProcessStarted { process });
+        self.hosts[host].registered = committed;
+        self.adopt_orphans(host);
+        self.schedule_tick(host);
+        if self.hosts[host].crash_loop > 0 {
+            self.hosts[host].crash_loop -= 1;
+            let t = self.t + self.rng.gen_range(1_000..20_000);
+            self.at(t, Action::LoopCrash { host });
+        }
+    }
+
+    /// A host stalls for seconds to minutes, or sleeps for longer (its monotonic clock
+    /// standing still), and the next stall is drawn.
+    fn stall(&mut self, host: usize) {
+        if self.hosts[host].state == HostState::Up {
+            *self.faults.entry("stall").or_default() += 1;
+            let long = self.rng.gen_bool(0.3);
+            let d = if long {
+                self.rng
+                    .gen_range(60_000..self.cfg.faults.max_stall_ms.max(60_001))
+            } else {
+                self.rng.gen_range(1_000..120_000)
+            };
+            let h = &mut self.hosts[host];
+            h.state = HostState::Stalled;
+            h.epoch += 1;
+            if long {
+                // A laptop asleep: the monotonic clock stands still until it wakes.
+                h.clock.fall_asleep(self.t);
+            }
+            self.at(self.t + d, Action::Wake { host });
+        }
+        self.again(self.cfg.faults.stall_per_hour, Action::Stall { host });
+    }
+
+    /// A stalled host wakes: what it queued is sent, and it sleeps until its next work.
+    fn wake(&mut self, host: usize) {
+        if self.hosts[host].state != HostState::Stalled {
+            return;
+        }
+        self.hosts[host].state = HostState::Up;
+        let t = self.t;
+        self.hosts[host].clock.wake(t);
+        let process = self.hosts[host].process;
+        let queued = std::mem::take(&mut self.hosts[host].queued);
+        for (run, job, fence, outcome) in queued {
+            self.send_result(Some(host), process, run, job, fence, outcome);
+        }
+        self.hosts[host].beat_at = self.t;
+        self.hosts[host].shown_at = i64::MIN;
+        self.sleep(host);
     }
 
     /// A run parked awaiting approval: a person may approve it (sometimes after its ttl,
