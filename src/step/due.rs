@@ -397,9 +397,10 @@ impl State {
         !old.is_empty()
     }
 
-    /// Owes a segment out of turn (a run's cover a pause or a failure hands back to a
-    /// `required` job) in its place in the line (`Activity::owe_in_order`, which merges if
-    /// the line is over its bound). A line merging cannot bring back within its bound
+    /// Owes a segment out of turn (a backfill, or a run's cover a pause or a failure hands
+    /// back to a `required` job) in its place in the line (`Activity::owe_in_order`, which
+    /// merges if the line is over its bound; a backfill finds room, `has_owed_room` made
+    /// it). A line merging cannot bring back within its bound
     /// gives up, as `owe` does, what the catch-up window has let go (`expire_owed`, the
     /// new segment included), and only then its oldest segment. A `required` job's line
     /// does not get that far: its `REQUIRED_RESERVE` keeps room for the cover and for one
