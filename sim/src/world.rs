@@ -1334,6 +1334,30 @@ impl World {
         }
     }
 
+    /// A change of what the host runs (a new command) to job `i`, nothing else: held for a
+    /// job that requires confirmation like any other change (H1).
+    fn command_changed(&mut self, i: usize, actor: Actor) -> Event {
+        self.note_prev_digest(i);
+        self.commands_changed += 1;
+        self.jobs[i].def.payload = Some(format!("command v{}", self.commands_changed));
+        *self.faults.entry("command change").or_default() += 1;
+        Event::Upsert {
+            def: Box::new(self.jobs[i].def.clone()),
+            actor,
+        }
+    }
+
+    /// A person confirms what they were shown of job `i`: mostly the latest definition,
+    /// sometimes one they read before it was changed again (stale).
+    fn confirmation(&mut self, i: usize, job: JobName, actor: Actor) -> Event {
+        let stale = self.prev_digests[i]
+            .clone()
+            .filter(|_| self.rng.gen_bool(0.3));
+        let digest = stale.unwrap_or_else(|| self.jobs[i].def.digest());
+        *self.faults.entry("confirm").or_default() += 1;
+        Event::Confirm { job, digest, actor }
+    }
+
     /// A person does something to a random job.
     fn command(&mut self) {
         let i = self.rng.gen_range(0..self.jobs.len());
@@ -1358,37 +1382,13 @@ impl World {
             8 | 9 if !self.jobs[i].alternatives.is_empty() => {
                 self.redefinition(i, actor).expect("it has alternatives")
             }
-            11 => {
-                // A change of what the host runs (a new command), nothing else: held for a
-                // job that requires confirmation like any other change (H1).
-                self.note_prev_digest(i);
-                self.commands_changed += 1;
-                self.jobs[i].def.payload = Some(format!("command v{}", self.commands_changed));
-                *self.faults.entry("command change").or_default() += 1;
-                Event::Upsert {
-                    def: Box::new(self.jobs[i].def.clone()),
-                    actor,
-                }
-            }
+            11 => self.command_changed(i, actor),
             10 if !self.removed[i] && self.rng.gen_bool(0.2) => {
                 self.removed[i] = true;
                 *self.faults.entry("job removed").or_default() += 1;
                 Event::Remove { job: name, actor }
             }
-            12 | 13 if self.jobs[i].def.requires_confirmation => {
-                // A person confirms what they were shown: mostly the latest definition,
-                // sometimes one they read before it was changed again (stale).
-                let stale = self.prev_digests[i]
-                    .clone()
-                    .filter(|_| self.rng.gen_bool(0.3));
-                let digest = stale.unwrap_or_else(|| self.jobs[i].def.digest());
-                *self.faults.entry("confirm").or_default() += 1;
-                Event::Confirm {
-                    job: name,
-                    digest,
-                    actor,
-                }
-            }
+            12 | 13 if self.jobs[i].def.requires_confirmation => self.confirmation(i, name, actor),
             14 | 15 if self.bursts.gen_ratio(1, 6) => {
                 self.backfill_burst(i, actor, now);
                 return;
@@ -2389,27 +2389,15 @@ impl World {
         }
     }
 
-    fn start(
-        &mut self,
-        host: Option<usize>,
-        process: ProcessId,
-        run: RunId,
-        job: JobName,
-        fence: Fence,
-        deadline: Timestamp,
-    ) {
-        let Some(host) = host.filter(|&h| self.hosts[h].process == process) else {
-            return;
-        };
-        let Some(i) = self.job_index(&job) else {
-            return;
-        };
+    /// How job `i`'s run goes, by its behaviour: how long it takes and what it reports
+    /// (a hang takes three times `timeout`, the time left to the run's deadline by its
+    /// host's clock).
+    fn draw_run(&mut self, i: usize, timeout: i64) -> (i64, Outcome) {
         let sim = &self.jobs[i];
         let b = sim.behaviour.clone();
         let budget = sim.def.wait_budget();
-        let timeout = deadline.as_millis() - self.clock_now(host).wall.as_millis();
         let roll: f64 = self.rng.gen_range(0.0..1.0);
-        let (duration, outcome) = if roll < b.hang {
+        if roll < b.hang {
             (timeout.max(1_000) * 3, Outcome::Ok)
         } else if roll < b.hang + b.fail {
             (
@@ -2442,7 +2430,26 @@ impl World {
                 Outcome::Ok
             };
             (self.rng.gen_range(b.duration_ms.0..=b.duration_ms.1), done)
+        }
+    }
+
+    fn start(
+        &mut self,
+        host: Option<usize>,
+        process: ProcessId,
+        run: RunId,
+        job: JobName,
+        fence: Fence,
+        deadline: Timestamp,
+    ) {
+        let Some(host) = host.filter(|&h| self.hosts[h].process == process) else {
+            return;
         };
+        let Some(i) = self.job_index(&job) else {
+            return;
+        };
+        let timeout = deadline.as_millis() - self.clock_now(host).wall.as_millis();
+        let (duration, outcome) = self.draw_run(i, timeout);
         self.hosts[host].held.insert(
             run,
             HeldRun {
