@@ -262,7 +262,6 @@ fn gaps(at: &[i64], lo: usize, hi: usize, accounted: &[(i64, i64)], held: &[Held
     out
 }
 
-/// How many of the ascending `at` lie in `[from, to]`.
 /// How many more segments than runs an oldest-first line may need for `runs` (sorted by
 /// their first due time): a run of one schedule's due times is one segment only if
 /// nothing owed lies between its first and its last. The core's line is in time order, so
@@ -283,6 +282,7 @@ fn splits(runs: &[OwedRun]) -> usize {
         .sum()
 }
 
+/// How many of the ascending `at` lie in `[from, to]`.
 fn count_in(at: &[i64], from: i64, to: i64) -> u64 {
     (at.partition_point(|&d| d <= to) - at.partition_point(|&d| d < from)) as u64
 }
