@@ -162,7 +162,7 @@ pub use schedule::{
 pub use state::{
     Config, Coordination, Globals, HeldDef, JobRecord, LastOutcome, LastRun, LoadError, OneShotEnd,
     OpenRun, OwnerLease, Pause, ProcessRec, State, FORMAT_VERSION, MAX_BACKFILL, MAX_GRACE,
-    MIN_TICK,
+    MIN_LEASE, MIN_TICK,
 };
 pub use step::step;
 pub use time::{Duration, TimeParseError, Timestamp};

@@ -103,6 +103,11 @@ impl Default for Config {
 /// the grace over the densest schedule (one due time a second, or an `every` of one tick)
 /// bounds a tick's work: at most a day of seconds.
 pub const MIN_TICK: Duration = Duration::from_secs(1);
+/// The shortest lease and grace `Config::with_tick` makes, whatever the tick: ten seconds,
+/// the time a host's turn may take on a busy store before it renews its leases (see
+/// `Config::with_tick`). A lease also bounds how long a crashed holder's run waits to be
+/// taken over (L3), so it stays short.
+pub const MIN_LEASE: Duration = Duration::from_secs(10);
 /// The longest grace accepted (see `MIN_TICK`).
 pub const MAX_GRACE: Duration = Duration::from_days(1);
 
@@ -126,14 +131,21 @@ impl Config {
         Ok(())
     }
 
-    /// The defaults scaled to a tick: lease, grace and cancel grace of two ticks each, 20
-    /// manual runs an hour, a clock jump of a minute, shared coordination.
+    /// The defaults scaled to a tick: lease and grace of two ticks each but never under
+    /// `MIN_LEASE`, a cancel grace of two ticks, 20 manual runs an hour, a clock jump of a
+    /// minute, shared coordination.
+    ///
+    /// The floor is for short ticks: a host whose turn takes longer than the tick (a busy
+    /// store, a machine at full load) must start its runs late, not lose them. Two ticks of
+    /// one second would lapse a lease during a three-second turn (the run recorded lost, a
+    /// job not safe to repeat paused) and make its due times late, recorded missed.
     pub fn with_tick(tick: Duration) -> Config {
         let two = tick.saturating_mul(2);
+        let lease = two.max(MIN_LEASE);
         Config {
             tick,
-            lease_ttl: two,
-            grace: two,
+            lease_ttl: lease,
+            grace: lease,
             cancel_grace: two,
             manual_per_hour: 20,
             clock_jump: Duration::from_secs(60),

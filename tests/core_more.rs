@@ -1214,3 +1214,30 @@ fn a_retry_a_pause_clears_is_owed_up_to_exactly_the_catch_up_window() {
         "a millisecond older: too late"
     );
 }
+
+#[test]
+fn a_one_second_tick_still_leases_ten_seconds_so_a_slow_turn_keeps_its_run() {
+    // Two ticks of one second would be a two-second lease and grace: a host whose turn
+    // takes three seconds (a busy store) would lose its run to the other process's tick and
+    // find its next due time late. `Config::with_tick` keeps both at `MIN_LEASE` at least.
+    let config = Config::with_tick(dur("1s"));
+    assert_eq!(config.lease_ttl, duetime::MIN_LEASE);
+    assert_eq!(config.grace, duetime::MIN_LEASE);
+    assert_eq!(Config::with_tick(dur("30s")).lease_ttl, dur("1m"));
+    let mut s = Story::with_config(config);
+    s.define("08:59:58", job("export", every("5s")));
+    s.start("08:59:59", 1);
+    s.start("08:59:59.500", 2);
+    s.tick("09:00:00", 1);
+    s.note("p1's turn takes three seconds; p2 ticks meanwhile and finds r1's lease alive");
+    s.tick("09:00:03", 2);
+    s.finish("09:00:03.500", 1, Outcome::Ok);
+    s.note("p1's next turn finds 09:00:05 three seconds late: still on time");
+    s.tick("09:00:08", 1);
+    insta::assert_snapshot!(s.trace());
+    let ledger = s.ledger();
+    assert!(
+        !ledger.contains("lost") && !ledger.contains("missed"),
+        "{ledger}"
+    );
+}

@@ -328,7 +328,8 @@ command = ["sh", "-c", "echo $DUETIME_RUN >> {dir}/long.txt; sleep 8"]
     );
     signal(&d, libc::SIGKILL);
     wait(&mut d, Duration::from_secs(10));
-    // Its lease (two 1 s ticks) lapses with nobody to renew it.
+    // Its lease (ten seconds: `MIN_LEASE`, the floor under two 1 s ticks) lapses with
+    // nobody to renew it.
     let shown = poll(Duration::from_secs(30), || {
         let (_, out, _) = w.cli(&["list"]);
         out.lines()
