@@ -65,6 +65,7 @@ use duetime::{
 };
 use duetime_host::jobs_file;
 use duetime_host::store::{self, Store};
+use duetime_loop::{LeftRun, Started, Startup};
 use serde_json::{json, Value};
 
 /// The exit code of a usage error.
@@ -782,8 +783,9 @@ impl<'a> World<'a> {
         }
     }
 
-    /// A new incarnation, in the daemon's order: definitions, the runs earlier ones left
-    /// (reported if ended, adopted if going), then `ProcessStarted`.
+    /// A new incarnation, as the daemon starts: definitions, then the one order of
+    /// start-up (`duetime_loop::Startup`: the runs earlier ones left reported if ended and
+    /// adopted if going, then `ProcessStarted`).
     fn start(&mut self) {
         if self.up.is_some() {
             return;
@@ -793,41 +795,35 @@ impl<'a> World<'a> {
         self.out.processes.push((process, self.now));
         self.up = Some(process);
         self.upsert_all();
-        let left: Vec<RunId> = self.children.keys().copied().collect();
-        for run in left {
-            let Some(c) = self.children.get(&run) else {
-                continue;
-            };
-            let (job, fence, exited, outcome) =
-                (c.job.clone(), c.fence, c.exited, c.outcome.clone());
-            if exited {
-                self.children.remove(&run);
-                self.step(Event::RunFinished {
-                    process,
-                    job,
+        let left = self.children.iter().map(|(&run, c)| {
+            let (job, fence) = (c.job.clone(), c.fence);
+            if c.exited {
+                let outcome = c.outcome.clone();
+                LeftRun::Ended {
                     run,
+                    job,
                     fence,
                     outcome,
-                });
-            } else {
-                let effects = self.step(Event::Adopt {
-                    process,
-                    run,
-                    fence,
-                });
-                let refused = effects
-                    .iter()
-                    .any(|e| matches!(e, Effect::Do(Action::Cancel { run: r, .. }) if *r == run));
-                match self.children.get_mut(&run) {
-                    Some(_) if refused => {
-                        self.children.remove(&run);
-                    }
-                    Some(c) => c.holder = process,
-                    None => {}
                 }
+            } else {
+                LeftRun::Going { run, job, fence }
+            }
+        });
+        let mut startup = Startup::new(process, left.collect::<Vec<_>>());
+        while let Some(event) = startup.next_event() {
+            let effects = self.step(event);
+            match startup.committed(&effects) {
+                Some(Started::Adopted { run, .. }) => {
+                    if let Some(c) = self.children.get_mut(&run) {
+                        c.holder = process;
+                    }
+                }
+                Some(Started::NotAdopted { run, .. } | Started::Reported { run }) => {
+                    self.children.remove(&run);
+                }
+                Some(Started::Registered) | None => {}
             }
         }
-        self.step(Event::ProcessStarted { process });
         self.last_tick = self.now;
     }
 

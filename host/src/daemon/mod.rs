@@ -87,6 +87,8 @@ pub struct Daemon<S: Store> {
     draining: bool,
     last_tick: Option<Instant>,
     tick: std::time::Duration,
+    /// The store's lease: a tick renews this process's runs at least every third of it.
+    lease: std::time::Duration,
     keep_runs: usize,
     /// The last journal line looked at for people's commands (`people.rs`).
     journal_seen: i64,
@@ -104,7 +106,10 @@ impl<S: Store> Daemon<S> {
     /// what earlier ones left behind.
     pub fn start(mut store: S, setup: Setup) -> Result<Daemon<S>, StoreError> {
         let clock = Clock::default();
-        let tick = store.state()?.config().tick;
+        let (tick, lease) = {
+            let config = store.state()?.config();
+            (config.tick, config.lease_ttl)
+        };
         let effects = sync_jobs(&mut store, &setup.jobs, &clock)?;
         log_sync(&effects);
         warn_unknown_commands(&mut store)?;
@@ -151,6 +156,7 @@ impl<S: Store> Daemon<S> {
             draining: false,
             last_tick: None,
             tick: std::time::Duration::from_millis(tick.as_millis()),
+            lease: std::time::Duration::from_millis(lease.as_millis()),
             keep_runs: setup.keep_runs,
             journal_seen,
             follow_ups: Vec::new(),
@@ -159,10 +165,7 @@ impl<S: Store> Daemon<S> {
             courier,
         };
         daemon.telemetry.set_process(process);
-        // Before `ProcessStarted`: its tick would find the runs' leases lapsed (nobody
-        // renewed them while no daemon ran) and record them lost.
-        daemon.take_over()?;
-        daemon.apply(Event::ProcessStarted { process })?;
+        daemon.start_up()?;
         daemon.last_tick = Some(Instant::now());
         daemon.prune();
         Ok(daemon)
@@ -238,36 +241,63 @@ impl<S: Store> Daemon<S> {
         }
     }
 
-    /// Collects finished runs, ticks when due, logs people's commands, prunes. Returns how
-    /// long to sleep before the next turn.
+    /// Ticks when due, then collects finished runs, logs people's commands, prunes.
+    /// Returns how long to sleep before the next turn.
+    ///
+    /// The tick comes first because it renews the leases of the runs this process holds:
+    /// reporting results is one transaction each, and a turn that reports many on a slow
+    /// store can take longer than a lease. Renewing before anything slow means a lease
+    /// lapses only when a whole turn outlasts it (see `Config::with_tick`'s floor), never
+    /// because results were being reported.
     pub fn turn(&mut self) -> Result<std::time::Duration, StoreError> {
         if signalled() {
             self.drain()?;
-        }
-        if self.collect()? > 0 {
-            self.prune();
         }
         let now = self.clock.now();
         let wake = self.store.state()?.next_wake_for(self.process);
         let tick_due = self.last_tick.is_none_or(|t| t.elapsed() >= self.tick);
         let wake_due = !self.draining && wake.is_some_and(|w| w <= now.wall);
         if tick_due || wake_due {
-            let held: Vec<Held> = self
-                .held
-                .iter()
-                .map(|(&run, h)| Held {
-                    run,
-                    fence: h.fence,
-                })
-                .collect();
-            self.apply(Event::Tick {
-                process: self.process,
-                held,
-            })?;
-            self.last_tick = Some(Instant::now());
+            self.tick()?;
+        }
+        if self.collect()? > 0 {
+            self.prune();
         }
         self.log_people()?;
         self.sleep_time()
+    }
+
+    /// A tick: renews the leases of the runs this process holds, enforces timeouts and
+    /// leases, claims what is due.
+    fn tick(&mut self) -> Result<(), StoreError> {
+        let held: Vec<Held> = self
+            .held
+            .iter()
+            .map(|(&run, h)| Held {
+                run,
+                fence: h.fence,
+            })
+            .collect();
+        self.apply(Event::Tick {
+            process: self.process,
+            held,
+        })?;
+        self.last_tick = Some(Instant::now());
+        Ok(())
+    }
+
+    /// Ticks again when the last tick was a third of a lease ago: called between the
+    /// reports of a long collect, so reporting many results on a slow store never
+    /// outlasts the leases of the runs still going.
+    fn renew_if_due(&mut self) -> Result<(), StoreError> {
+        if self
+            .last_tick
+            .is_some_and(|t| t.elapsed() >= self.lease / 3)
+        {
+            info!(process = %self.process, runs = self.held.len(), "a long turn: leases renewed between reports");
+            self.tick()?;
+        }
+        Ok(())
     }
 
     /// Until the next tick or wake, at most a poll.

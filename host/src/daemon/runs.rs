@@ -4,7 +4,8 @@
 use duetime::Action;
 use std::collections::BTreeMap;
 
-use duetime::{CancelReason, Effect, Event, JobName, MissCause, Outcome, RunId};
+use duetime::{CancelReason, Effect, Event, Fence, JobName, MissCause, Outcome, RunId};
+use duetime_loop::{LeftRun, Started, Startup};
 use tracing::{error, info, warn};
 
 use super::{Daemon, Holding};
@@ -13,14 +14,43 @@ use crate::runner::{kill_grace, RunContext, RunFile, RunState, TriggerName};
 use crate::store::{Store, StoreError};
 
 impl<S: Store> Daemon<S> {
-    /// Runs of earlier incarnations: adopted if still going, reported if they ended, let go
-    /// (their lease lapses, the core records them lost) if nobody knows how they ended.
-    pub(super) fn take_over(&mut self) -> Result<(), StoreError> {
+    /// Starts this incarnation in the one order of start-up (`duetime_loop::Startup`): the
+    /// runs earlier incarnations left are reported if they ended and adopted if still
+    /// going, then `ProcessStarted`. A run nobody knows how ended is let go (its lease
+    /// lapses, and the core records it lost).
+    pub(super) fn start_up(&mut self) -> Result<(), StoreError> {
+        let left = self.left_runs();
+        let mut startup = Startup::new(self.process, left);
+        while let Some(event) = startup.next_event() {
+            let effects = self.apply(event)?;
+            match startup.committed(&effects) {
+                Some(Started::Adopted { run, job, fence }) => self.adopted(run, job, fence),
+                Some(Started::NotAdopted { run, job }) => {
+                    // The core has settled, lost or removed it meanwhile: stop the command.
+                    let _ = self.runs.request_stop(run, "no longer open");
+                    let _ = self.runs.signal(run, libc::SIGTERM);
+                    let _ = self.runs.mark_reported(run, "cancelled: no longer open");
+                    warn!(%run, %job, "not adopted (no longer open); stopped");
+                }
+                Some(Started::Reported { run }) => {
+                    let _ = self.runs.mark_reported(run, "reported");
+                }
+                Some(Started::Registered) | None => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// The runs earlier incarnations left in the runs directory, as start-up takes them:
+    /// going (adopt) or ended (report). Files that name no valid job, or whose supervisor
+    /// vanished without a result, are marked and left out.
+    fn left_runs(&mut self) -> Vec<LeftRun> {
+        let mut left = Vec::new();
         for file in self.runs.unreported() {
             if file.process == self.process.0 {
                 continue;
             }
-            let run = file.id();
+            let (run, fence) = (file.id(), file.fence());
             let Ok(job) = JobName::new(&file.job) else {
                 // Not a run file this host wrote (no job has such a name): nothing to
                 // adopt or report; if the run was real, its lease lapses.
@@ -29,37 +59,29 @@ impl<S: Store> Daemon<S> {
                 continue;
             };
             match self.runs.state(run) {
-                RunState::Running => self.adopt(&file, job)?,
-                RunState::Exited(exit) => self.report(&file, job, exit.outcome(false))?,
+                RunState::Running => left.push(LeftRun::Going { run, job, fence }),
+                RunState::Exited(exit) => {
+                    let outcome = exit.outcome(false);
+                    info!(%run, job = %file.job, %outcome, "finished");
+                    left.push(LeftRun::Ended {
+                        run,
+                        job,
+                        fence,
+                        outcome,
+                    });
+                }
                 RunState::Vanished => {
                     warn!(%run, job = %file.job, "its supervisor is gone and left no result; the lease will lapse");
                     let _ = self.runs.mark_reported(run, "vanished");
                 }
             }
         }
-        Ok(())
+        left
     }
 
-    fn adopt(&mut self, file: &RunFile, job: JobName) -> Result<(), StoreError> {
-        let (run, fence) = (file.id(), file.fence());
-        let effects = self.apply(Event::Adopt {
-            process: self.process,
-            run,
-            fence,
-        })?;
-        let refused = effects
-            .iter()
-            .any(|e| matches!(e, Effect::Do(Action::Cancel { run: r, .. }) if *r == run));
-        if refused {
-            // The core has settled, lost or removed it meanwhile: stop the command.
-            let _ = self.runs.request_stop(run, "no longer open");
-            let _ = self.runs.signal(run, libc::SIGTERM);
-            let _ = self.runs.mark_reported(run, "cancelled: no longer open");
-            warn!(%run, job = %file.job, "not adopted (no longer open); stopped");
-            return Ok(());
-        }
+    fn adopted(&mut self, run: RunId, job: JobName, fence: Fence) {
         let _ = self.runs.set_process(run, self.process);
-        info!(%run, job = %file.job, "adopted");
+        info!(%run, %job, "adopted");
         self.held.insert(
             run,
             Holding {
@@ -69,7 +91,6 @@ impl<S: Store> Daemon<S> {
                 cancel: None,
             },
         );
-        Ok(())
     }
 
     fn report(&mut self, file: &RunFile, job: JobName, outcome: Outcome) -> Result<(), StoreError> {
@@ -264,7 +285,10 @@ impl<S: Store> Daemon<S> {
                         context: None,
                     };
                     match self.report(&file, h.job.clone(), exit.outcome(timed_out)) {
-                        Ok(()) => reported += 1,
+                        Ok(()) => {
+                            reported += 1;
+                            self.renew_if_due()?;
+                        }
                         Err(e) => {
                             // The result stays in its exit file: try again next turn.
                             warn!(%run, "could not report yet: {e}");

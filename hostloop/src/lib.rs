@@ -1,0 +1,14 @@
+//! The host loop's order, without I/O: what a host process sends the core, in which order,
+//! and what it makes of each answer. The daemon (`host/`), `duetime what-if` and the
+//! simulator's processes (`sim/`) all drive these types, so there is one place that orders
+//! start-up; each host supplies only its I/O (a store transaction, a clock, children to
+//! run) and its own reaction to each answer.
+//!
+//! - [`Startup`]: a new incarnation reports or adopts the runs earlier ones left, then
+//!   sends `ProcessStarted`.
+
+#![warn(missing_docs, unreachable_pub)]
+
+mod startup;
+
+pub use startup::{LeftRun, Started, Startup};
