@@ -31,6 +31,7 @@ mod journal_time;
 mod lease;
 mod ledger;
 mod line;
+mod live;
 mod logs;
 mod one_shot;
 mod pause_told;
@@ -607,6 +608,8 @@ pub struct Checker {
     timeouts: timeouts::Timeouts,
     /// The store's grace in ms (G1), when its config is known.
     grace_ms: Option<i64>,
+    /// F1 holds: no process of this world crashes, stalls or loses its store (`live.rs`).
+    live_hosts: bool,
     /// People's commands and their replies (R3, H2).
     replies: replies::Replies,
 }
@@ -675,6 +678,7 @@ impl Checker {
             retries: Default::default(),
             timeouts: Default::default(),
             grace_ms: None,
+            live_hosts: false,
             replies: replies::Replies::default(),
         }
     }
@@ -1218,6 +1222,7 @@ impl Checker {
         self.tracks[idx].seen.record(rec);
         self.note_said(idx, rec);
         self.journal_time(rec);
+        self.live_record(rec);
         match &rec.entry {
             Entry::History(h) => self.history(idx, rec, h),
             Entry::Ledger(e) => self.ledger(idx, rec, e),

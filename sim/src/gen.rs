@@ -21,6 +21,11 @@ pub enum FaultMode {
     /// Several times heavy: clocks days ahead and behind, long stalls, crash loops, bursts
     /// of redefinitions, drains during clock jumps.
     Extreme,
+    /// Hosts slower than their tick and nothing else: a two-second tick, and spans of
+    /// minutes in which each turn of a process takes longer than the tick (a slow store, a
+    /// machine at full load). No crash, stall, clock jump or lost transaction, so F1 asks
+    /// that no run is lost and no due time missed as `down`.
+    Overload,
 }
 
 /// How much harder than `heavy` the extreme rates are.
@@ -35,8 +40,9 @@ impl std::str::FromStr for FaultMode {
             "heavy" => Ok(FaultMode::Heavy),
             "swarm" => Ok(FaultMode::Swarm),
             "extreme" => Ok(FaultMode::Extreme),
+            "overload" => Ok(FaultMode::Overload),
             other => Err(format!(
-                "--faults: `{other}`; accepted: none, light, heavy, extreme, swarm"
+                "--faults: `{other}`; accepted: none, light, heavy, extreme, swarm, overload"
             )),
         }
     }
@@ -57,6 +63,7 @@ impl FaultMode {
             FaultMode::Heavy => "heavy",
             FaultMode::Swarm => "swarm",
             FaultMode::Extreme => "extreme",
+            FaultMode::Overload => "overload",
         }
     }
 }
@@ -100,6 +107,10 @@ pub struct Faults {
     /// The largest clock jump (either way) and the longest stall a world draws.
     pub max_jump_ms: i64,
     pub max_stall_ms: i64,
+    /// Spans of slow turns per host and hour (`FaultMode::Overload`), and the longest turn
+    /// one draws.
+    pub overload_per_hour: f64,
+    pub max_turn_ms: i64,
 }
 
 /// The world's shape.
@@ -232,7 +243,7 @@ const ZONES: [&str; 6] = [
 /// of seeds is hard on each fault and some on several at once.
 fn scale(mode: FaultMode, rng: &mut ChaCha8Rng, heavy: f64) -> f64 {
     match mode {
-        FaultMode::None => 0.0,
+        FaultMode::None | FaultMode::Overload => 0.0,
         FaultMode::Light => heavy * 0.1,
         FaultMode::Heavy => heavy,
         FaultMode::Extreme => heavy * EXTREME,
@@ -268,7 +279,7 @@ fn draw_extremes(seed: u64, mode: FaultMode, mut f: Faults) -> Faults {
         _ => false,
     };
     f.burst_per_hour = match mode {
-        FaultMode::None | FaultMode::Light => 0.0,
+        FaultMode::None | FaultMode::Light | FaultMode::Overload => 0.0,
         FaultMode::Swarm if !extreme => scale(mode, &mut rng, 0.2),
         _ if extreme => 1.0,
         _ => 0.2,
@@ -278,6 +289,22 @@ fn draw_extremes(seed: u64, mode: FaultMode, mut f: Faults) -> Faults {
         f.max_stall_ms = 24 * 3_600_000;
     }
     f
+}
+
+/// The overload mode's world: a two-second tick (unless one is pinned), and slow turns of
+/// one to two and a half ticks. Two ticks of lease would lapse in such a turn; the core's
+/// floor (`duetime::MIN_LEASE`, ten seconds) is what keeps them (F1). The turns are drawn
+/// from the tick, not from the store's lease, so a core with a shorter lease meets the
+/// same worlds and fails them. Every other fault stays off (`scale` gives them 0).
+fn draw_overload(mode: FaultMode, mut f: Faults, tick_ms: i64) -> (Faults, i64) {
+    if mode != FaultMode::Overload {
+        return (f, tick_ms);
+    }
+    let tick_ms = if tick_ms == 30_000 { 2_000 } else { tick_ms };
+    f.overload_per_hour = 3.0;
+    f.max_turn_ms = tick_ms * 5 / 2;
+    f.orphan_delivers = 0.0;
+    (f, tick_ms)
 }
 
 pub fn draw_world(seed: u64, rng: &mut ChaCha8Rng, o: &Overrides) -> WorldConfig {
@@ -292,6 +319,11 @@ pub fn draw_world(seed: u64, rng: &mut ChaCha8Rng, o: &Overrides) -> WorldConfig
         .expect("constant")
         .as_millis();
     let days = o.days.unwrap_or_else(|| rng.gen_range(0.75..1.5));
+    // Overload worlds tick every two seconds: a quarter of the days costs about the same.
+    let days = match (mode, o.days) {
+        (FaultMode::Overload, None) => days / 4.0,
+        _ => days,
+    };
     let total_ms = (days * 86_400_000.0) as i64;
     let liveness_ms = (total_ms / 4).max(4 * 3_600_000);
     let safety_ms = (total_ms - liveness_ms).max(3_600_000);
@@ -312,8 +344,11 @@ pub fn draw_world(seed: u64, rng: &mut ChaCha8Rng, o: &Overrides) -> WorldConfig
         burst_per_hour: 0.0,
         max_jump_ms: 2 * 86_400_000,
         max_stall_ms: 6 * 3_600_000,
+        overload_per_hour: 0.0,
+        max_turn_ms: 0,
     };
     let faults = draw_extremes(seed, mode, faults);
+    let (faults, tick_ms) = draw_overload(mode, faults, o.tick_ms.unwrap_or(30_000).max(1_000));
     // Drawn from a stream of its own, so adding it left every other draw of a seed as it
     // was.
     let mut extra = features_rng(seed, 1);
@@ -326,7 +361,7 @@ pub fn draw_world(seed: u64, rng: &mut ChaCha8Rng, o: &Overrides) -> WorldConfig
         start_ms,
         safety_ms,
         liveness_ms,
-        tick_ms: o.tick_ms.unwrap_or(30_000).max(1_000),
+        tick_ms,
         faults,
         dst_zone,
         late_draws: !o.without_late_draws,

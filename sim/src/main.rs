@@ -15,7 +15,7 @@ static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const USAGE: &str =
     "usage: duetime-sim [--seeds A..B | --seed N] [--threads N] [--processes N] [--jobs N]
-                   [--days X] [--faults none|light|heavy|swarm] [--check-determinism]
+                   [--days X] [--faults MODE] [--check-determinism]
                    [--replay N [--trace]] [--save-regression DIR] [--replay-file PATH]
                    [--check-state] [--shrink-seconds S]
 exit codes: 0 all held, 1 safety violation, 2 liveness violation, 3 a panic in the core, 64 usage";
@@ -31,7 +31,9 @@ lost commit answers), each checked against an oracle: every promise of the core 
   --jobs N               jobs per world, 1 to 1000 (default: drawn, 5 to 12)
   --days X               simulated days per world, above 0 and up to 366 (default: drawn,
                          0.75 to 1.5); the last quarter, at least 4 h, has no faults
-  --faults MODE          none, light, heavy, or swarm: each seed draws its own rates (default)
+  --faults MODE          none, light, heavy, extreme, swarm (each seed draws its own rates,
+                         the default), or overload (turns slower than a two-second tick,
+                         nothing else going wrong: no run may be lost)
   --check-determinism    run every seed twice and compare trace hashes
   --replay N             run seed N alone and print its failure, shrunk
   --trace                with --replay: print the world event by event

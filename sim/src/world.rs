@@ -14,6 +14,8 @@ use duetime::{
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
+use duetime_loop::{LeftRun, Started, Startup};
+
 use crate::check::Checker;
 use crate::consensus::Verdict;
 use crate::gen::{SimJob, WorldConfig};
@@ -135,6 +137,10 @@ struct Host {
     /// Runs of crashed incarnations whose children still run: the next incarnation may
     /// adopt them.
     orphans: BTreeMap<RunId, HeldRun>,
+    /// Runs of crashed incarnations whose children ended and left their result where the
+    /// next incarnation finds it (a host that knows how to take over, `adopt`), as the
+    /// daemon's run directories do: it reports them at start-up.
+    ended: Vec<(RunId, JobName, Fence, Outcome)>,
     /// Results that came in while stalled, sent on waking.
     queued: Vec<(RunId, JobName, Fence, Outcome)>,
     /// Invalidates scheduled ticks of an earlier incarnation or before a stall.
@@ -142,8 +148,10 @@ struct Host {
     /// True time of this incarnation's next heartbeat: a tick sent whatever the store says,
     /// to renew its leases and show its clocks. Wakes before it only peek at the store.
     beat_at: i64,
-    /// Whether `ProcessStarted` has committed; until it has, the process retries it.
-    registered: bool,
+    /// This incarnation's start-up (`duetime_loop::Startup`, the daemon's own order) until
+    /// its `ProcessStarted` commits; a step whose transaction failed is tried again at the
+    /// next tick.
+    startup: Option<Startup>,
     /// True time of this process's last transaction.
     shown_at: i64,
     /// True time of the one tick of this incarnation that counts (`epoch` names it).
@@ -155,6 +163,11 @@ struct Host {
     tick: Option<(i64, u64, u64)>,
     /// Crashes left in a crash loop: each restart is followed by a crash within seconds.
     crash_loop: u32,
+    /// True time until which its turns are slow (`FaultMode::Overload`), and until which
+    /// the turn going on now lasts: it ticked at the turn's start, reports what ended at
+    /// its end, and ticks again no sooner.
+    overloaded_until: i64,
+    busy_until: i64,
 }
 
 #[derive(Debug, Clone)]
@@ -193,6 +206,14 @@ enum Action {
         host: usize,
     },
     Jump {
+        host: usize,
+    },
+    /// A span of slow turns begins on a host (`FaultMode::Overload`).
+    Overload {
+        host: usize,
+    },
+    /// A slow turn of a host ends: what its process collected is reported.
+    TurnEnds {
         host: usize,
     },
     /// Every host's wall clock set to true time plus `off` (`World::set_clocks`).
@@ -253,6 +274,7 @@ impl Action {
                 | Action::LoopCrash { .. }
                 | Action::Stall { .. }
                 | Action::Jump { .. }
+                | Action::Overload { .. }
                 | Action::SetClocks { .. }
                 | Action::Drain { .. }
                 | Action::DrainNow { .. }
@@ -338,6 +360,9 @@ pub struct World {
     /// Pauses while a retry waits (`pause_waiting`): a stream of its own, drawn only in
     /// the worlds of late draws, like `again`.
     waits: ChaCha8Rng,
+    /// Slow turns (`overload`, `slow_turn`): a stream of their own, drawn only in the
+    /// overload worlds.
+    turns: ChaCha8Rng,
     /// The world's concurrency keys and each one's width, as its jobs were drawn: a job
     /// moved to a key takes that key's width, so a lane's width stays what C1 knows.
     lane_keys: Vec<(String, Option<u32>)>,
@@ -349,8 +374,11 @@ pub struct World {
     /// The checker, fed each journal record and each reported result as they happen: no
     /// journal is kept.
     pub checker: Checker,
-    /// The run an `Adopt` just adopted, if it did.
-    adopted: Option<RunId>,
+    /// The effects of the step being taken that its process heard (its answer not lost),
+    /// while a start-up step wants them (`start_up`).
+    heard: Option<Vec<Effect>>,
+    /// Whether the last transaction's answer was lost on its way to the process.
+    lost_last: bool,
     /// J3 (`gaps.rs`): each process's clock readings at its latest judged event.
     last_read: BTreeMap<duetime::ProcessId, Now>,
     hosts: Vec<Host>,
@@ -442,6 +470,9 @@ impl World {
         checker.hold_leases(&config);
         checker.hold_timeouts(&config);
         checker.hold_replies(&config);
+        if cfg.mode == crate::gen::FaultMode::Overload {
+            checker.hold_live_hosts();
+        }
         let (witness_hosts, witness_tick) = (cfg.processes, cfg.tick_ms);
         let prev_digests = vec![None; jobs.len()];
         let removed = vec![false; jobs.len()];
@@ -460,6 +491,7 @@ impl World {
             edges: crate::gen::features_rng(cfg.seed, 13),
             again: crate::gen::features_rng(cfg.seed, 16),
             waits: crate::gen::features_rng(cfg.seed, 17),
+            turns: crate::gen::features_rng(cfg.seed, 20),
             lane_keys,
             t: cfg.start_ms,
             cfg,
@@ -470,7 +502,8 @@ impl World {
             checker,
             prev_digests,
             commands_changed: 0,
-            adopted: None,
+            heard: None,
+            lost_last: false,
             last_read: BTreeMap::new(),
             hosts: Vec::new(),
             next_process: 1,
@@ -537,10 +570,13 @@ impl World {
                 clock,
                 held: HeldRuns::default(),
                 orphans: BTreeMap::new(),
+                ended: Vec::new(),
                 queued: Vec::new(),
                 epoch: 0,
                 beat_at: i64::MIN,
-                registered: false,
+                startup: None,
+                overloaded_until: i64::MIN,
+                busy_until: i64::MIN,
                 shown_at: i64::MIN,
                 wake_at: i64::MAX,
                 tick: None,
@@ -578,6 +614,7 @@ impl World {
             (f.jump_per_hour, Action::Jump { host }),
             (f.drain_per_hour, Action::Drain { host }),
             (f.burst_per_hour, Action::Burst { host }),
+            (f.overload_per_hour, Action::Overload { host }),
         ] {
             self.again(rate, make);
         }
@@ -608,7 +645,9 @@ impl World {
         self.again(self.cfg.faults.command_per_hour, Action::Command);
         if self.cfg.late_draws {
             self.schedule_presses(t0);
-            self.schedule_clock_sets(t0);
+            if self.cfg.mode != crate::gen::FaultMode::Overload {
+                self.schedule_clock_sets(t0);
+            }
         }
         let heal_at = t0 + self.cfg.safety_ms;
         self.end = heal_at + self.cfg.liveness_ms;
@@ -749,7 +788,15 @@ impl World {
                     fence,
                     outcome,
                 };
-                self.transact(None, now, event);
+                // Sent by its process while that one is up (a retried or late report, a
+                // parked run finished another way), it hears the answer, as the daemon
+                // does, and carries out what the result starts; from a process gone, or a
+                // child on its own, nobody does.
+                let sender = self
+                    .hosts
+                    .iter()
+                    .position(|h| h.process == process && h.state == HostState::Up);
+                self.transact(sender, now, event);
             }
             Action::Crash { host } => {
                 self.crash(host);
@@ -768,6 +815,11 @@ impl World {
                 self.again(self.cfg.faults.drain_per_hour, Action::Drain { host });
             }
             Action::DrainNow { host } => self.drain(host),
+            Action::Overload { host } => {
+                self.overload(host);
+                self.again(self.cfg.faults.overload_per_hour, Action::Overload { host });
+            }
+            Action::TurnEnds { host } => self.turn_ends(host),
             Action::SetClocks { off } => self.set_clocks(off),
             Action::DrainAgain { host, process } => self.drain_again(host, process),
             Action::PauseWaiting { job, resume } => self.pause_waiting(job, resume),
@@ -815,13 +867,10 @@ impl World {
             self.at(t, Action::Restart { host });
             return;
         }
-        if !h.registered {
-            // Its start never committed (an aborted transaction): say it again.
-            let process = h.process;
-            let now = self.clock_now(host);
-            if self.transact(Some(host), now, Event::ProcessStarted { process }) {
-                self.hosts[host].registered = true;
-            }
+        if h.startup.is_some() {
+            // A step of its start-up never committed (an aborted transaction, or its
+            // answer lost): start-up goes on from there.
+            self.start_up(host);
             self.schedule_tick(host);
             return;
         }
@@ -843,7 +892,54 @@ impl World {
         let process = h.process;
         let now = self.clock_now(host);
         self.transact(Some(host), now, Event::Tick { process, held });
+        self.slow_turn(host);
         self.schedule_tick(host);
+    }
+
+    /// A span of slow turns begins: for one to ten minutes, each turn of the host's
+    /// process takes from a tick to `max_turn_ms` (`slow_turn`).
+    fn overload(&mut self, host: usize) {
+        *self.faults.entry("overload").or_default() += 1;
+        let span = self.turns.gen_range(60_000..600_000);
+        self.hosts[host].overloaded_until = self.t + span;
+    }
+
+    /// After a tick of an overloaded host: its turn goes on past the tick. The daemon's
+    /// turn ticks first (renewing its leases before anything slow), then reports what
+    /// ended, one transaction each; here the reports wait for the turn's end, and so does
+    /// the next tick.
+    fn slow_turn(&mut self, host: usize) {
+        if self.t >= self.hosts[host].overloaded_until || self.healed {
+            return;
+        }
+        let (lo, hi) = (
+            self.cfg.tick_ms,
+            self.cfg.faults.max_turn_ms.max(self.cfg.tick_ms + 1),
+        );
+        let turn = self.turns.gen_range(lo..hi);
+        self.hosts[host].busy_until = self.t + turn;
+        *self.probes.entry("turn slower than the tick").or_default() += 1;
+        if let Some(trace) = &mut self.trace {
+            trace.push(format!("  (host {host}'s turn takes {turn} ms)"));
+        }
+        self.at(self.t + turn, Action::TurnEnds { host });
+    }
+
+    /// A slow turn ends: the results its process collected are reported.
+    fn turn_ends(&mut self, host: usize) {
+        let h = &self.hosts[host];
+        if h.state != HostState::Up || self.t < h.busy_until || h.queued.is_empty() {
+            return;
+        }
+        *self
+            .probes
+            .entry("results reported at a slow turn's end")
+            .or_default() += 1;
+        let process = h.process;
+        let queued = std::mem::take(&mut self.hosts[host].queued);
+        for (run, job, fence, outcome) in queued {
+            self.send_result(Some(host), process, run, job, fence, outcome);
+        }
     }
 
     /// A run's child finished: its result is sent by the incarnation holding it, queued while
@@ -860,12 +956,17 @@ impl World {
         let h = &mut self.hosts[host];
         // Held by the current incarnation: it started the run, or adopted it.
         let ours = h.state != HostState::Down && h.held.contains_key(&run);
-        if ours && h.state == HostState::Up {
+        if ours && h.state == HostState::Up && self.t >= h.busy_until {
             h.held.remove(&run);
             let current = h.process;
             self.send_result(Some(host), current, run, job, fence, outcome);
         } else if ours {
             h.held.remove(&run);
+            if let Some(trace) = &mut self.trace {
+                trace.push(format!(
+                    "  ({run} ended while its process was busy or stalled)"
+                ));
+            }
             h.queued.push((run, job, fence, outcome));
         } else if h.orphans.remove(&run).is_some() || h.process != process {
             // Its process crashed and nobody adopted it; the child may still
@@ -876,6 +977,9 @@ impl World {
             {
                 *self.faults.entry("orphan result delivered").or_default() += 1;
                 self.send_result(None, process, run, job, fence, outcome);
+            } else if self.cfg.faults.adopt && h.state == HostState::Down {
+                // Left in its run directory for the next incarnation to report.
+                h.ended.push((run, job, fence, outcome));
             }
         }
     }
@@ -897,10 +1001,10 @@ impl World {
         h.draining = false;
         h.held.clear();
         h.epoch += 1;
-        let now = self.clock_now(host);
-        let committed = self.transact(Some(host), now, Event::ProcessStarted { process });
-        self.hosts[host].registered = committed;
-        self.adopt_orphans(host);
+        h.busy_until = i64::MIN;
+        let left = self.left_runs(host);
+        self.hosts[host].startup = Some(Startup::new(process, left));
+        self.start_up(host);
         self.schedule_tick(host);
         if self.hosts[host].crash_loop > 0 {
             self.hosts[host].crash_loop -= 1;
@@ -1011,49 +1115,104 @@ impl World {
         }
     }
 
-    /// A new incarnation takes over the runs its predecessors' children are still running
-    /// (when this world's hosts know how: `adopt`). A run the core no longer has open is
-    /// answered with a cancel, and the child is left to its fate.
-    fn adopt_orphans(&mut self, host: usize) {
-        if !self.cfg.faults.adopt || self.hosts[host].orphans.is_empty() {
+    /// What a new incarnation finds its predecessors left (when this world's hosts know
+    /// how to take over: `adopt`): children still running, to adopt, and children that
+    /// ended, to report.
+    fn left_runs(&mut self, host: usize) -> Vec<LeftRun> {
+        if !self.cfg.faults.adopt {
+            return Vec::new();
+        }
+        let h = &mut self.hosts[host];
+        let going = h.orphans.iter().map(|(&run, held)| LeftRun::Going {
+            run,
+            job: held.job.clone(),
+            fence: held.fence,
+        });
+        let ended = h
+            .ended
+            .drain(..)
+            .map(|(run, job, fence, outcome)| LeftRun::Ended {
+                run,
+                job,
+                fence,
+                outcome,
+            });
+        going.chain(ended).collect()
+    }
+
+    /// Sends this incarnation's start-up, step by step in the daemon's order
+    /// (`duetime_loop::Startup`), until `ProcessStarted` commits or a transaction fails
+    /// (tried again at the next tick). An adopted run is held from then on; one the core
+    /// no longer has open is answered with a cancel, and its child is left to its fate.
+    fn start_up(&mut self, host: usize) {
+        while let Some(event) = self.hosts[host]
+            .startup
+            .as_ref()
+            .and_then(Startup::next_event)
+        {
+            let now = self.clock_now(host);
+            if let Event::Adopt {
+                process,
+                run,
+                fence,
+            } = event
+            {
+                self.adopt_wrong_fence(host, process, run, fence, now);
+            }
+            self.heard = Some(Vec::new());
+            let committed = self.transact(Some(host), now, event);
+            let heard = self.heard.take().filter(|_| committed && !self.lost_last);
+            let Some(heard) = heard else { return };
+            let startup = self.hosts[host].startup.as_mut().expect("found above");
+            let told = startup.committed(&heard);
+            let h = &mut self.hosts[host];
+            match told {
+                Some(Started::Adopted { run, job, fence }) => {
+                    h.orphans.remove(&run);
+                    h.held.insert(run, HeldRun { job, fence });
+                }
+                Some(Started::Registered) => h.startup = None,
+                Some(Started::NotAdopted { .. }) => {
+                    *self
+                        .probes
+                        .entry("left run no longer open at start-up")
+                        .or_default() += 1;
+                }
+                Some(Started::Reported { .. }) => {
+                    *self
+                        .probes
+                        .entry("left run reported at start-up")
+                        .or_default() += 1;
+                }
+                None => {}
+            }
+        }
+    }
+
+    /// A host that mixed up its children (now and then): a run's id with a fence it never
+    /// held, just before the real one (K1: it adopts nothing, and is told to cancel).
+    fn adopt_wrong_fence(
+        &mut self,
+        host: usize,
+        process: ProcessId,
+        run: RunId,
+        fence: Fence,
+        now: Now,
+    ) {
+        if !self.edges.gen_ratio(1, 8) {
             return;
         }
-        let orphans = std::mem::take(&mut self.hosts[host].orphans);
-        let process = self.hosts[host].process;
-        for (run, held) in orphans {
-            let now = self.clock_now(host);
-            if self.edges.gen_ratio(1, 8) {
-                // A host that mixed up its children: this run's id with a fence it never
-                // held, just before the real one (K1: it adopts nothing, and is told to
-                // cancel).
-                *self
-                    .faults
-                    .entry("adoption under a wrong fence")
-                    .or_default() += 1;
-                let wrong = Fence(held.fence.0 ^ 1);
-                let event = Event::Adopt {
-                    process,
-                    run,
-                    fence: wrong,
-                };
-                self.transact(Some(host), now, event);
-            }
-            self.adopted = None;
-            self.transact(
-                Some(host),
-                now,
-                Event::Adopt {
-                    process,
-                    run,
-                    fence: held.fence,
-                },
-            );
-            if self.adopted == Some(run) {
-                self.hosts[host].held.insert(run, held);
-            } else {
-                self.hosts[host].orphans.insert(run, held);
-            }
-        }
+        *self
+            .faults
+            .entry("adoption under a wrong fence")
+            .or_default() += 1;
+        let wrong = Fence(fence.0 ^ 1);
+        let event = Event::Adopt {
+            process,
+            run,
+            fence: wrong,
+        };
+        self.transact(Some(host), now, event);
     }
 
     /// A crash: the host's process stops talking; its children go on as orphans. A
@@ -1067,10 +1226,14 @@ impl World {
         let looping = self.hosts[host].crash_loop > 0;
         let h = &mut self.hosts[host];
         h.state = HostState::Down;
-        // Children outlive their process (a timed-out one was being killed).
+        // Children outlive their process (a timed-out one was being killed); the results
+        // queued while it stalled are in their run directories (`take_over`'s hosts).
         let held = std::mem::take(&mut h.held);
         h.orphans.extend(held);
-        h.queued.clear();
+        let queued = std::mem::take(&mut h.queued);
+        if self.cfg.faults.adopt {
+            h.ended.extend(queued);
+        }
         let down = if looping || self.rng.gen_bool(0.5) {
             self.rng.gen_range(1_000..30_000)
         } else {
@@ -1681,6 +1844,7 @@ impl World {
                 slept: h.clock.slept,
                 ..Clock::default()
             };
+            h.overloaded_until = i64::MIN;
             match h.state {
                 HostState::Down => self.at(self.t, Action::Restart { host }),
                 HostState::Stalled => self.at(self.t, Action::Wake { host }),
@@ -1833,7 +1997,7 @@ impl World {
     /// keeps seeing its clocks. Between heartbeats it sleeps until the store's next wake.
     fn heartbeat(&self, host: usize) -> i64 {
         let h = &self.hosts[host];
-        if h.held.is_empty() && h.registered && !h.draining {
+        if h.held.is_empty() && h.startup.is_none() && !h.draining {
             h.shown_at.saturating_add(SHOW_EVERY_MS)
         } else {
             h.beat_at
@@ -1853,7 +2017,7 @@ impl World {
                 t = t.min(self.t.saturating_add(soon));
             }
         }
-        t.max(self.t + 1)
+        t.max(self.t + 1).max(self.hosts[host].busy_until)
     }
 
     /// Sleeps until `wake_time`; a tick queued earlier for this process no longer counts.
@@ -2012,6 +2176,7 @@ impl World {
         if lost {
             *self.faults.entry("commit answer lost").or_default() += 1;
         }
+        self.lost_last = lost;
         let seen = StepSeen {
             host,
             lost,
@@ -2146,6 +2311,9 @@ impl World {
     /// world's processes would (a start or a cancel whose commit answer was lost is not).
     fn take_effect(&mut self, e: Effect, seen: &StepSeen, left: &mut StepLeft) {
         let lost = seen.lost;
+        if let (Some(heard), false) = (&mut self.heard, lost) {
+            heard.push(e.clone());
+        }
         self.trace_effect(&e, lost);
         if self.hash_trace {
             self.hash(&e);
@@ -2232,9 +2400,6 @@ impl World {
     /// for after it; the checker reads every record.
     fn take_record(&mut self, r: duetime::Record, left: &mut StepLeft) {
         match &r.entry {
-            Entry::History(duetime::History::Adopted { run, .. }) => {
-                self.adopted = Some(*run);
-            }
             Entry::History(duetime::History::Parked { run, until, .. }) => {
                 left.parked.push((r.job.clone(), *run, *until, r.at));
             }

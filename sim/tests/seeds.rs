@@ -157,6 +157,8 @@ const PROBES: &[&str] = &[
     "wait kept through a new incarnation's event",
     "idle process told to wake for work alone",
     "adoption under the run's own fence",
+    "left run reported at start-up",
+    "left run no longer open at start-up",
     "timed out a grace after its cancel",
     "backfill from the beginning",
 ];
@@ -531,4 +533,42 @@ fn held(seed: u64, faults: duetime_sim::gen::FaultMode) -> BTreeMap<&'static str
         r.violations.first()
     );
     r.probes
+}
+
+/// F1: hosts whose turns are slower than their tick (`--faults overload`: a two-second
+/// tick, turns of one to two and a half ticks, nothing else going wrong) start their runs
+/// late and lose none of them: no run recorded lost, no due time missed as `down`. These
+/// seeds reach both sides of a slow turn: a tick at its start (renewing the leases), the
+/// results reported at its end.
+#[test]
+fn overloaded_hosts_start_late_and_lose_nothing() {
+    let opts = Options {
+        overrides: duetime_sim::gen::Overrides {
+            faults: Some(duetime_sim::gen::FaultMode::Overload),
+            ..Default::default()
+        },
+        ..Options::default()
+    };
+    let mut probes: BTreeMap<&str, u64> = BTreeMap::new();
+    for seed in 0..4 {
+        let r = run_seed(seed, &opts);
+        assert_eq!(
+            r.verdict,
+            Verdict::Held,
+            "seed {seed}: {:?}",
+            r.violations.first()
+        );
+        for (k, v) in r.probes {
+            *probes.entry(k).or_default() += v;
+        }
+    }
+    for probe in [
+        "turn slower than the tick",
+        "results reported at a slow turn's end",
+    ] {
+        assert!(
+            probes.get(probe).is_some_and(|&n| n > 0),
+            "{probe}: {probes:?}"
+        );
+    }
 }

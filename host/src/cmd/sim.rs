@@ -34,7 +34,8 @@ pub struct Args {
     /// Run the one seed N (instead of --seeds)
     #[arg(long, value_name = "N", conflicts_with = "seeds")]
     pub seed: Option<u64>,
-    /// How hard the world is: none, light, heavy, or swarm (each seed draws its own rates)
+    /// How hard the world is: none, light, heavy, extreme, swarm (each seed draws its own
+    /// rates), or overload (turns slower than the tick, nothing else going wrong)
     #[arg(long, value_name = "MODE", value_parser = parse_faults)]
     pub faults: Option<FaultMode>,
     /// Processes racing for the jobs (default: 2 to 6, drawn per seed)
