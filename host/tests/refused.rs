@@ -1,6 +1,7 @@
 //! Issue 42, bug 5: a store `duetime run` refuses is left exactly as it was: an empty, a
 //! text or a foreign SQLite file keeps its mode and gets no `X.runs/` beside it, and a
-//! port in use leaves no runs directory behind.
+//! port in use leaves no runs directory behind. Bug 7: a PostgreSQL database or role that
+//! does not exist ends the daemon (exit 1) instead of being waited for as an outage.
 
 mod support;
 
@@ -97,3 +98,52 @@ fn a_port_in_use_leaves_no_runs_directory() {
     assert!(!dir.path().join("x.db").exists(), "store made");
 }
 
+#[path = "support/pg.rs"]
+mod pg;
+
+/// Issue 42, bug 7: a database or role that does not exist is no outage to wait out: the
+/// daemon ends at once, exit 1, saying so (it used to print "cannot be reached ...;
+/// waiting" and wait forever).
+#[test]
+fn a_database_or_role_that_does_not_exist_ends_the_daemon() {
+    let Some(url) = pg::server("a_database_or_role_that_does_not_exist_ends_the_daemon") else {
+        return;
+    };
+    let (server, _db) = url.rsplit_once('/').expect("a URL with a database");
+    let no_db = format!("{server}/nosuchdb");
+    let no_role = no_db.replacen("postgres://postgres@", "postgres://nosuchrole@", 1);
+    let no_role = no_role.replace("/nosuchdb", "/duetime_test");
+    for (store, says) in [(no_db, "nosuchdb"), (no_role, "nosuchrole")] {
+        let dir = with_file("jobs.toml", JOBS);
+        fs::set_permissions(
+            dir.path().join("jobs.toml"),
+            fs::Permissions::from_mode(0o600),
+        )
+        .unwrap();
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_duetime"))
+            .args(["run", "--jobs", "jobs.toml", "--store", &store])
+            .current_dir(dir.path())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break Some(status);
+            }
+            if std::time::Instant::now() > deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        };
+        let mut stderr = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+        assert_eq!(status.and_then(|s| s.code()), Some(1), "{store}: {stderr}");
+        assert!(
+            stderr.contains(says) && !stderr.contains("waiting"),
+            "{stderr}"
+        );
+    }
+}

@@ -895,9 +895,29 @@ fn is_conflict(e: &postgres::Error) -> bool {
 }
 
 fn unreachable(store: &str, e: &postgres::Error) -> StoreError {
+    if let Some(what) = unfixable_by_waiting(e) {
+        return StoreError::Database {
+            store: store.to_string(),
+            detail: format!("{} ({what}: retrying would not mend it)", error_text(e)),
+        };
+    }
     StoreError::Unreachable {
         store: store.to_string(),
         detail: error_text(e),
+    }
+}
+
+/// What a refused connection says that retrying cannot fix: the server answered, and the
+/// database or role named does not exist (SQLSTATE 3D000, 28000) or the password is wrong
+/// (28P01). A daemon waiting on these as on an outage would wait forever; refused
+/// certificates are `tls::failure`'s.
+fn unfixable_by_waiting(e: &postgres::Error) -> Option<&'static str> {
+    let code = e.as_db_error()?.code().code();
+    match code {
+        "3D000" => Some("no such database"),
+        "28000" => Some("no such role, or not allowed to connect"),
+        "28P01" => Some("authentication failed"),
+        _ => None,
     }
 }
 
