@@ -699,3 +699,27 @@ fn shell_line(args: &[&str]) -> String {
         .collect::<Vec<_>>()
         .join(" ")
 }
+
+/// Issue 42: `next --from` takes the time text `what-if` takes (no offset: UTC), and the
+/// expression comes back as written, not lower-cased.
+#[test]
+fn next_takes_what_ifs_times_and_echoes_the_expression_as_written() {
+    let r = duetime(&["next", "0 0 L * *", "--from", "2026-03-29T00:00:00"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("expression  0 0 L * *\n"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("after       2026-03-29T00:00:00Z"),
+        "{}",
+        r.stdout
+    );
+    let r = duetime(&[
+        "next",
+        "0 9 * * MON",
+        "--json",
+        "--from",
+        "2026-03-29T00:00",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("valid JSON");
+    assert_eq!(v["expression"], "0 9 * * MON");
+}
