@@ -328,6 +328,7 @@ impl<S: Store> Daemon<S> {
             self.reload_if_asked();
             let sleep = match self.turn() {
                 Ok(d) => {
+                    self.telemetry.turned();
                     if failures > 0 {
                         info!(failures, "store reachable again");
                         failures = 0;
