@@ -241,6 +241,16 @@ fn owner_series(e: &mut Expo, state: &State, now: Timestamp) {
 
 fn process_series(e: &mut Expo, state: &State, me: &Counters, now: Timestamp) {
     e.family(
+        "duetime_build_info",
+        Kind::Gauge,
+        "1, labelled with this binary's version and the commit it was built from. Per process.",
+    );
+    let build = [
+        ("version", env!("CARGO_PKG_VERSION")),
+        ("commit", env!("DUETIME_COMMIT")),
+    ];
+    e.sample("duetime_build_info", &build, 1.0);
+    e.family(
         "duetime_process",
         Kind::Gauge,
         "This daemon's process id (3 for p3). Per process.",
@@ -336,6 +346,13 @@ mod tests {
             r#"duetime_runs_started_total{job="nightly",trigger="schedule"} 0"#,
             r#"duetime_runs_finished_total{job="nightly",outcome="failed"} 0"#,
             r#"duetime_runs_finished_total{job="nightly",outcome="lost"} 0"#,
+            concat!(
+                r#"duetime_build_info{version=""#,
+                env!("CARGO_PKG_VERSION"),
+                r#"",commit=""#,
+                env!("DUETIME_COMMIT"),
+                r#""} 1"#
+            ),
         ] {
             assert!(out.lines().any(|l| l == line), "no `{line}` in:\n{out}");
         }
