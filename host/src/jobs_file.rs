@@ -715,10 +715,13 @@ pub(crate) fn describe(v: &Value) -> &'static str {
     }
 }
 
-/// The accepted key closest to a misspelt one (at most two edits, or a different case).
+/// The accepted key closest to a misspelt one (at most two edits, or a different case;
+/// one for a key of four letters or fewer, where two edits reach unrelated words: `foo`
+/// is two from `job`).
 fn suggest(key: &str, accepted: &'static [&'static str]) -> Option<&'static str> {
     let lower = key.to_ascii_lowercase().replace('-', "_");
-    crate::hints::nearest(&lower, accepted.iter().copied(), 2)
+    let max = if lower.chars().count() <= 4 { 1 } else { 2 };
+    crate::hints::nearest(&lower, accepted.iter().copied(), max)
 }
 
 /// Line numbers of jobs and their fields, from a second, typed read of the text that keeps
@@ -1639,6 +1642,9 @@ impl<'a> JobReader<'a> {
                     _ => "cron",
                 };
                 self.field_error(field, FieldProblem::Cron(e));
+                if field == "cron" {
+                    self.zone_alone(tz);
+                }
                 return None;
             }
         };
@@ -1651,6 +1657,15 @@ impl<'a> JobReader<'a> {
             }),
         };
         Some(Schedule::Cron(cron.with_dst(policy)))
+    }
+
+    /// `tz` checked on its own after the expression was refused, which the parser reports
+    /// first: a bad `cron` must not hide a misspelt `tz` in the same job.
+    fn zone_alone(&mut self, tz: Option<&str>) {
+        let Some(tz) = tz else { return };
+        if let Err(e @ CronError::UnknownZone { .. }) = CronSchedule::parse("0 0 * * *", Some(tz)) {
+            self.field_error("tz", FieldProblem::Cron(e));
+        }
     }
 
     /// `dst = { gap = ..., fold = ... }`: either part may be left out, keeping cron's
@@ -2013,6 +2028,34 @@ retries = 500
         );
         let es = errors("[[jobs]]\nname = \"a\"\n");
         assert!(es[0].contains("(did you mean \"job\"?)"), "{es:?}");
+    }
+
+    /// Issue 42: a short key far from every accepted one gets no guess.
+    #[test]
+    fn an_unrelated_short_key_gets_no_suggestion() {
+        let es = errors("foo = 1\n");
+        assert_eq!(es.len(), 1, "{es:?}");
+        assert!(!es[0].contains("did you mean"), "{es:?}");
+        let es = errors("[[job]]\nname = \"a\"\ncron = \"@daily\"\ncommand = [\"x\"]\nnmae = 1\n");
+        assert!(
+            es.iter().any(|e| e.contains("did you mean \"name\"")),
+            "{es:?}"
+        );
+    }
+
+    /// Issue 42: a bad `cron` and a misspelt `tz` in one job are both reported.
+    #[test]
+    fn a_bad_cron_does_not_hide_a_bad_zone() {
+        let es = errors(
+            "[[job]]\nname = \"a\"\ncron = \"0 0 32 * *\"\ntz = \"Europe/Pariss\"\ncommand = [\"x\"]\n",
+        );
+        assert_eq!(es.len(), 2, "{es:?}");
+        assert!(es.iter().any(|e| e.contains("field \"cron\"")), "{es:?}");
+        assert!(
+            es.iter()
+                .any(|e| e.contains("field \"tz\"") && e.contains("Europe/Paris")),
+            "{es:?}"
+        );
     }
 
     #[test]

@@ -17,10 +17,18 @@ use duetime_host::log::Lenient;
 
 mod cmd;
 
+/// `duetime --version`: the crate's version and the commit it was built from (build.rs).
+const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("DUETIME_COMMIT"),
+    ")"
+);
+
 #[derive(Debug, Parser)]
 #[command(
     name = "duetime",
-    version,
+    version = VERSION,
     about = "The duetime reference host: check jobs files and see when schedules are due"
 )]
 struct Cli {

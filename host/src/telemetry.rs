@@ -70,6 +70,8 @@ pub struct Counters {
     pub alerts_told: BTreeMap<(String, String), u64>,
     /// Delivery attempts by job, target and how they ended.
     pub deliveries: BTreeMap<(String, Target, Delivery), u64>,
+    /// When the daemon last ended a turn without a store error (`GET /healthz`).
+    pub last_turn: Option<std::time::Instant>,
 }
 
 impl Default for Counters {
@@ -80,6 +82,7 @@ impl Default for Counters {
             transaction_failures: BTreeMap::new(),
             alerts_told: BTreeMap::new(),
             deliveries: BTreeMap::new(),
+            last_turn: None,
         }
     }
 }
@@ -121,6 +124,11 @@ impl Telemetry {
             .deliveries
             .entry((job.to_string(), target, how))
             .or_default() += 1;
+    }
+
+    /// The daemon ended a turn with the store reachable.
+    pub fn turned(&self) {
+        self.lock().last_turn = Some(std::time::Instant::now());
     }
 
     pub fn snapshot(&self) -> Counters {

@@ -144,6 +144,9 @@ pub struct JobReport {
     pub journal: Vec<Record>,
     pub since: Timestamp,
     pub now: Timestamp,
+    /// The command the definition in force runs (`None`: it names none, or it cannot be
+    /// read), so "not started: No such file or directory" can be understood.
+    pub command: Option<crate::command::Command>,
 }
 
 /// The report of job `name` with `days` of journal, `None` when there is no such job.
@@ -165,6 +168,7 @@ pub fn job_report<S: Store + ?Sized>(
     };
     let accounted_from = record.and_then(|r| r.accounted_from());
     let unconfirmed = record.is_some_and(JobRecord::is_unconfirmed);
+    let command = record.and_then(|r| crate::command::Command::of(r.def()).ok());
     let changes = held_changes(state, name).unwrap_or_default();
     let since = now.saturating_sub(duetime::Duration::from_days(days));
     let journal = store.journal_for(name, since)?;
@@ -178,6 +182,7 @@ pub fn job_report<S: Store + ?Sized>(
         journal,
         since,
         now,
+        command,
     }))
 }
 
@@ -186,6 +191,10 @@ pub fn show_json(j: &JobReport) -> serde_json::Value {
     let mut job = view_json(&j.view, j.shown);
     job["accounted_from"] = json::time_opt(j.accounted_from);
     job["held_changes"] = serde_json::to_value(&j.changes).unwrap_or_default();
+    job["command"] = j
+        .command
+        .as_ref()
+        .map_or(serde_json::Value::Null, |c| c.argv.clone().into());
     serde_json::json!({
         "ok": true,
         "job": job,

@@ -699,3 +699,41 @@ fn shell_line(args: &[&str]) -> String {
         .collect::<Vec<_>>()
         .join(" ")
 }
+
+/// Issue 42: `next --from` takes the time text `what-if` takes (no offset: UTC), and the
+/// expression comes back as written, not lower-cased.
+#[test]
+fn next_takes_what_ifs_times_and_echoes_the_expression_as_written() {
+    let r = duetime(&["next", "0 0 L * *", "--from", "2026-03-29T00:00:00"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("expression  0 0 L * *\n"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("after       2026-03-29T00:00:00Z"),
+        "{}",
+        r.stdout
+    );
+    let r = duetime(&[
+        "next",
+        "0 9 * * MON",
+        "--json",
+        "--from",
+        "2026-03-29T00:00",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("valid JSON");
+    assert_eq!(v["expression"], "0 9 * * MON");
+}
+
+/// Issue 42: `--version` names the commit the binary was built from.
+#[test]
+fn version_names_the_build_commit() {
+    let r = duetime(&["--version"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let commit = r
+        .stdout
+        .strip_prefix(concat!("duetime ", env!("CARGO_PKG_VERSION"), " (commit "))
+        .and_then(|rest| rest.strip_suffix(")\n"))
+        .unwrap_or_else(|| panic!("{:?}", r.stdout));
+    let hex = commit.len() == 12 && commit.bytes().all(|b| b.is_ascii_hexdigit());
+    assert!(hex || commit == "unknown", "{commit}");
+}

@@ -345,3 +345,36 @@ command = ["sh", "-c", "echo $DUETIME_RUN >> {dir}/long.txt; sleep 8"]
         .unwrap();
     assert!(line.contains("gone"), "{out}");
 }
+
+/// Issue 42: `show` prints the command the definition in force runs (as whom, where), so
+/// a run that failed `not started: No such file or directory` can be understood; `--json`
+/// carries its argv.
+#[test]
+fn show_prints_the_command_in_force() {
+    let w = World::new(
+        r#"
+[[job]]
+name = "nightly"
+cron = "0 3 * * *"
+command = ["/usr/local/bin/backup orders", "--full"]
+workdir = "/tmp"
+"#,
+    );
+    let mut d = w.daemon("d.log");
+    w.process_of("d.log");
+    let (code, out, err) = w.cli(&["show", "nightly"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("  command       '/usr/local/bin/backup orders' --full (in /tmp)\n"),
+        "{out}"
+    );
+    let (code, out, _) = w.cli(&["show", "nightly", "--json"]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        v["job"]["command"],
+        serde_json::json!(["/usr/local/bin/backup orders", "--full"])
+    );
+    signal(&d, libc::SIGTERM);
+    assert_eq!(wait(&mut d, Duration::from_secs(30)), Some(0));
+}

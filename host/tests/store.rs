@@ -68,7 +68,40 @@ on_both_stores!(
     two_handles_on_one_store_see_each_others_changes_and_lose_no_journal_line,
     a_removed_and_recreated_job_reaches_the_other_handle,
     an_aborted_transaction_leaves_memory_and_store_equal,
+    two_daemons_registering_together_both_keep_their_rows,
 );
+
+/// Issue 42, bug 4: a daemon registers (its `daemon:` row) before its `ProcessStarted`
+/// reaches the core, so another daemon registering in between must not take that row for a
+/// forgotten process's and delete it (`status` then showed it `silent`, with no pid, for
+/// good). A row of a process the core does not know that is old is still forgotten.
+fn two_daemons_registering_together_both_keep_their_rows(location: &str) {
+    use duetime_host::store::DaemonInfo;
+    let mut a = open_at(location);
+    let mut b = open_at(location);
+    let here = Path::new(".");
+    let mut gone = DaemonInfo::of_this_process(a.next_process_id().unwrap(), here, here);
+    gone.started = Timestamp::from_millis(gone.started.as_millis() - 2 * 3600 * 1000);
+    a.register_daemon(&gone).unwrap();
+    let first = a.next_process_id().unwrap();
+    let second = b.next_process_id().unwrap();
+    b.register_daemon(&DaemonInfo::of_this_process(second, here, here))
+        .unwrap();
+    a.register_daemon(&DaemonInfo::of_this_process(first, here, here))
+        .unwrap();
+    let rows: Vec<ProcessId> = a.daemons().unwrap().iter().map(|d| d.process).collect();
+    assert_eq!(
+        rows,
+        [first, second],
+        "the old row forgotten, both new ones kept"
+    );
+    b.apply(at(0), Event::ProcessStarted { process: second })
+        .unwrap();
+    a.apply(at(1), Event::ProcessStarted { process: first })
+        .unwrap();
+    let rows: Vec<ProcessId> = b.daemons().unwrap().iter().map(|d| d.process).collect();
+    assert_eq!(rows, [first, second]);
+}
 
 fn upsert(name: &str, secs: u64) -> Event {
     let mut def = JobDef::new(

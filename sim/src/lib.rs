@@ -261,6 +261,28 @@ impl Default for Options {
 const SETTLE_BOUND_MS: i64 = 2 * 3_600_000;
 const RUN_BOUND_MS: i64 = 3_600_000;
 
+/// The liveness bounds for these jobs: the constants above, and, where runs keep their
+/// durations to the end (the user's own jobs, `keep_durations`), the constants plus the
+/// longest a run may take (its drawn duration, cut at its timeout). A backup whose runs
+/// take two hours is not stuck when one started an hour and a half before the end.
+fn liveness_bounds(jobs: &[gen::SimJob], keep_durations: bool) -> (i64, i64) {
+    if !keep_durations {
+        return (SETTLE_BOUND_MS, RUN_BOUND_MS);
+    }
+    let longest = jobs
+        .iter()
+        .map(|j| {
+            let timeout = i64::try_from(j.def.timeout.as_millis()).unwrap_or(i64::MAX);
+            j.behaviour.duration_ms.1.min(timeout)
+        })
+        .max()
+        .unwrap_or(0);
+    (
+        SETTLE_BOUND_MS.saturating_add(longest),
+        RUN_BOUND_MS.saturating_add(longest),
+    )
+}
+
 /// Draws and runs one world, then checks its journal.
 pub fn run_seed(seed: u64, opts: &Options) -> SeedReport {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -278,6 +300,7 @@ pub fn run_seed(seed: u64, opts: &Options) -> SeedReport {
     let max_runs_per_process = cfg.max_runs_per_process;
     let cfg_checks_state = cfg.mode.checks_state();
     let dates = dates::check_jobs(seed, &jobs);
+    let (settle_bound, run_bound) = liveness_bounds(&jobs, opts.keep_durations);
     let mut world = world::World::new(cfg, rng, jobs, opts.record_inputs, opts.hash_trace);
     if opts.readable_trace {
         world.trace = Some(Vec::new());
@@ -309,8 +332,8 @@ pub fn run_seed(seed: u64, opts: &Options) -> SeedReport {
         facts: world.checker.facts().clone(),
         horizon: Some(Horizon {
             end: world.now_ms(),
-            settle_bound: SETTLE_BOUND_MS,
-            run_bound: RUN_BOUND_MS,
+            settle_bound,
+            run_bound,
             check_liveness: true,
         }),
     };

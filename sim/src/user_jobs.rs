@@ -165,6 +165,110 @@ fn shortest_spacing(spec: &Spec) -> Option<i64> {
     }
 }
 
+/// The fewest runs a person's backfill burst asks of a `required` job: the world's
+/// `backfill_burst` (world.rs) asks 28 to 36 separate ranges of one to three due times, at
+/// most one in five right against the next (a pair the core merges), and each range the
+/// core cannot merge is a catch-up run of its own.
+pub const BURST_RUNS: i64 = 22;
+
+/// A failing seed's broken promises that the file's own settings cannot keep by design: a
+/// person backfilled many separate ranges of a `required` job whose runs take so long that
+/// the runs the ranges need cannot all end within the world's fault-free end. A verdict
+/// about the simulator's backfill, not about the file: in production such a backfill takes
+/// as long.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Undrainable {
+    pub job: String,
+    /// Broken promises (L1) of the job at the end: backfilled ranges, and its own due
+    /// times queued behind them.
+    pub owed: usize,
+    /// The mean of the run durations the world drew from.
+    pub mean_run_ms: i64,
+    /// The world's fault-free end, when the backlog had to drain.
+    pub liveness_ms: i64,
+    /// Set for a job whose promises waited behind that `required` job's backlog, in a
+    /// world that runs one run at a time (`single_owner`, one run per process).
+    pub behind: Option<String>,
+}
+
+impl fmt::Display for Undrainable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let h = |ms: i64| ms as f64 / 3_600_000.0;
+        if let Some(other) = &self.behind {
+            return write!(
+                f,
+                "job `{}`: {} promise(s) still owed at the end waited behind `{other}`'s \
+                 backlog in a world that runs one run at a time (single_owner, one run per \
+                 process); nothing to change for this job",
+                self.job, self.owed
+            );
+        }
+        write!(
+            f,
+            "job `{}`: a person's backfill of many separate ranges of this `required` job needs \
+             a run for each range (at least {BURST_RUNS}), and its runs take {:.1} h on average: \
+             about {:.0} h of runs, more than the world's fault-free end of {:.1} h ({} \
+             promise(s) still owed at the end). What to change: --duration {}=TIME with how \
+             long its runs really take; in production, backfill a `required` job in few \
+             ranges (one range of up to 1,000 due times is one run)",
+            self.job,
+            h(self.mean_run_ms),
+            h(self.mean_run_ms * BURST_RUNS),
+            h(self.liveness_ms),
+            self.owed,
+            self.job,
+        )
+    }
+}
+
+/// The jobs whose backlog broke the seed by design (see `Undrainable`), when every broken
+/// promise of the seed is one of those: a liveness (L1) promise of a `required` job, in a
+/// world that drew a backfill burst, whose mean run times `BURST_RUNS` exceeds the world's
+/// fault-free end; or, in a world that runs one run at a time, an L1 promise of another
+/// job queued behind such a backlog. `None` for any other failure, which stays a failure.
+pub fn undrainable_backfills(
+    r: &crate::SeedReport,
+    jobs: &[SimJob],
+    overrides: &crate::Overrides,
+) -> Option<Vec<Undrainable>> {
+    use rand::SeedableRng;
+    let burst = r.probes.get("backfill burst").copied().unwrap_or(0) > 0;
+    if !burst || r.verdict != crate::Verdict::Liveness || r.violations.is_empty() {
+        return None;
+    }
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(r.seed);
+    let liveness_ms = crate::gen::draw_world(r.seed, &mut rng, overrides).liveness_ms;
+    let mean = |j: &SimJob| (j.behaviour.duration_ms.0 + j.behaviour.duration_ms.1) / 2;
+    let undrainable = |j: &SimJob| {
+        j.def.missed == duetime::MissedRule::Required && mean(j) * BURST_RUNS > liveness_ms
+    };
+    let one_at_a_time = r.single_owner && r.max_runs_per_process == Some(1);
+    let mut owed: BTreeMap<&str, usize> = BTreeMap::new();
+    for v in &r.violations {
+        let job = jobs.iter().find(|j| j.def.name.as_str() == v.job)?;
+        if v.invariant != "L1" || !(undrainable(job) || one_at_a_time) {
+            return None;
+        }
+        *owed.entry(job.def.name.as_str()).or_default() += 1;
+    }
+    let first = jobs
+        .iter()
+        .find(|j| undrainable(j) && owed.contains_key(j.def.name.as_str()))?;
+    let found = owed.into_iter().map(|(name, owed)| {
+        let job = jobs.iter().find(|j| j.def.name.as_str() == name);
+        Undrainable {
+            job: name.to_string(),
+            owed,
+            mean_run_ms: job.map_or(0, mean),
+            liveness_ms,
+            behind: job
+                .filter(|j| !undrainable(j))
+                .map(|_| first.def.name.to_string()),
+        }
+    });
+    Some(found.collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

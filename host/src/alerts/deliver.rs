@@ -6,6 +6,7 @@
 
 use duetime::Notice;
 use std::io::Write;
+use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
 use std::time::{Duration, Instant};
@@ -164,6 +165,9 @@ fn by_command(route: &Route, body: &serde_json::Value) -> Result<(), String> {
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
+        // Its own process group, as runs have: at the timeout the whole group is killed,
+        // so what the command started (`sh -c "..."`'s children) does not live on.
+        .process_group(0)
         .spawn()
         .map_err(|e| format!("{} did not start: {e}", argv[0]))?;
     if let Some(mut stdin) = child.stdin.take() {
@@ -176,6 +180,7 @@ fn by_command(route: &Route, body: &serde_json::Value) -> Result<(), String> {
             Ok(Some(status)) if status.success() => return Ok(()),
             Ok(Some(status)) => return Err(format!("{} exited with {status}", argv[0])),
             Ok(None) if Instant::now() >= deadline => {
+                kill_group(child.id());
                 let _ = child.kill();
                 let _ = child.wait();
                 return Err(format!(
@@ -186,6 +191,18 @@ fn by_command(route: &Route, body: &serde_json::Value) -> Result<(), String> {
             Ok(None) => std::thread::sleep(Duration::from_millis(20)),
             Err(e) => return Err(format!("waiting for {}: {e}", argv[0])),
         }
+    }
+}
+
+/// SIGKILL to the process group `leader` leads (it was spawned with `process_group(0)`,
+/// so the group's id is its pid).
+fn kill_group(leader: u32) {
+    let Ok(group) = libc::pid_t::try_from(leader) else {
+        return;
+    };
+    // SAFETY: kill(2) on a process group this process created; no memory is touched.
+    unsafe {
+        libc::kill(-group, libc::SIGKILL);
     }
 }
 
@@ -205,4 +222,51 @@ fn by_webhook(route: &Route, body: &serde_json::Value) -> Result<(), String> {
         .send(body.to_string())
         .map(|_| ())
         .map_err(|e| format!("POST {}: {e}", crate::http::cut_text(url.as_str())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Whether `pid` is gone (or only a zombie waiting for its new parent to reap it).
+    fn gone(pid: i32) -> bool {
+        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            Err(_) => true,
+            Ok(stat) => stat
+                .rsplit_once(')')
+                .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+        }
+    }
+
+    /// Issue 42: a command that outlives its timeout is killed with everything it started
+    /// (`sh` was killed and its `sleep` lived on under PID 1).
+    #[test]
+    fn a_command_past_its_timeout_is_killed_with_its_children() {
+        let dir = tempfile::tempdir().unwrap();
+        let pid_file = dir.path().join("child.pid");
+        let script = format!("sleep 30 & echo $! > {}; wait", pid_file.display());
+        let route = Route {
+            command: Some(vec!["sh".into(), "-c".into(), script]),
+            timeout: duetime::Duration::from_secs(1),
+            ..Route::default()
+        };
+        let body = serde_json::json!({"job": "a", "kind": "failed_out"});
+        let why = by_command(&route, &body).unwrap_err();
+        assert!(why.contains("was killed"), "{why}");
+        let pid: i32 = std::fs::read_to_string(&pid_file)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !gone(pid) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let alive = !gone(pid);
+        if alive {
+            // SAFETY: kill(2) on the test's own leftover; nothing else is touched.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+        assert!(!alive, "the command's child {pid} outlived the timeout");
+    }
 }

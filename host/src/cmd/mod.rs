@@ -15,12 +15,14 @@ pub mod what_if;
 
 use duetime::Timestamp;
 
-/// `--from` and similar: an RFC 3339 instant, as the core parses it.
+/// `--from` and similar: the same text `what-if` accepts (RFC 3339, or a date and time with
+/// no offset read as UTC), so one time typed for one command works in the others.
 pub fn parse_instant(text: &str) -> Result<Timestamp, String> {
-    text.parse::<Timestamp>().map_err(|_| {
+    what_if::parse_time(text).map_err(|_| {
         format!(
-            "`{}` is not an instant; accepted: RFC 3339, such as 2025-03-01T00:00:00Z",
-            cut(text)
+            "`{}` is not an instant; accepted: {}",
+            cut(text),
+            what_if::TIMES
         )
     })
 }

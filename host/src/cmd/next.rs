@@ -72,7 +72,7 @@ pub fn run(args: &Args, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<
         let policy = cron.policy();
         let v = serde_json::json!({
             "ok": true,
-            "expression": cron.expr(),
+            "expression": as_written(&args.expr),
             "zone": cron.zone().name(),
             "fixed_time": cron.is_fixed_time(),
             "dst": {
@@ -86,7 +86,7 @@ pub fn run(args: &Args, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<
         });
         writeln!(out, "{v:#}")?;
     } else {
-        write!(out, "{}", text(&cron, from, &dues))?;
+        write!(out, "{}", text(&cron, &args.expr, from, &dues))?;
     }
     Ok(0)
 }
@@ -97,9 +97,24 @@ fn pick<T: Copy>(name: Option<&str>, options: &[(T, &str)], default: T) -> T {
         .unwrap_or(default)
 }
 
-fn text(cron: &CronSchedule, from: Timestamp, dues: &[Due]) -> String {
+/// The expression as the person typed it, spaces evened and any `CRON_TZ=` (printed as
+/// the zone) left out: the core keeps it lower-cased (`0 0 l * *` for `0 0 L * *`), which
+/// reads as a different expression.
+fn as_written(expr: &str) -> String {
+    let mut tokens: Vec<&str> = expr.split_whitespace().collect();
+    let prefixed = tokens
+        .first()
+        .and_then(|t| t.get(..8))
+        .is_some_and(|p| p.eq_ignore_ascii_case("cron_tz="));
+    if prefixed {
+        tokens.remove(0);
+    }
+    super::cut(&tokens.join(" "))
+}
+
+fn text(cron: &CronSchedule, written: &str, from: Timestamp, dues: &[Due]) -> String {
     let mut s = String::new();
-    s.push_str(&format!("expression  {}\n", cron.expr()));
+    s.push_str(&format!("expression  {}\n", as_written(written)));
     s.push_str(&format!("zone        {}\n", cron.zone().name()));
     s.push_str(&format!(
         "dst         {}\n",

@@ -89,6 +89,8 @@ enum NotStarted {
     Store(StoreError),
     Config(ConfigMismatch),
     Jobs(Vec<JobsFileError>),
+    /// The runs directory could not be made.
+    Runs(String),
 }
 
 impl From<StoreError> for NotStarted {
@@ -133,14 +135,10 @@ pub fn run(args: &Args, _out: &mut dyn Write, err: &mut dyn Write) -> io::Result
         config,
         ..Options::default()
     };
-    let runs = match Runs::open(args.store.runs_dir()) {
-        Ok(r) => r,
-        Err(e) => {
-            writeln!(err, "duetime run: {}: {e}", args.store.runs_dir().display())?;
-            return Ok(1);
-        }
-    };
-    if let Some(code) = refuse_exposed(args, &file, &runs, err)? {
+    // Only checks until the store has been opened and accepted: a refused store (not a
+    // duetime store, a port in use) is left exactly as it was, with no runs directory
+    // made beside it and no mode changed (issue 42).
+    if let Some(code) = refuse_exposed(args, &file, err)? {
         return Ok(code);
     }
     daemon::install_signal_handlers();
@@ -153,7 +151,7 @@ pub fn run(args: &Args, _out: &mut dyn Write, err: &mut dyn Write) -> io::Result
             return Ok(1);
         }
     }
-    let mut d = match start_daemon(args, &flags, &options, &runs, &telemetry, err)? {
+    let mut d = match start_daemon(args, &flags, &options, &telemetry, err)? {
         Ok(d) => d,
         Err(code) => return Ok(code),
     };
@@ -170,7 +168,6 @@ fn start_daemon(
     args: &Args,
     flags: &ConfigFlags,
     options: &Options,
-    runs: &Runs,
     telemetry: &Telemetry,
     err: &mut dyn Write,
 ) -> io::Result<Result<Daemon<Metered<AnyStore>>, u8>> {
@@ -181,8 +178,9 @@ fn start_daemon(
             .map_err(NotStarted::from)
             .and_then(|mut store| {
                 let file = agreed_jobs(&mut store, flags, &args.jobs)?;
+                let runs = prepare_runs(args, err)?;
                 let setup = Setup {
-                    runs: runs.clone(),
+                    runs,
                     jobs: file.jobs,
                     alerts: file.alerts,
                     jobs_file: args.jobs.clone(),
@@ -218,36 +216,47 @@ fn start_daemon(
                 return Ok(Err(USAGE));
             }
             Err(NotStarted::Jobs(errors)) => return jobs_errors(err, errors).map(Err),
+            Err(NotStarted::Runs(why)) => {
+                writeln!(err, "duetime run: {why}")?;
+                return Ok(Err(1));
+            }
         }
     };
     Ok(Ok(daemon))
 }
 
 /// Refuses to start (exit 1) on files other users could write or jobs this daemon cannot
-/// run as their user, every reason at once; first takes read access away from others on
-/// a store or runs directory an older version left readable.
+/// run as their user, every reason at once. Only reads: nothing is made or changed.
 fn refuse_exposed(
     args: &Args,
     file: &jobs_file::JobsFile,
-    runs: &Runs,
     err: &mut dyn Write,
 ) -> io::Result<Option<u8>> {
     let store_file = (!store::is_url(&args.store.store)).then(|| PathBuf::from(&args.store.store));
-    let refusals = preflight::refusals(&args.jobs, file, runs.root(), store_file.as_deref());
+    let runs = args.store.runs_dir();
+    let refusals = preflight::refusals(&args.jobs, file, &runs, store_file.as_deref());
     for r in &refusals {
         writeln!(err, "duetime run: {r}")?;
     }
-    if !refusals.is_empty() {
-        return Ok(Some(1));
-    }
+    Ok((!refusals.is_empty()).then_some(1))
+}
+
+/// Once the store is open and accepted: makes the runs directory, and takes read access
+/// away from others on a store or runs directory an older version left readable.
+fn prepare_runs(args: &Args, err: &mut dyn Write) -> Result<Runs, NotStarted> {
+    let root = args.store.runs_dir();
+    let runs =
+        Runs::open(&root).map_err(|e| NotStarted::Runs(format!("{}: {e}", root.display())))?;
+    let store_file = (!store::is_url(&args.store.store)).then(|| PathBuf::from(&args.store.store));
     for p in preflight::tighten_all(runs.root(), store_file.as_deref()) {
-        writeln!(
+        // A message that cannot be written is no reason not to start.
+        let _ = writeln!(
             err,
             "duetime run: {}: made private (others could read it)",
             p.display()
-        )?;
+        );
     }
-    Ok(None)
+    Ok(runs)
 }
 
 /// The store's config against the flags, then the jobs file against the store's config.

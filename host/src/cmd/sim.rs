@@ -17,7 +17,7 @@ use duetime::Duration;
 use duetime_host::jobs_file;
 use duetime_sim::gen::{FaultMode, SimJob};
 use duetime_sim::report;
-use duetime_sim::user_jobs::{self, RunHints};
+use duetime_sim::user_jobs::{self, RunHints, Undrainable};
 use duetime_sim::{run_seed, Options, Overrides};
 
 /// The exit code of a usage error or a file the simulator cannot take.
@@ -194,15 +194,91 @@ pub fn run(args: &Args, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<
         write_assumptions(out, &file, &jobs, args)?;
         writeln!(out)?;
     }
-    let totals = report::run_seeds(seeds, threads, &opts, false);
+    let mut totals = report::run_seeds(seeds, threads, &opts, false);
+    let by_design = set_apart_by_design(&mut totals, &jobs, &opts.overrides);
     if args.json {
-        let v = report::to_json(&title, &totals, &opts, &replay);
+        let mut v = report::to_json(&title, &totals, &opts, &replay);
+        v["by_design"] = by_design_json(&by_design);
         writeln!(out, "{v:#}")?;
         return Ok(totals.exit_code() as u8);
     }
     report::write_summary(out, &title, &totals)?;
+    write_by_design(out, &by_design, &replay)?;
     let code = report::write_failures(out, &totals, &opts, &replay, &mut |_, _, _| Ok(()))?;
     Ok(code as u8)
+}
+
+/// A seed that failed only in a way the file's settings cannot survive by design, and
+/// why (`user_jobs::undrainable_backfills`).
+struct ByDesign {
+    seed: u64,
+    jobs: Vec<Undrainable>,
+}
+
+/// Takes out of `totals.failures` the seeds whose every broken promise is a backfill the
+/// file's `required` jobs cannot drain by design, so the verdict (and the exit code) is
+/// about the user's jobs; they are listed apart, with what to change, never dropped.
+fn set_apart_by_design(
+    totals: &mut report::Totals,
+    jobs: &[SimJob],
+    overrides: &Overrides,
+) -> Vec<ByDesign> {
+    let mut apart = Vec::new();
+    totals.failures.retain(
+        |r| match user_jobs::undrainable_backfills(r, jobs, overrides) {
+            Some(found) => {
+                apart.push(ByDesign {
+                    seed: r.seed,
+                    jobs: found,
+                });
+                false
+            }
+            None => true,
+        },
+    );
+    apart
+}
+
+fn write_by_design(
+    out: &mut dyn Write,
+    apart: &[ByDesign],
+    replay: &dyn Fn(u64) -> String,
+) -> io::Result<()> {
+    let Some(first) = apart.first() else {
+        return Ok(());
+    };
+    // The first few seeds name the rest: a long range may set a hundred apart.
+    let mut seeds: Vec<String> = apart.iter().take(20).map(|b| b.seed.to_string()).collect();
+    if apart.len() > seeds.len() {
+        seeds.push("...".to_string());
+    }
+    writeln!(
+        out,
+        "{} seed(s) ({}) broke no promise but a backfill the file's settings cannot drain by \
+         design; not counted as failures:",
+        apart.len(),
+        seeds.join(", ")
+    )?;
+    // The same jobs fail the same way in each; the first seed's words say it.
+    for job in &first.jobs {
+        writeln!(out, "  {job}")?;
+    }
+    writeln!(out, "  replay: {}", replay(first.seed))
+}
+
+fn by_design_json(apart: &[ByDesign]) -> serde_json::Value {
+    let seeds: Vec<serde_json::Value> = apart
+        .iter()
+        .map(|b| {
+            let jobs: Vec<serde_json::Value> = b
+                .jobs
+                .iter()
+                .map(|j| serde_json::json!({"job": j.job, "owed": j.owed, "why": j.to_string()}))
+                .collect();
+            serde_json::json!({"seed": b.seed, "jobs": jobs})
+        })
+        .collect();
+    serde_json::Value::Array(seeds)
 }
 
 /// What the worlds assume about the runs, which the file cannot say: a verdict is only as

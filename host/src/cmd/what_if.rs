@@ -81,7 +81,8 @@ const MAX_EVENTS: u64 = 5_000_000;
 /// The least time between two ticks the core's wake time asks for, as the daemon's poll.
 const MIN_WAKE_GAP: Duration = Duration::from_secs(1);
 const ACTOR: &str = "what-if";
-const TIMES: &str = "2025-03-09T01:00 or 2025-03-09T01:00:00 (UTC), or RFC 3339 with an \
+pub(crate) const TIMES: &str =
+    "2025-03-09T01:00 or 2025-03-09T01:00:00 (UTC), or RFC 3339 with an \
                      offset such as 2025-03-09T01:00:00-05:00";
 
 #[derive(Debug, clap::Args)]

@@ -58,6 +58,8 @@ fn boot_millis() -> Option<i64> {
 /// Signals received, counted by the handler (the only thing it does).
 static TERMS: AtomicUsize = AtomicUsize::new(0);
 static INTS: AtomicUsize = AtomicUsize::new(0);
+/// SIGHUPs not yet acted on: the daemon rereads its jobs file (`reload.rs`).
+static HUPS: AtomicUsize = AtomicUsize::new(0);
 
 extern "C" fn on_term(_: libc::c_int) {
     TERMS.fetch_add(1, Ordering::SeqCst);
@@ -65,6 +67,21 @@ extern "C" fn on_term(_: libc::c_int) {
 
 extern "C" fn on_int(_: libc::c_int) {
     INTS.fetch_add(1, Ordering::SeqCst);
+}
+
+extern "C" fn on_hup(_: libc::c_int) {
+    HUPS.fetch_add(1, Ordering::SeqCst);
+}
+
+/// Whether a SIGHUP arrived since the last call: several HUPs before the daemon looks are
+/// one reload, since each rereads the whole file.
+pub(super) fn take_hup() -> bool {
+    HUPS.swap(0, Ordering::SeqCst) > 0
+}
+
+/// Asks for a reload again, as if HUP had arrived (a store that could not be reached).
+pub(super) fn hup_again() {
+    HUPS.fetch_add(1, Ordering::SeqCst);
 }
 
 /// Whether SIGTERM or SIGINT has arrived.
@@ -79,7 +96,8 @@ pub fn backoff(failures: u32) -> std::time::Duration {
         .min(std::time::Duration::from_secs(5))
 }
 
-/// Installs the SIGTERM and SIGINT handlers.
+/// Installs the SIGTERM, SIGINT and SIGHUP handlers. Without the last, HUP (`systemctl
+/// reload`, a log rotation) would kill the daemon with no drain.
 pub fn install_signal_handlers() {
     // SAFETY: the handlers only touch atomics, which is async-signal-safe.
     unsafe {
@@ -90,6 +108,10 @@ pub fn install_signal_handlers() {
         libc::signal(
             libc::SIGINT,
             on_int as extern "C" fn(libc::c_int) as *const () as libc::sighandler_t,
+        );
+        libc::signal(
+            libc::SIGHUP,
+            on_hup as extern "C" fn(libc::c_int) as *const () as libc::sighandler_t,
         );
     }
 }

@@ -7,11 +7,12 @@
 //!
 //! Signals: SIGTERM (or a first SIGINT) drains: no new claims, the incarnation exits when
 //! its own runs have ended. A second SIGINT stops at once and leaves the children running,
-//! for the next incarnation to adopt.
+//! for the next incarnation to adopt. SIGHUP rereads the jobs file (`reload.rs`).
 
 mod clock;
 mod people;
 pub mod preflight;
+mod reload;
 mod runs;
 
 use duetime::{Action, Notice};
@@ -80,6 +81,8 @@ pub struct Daemon<S: Store> {
     runs: Runs,
     /// The jobs file's jobs by name: what this daemon agrees to run (`runs.rs`).
     jobs: BTreeMap<String, HostJob>,
+    /// The jobs file, reread on SIGHUP (`reload.rs`).
+    jobs_file: PathBuf,
     process: ProcessId,
     clock: Clock,
     held: BTreeMap<RunId, Holding>,
@@ -149,6 +152,7 @@ impl<S: Store> Daemon<S> {
                 .into_iter()
                 .map(|j| (j.def.name.to_string(), j))
                 .collect(),
+            jobs_file: setup.jobs_file.clone(),
             process,
             clock,
             held: BTreeMap::new(),
@@ -351,8 +355,10 @@ impl<S: Store> Daemon<S> {
                 info!(process = %self.process, runs = self.held.len(), "interrupted: leaving runs to the next incarnation");
                 return Stopped::Interrupted;
             }
+            self.reload_if_asked();
             let sleep = match self.turn() {
                 Ok(d) => {
+                    self.telemetry.turned();
                     if failures > 0 {
                         info!(failures, "store reachable again");
                         failures = 0;

@@ -4,10 +4,12 @@
 //! the state (gauges read at the scrape), and this process (`telemetry.rs`: counters that
 //! start from zero with each incarnation).
 
-use duetime::{State, Timestamp};
+use std::collections::BTreeMap;
+
+use duetime::{State, Timestamp, Trigger};
 
 use super::expo::{Expo, Kind};
-use super::tally::Tally;
+use super::tally::{self, JobTally, Tally};
 use crate::telemetry::Counters;
 use crate::views::Row;
 
@@ -34,11 +36,15 @@ fn names(rows: &[Row]) -> Vec<&str> {
     names
 }
 
-/// The journal's counters, per job.
+/// The journal's counters, per job of the state, every label value of their closed enums
+/// present from the start at 0: a series that first appears at 1 has no earlier sample,
+/// so `increase()` over it reads 0 and an alert on a job's first missed due time would
+/// never fire.
 fn journal_series(e: &mut Expo, tally: &Tally, rows: &[Row]) {
-    let jobs: Vec<_> = names(rows)
+    let none = JobTally::default();
+    let jobs: Vec<(&str, &JobTally)> = names(rows)
         .into_iter()
-        .filter_map(|n| tally.jobs.get(n).map(|t| (n, t)))
+        .map(|n| (n, tally.jobs.get(n).unwrap_or(&none)))
         .collect();
     e.family(
         "duetime_due_times_total",
@@ -46,12 +52,9 @@ fn journal_series(e: &mut Expo, tally: &Tally, rows: &[Row]) {
         "Due times by their fate in the ledger (ran, skipped, caught_up, failed_out, lost, approval_expired) and the missed rule's cause (none unless skipped or caught_up). From the journal.",
     );
     for (job, t) in &jobs {
-        for ((fate, cause), n) in &t.due {
-            e.sample(
-                "duetime_due_times_total",
-                &[("job", job), ("fate", fate), ("cause", cause)],
-                *n as f64,
-            );
+        for ((fate, cause), n) in with_zeros(&t.due, &tally::fate_labels()) {
+            let labels = [("job", *job), ("fate", fate), ("cause", cause)];
+            e.sample("duetime_due_times_total", &labels, n as f64);
         }
     }
     e.family(
@@ -59,25 +62,29 @@ fn journal_series(e: &mut Expo, tally: &Tally, rows: &[Row]) {
         Kind::Counter,
         "Runs started, by trigger. From the journal.",
     );
+    let triggers: Vec<&'static str> = Trigger::ALL.iter().map(|t| t.name()).collect();
     for (job, t) in &jobs {
-        for (trigger, n) in &t.started {
-            e.sample(
-                "duetime_runs_started_total",
-                &[("job", job), ("trigger", trigger)],
-                *n as f64,
-            );
+        for (trigger, n) in with_zeros(&t.started, &triggers) {
+            let labels = [("job", *job), ("trigger", trigger)];
+            e.sample("duetime_runs_started_total", &labels, n as f64);
         }
     }
     e.family("duetime_runs_finished_total", Kind::Counter, "Runs settled, by outcome (ok, skipped, failed, timed_out, awaiting_approval), and runs recorded lost. From the journal.");
     for (job, t) in &jobs {
-        for (outcome, n) in &t.finished {
-            e.sample(
-                "duetime_runs_finished_total",
-                &[("job", job), ("outcome", outcome)],
-                *n as f64,
-            );
+        let finished: BTreeMap<&str, u64> =
+            t.finished.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+        for (outcome, n) in with_zeros(&finished, tally::OUTCOMES) {
+            let labels = [("job", *job), ("outcome", outcome)];
+            e.sample("duetime_runs_finished_total", &labels, n as f64);
         }
     }
+}
+
+/// `counts` with every one of `keys` it lacks at 0, in key order.
+fn with_zeros<K: Ord + Copy>(counts: &BTreeMap<K, u64>, keys: &[K]) -> BTreeMap<K, u64> {
+    let mut all: BTreeMap<K, u64> = keys.iter().map(|&k| (k, 0)).collect();
+    all.extend(counts.iter().map(|(&k, &n)| (k, n)));
+    all
 }
 
 /// The journal's histograms and its last success, per job.
@@ -234,6 +241,16 @@ fn owner_series(e: &mut Expo, state: &State, now: Timestamp) {
 
 fn process_series(e: &mut Expo, state: &State, me: &Counters, now: Timestamp) {
     e.family(
+        "duetime_build_info",
+        Kind::Gauge,
+        "1, labelled with this binary's version and the commit it was built from. Per process.",
+    );
+    let build = [
+        ("version", env!("CARGO_PKG_VERSION")),
+        ("commit", env!("DUETIME_COMMIT")),
+    ];
+    e.sample("duetime_build_info", &build, 1.0);
+    e.family(
         "duetime_process",
         Kind::Gauge,
         "This daemon's process id (3 for p3). Per process.",
@@ -293,5 +310,51 @@ fn process_series(e: &mut Expo, state: &State, me: &Counters, now: Timestamp) {
             ],
             *n as f64,
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use duetime::{Actor, Event, Now};
+
+    /// Issue 42: a job no event has touched yet already has every fate, trigger and outcome
+    /// series, at 0, so the documented `increase(...) > 0` alert sees its first miss.
+    #[test]
+    fn every_counter_series_is_there_at_zero_before_any_event() {
+        let text = "[[job]]\nname = \"nightly\"\ncron = \"0 3 * * *\"\ncommand = [\"true\"]\n";
+        let job = crate::jobs_file::parse_str(text, "jobs.toml").unwrap().jobs[0].clone();
+        let mut state = State::default();
+        let now = Now::new(Timestamp::from_millis(1_000), Timestamp::from_millis(0));
+        let upsert = Event::Upsert {
+            def: Box::new(job.def),
+            actor: Actor::new("test"),
+        };
+        state.step(now, upsert, &mut Vec::new());
+        let rows = crate::views::rows(&state, now.wall);
+        let out = render(
+            &Tally::default(),
+            &state,
+            &rows,
+            &Counters::default(),
+            now.wall,
+        );
+        for line in [
+            r#"duetime_due_times_total{job="nightly",fate="skipped",cause="down"} 0"#,
+            r#"duetime_due_times_total{job="nightly",fate="failed_out",cause="none"} 0"#,
+            r#"duetime_due_times_total{job="nightly",fate="lost",cause="none"} 0"#,
+            r#"duetime_runs_started_total{job="nightly",trigger="schedule"} 0"#,
+            r#"duetime_runs_finished_total{job="nightly",outcome="failed"} 0"#,
+            r#"duetime_runs_finished_total{job="nightly",outcome="lost"} 0"#,
+            concat!(
+                r#"duetime_build_info{version=""#,
+                env!("CARGO_PKG_VERSION"),
+                r#"",commit=""#,
+                env!("DUETIME_COMMIT"),
+                r#""} 1"#
+            ),
+        ] {
+            assert!(out.lines().any(|l| l == line), "no `{line}` in:\n{out}");
+        }
     }
 }

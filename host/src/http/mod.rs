@@ -130,6 +130,7 @@ impl Source {
         let json = |v: serde_json::Value| format!("{v:#}\n");
         Ok(match path {
             "/metrics" => Answer::new(200, PROMETHEUS, self.metrics(now)?),
+            "/healthz" => self.health()?,
             "/" => {
                 let rows = views::rows(self.store()?.state()?, now);
                 Answer::new(200, HTML, page::list(&rows, now))
@@ -148,6 +149,33 @@ impl Source {
                 }
             }
         })
+    }
+
+    /// `GET /healthz`: 200 while the daemon turns (its last turn with the store reachable
+    /// is recent, `healthy`) and this server reads the store; 503 otherwise (a store error
+    /// answers 503 through `get`), with why, as JSON either way.
+    fn health(&mut self) -> Result<Answer, StoreError> {
+        let tick = self.store()?.state()?.config().tick;
+        let me = self.telemetry.snapshot();
+        let age = me.last_turn.map(|t| t.elapsed());
+        let tick = std::time::Duration::from_millis(tick.as_millis());
+        let ok = age.is_some_and(|a| healthy(a, tick));
+        let body = serde_json::json!({
+            "ok": ok,
+            "process": me.process.map(|p| p.to_string()),
+            "last_turn_seconds_ago": age.map(|a| a.as_secs_f64()),
+            "store": "reachable",
+            "why": match age {
+                None => Some("the daemon has not turned yet (starting, or waiting for the store)"),
+                Some(_) if !ok => Some("the daemon's last turn with the store reachable is too old"),
+                Some(_) => None,
+            },
+        });
+        Ok(Answer::new(
+            if ok { 200 } else { 503 },
+            JSON,
+            format!("{body:#}\n"),
+        ))
     }
 
     fn metrics(&mut self, now: Timestamp) -> Result<String, StoreError> {
@@ -202,6 +230,15 @@ impl Source {
 }
 
 /// The store handle, opened on first use.
+/// Whether a daemon whose last good turn was `age` ago is alive: it turns at least every
+/// second while the store answers, so two ticks (at least a minute) without one is a
+/// daemon stuck or cut off from its store.
+pub fn healthy(age: std::time::Duration, tick: std::time::Duration) -> bool {
+    age <= tick
+        .saturating_mul(2)
+        .max(std::time::Duration::from_secs(60))
+}
+
 fn lazily<'s>(
     slot: &'s mut Option<AnyStore>,
     location: &str,
@@ -283,5 +320,21 @@ fn answer(source: &mut Source, request: tiny_http::Request) {
     }
     if let Err(e) = request.respond(response) {
         warn!("http: answering {}: {e}", query::cut(&url));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::healthy;
+    use std::time::Duration;
+
+    #[test]
+    fn a_daemon_is_healthy_until_two_ticks_or_a_minute_pass_without_a_turn() {
+        let tick = Duration::from_secs(30);
+        assert!(healthy(Duration::from_secs(1), tick));
+        assert!(healthy(Duration::from_secs(60), tick));
+        assert!(!healthy(Duration::from_secs(61), tick));
+        assert!(healthy(Duration::from_secs(500), Duration::from_secs(300)));
+        assert!(!healthy(Duration::from_secs(601), Duration::from_secs(300)));
     }
 }

@@ -7,7 +7,9 @@
 use std::collections::BTreeMap;
 
 use duetime::Timestamp;
-use duetime::{Entry, History, LedgerEntry, LedgerKind, MissAction, Outcome, Record, RunId};
+use duetime::{
+    Entry, History, LedgerEntry, LedgerKind, MissAction, MissCause, Outcome, Record, RunId,
+};
 
 use super::expo::Histogram;
 use crate::store::{Store, StoreError};
@@ -128,6 +130,31 @@ impl Tally {
             Entry::History(_) => {}
         }
     }
+}
+
+/// Every `outcome` label `duetime_runs_finished_total` may carry: the core's outcomes'
+/// tags and `lost` (a `tag_of` name outside these, from a newer core, is still counted).
+pub const OUTCOMES: &[&str] = &[
+    "ok",
+    "skipped",
+    "failed",
+    "timed_out",
+    "awaiting_approval",
+    "lost",
+];
+
+/// Every (fate, cause) pair `fate` may return: the missed fates with each cause, the
+/// others with `none`.
+pub fn fate_labels() -> Vec<(&'static str, &'static str)> {
+    let mut all: Vec<(&'static str, &'static str)> =
+        ["ran", "failed_out", "lost", "approval_expired"]
+            .into_iter()
+            .map(|f| (f, "none"))
+            .collect();
+    for fate in ["skipped", "caught_up"] {
+        all.extend(MissCause::ALL.iter().map(|c| (fate, c.name())));
+    }
+    all
 }
 
 /// A ledger entry's (fate, cause) labels.

@@ -67,16 +67,28 @@ pub fn host_name() -> String {
     String::from_utf8_lossy(&buf[..end]).into_owned()
 }
 
-/// The processes whose records to keep: those the core still knows, and the one
-/// registering.
-pub(crate) fn known_processes(
+/// How long a row of a process the core does not know is kept: a daemon writes its row
+/// before its `ProcessStarted` reaches the core, so another daemon registering in that
+/// moment would otherwise take it for a forgotten process's and delete it (issue 42). An
+/// hour also covers clocks of different machines that disagree.
+pub const UNKNOWN_KEPT_MS: i64 = 3600 * 1000;
+
+/// The `meta` keys of the rows to delete when `info` registers: processes the core no
+/// longer knows (forgotten), whose rows are older than `UNKNOWN_KEPT_MS`. `state` and
+/// `rows` are read in the registering transaction, not from a cache.
+pub(crate) fn to_forget(
     state: &duetime::State,
+    rows: &[DaemonInfo],
     info: &DaemonInfo,
-) -> std::collections::BTreeSet<ProcessId> {
-    let mut known: std::collections::BTreeSet<ProcessId> =
-        state.globals().processes().keys().copied().collect();
-    known.insert(info.process);
-    known
+) -> Vec<String> {
+    let globals = state.globals();
+    let known = globals.processes();
+    let before = info.started.as_millis().saturating_sub(UNKNOWN_KEPT_MS);
+    rows.iter()
+        .filter(|d| d.process != info.process && !known.contains_key(&d.process))
+        .filter(|d| d.started.as_millis() < before)
+        .map(DaemonInfo::key)
+        .collect()
 }
 
 /// One `meta` row of a daemon record.

@@ -30,7 +30,7 @@ use tokio_postgres_rustls::MakeRustlsConnect;
 use super::tls;
 
 use super::cache::{parse_line, seq_key, seq_of_key, Cache, Loads, Rows, Writes};
-use super::daemons::{known_processes, parse_daemon};
+use super::daemons::{parse_daemon, to_forget};
 use super::{Body, DaemonInfo, Options, Store, StoreError, SCHEMA_VERSION};
 
 /// `MIGRATIONS[v]` takes a store from schema version `v` to `v + 1`, in step with SQLite's
@@ -540,21 +540,40 @@ impl Store for PostgresStore {
     }
 
     fn register_daemon(&mut self, info: &DaemonInfo) -> Result<(), StoreError> {
-        let known = known_processes(self.state()?, info);
-        let forget: Vec<String> = self
-            .daemons()?
-            .iter()
-            .filter(|d| !known.contains(&d.process))
-            .map(DaemonInfo::key)
-            .collect();
         let store = self.cache.store.clone();
         let json = serde_json::to_string(info).map_err(|e| StoreError::Database {
             store: store.clone(),
             detail: format!("cannot serialize: {e}"),
         })?;
         let err = |e| map_err(&store, e);
-        let conn = self.connection()?;
-        let mut tx = conn.client.transaction().map_err(err)?;
+        self.connection()?;
+        let Connection { client, statements } = self.conn.as_mut().expect("connected above");
+        // One snapshot, as `state` reads: the version, the globals and the rows agree.
+        let mut tx = client
+            .build_transaction()
+            .isolation_level(IsolationLevel::RepeatableRead)
+            .start()
+            .map_err(err)?;
+        // The state and the rows read in this transaction, not from a cache: a daemon
+        // that started a moment ago is seen (its row was written before its start
+        // reached the core, which `to_forget` allows for).
+        let mut rows = PgRows {
+            tx: &mut tx,
+            st: statements,
+            store: &store,
+            failure: None,
+            globals: None,
+            handle: 0,
+        };
+        let version = rows.version()?;
+        self.cache.sync(&mut rows, version)?;
+        let daemons = tx
+            .query("SELECT key, value FROM meta WHERE key LIKE 'daemon:%'", &[])
+            .map_err(err)?
+            .iter()
+            .map(|r| parse_daemon(&store, r.get(0), r.get(1)))
+            .collect::<Result<Vec<_>, _>>()?;
+        let forget = to_forget(&self.cache.state, &daemons, info);
         tx.execute(
             "INSERT INTO meta (key, value) VALUES ($1, $2) \
              ON CONFLICT (key) DO UPDATE SET value = excluded.value",
@@ -876,9 +895,29 @@ fn is_conflict(e: &postgres::Error) -> bool {
 }
 
 fn unreachable(store: &str, e: &postgres::Error) -> StoreError {
+    if let Some(what) = unfixable_by_waiting(e) {
+        return StoreError::Database {
+            store: store.to_string(),
+            detail: format!("{} ({what}: retrying would not mend it)", error_text(e)),
+        };
+    }
     StoreError::Unreachable {
         store: store.to_string(),
         detail: error_text(e),
+    }
+}
+
+/// What a refused connection says that retrying cannot fix: the server answered, and the
+/// database or role named does not exist (SQLSTATE 3D000, 28000) or the password is wrong
+/// (28P01). A daemon waiting on these as on an outage would wait forever; refused
+/// certificates are `tls::failure`'s.
+fn unfixable_by_waiting(e: &postgres::Error) -> Option<&'static str> {
+    let code = e.as_db_error()?.code().code();
+    match code {
+        "3D000" => Some("no such database"),
+        "28000" => Some("no such role, or not allowed to connect"),
+        "28P01" => Some("authentication failed"),
+        _ => None,
     }
 }
 

@@ -30,7 +30,7 @@ use rusqlite::{
 };
 
 use super::cache::{parse_line, seq_key, seq_of_key, Cache, Loads, Rows, Writes};
-use super::daemons::{known_processes, parse_daemon};
+use super::daemons::{parse_daemon, to_forget};
 use super::{Body, DaemonInfo, Options, Store, StoreError};
 
 /// The schema this build writes; a store with a newer one is refused.
@@ -298,21 +298,23 @@ impl Store for SqliteStore {
     }
 
     fn register_daemon(&mut self, info: &DaemonInfo) -> Result<(), StoreError> {
-        let known = known_processes(self.state()?, info);
-        let forget: Vec<String> = self
-            .daemons()?
-            .iter()
-            .filter(|d| !known.contains(&d.process))
-            .map(DaemonInfo::key)
-            .collect();
-        let store = &self.cache.store;
-        let err = |e| map_err(store, e);
+        let store = self.cache.store.clone();
+        let err = |e| map_err(&store, e);
         let json = serde_json::to_string(info).map_err(|e| StoreError::Database {
             store: store.clone(),
             detail: format!("cannot serialize: {e}"),
         })?;
         let tx =
             Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate).map_err(err)?;
+        // The state and the rows read under the write lock: what another daemon wrote a
+        // moment ago is seen, and nobody writes until the commit.
+        let mut rows = SqlRows {
+            conn: &tx,
+            store: &store,
+        };
+        let version = rows.version()?;
+        self.cache.sync(&mut rows, version)?;
+        let forget = to_forget(&self.cache.state, &read_daemons(&tx, &store)?, info);
         tx.execute(
             "INSERT INTO meta (key, value) VALUES (?1, ?2)
              ON CONFLICT (key) DO UPDATE SET value = excluded.value",
@@ -327,22 +329,7 @@ impl Store for SqliteStore {
     }
 
     fn daemons(&mut self) -> Result<Vec<DaemonInfo>, StoreError> {
-        let store = &self.cache.store;
-        let err = |e| map_err(store, e);
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT key, value FROM meta WHERE key LIKE 'daemon:%'")
-            .map_err(err)?;
-        let rows = stmt
-            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
-            .map_err(err)?;
-        let mut out = Vec::new();
-        for row in rows {
-            let (key, value) = row.map_err(err)?;
-            out.push(parse_daemon(store, &key, &value)?);
-        }
-        out.sort_by_key(|d| d.process);
-        Ok(out)
+        read_daemons(&self.conn, &self.cache.store)
     }
 
     fn describe(&self) -> &str {
@@ -613,4 +600,22 @@ fn map_err(store: &str, e: rusqlite::Error) -> StoreError {
             detail: e.to_string(),
         },
     }
+}
+
+/// Every daemon's row, in process order.
+fn read_daemons(conn: &Connection, store: &str) -> Result<Vec<DaemonInfo>, StoreError> {
+    let err = |e| map_err(store, e);
+    let mut stmt = conn
+        .prepare_cached("SELECT key, value FROM meta WHERE key LIKE 'daemon:%'")
+        .map_err(err)?;
+    let rows = stmt
+        .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
+        .map_err(err)?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (key, value) = row.map_err(err)?;
+        out.push(parse_daemon(store, &key, &value)?);
+    }
+    out.sort_by_key(|d| d.process);
+    Ok(out)
 }

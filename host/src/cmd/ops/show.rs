@@ -53,6 +53,14 @@ fn write_text(out: &mut dyn Write, j: &JobReport) -> io::Result<()> {
     let view = &j.view;
     writeln!(out, "{} ({})", view.name.as_str(), view.schedule)?;
     writeln!(out, "  status        {}", j.shown.name())?;
+    match &j.command {
+        Some(c) => writeln!(out, "  command       {}", command_text(c))?,
+        None => writeln!(
+            out,
+            "  command       none in the definition in force: its runs fail `not started` \
+             until `duetime confirm` of a definition that names one"
+        )?,
+    }
     writeln!(out, "  settled until {}", view.settled_through)?;
     writeln!(out, "  missed (24h)  {}", view.missed_24h)?;
     writeln!(out, "  owed          {}", view.owed)?;
@@ -161,4 +169,17 @@ fn write_activity(out: &mut dyn Write, j: &JobReport) -> io::Result<()> {
         )?;
     }
     Ok(())
+}
+
+/// The command as a person would type it, and where and as whom it runs when the file
+/// says so.
+fn command_text(c: &duetime_host::command::Command) -> String {
+    let mut text = c.argv_text();
+    if let Some(user) = &c.user {
+        text += &format!(" (as {user})");
+    }
+    if let Some(dir) = &c.workdir {
+        text += &format!(" (in {})", dir.display());
+    }
+    text
 }
