@@ -166,10 +166,10 @@ fn shortest_spacing(spec: &Spec) -> Option<i64> {
 }
 
 /// The fewest runs a person's backfill burst asks of a `required` job: the world's
-/// `backfill_burst` (world.rs) asks 28 to 36 separate ranges of one to three due times, at
-/// most one in five right against the next (a pair the core merges), and each range the
-/// core cannot merge is a catch-up run of its own.
-pub const BURST_RUNS: i64 = 22;
+/// `backfill_burst` asks `BURST_RANGES_FEWEST` (28) to `BURST_RANGES` (36) separate ranges
+/// of one to three due times, about one in five right against the next (a pair the core
+/// merges), and each range the core cannot merge is a catch-up run of its own.
+pub const BURST_RUNS: i64 = crate::world::BURST_RANGES_FEWEST as i64 * 4 / 5;
 
 /// A failing seed's broken promises that the file's own settings cannot keep by design: a
 /// person backfilled many separate ranges of a `required` job whose runs take so long that

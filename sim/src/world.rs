@@ -445,6 +445,11 @@ const HOUR: f64 = 3_600_000.0;
 pub const MAX_EVENTS_PER_HOUR: f64 = 100_000.0;
 const MAX_QUEUE: usize = 1_000_000;
 
+/// The most ranges a person's backfill burst asks for (`World::backfill_burst`), and the
+/// fewest; one in five is right against the next (a pair the core merges).
+pub(crate) const BURST_RANGES: usize = 36;
+pub(crate) const BURST_RANGES_FEWEST: usize = BURST_RANGES - 8;
+
 /// A process holding no runs still sends a heartbeat tick at least this often.
 const SHOW_EVERY_MS: i64 = 3_600_000;
 
@@ -1638,13 +1643,13 @@ impl World {
     /// job: a new schedule (which a `required` job's full line must refuse, and any other's
     /// must take) or a new command (taken whatever the line holds).
     fn backfill_burst(&mut self, i: usize, actor: Actor, now: Now) {
-        const RANGES: usize = 36;
+        const RANGES: usize = BURST_RANGES;
         let due = self.due_before_accounted(i, RANGES * 5);
         if due.len() < 8 {
             return;
         }
         *self.probes.entry("backfill burst").or_default() += 1;
-        let ranges = self.bursts.gen_range(RANGES - 8..=RANGES);
+        let ranges = self.bursts.gen_range(BURST_RANGES_FEWEST..=RANGES);
         let mut newest = due.len();
         for _ in 0..ranges {
             let take = self.bursts.gen_range(1..=3).min(newest);
