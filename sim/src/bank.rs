@@ -260,9 +260,10 @@ impl Merged {
         self.covered().iter().map(|r| r.end - r.start).sum()
     }
 
-    /// 1 when any seed failed or any seed of a sharded range is missing, else 0.
+    /// 1 when any seed failed, any seed of a sharded range is missing, or no bank recorded
+    /// a run at all (nothing was checked), else 0.
     pub fn exit_code(&self) -> i32 {
-        i32::from(!self.failures.is_empty() || !self.missing().is_empty())
+        i32::from(!self.failures.is_empty() || !self.missing().is_empty() || self.runs.is_empty())
     }
 }
 
@@ -327,6 +328,12 @@ pub fn write_merged(out: &mut dyn Write, m: &Merged) -> io::Result<()> {
             .join(", ")
     };
     writeln!(out, "  covered: {}", show(&m.covered()))?;
+    if m.runs.is_empty() {
+        writeln!(
+            out,
+            "  NO RUN: no bank holds a run record (run-A-B.json); nothing was checked"
+        )?;
+    }
     let missing = m.missing();
     if !missing.is_empty() {
         writeln!(
