@@ -2,6 +2,7 @@
 //! against the duetime core, checked by an oracle that shares no code with the core's
 //! schedules. `run_seed` is the whole of one world; the binary runs ranges of them.
 
+pub mod bank;
 pub mod check;
 mod consensus;
 pub mod cron_text;

@@ -17,7 +17,8 @@ const USAGE: &str =
     "usage: duetime-sim [--seeds A..B | --seed N] [--threads N] [--processes N] [--jobs N]
                    [--days X] [--faults MODE] [--check-determinism]
                    [--replay N [--trace]] [--save-regression DIR] [--replay-file PATH]
-                   [--check-state] [--shrink-seconds S]
+                   [--check-state] [--shrink-seconds S] [--shard K/N] [--bank DIR]
+       duetime-sim --merge-bank DIR [DIR...]
 exit codes: 0 all held, 1 safety violation, 2 liveness violation, 3 a panic in the core, 64 usage";
 
 /// `--help`: the usage, then what each flag does.
@@ -41,6 +42,15 @@ lost commit answers), each checked against an oracle: every promise of the core 
   --replay-file PATH     replay a kept regression file
   --check-state          self-check every committed state (S6); heavy worlds always do
   --shrink-seconds S     how long shrinking one failure may take (default 30)
+  --shard K/N            run only shard K (1 to N) of --seeds A..B: the contiguous block
+                         of seeds A+floor((K-1)(B-A)/N) .. A+floor(K(B-A)/N); the N
+                         shards cover A..B exactly, without overlap
+  --bank DIR             keep each failing seed as DIR/fail-seed-N.json (seed, mode,
+                         verdict, invariant, first violation, replay command) and the run
+                         as DIR/run-A-B.json
+  --merge-bank DIR...    merge the banks of several runs (the shards of a campaign) into
+                         one summary, failures by seed, each once; exit 1 if any seed
+                         failed or a shard's seeds are missing
   -h, --help             this text
 ";
 
@@ -77,6 +87,10 @@ struct Args {
     trace: bool,
     save_regression: Option<String>,
     replay_file: Option<String>,
+    /// `--shard K/N`: (K, N), 1-based.
+    shard: Option<(u64, u64)>,
+    bank: Option<String>,
+    merge_bank: Option<Vec<String>>,
 }
 
 /// The arguments, or `None` for `--help`.
@@ -90,8 +104,11 @@ fn parse_args() -> Result<Option<Args>, String> {
         trace: false,
         save_regression: None,
         replay_file: None,
+        shard: None,
+        bank: None,
+        merge_bank: None,
     };
-    let mut it = std::env::args().skip(1);
+    let mut it = std::env::args().skip(1).peekable();
     while let Some(flag) = it.next() {
         let mut value = || it.next().ok_or_else(|| format!("{flag} needs a value"));
         match flag.as_str() {
@@ -131,6 +148,18 @@ fn parse_args() -> Result<Option<Args>, String> {
             "--save-regression" => a.save_regression = Some(value()?),
             "--replay-file" => a.replay_file = Some(value()?),
             "--check-state" => a.opts.check_state = true,
+            "--shard" => a.shard = Some(duetime_sim::bank::parse_shard(&value()?)?),
+            "--bank" => a.bank = Some(value()?),
+            "--merge-bank" => {
+                let mut dirs = Vec::new();
+                while let Some(dir) = it.next_if(|d| !d.starts_with('-')) {
+                    dirs.push(dir);
+                }
+                if dirs.is_empty() {
+                    return Err("--merge-bank needs one or more bank directories".to_string());
+                }
+                a.merge_bank.get_or_insert_with(Vec::new).extend(dirs);
+            }
             "--shrink-seconds" => {
                 let secs: f64 = value()?
                     .parse()
@@ -161,6 +190,9 @@ fn main() -> ExitCode {
             return ExitCode::from(64);
         }
     };
+    if let Some(dirs) = &args.merge_bank {
+        return merge_bank(dirs);
+    }
     if let Some(path) = &args.replay_file {
         return replay_file(path);
     }
@@ -282,15 +314,58 @@ fn flags(args: &Args) -> String {
     s
 }
 
+/// The fault mode asked for, as `--faults` spells it (`swarm` when none was).
+fn mode(args: &Args) -> String {
+    args.opts
+        .overrides
+        .faults
+        .map_or("swarm".to_string(), |f| format!("{f:?}").to_lowercase())
+}
+
+/// `--merge-bank DIR...`: the banks' failures as one summary; exit 1 if any seed failed or
+/// a shard's seeds are missing, 64 if a bank cannot be read.
+fn merge_bank(dirs: &[String]) -> ExitCode {
+    let dirs: Vec<std::path::PathBuf> = dirs.iter().map(Into::into).collect();
+    let merged = match duetime_sim::bank::read_banks(&dirs) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("duetime-sim: {e}");
+            return ExitCode::from(64);
+        }
+    };
+    if let Err(e) = duetime_sim::bank::write_merged(&mut io::stdout().lock(), &merged) {
+        return io_error(e);
+    }
+    ExitCode::from(merged.exit_code() as u8)
+}
+
 fn run_range(args: &Args) -> io::Result<ExitCode> {
-    let t = report::run_seeds(
-        args.seeds.clone(),
-        args.threads,
-        &args.opts,
-        args.check_determinism,
-    );
+    let seeds = match args.shard {
+        Some((k, n)) => duetime_sim::bank::shard(&args.seeds, k, n).unwrap_or(0..0),
+        None => args.seeds.clone(),
+    };
+    let t = report::run_seeds(seeds, args.threads, &args.opts, args.check_determinism);
     let mut out = io::stdout().lock();
     report::write_summary(&mut out, "duetime-sim summary", &t)?;
+    let mut bank_lost = false;
+    if let Some(dir) = &args.bank {
+        let shard = args.shard.map(|(k, n)| (k, n, args.seeds.clone()));
+        match duetime_sim::bank::write_bank(
+            std::path::Path::new(dir),
+            &t,
+            &mode(args),
+            shard,
+            &|seed| replay_command(seed, args),
+        ) {
+            Ok(paths) => writeln!(out, "  bank: {} files written to {dir}", paths.len())?,
+            Err(e) => {
+                // The run's failures are still printed below; the exit code says the bank
+                // is incomplete.
+                eprintln!("duetime-sim: cannot write the bank {dir}: {e}");
+                bank_lost = true;
+            }
+        }
+    }
     let code = report::write_failures(
         &mut out,
         &t,
@@ -298,5 +373,6 @@ fn run_range(args: &Args) -> io::Result<ExitCode> {
         &|seed| replay_command(seed, args),
         &mut |out, seed, shrunk| save_shrunk(out, seed, shrunk, args),
     )?;
+    let code = if bank_lost { code.max(1) } else { code };
     Ok(ExitCode::from(code as u8))
 }

@@ -99,6 +99,9 @@ struct Stepping {
     renews: Vec<(RunId, Fence)>,
     renewed: bool,
     tick: bool,
+    /// A `ProcessStarted`: the one event at which the store forgets silent processes
+    /// (`State::prune_processes`).
+    starts: bool,
 }
 
 impl Leases {
@@ -111,18 +114,21 @@ impl Leases {
                 renews: held.iter().map(|h| (h.run, h.fence)).collect(),
                 renewed: false,
                 tick: true,
+                starts: false,
             }),
             Event::ProcessStarted { process } => Some(Stepping {
                 process: *process,
                 renews: Vec::new(),
                 renewed: false,
                 tick: true,
+                starts: true,
             }),
             Event::ProcessDraining { process } => Some(Stepping {
                 process: *process,
                 renews: Vec::new(),
                 renewed: false,
                 tick: false,
+                starts: false,
             }),
             Event::Adopt {
                 process,
@@ -133,6 +139,7 @@ impl Leases {
                 renews: vec![(*run, *fence)],
                 renewed: false,
                 tick: false,
+                starts: false,
             }),
             _ => None,
         };
@@ -316,7 +323,7 @@ impl Checker {
             self.waits_only_when_new(state, s.process);
             self.witnesses_wake(state, s.process);
             self.waits_end_only_when_vouched(state, s.process);
-            self.idle_wakes_for_work(state, s.process);
+            self.idle_wakes_for_work(state, s.process, s.starts);
         }
         if let (Some(s), Some(at)) = (&step, at) {
             self.leases.heard.insert(s.process, heard_now.unwrap_or(at));
@@ -394,7 +401,7 @@ impl Checker {
     /// J2, and only then: under shared coordination, while no process's clock may be held
     /// (`maybe_held`), the stepping process is told to wake when the store next has work
     /// (`next_wake`), not once a tick: an idle scheduler costs nothing.
-    fn idle_wakes_for_work(&mut self, state: &State, process: ProcessId) {
+    fn idle_wakes_for_work(&mut self, state: &State, process: ProcessId, starts: bool) {
         let Some((_, _, jump)) = self.leases.config else {
             return;
         };
@@ -409,7 +416,27 @@ impl Checker {
         } else {
             held.insert(process);
         }
-        held.retain(|p| state.process(*p).is_some());
+        // The set keeps only processes the store knows. The store forgets processes at one
+        // event only, a process's start (`State::prune_processes`, called from `step` for
+        // `ProcessStarted` alone), and that event is a step of this kind (`Stepping`), so
+        // after any other step every member but the stepping process is known still, as it
+        // was at the last start, and only the stepping process needs looking up: the set
+        // is what looking up every member would leave. (Looking up every member at every
+        // step was 7.7% of a world's instructions; benches/README.md, issue 46.) Debug
+        // builds, which `cargo test` runs seeds in, look them all up anyway, so a core
+        // that forgot processes at another event would fail there.
+        if starts {
+            held.retain(|p| state.process(*p).is_some());
+        } else {
+            debug_assert!(
+                held.iter()
+                    .all(|p| *p == process || state.process(*p).is_some()),
+                "J2's maybe_held: a process left the store at a step that started none"
+            );
+            if state.process(process).is_none() {
+                held.remove(&process);
+            }
+        }
         if self.single_owner
             || !held.is_empty()
             || state.process(process).is_none_or(|r| r.draining())
