@@ -105,6 +105,26 @@ pub fn replay_with(
     horizon: Horizon,
     checks: StateChecks,
 ) -> Finding {
+    replay_counting(
+        config,
+        inputs,
+        facts,
+        horizon,
+        checks,
+        &mut check::Probes::new(),
+    )
+}
+
+/// `replay_with`, counting what the checker met into `probes`: a kept world that guards a
+/// rare situation shows by them that it still reaches it.
+pub fn replay_counting(
+    config: Config,
+    inputs: &[(Now, Event)],
+    facts: &BTreeMap<JobName, JobFacts>,
+    horizon: Horizon,
+    checks: StateChecks,
+    probes: &mut check::Probes,
+) -> Finding {
     let run = crate::quietly(|| {
         let mut checker = checker_for(&config, facts);
         let mut state = State::new(config);
@@ -152,7 +172,7 @@ pub fn replay_with(
         Err(panic) => Finding::Crash(panic),
         Ok(Err(what)) => Finding::Broken(vec![Violation::state(what)]),
         Ok(Ok(checker)) => {
-            let v = checker.finish(horizon, &mut check::Probes::new());
+            let v = checker.finish(horizon, probes);
             if v.is_empty() {
                 Finding::Held
             } else {
@@ -183,6 +203,20 @@ impl Regression {
 
     pub fn replay(&self) -> Finding {
         replay(self.config(), &self.inputs, &self.facts, self.horizon)
+    }
+
+    /// `replay`, and what the checker met on the way (its probes).
+    pub fn replay_counting(&self) -> (Finding, check::Probes) {
+        let mut probes = check::Probes::new();
+        let finding = replay_counting(
+            self.config(),
+            &self.inputs,
+            &self.facts,
+            self.horizon,
+            StateChecks::Full,
+            &mut probes,
+        );
+        (finding, probes)
     }
 
     /// Delta debugging over the inputs: drop chunks, halving the chunk size, while the same
