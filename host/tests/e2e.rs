@@ -93,7 +93,9 @@ fn two_daemons_on_one_store_with_one_killed() {
     let killed_at = now_ms();
     signal(&a, libc::SIGKILL);
     wait(&mut a, Duration::from_secs(10));
-    sleep(Duration::from_millis(5_000));
+    // Past the dead daemon's leases (ten seconds, `MIN_LEASE`, under a one-second tick)
+    // and a tick more: the run it held is recorded lost by the survivor, which L1 asks.
+    sleep(Duration::from_millis(15_000));
     let end = now_ms();
     signal(&b, libc::SIGTERM);
     let code = wait(&mut b, Duration::from_secs(60));

@@ -196,13 +196,18 @@ command = ["sh", "-c", "echo $DUETIME_RUN $DUETIME_TRIGGER $DUETIME_DUE $DUETIME
     );
     agrees(&w, &backfill);
 
-    // Down for a while: the due times missed are caught up (all of them: `required`).
+    // Down for longer than the grace (ten seconds, `MIN_LEASE`, under a one-second tick)
+    // by a few due times: those found later than the grace are caught up (all of them:
+    // `required`); the ones within it start on time.
     signal(&d, libc::SIGTERM);
     assert_eq!(wait(&mut d, Duration::from_secs(60)), Some(0));
-    std::thread::sleep(Duration::from_secs(7));
+    std::thread::sleep(Duration::from_secs(18));
     let mut d = w.daemon("d2.log");
     let caught_up = find("catch_up", 2).expect("no catch-up of the downtime");
     agrees(&w, &caught_up);
+    // The due times found within the grace wait behind the catch-up (`buffer_all`, as
+    // `required` asks) and run one by one after it: given the time to, before L1 judges.
+    std::thread::sleep(Duration::from_secs(6));
     let end = now_ms();
     signal(&d, libc::SIGTERM);
     assert_eq!(wait(&mut d, Duration::from_secs(60)), Some(0));

@@ -51,6 +51,10 @@ safe_to_repeat = true
 command = ["sh", "-c", "echo $DUETIME_RUN >> {dir}/repeatable.txt"]
 "#;
 
+/// The calm at the end of the soak: more than a lease (ten seconds) and a tick, so every
+/// run of a daemon killed at the last moment is recorded lost before the journal is judged.
+const CALM_SECS: u64 = 20;
+
 /// The jobs not safe to repeat, and the files their runs write.
 const ONCE_ONLY: &[(&str, &str)] = &[
     ("each_second", "each_second.txt"),
@@ -92,7 +96,7 @@ fn three_daemons_on_postgres_under_kill_9_and_a_server_restart() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(60)
-        .max(20);
+        .max(CALM_SECS + 10);
     let seed: u64 = std::env::var("DUETIME_SOAK_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
@@ -108,8 +112,10 @@ fn three_daemons_on_postgres_under_kill_9_and_a_server_restart() {
     };
     let mut daemons: Vec<Child> = (0..3).map(start).collect();
     let began = Instant::now();
-    // Chaos until ten seconds before the end, then calm, so the last due times settle.
-    let chaos = Duration::from_secs(secs - 10);
+    // Chaos until twenty seconds before the end, then calm, so the last due times settle:
+    // a daemon killed at the last moment leaves runs whose leases (ten seconds, `MIN_LEASE`,
+    // under a one-second tick) must lapse and be recorded lost before the end.
+    let chaos = Duration::from_secs(secs - CALM_SECS);
     let server_restart_at = chaos / 2;
     let mut server_restarted = false;
     let mut kills = 0;
@@ -131,7 +137,7 @@ fn three_daemons_on_postgres_under_kill_9_and_a_server_restart() {
         sleep(Duration::from_millis(dice.below(2_500)));
         daemons[i] = start(i);
     }
-    sleep(Duration::from_secs(10));
+    sleep(Duration::from_secs(CALM_SECS));
     let end = now_ms();
     for d in &daemons {
         signal(d, libc::SIGTERM);
