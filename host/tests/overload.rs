@@ -24,7 +24,7 @@ use std::thread::sleep;
 use std::time::Duration;
 
 use duetime::{Entry, History, LedgerKind, PausedBy};
-use world::{check_journal, now_ms, signal, wait, World};
+use world::{check_journal, drain_all, now_ms, World};
 
 /// Jobs due every second, each a real command.
 const JOBS: usize = 90;
@@ -61,14 +61,7 @@ fn three_daemons_slower_than_their_tick_start_late_and_lose_nothing() {
         .collect();
     sleep(Duration::from_secs(secs));
     let end = now_ms();
-    for d in &daemons {
-        signal(d, libc::SIGTERM);
-    }
-    for (i, d) in daemons.iter_mut().enumerate() {
-        let code = wait(d, Duration::from_secs(120));
-        let log = std::fs::read_to_string(w.path(&node(i).0)).unwrap_or_default();
-        assert_eq!(code, Some(0), "node {i} did not drain:\n{log}");
-    }
+    drain_all(&w, &mut daemons, |i| node(i).0, Duration::from_secs(120));
 
     let journal = w.journal();
     let lost: Vec<String> = journal

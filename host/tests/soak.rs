@@ -25,7 +25,7 @@ use std::thread::sleep;
 use std::time::{Duration, Instant};
 
 use duetime::{Entry, History, LedgerKind, PausedBy};
-use world::{assert_no_due_time_ran_twice, check_journal, now_ms, signal, wait, World};
+use world::{assert_no_due_time_ran_twice, check_journal, drain_all, now_ms, signal, wait, World};
 
 const JOBS: &str = r#"
 [[job]]
@@ -139,14 +139,7 @@ fn three_daemons_on_postgres_under_kill_9_and_a_server_restart() {
     }
     sleep(Duration::from_secs(CALM_SECS));
     let end = now_ms();
-    for d in &daemons {
-        signal(d, libc::SIGTERM);
-    }
-    for (i, d) in daemons.iter_mut().enumerate() {
-        let code = wait(d, Duration::from_secs(60));
-        let log = std::fs::read_to_string(w.path(&node(i).0)).unwrap_or_default();
-        assert_eq!(code, Some(0), "node {i} did not drain:\n{log}");
-    }
+    drain_all(&w, &mut daemons, |i| node(i).0, Duration::from_secs(60));
 
     let violations = check_journal(&w, end);
     assert!(violations.is_empty(), "seed {seed}: {violations:#?}");

@@ -235,6 +235,24 @@ pub fn wait(child: &mut Child, limit: Duration) -> Option<i32> {
     }
 }
 
+/// Sends every daemon SIGTERM and waits up to `limit` for each to drain and exit 0, naming
+/// the one that did not with its log (`log_of` its index).
+pub fn drain_all(
+    w: &World,
+    daemons: &mut [Child],
+    log_of: impl Fn(usize) -> String,
+    limit: Duration,
+) {
+    for d in daemons.iter() {
+        signal(d, libc::SIGTERM);
+    }
+    for (i, d) in daemons.iter_mut().enumerate() {
+        let code = wait(d, limit);
+        let log = fs::read_to_string(w.path(&log_of(i))).unwrap_or_default();
+        assert_eq!(code, Some(0), "node {i} did not drain:\n{log}");
+    }
+}
+
 pub fn now_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
