@@ -11,10 +11,13 @@
 //! Adopting first moves each lease to the new incarnation and renews it; reporting first
 //! settles the ended ones as they ended.
 //!
-//! A step whose transaction failed (aborted, or its answer lost) is not done: the host may
-//! send the same event again ([`Startup::next_event`] still returns it), or give the whole
-//! start-up up and begin again as a new incarnation. Either is safe: adopting a run the
-//! process already holds changes nothing, and a result already recorded is stale.
+//! A step whose transaction failed (aborted, or its answer lost) is not done. The daemon
+//! gives the whole start-up up and begins again as a new incarnation, with a fresh process
+//! id, from what is left ([`Startup::into_left`], and the runs it adopted meanwhile, whose
+//! run directories now name it); so does the simulator. Sending the same event again
+//! ([`Startup::next_event`] still returns it) is safe for an adoption or a report, but not
+//! for a `ProcessStarted` that committed with its answer lost: sent again, the store takes
+//! it for a new incarnation of a process it knows, whose clock may then wait.
 
 use std::collections::VecDeque;
 
@@ -118,6 +121,12 @@ impl Startup {
     /// Whether `ProcessStarted` has committed.
     pub fn is_done(&self) -> bool {
         self.registered
+    }
+
+    /// The runs not yet reported or adopted, for a start-up begun again as a new
+    /// incarnation after a step failed (what the host then finds left again).
+    pub fn into_left(self) -> Vec<LeftRun> {
+        self.left.into()
     }
 
     /// The event to send next, or `None` once start-up is done.
@@ -334,5 +343,9 @@ mod tests {
         // The host's transaction aborted: it asks again and gets the same event.
         assert_eq!(startup.next_event(), first);
         assert!(matches!(first, Some(Event::Adopt { .. })));
+        // Or it begins again as a new incarnation, with what is left.
+        let left = startup.into_left();
+        assert_eq!(left.len(), 1);
+        assert_eq!(left[0].run(), RunId(4));
     }
 }

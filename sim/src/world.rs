@@ -1167,7 +1167,10 @@ impl World {
             self.heard = Some(Vec::new());
             let committed = self.transact(Some(host), now, event);
             let heard = self.heard.take().filter(|_| committed && !self.lost_last);
-            let Some(heard) = heard else { return };
+            let Some(heard) = heard else {
+                self.start_over(host);
+                return;
+            };
             let startup = self.hosts[host].startup.as_mut().expect("found above");
             let told = startup.committed(&heard);
             let h = &mut self.hosts[host];
@@ -1192,6 +1195,32 @@ impl World {
                 None => {}
             }
         }
+    }
+
+    /// A start-up step failed (aborted, or its answer lost): as the daemon does, this
+    /// incarnation gives up and a new one, with a fresh process id, starts up at the next
+    /// tick from what is left. The runs it adopted go back among the orphans (their run
+    /// directories name it, not the new one); the old id, if the store heard of it, falls
+    /// silent and is forgotten after a day.
+    fn start_over(&mut self, host: usize) {
+        *self
+            .probes
+            .entry("start-up begun again as a new incarnation")
+            .or_default() += 1;
+        let process = ProcessId(self.next_process);
+        self.next_process += 1;
+        let h = &mut self.hosts[host];
+        let Some(old) = h.startup.take() else { return };
+        let held = std::mem::take(&mut h.held);
+        h.orphans.extend(held);
+        h.process = process;
+        let ended = old
+            .into_left()
+            .into_iter()
+            .filter(|l| matches!(l, LeftRun::Ended { .. }));
+        let mut left: Vec<LeftRun> = ended.collect();
+        left.extend(self.left_runs(host));
+        self.hosts[host].startup = Some(Startup::new(process, left));
     }
 
     /// A host that mixed up its children (now and then): a run's id with a fence it never

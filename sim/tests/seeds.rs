@@ -162,6 +162,7 @@ const PROBES: &[&str] = &[
     "adoption under the run's own fence",
     "left run reported at start-up",
     "left run no longer open at start-up",
+    "start-up begun again as a new incarnation",
     "timed out a grace after its cancel",
     "backfill from the beginning",
 ];
@@ -558,6 +559,24 @@ fn held_drawn(
         r.violations.first()
     );
     r.probes
+}
+
+/// Swarm seeds 1969773892 and 1969786617 (the window of 75591a2): a process's
+/// `ProcessStarted` committed with its answer lost, and the world, which had begun to start
+/// up as the daemon does, sent it again under the same id. The store took that for a new
+/// incarnation of a process it knew, held its clock ahead and made it wait (J2: no event of
+/// it the store knew nothing of was held ahead). No daemon does that: a failed start-up
+/// step makes it begin again as a new incarnation, with a fresh id, and so does the world
+/// now (`World::start_over`).
+#[test]
+fn a_start_up_step_that_failed_begins_again_as_a_new_incarnation() {
+    for seed in [1_969_773_892, 1_969_786_617] {
+        let probes = held_drawn(seed, duetime_sim::gen::FaultMode::Swarm, false);
+        assert!(
+            probes.contains_key("start-up begun again as a new incarnation"),
+            "seed {seed}: {probes:?}"
+        );
+    }
 }
 
 /// F1: hosts whose turns are slower than their tick (`--faults overload`: a two-second
