@@ -23,8 +23,8 @@ use std::fmt::Write as _;
 use std::thread::sleep;
 use std::time::Duration;
 
-use duetime::{Entry, History, LedgerKind, PausedBy};
-use world::{check_journal, drain_all, now_ms, World};
+use duetime::{Entry, History, LedgerKind};
+use world::{check_journal, drain_all, now_ms, paused_by_system, World};
 
 /// Jobs due every second, each a real command.
 const JOBS: usize = 90;
@@ -71,15 +71,7 @@ fn three_daemons_slower_than_their_tick_start_late_and_lose_nothing() {
         .collect();
     let paused: Vec<String> = journal
         .iter()
-        .filter(|r| {
-            matches!(
-                r.entry,
-                Entry::History(History::Paused {
-                    by: PausedBy::System { .. },
-                    ..
-                })
-            )
-        })
+        .filter(|r| paused_by_system(r))
         .map(|r| r.to_string())
         .collect();
     let count = |pick: &dyn Fn(&LedgerKind) -> bool| -> u64 {

@@ -24,8 +24,11 @@ use std::process::{Child, Command};
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
-use duetime::{Entry, History, LedgerKind, PausedBy};
-use world::{assert_no_due_time_ran_twice, check_journal, drain_all, now_ms, signal, wait, World};
+use duetime::{Entry, History, LedgerKind};
+use world::{
+    assert_no_due_time_ran_twice, check_journal, drain_all, now_ms, paused_by_system, signal, wait,
+    World,
+};
 
 const JOBS: &str = r#"
 [[job]]
@@ -170,15 +173,7 @@ fn three_daemons_on_postgres_under_kill_9_and_a_server_restart() {
     let each_second = w.ran("each_second.txt").len() as u64;
     let paused_by_loss: Vec<&str> = journal
         .iter()
-        .filter(|r| {
-            matches!(
-                r.entry,
-                Entry::History(History::Paused {
-                    by: PausedBy::System { .. },
-                    ..
-                })
-            )
-        })
+        .filter(|r| paused_by_system(r))
         .map(|r| r.job.as_str())
         .collect();
     eprintln!("soak: paused by a loss: {paused_by_loss:?}");

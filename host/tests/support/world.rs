@@ -253,6 +253,18 @@ pub fn drain_all(
     }
 }
 
+/// Whether a journal line is the system pausing a job (a lost run of a job not safe to
+/// repeat, failures in a row).
+pub fn paused_by_system(r: &Record) -> bool {
+    matches!(
+        r.entry,
+        Entry::History(History::Paused {
+            by: duetime::PausedBy::System { .. },
+            ..
+        })
+    )
+}
+
 pub fn now_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
