@@ -236,8 +236,8 @@ fn usage_errors_exit_64() {
 /// drain the simulator's own burst of ~30 separate backfilled ranges within a world's
 /// fault-free end. Seeds 15, 18 and 19 failed L1 on that alone (exit 2); they are now set
 /// apart as such, with what to change, and the verdict about the file's jobs holds. (Since
-/// the simulated processes start up as the daemon does, 18 and 19 draw worlds whose backlog
-/// drains; 15 still cannot.)
+/// a failed start-up step begins again as a new incarnation, as the daemon does, 19 draws a
+/// world whose backlog drains; 15 and 18 still cannot.)
 #[test]
 fn the_example_file_gets_a_verdict_about_its_jobs() {
     let example = concat!(env!("CARGO_MANIFEST_DIR"), "/jobs.example.toml");
@@ -249,7 +249,7 @@ fn the_example_file_gets_a_verdict_about_its_jobs() {
     assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
     assert!(
         r.stdout.contains(
-            "1 seed(s) (15) broke no promise but a backfill the file's settings cannot drain by design"
+            "2 seed(s) (15, 18) broke no promise but a backfill the file's settings cannot drain by design"
         ),
         "{}",
         r.stdout
