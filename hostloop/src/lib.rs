@@ -6,9 +6,13 @@
 //!
 //! - [`Startup`]: a new incarnation reports or adopts the runs earlier ones left, then
 //!   sends `ProcessStarted`.
+//! - [`Incarnation`]: then, turn after turn, the runs it holds (ticked until their reports
+//!   commit), what each committed effect asks of it ([`Order`]), its reports and its drain.
 
 #![warn(missing_docs, unreachable_pub)]
 
+mod incarnation;
 mod startup;
 
+pub use incarnation::{Holding, Incarnation, Order};
 pub use startup::{LeftRun, Started, Startup};

@@ -50,7 +50,7 @@
 //! Exit codes: 0 replayed, 1 the jobs file or the store could not be read, 64 a usage error
 //! (a bad window, time, jump or duration, an unknown job, a span too long).
 
-use duetime::{Action, Notice};
+use duetime::Notice;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::io::{self, Write};
@@ -59,13 +59,13 @@ use std::path::PathBuf;
 use chrono::TimeZone;
 use chrono_tz::Tz;
 use duetime::{
-    Actor, Alert, CancelReason, Config, Duration, Effect, Entry, Event, Fence, Held, History,
-    JobDef, JobName, LedgerEntry, LedgerKind, MissAction, MissCause, Now, Outcome, ProcessId,
-    Record, RunId, Schedule, State, Timestamp,
+    Actor, Alert, CancelReason, Config, Duration, Effect, Entry, Event, Fence, History, JobDef,
+    JobName, LedgerEntry, LedgerKind, MissAction, MissCause, Now, Outcome, ProcessId, Record,
+    RunId, Schedule, State, Timestamp,
 };
 use duetime_host::jobs_file;
 use duetime_host::store::{self, Store};
-use duetime_loop::{LeftRun, Started, Startup};
+use duetime_loop::{Incarnation, LeftRun, Order, Started, Startup};
 use serde_json::{json, Value};
 
 /// The exit code of a usage error.
@@ -562,7 +562,8 @@ struct World<'a> {
     /// True time now; the wall clock reads `now + offset`, the monotonic clock `now`.
     now: Timestamp,
     offset: i64,
-    up: Option<ProcessId>,
+    /// The incarnation up, if any: the runs it holds (`duetime_loop`, the daemon's turn).
+    up: Option<Incarnation>,
     next_pid: u64,
     queue: BTreeMap<(Timestamp, u64), Happening>,
     seq: u64,
@@ -678,7 +679,7 @@ impl<'a> World<'a> {
         let mut events = 0u64;
         loop {
             let next_event = self.queue.first_key_value().map(|(k, _)| k.0);
-            let next_tick = self.up.map(|_| self.next_tick());
+            let next_tick = self.up.as_ref().map(|_| self.next_tick());
             let (at, tick) = match (next_event, next_tick) {
                 (Some(e), Some(t)) if t < e => (t, true),
                 (Some(e), _) => (e, false),
@@ -745,21 +746,11 @@ impl<'a> World<'a> {
     }
 
     fn tick(&mut self) {
-        let Some(process) = self.up else { return };
-        let held = self.held(process);
-        self.step(Event::Tick { process, held });
+        let Some(tick) = self.up.as_ref().map(Incarnation::tick) else {
+            return;
+        };
+        self.step(tick);
         self.last_tick = self.now;
-    }
-
-    fn held(&self, process: ProcessId) -> Vec<Held> {
-        self.children
-            .iter()
-            .filter(|(_, c)| c.holder == process && !c.exited)
-            .map(|(&run, c)| Held {
-                run,
-                fence: c.fence,
-            })
-            .collect()
     }
 
     fn happen(&mut self, h: Happening) {
@@ -794,7 +785,7 @@ impl<'a> World<'a> {
         let process = ProcessId(self.next_pid);
         self.next_pid = self.next_pid.saturating_add(1);
         self.out.processes.push((process, self.now));
-        self.up = Some(process);
+        self.up = Some(Incarnation::new(process));
         self.upsert_all();
         let left = self.children.iter().map(|(&run, c)| {
             let (job, fence) = (c.job.clone(), c.fence);
@@ -814,9 +805,12 @@ impl<'a> World<'a> {
         while let Some(event) = startup.next_event() {
             let effects = self.step(event);
             match startup.committed(&effects) {
-                Some(Started::Adopted { run, .. }) => {
+                Some(Started::Adopted { run, job, fence }) => {
                     if let Some(c) = self.children.get_mut(&run) {
                         c.holder = process;
+                    }
+                    if let Some(up) = &mut self.up {
+                        up.adopt(run, job, fence);
                     }
                 }
                 Some(Started::NotAdopted { run, .. } | Started::Reported { run }) => {
@@ -828,6 +822,8 @@ impl<'a> World<'a> {
         self.last_tick = self.now;
     }
 
+    /// A run's command ends: the incarnation holding it reports it (stepped at once: a
+    /// replay's transactions always commit); with none up, it waits for the next one.
     fn run_ends(&mut self, run: RunId) {
         let Some(c) = self.children.get_mut(&run) else {
             return;
@@ -836,92 +832,92 @@ impl<'a> World<'a> {
             // An earlier end replaced by a cancel.
             return;
         }
-        match self.up {
-            Some(process) if process == c.holder => {
-                let (job, fence, outcome) = (c.job.clone(), c.fence, c.outcome.clone());
+        let report = self
+            .up
+            .as_ref()
+            .filter(|up| up.process() == c.holder)
+            .and_then(|up| up.ended(run, c.outcome.clone()));
+        match report {
+            Some(report) => {
                 self.children.remove(&run);
-                self.step(Event::RunFinished {
-                    process,
-                    job,
-                    run,
-                    fence,
-                    outcome,
-                });
+                self.step(report);
+                if let Some(up) = &mut self.up {
+                    up.reported(run);
+                }
             }
-            _ => c.exited = true,
+            None => c.exited = true,
         }
     }
 
     fn carry_out(&mut self, effects: &[Effect]) {
         for e in effects {
-            match e {
-                Effect::Do(Action::Start {
-                    run,
-                    job,
-                    fence,
-                    process,
-                    ..
-                }) if Some(*process) == self.up => {
-                    let ends = self
-                        .now
-                        .saturating_add(self.scenario.duration_of(job.as_str()));
-                    self.children.insert(
-                        *run,
-                        Child {
-                            job: job.clone(),
-                            fence: *fence,
-                            holder: *process,
-                            ends,
-                            outcome: Outcome::Ok,
-                            exited: false,
-                        },
-                    );
-                    self.push(ends, Happening::RunEnds(*run));
-                }
-                Effect::Do(Action::Cancel {
-                    run,
-                    process,
-                    reason,
-                    ..
-                }) => {
-                    let now = self.now;
-                    let Some(c) = self.children.get_mut(run) else {
-                        continue;
-                    };
-                    if c.holder != *process {
-                        continue;
-                    }
-                    match reason {
-                        // The host drops a run it no longer holds: its result would be stale.
-                        CancelReason::LeaseLost => {
-                            self.children.remove(run);
-                        }
-                        // SIGTERM: the command ends now, as a timeout or a signal.
-                        CancelReason::Timeout | CancelReason::Stopping => {
-                            c.outcome = if *reason == CancelReason::Timeout {
-                                Outcome::TimedOut
-                            } else {
-                                Outcome::failed("signal TERM")
-                            };
-                            c.ends = now;
-                            self.push(now, Happening::RunEnds(*run));
-                        }
-                    }
-                }
-                Effect::Journal(r) => self.out.records.push(r.clone()),
-                Effect::Notice(Notice::Alert(a)) => self.out.alerts.push(a.clone()),
-                Effect::Reply {
-                    job,
-                    result: Err(refusal),
-                } => {
-                    let job = job.as_ref().map_or("-", |j| j.as_str());
-                    self.out.notes.push(format!(
-                        "{}: {job}: refused: {refusal}",
-                        utc(self.now, true)
-                    ));
-                }
-                _ => {}
+            match self.up.as_mut().and_then(|up| up.take(e)) {
+                Some(Order::Launch {
+                    run, job, fence, ..
+                }) => self.launch(run, job, fence),
+                Some(Order::Stop { run, reason, .. }) => self.stop(run, reason),
+                None => self.note(e),
             }
+        }
+    }
+
+    /// A run's command starts, to end after the scenario's duration for its job.
+    fn launch(&mut self, run: RunId, job: JobName, fence: Fence) {
+        let ends = self
+            .now
+            .saturating_add(self.scenario.duration_of(job.as_str()));
+        let holder = self.up.as_ref().map_or(ProcessId(0), Incarnation::process);
+        self.children.insert(
+            run,
+            Child {
+                job,
+                fence,
+                holder,
+                ends,
+                outcome: Outcome::Ok,
+                exited: false,
+            },
+        );
+        self.push(ends, Happening::RunEnds(run));
+    }
+
+    /// The core asked to stop a run: dropped when its lease was lost (the incarnation let
+    /// it go: its result would be stale), else ended now by SIGTERM, as a timeout or a
+    /// signal, and reported.
+    fn stop(&mut self, run: RunId, reason: CancelReason) {
+        let now = self.now;
+        if reason == CancelReason::LeaseLost {
+            self.children.remove(&run);
+            return;
+        }
+        let Some(c) = self.children.get_mut(&run) else {
+            return;
+        };
+        c.outcome = if reason == CancelReason::Timeout {
+            Outcome::TimedOut
+        } else {
+            Outcome::failed("signal TERM")
+        };
+        c.ends = now;
+        self.push(now, Happening::RunEnds(run));
+    }
+
+    /// What the replay's reader sees of an effect: journal lines, alerts, refusals.
+    fn note(&mut self, e: &Effect) {
+        match e {
+            Effect::Journal(r) => self.out.records.push(r.clone()),
+            Effect::Notice(Notice::Alert(a)) => self.out.alerts.push(a.clone()),
+            Effect::Reply {
+                job,
+                result: Err(refusal),
+            } => {
+                let job = job.as_ref().map_or("-", |j| j.as_str());
+                self.out.notes.push(format!(
+                    "{}: {job}: refused: {refusal}",
+                    utc(self.now, true)
+                ));
+            }
+            _ => {}
         }
     }
 }

@@ -15,16 +15,14 @@ pub mod preflight;
 mod reload;
 mod runs;
 
-use duetime::{Action, Notice};
+use duetime::Notice;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::Child;
 use std::time::Instant;
 
-use duetime::{
-    Actor, Alert, CancelReason, Effect, Entry, Event, Fence, Held, History, JobName, ProcessId,
-    RunId,
-};
+use duetime::{Actor, Alert, Effect, Entry, Event, History, JobName, ProcessId, RunId};
+use duetime_loop::{Incarnation, Order};
 use tracing::{info, warn};
 
 pub use clock::{backoff, install_signal_handlers, signalled, Clock};
@@ -59,16 +57,6 @@ pub struct Setup {
     pub alerts: Option<Route>,
 }
 
-/// A run this incarnation carries out.
-struct Holding {
-    job: JobName,
-    fence: Fence,
-    /// The supervisor, when this incarnation started it (to reap it).
-    supervisor: Option<Child>,
-    /// Why it was cancelled, once it was (its supervisor is stopping it).
-    cancel: Option<CancelReason>,
-}
-
 /// Why a daemon stopped.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Stopped {
@@ -85,9 +73,13 @@ pub struct Daemon<S: Store> {
     jobs_file: PathBuf,
     process: ProcessId,
     clock: Clock,
-    held: BTreeMap<RunId, Holding>,
+    /// The runs this incarnation holds and whether it drains (`duetime_loop`, the turn
+    /// every host shares).
+    incarnation: Incarnation,
+    /// The supervisors this incarnation started, to reap them (an adopted run's
+    /// supervisor is not its child).
+    supervisors: BTreeMap<RunId, Child>,
     exe: PathBuf,
-    draining: bool,
     last_tick: Option<Instant>,
     tick: std::time::Duration,
     /// The store's lease: a tick renews this process's runs at least every third of it.
@@ -155,9 +147,9 @@ impl<S: Store> Daemon<S> {
             jobs_file: setup.jobs_file.clone(),
             process,
             clock,
-            held: BTreeMap::new(),
+            incarnation: Incarnation::new(process),
+            supervisors: BTreeMap::new(),
             exe: setup.exe,
-            draining: false,
             last_tick: None,
             tick: std::time::Duration::from_millis(tick.as_millis()),
             lease: std::time::Duration::from_millis(lease.as_millis()),
@@ -194,19 +186,24 @@ impl<S: Store> Daemon<S> {
 
     fn carry_out(&mut self, effects: &[Effect]) {
         for e in effects {
-            match e {
-                Effect::Do(Action::Start {
-                    run, job, process, ..
-                }) if *process == self.process => {
+            match self.incarnation.take(e) {
+                Some(Order::Launch { run, job, .. }) => {
                     info!(%run, %job, "{e}");
                     self.launch(e);
+                    continue;
                 }
-                Effect::Do(Action::Cancel {
+                Some(Order::Stop {
                     run,
-                    process,
+                    job,
                     reason,
-                    ..
-                }) if *process == self.process => self.cancel(*run, *reason),
+                    held,
+                }) => {
+                    self.stop(run, &job, reason, held);
+                    continue;
+                }
+                None => {}
+            }
+            match e {
                 Effect::Journal(r)
                     if !matches!(r.entry, Entry::History(History::Started { .. })) =>
                 {
@@ -260,7 +257,7 @@ impl<S: Store> Daemon<S> {
         let now = self.clock.now();
         let wake = self.store.state()?.next_wake_for(self.process);
         let tick_due = self.last_tick.is_none_or(|t| t.elapsed() >= self.tick);
-        let wake_due = !self.draining && wake.is_some_and(|w| w <= now.wall);
+        let wake_due = self.incarnation.work_due(wake, now.wall);
         if tick_due || wake_due {
             self.tick()?;
         }
@@ -274,18 +271,7 @@ impl<S: Store> Daemon<S> {
     /// A tick: renews the leases of the runs this process holds, enforces timeouts and
     /// leases, claims what is due.
     fn tick(&mut self) -> Result<(), StoreError> {
-        let held: Vec<Held> = self
-            .held
-            .iter()
-            .map(|(&run, h)| Held {
-                run,
-                fence: h.fence,
-            })
-            .collect();
-        self.apply(Event::Tick {
-            process: self.process,
-            held,
-        })?;
+        self.apply(self.incarnation.tick())?;
         self.last_tick = Some(Instant::now());
         Ok(())
     }
@@ -294,11 +280,13 @@ impl<S: Store> Daemon<S> {
     /// reports of a long collect, so reporting many results on a slow store never
     /// outlasts the leases of the runs still going.
     fn renew_if_due(&mut self) -> Result<(), StoreError> {
-        if self
+        let since = self
             .last_tick
-            .is_some_and(|t| t.elapsed() >= self.lease / 3)
-        {
-            info!(process = %self.process, runs = self.held.len(), "a long turn: leases renewed between reports");
+            .map_or(std::time::Duration::ZERO, |t| t.elapsed());
+        let since = duetime::Duration::from_millis(since.as_millis() as u64);
+        let lease = duetime::Duration::from_millis(self.lease.as_millis() as u64);
+        if self.incarnation.renew_due(since, lease) {
+            info!(process = %self.process, runs = self.incarnation.len(), "a long turn: leases renewed between reports");
             self.tick()?;
         }
         Ok(())
@@ -310,7 +298,7 @@ impl<S: Store> Daemon<S> {
             .tick
             .saturating_sub(self.last_tick.map_or(self.tick, |t| t.elapsed()));
         let until_wake = match self.store.state()?.next_wake_for(self.process) {
-            Some(w) if !self.draining => {
+            Some(w) if !self.incarnation.is_draining() => {
                 let ms = w
                     .as_millis()
                     .saturating_sub(self.clock.now().wall.as_millis());
@@ -318,7 +306,7 @@ impl<S: Store> Daemon<S> {
             }
             _ => until_tick,
         };
-        let poll = if self.held.is_empty() {
+        let poll = if self.incarnation.is_empty() {
             IDLE_POLL
         } else {
             POLL
@@ -337,12 +325,10 @@ impl<S: Store> Daemon<S> {
     }
 
     fn drain(&mut self) -> Result<(), StoreError> {
-        if !self.draining {
-            info!(process = %self.process, runs = self.held.len(), "draining");
-            self.apply(Event::ProcessDraining {
-                process: self.process,
-            })?;
-            self.draining = true;
+        if let Some(drain) = self.incarnation.drain() {
+            info!(process = %self.process, runs = self.incarnation.len(), "draining");
+            self.apply(drain)?;
+            self.incarnation.drain_committed();
         }
         Ok(())
     }
@@ -352,7 +338,7 @@ impl<S: Store> Daemon<S> {
         let mut failures = 0u32;
         loop {
             if clock::ints() >= 2 {
-                info!(process = %self.process, runs = self.held.len(), "interrupted: leaving runs to the next incarnation");
+                info!(process = %self.process, runs = self.incarnation.len(), "interrupted: leaving runs to the next incarnation");
                 return Stopped::Interrupted;
             }
             self.reload_if_asked();
@@ -376,7 +362,7 @@ impl<S: Store> Daemon<S> {
                     backoff(failures)
                 }
             };
-            if self.draining && self.held.is_empty() {
+            if self.incarnation.is_drained() {
                 info!(process = %self.process, "drained");
                 return Stopped::Drained;
             }

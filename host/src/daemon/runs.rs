@@ -2,13 +2,12 @@
 //! asking a run's supervisor to stop it, and reporting how runs ended.
 
 use duetime::Action;
-use std::collections::BTreeMap;
 
 use duetime::{CancelReason, Effect, Event, Fence, JobName, MissCause, Outcome, RunId};
 use duetime_loop::{LeftRun, Started, Startup};
 use tracing::{error, info, warn};
 
-use super::{Daemon, Holding};
+use super::Daemon;
 use crate::command::Command;
 use crate::runner::{kill_grace, RunContext, RunFile, RunState, TriggerName};
 use crate::store::{Store, StoreError};
@@ -82,27 +81,23 @@ impl<S: Store> Daemon<S> {
     fn adopted(&mut self, run: RunId, job: JobName, fence: Fence) {
         let _ = self.runs.set_process(run, self.process);
         info!(%run, %job, "adopted");
-        self.held.insert(
-            run,
-            Holding {
-                job,
-                fence,
-                supervisor: None,
-                cancel: None,
-            },
-        );
+        self.incarnation.adopt(run, job, fence);
     }
 
-    fn report(&mut self, file: &RunFile, job: JobName, outcome: Outcome) -> Result<(), StoreError> {
-        let run = file.id();
-        info!(%run, job = %file.job, %outcome, "finished");
-        self.apply(Event::RunFinished {
-            process: self.process,
-            job,
-            run,
-            fence: file.fence(),
-            outcome,
-        })?;
+    /// Reports a held run that ended. It stays held (its lease renewed by the ticks)
+    /// until the report commits, so a report the store refused is sent again next turn.
+    fn report(&mut self, run: RunId, outcome: Outcome) -> Result<(), StoreError> {
+        let Some(event) = self.incarnation.ended(run, outcome) else {
+            return Ok(());
+        };
+        if let Event::RunFinished { job, outcome, .. } = &event {
+            info!(%run, %job, %outcome, "finished");
+        }
+        self.apply(event)?;
+        self.incarnation.reported(run);
+        if let Some(mut child) = self.supervisors.remove(&run) {
+            let _ = child.wait();
+        }
         let _ = self.runs.mark_reported(run, "reported");
         Ok(())
     }
@@ -128,13 +123,8 @@ impl<S: Store> Daemon<S> {
             Ok(c) => c,
             Err(why) => {
                 error!(%run, %job, "not started: {why}");
-                self.follow_ups.push(Event::RunFinished {
-                    process: self.process,
-                    job: job.clone(),
-                    run,
-                    fence,
-                    outcome: Outcome::failed(&format!("not started: {why}")),
-                });
+                self.follow_ups
+                    .extend(self.incarnation.not_started(run, &why));
                 return;
             }
         };
@@ -156,26 +146,14 @@ impl<S: Store> Daemon<S> {
         };
         match self.runs.start(&self.exe, &file) {
             Ok(child) => {
-                self.held.insert(
-                    run,
-                    Holding {
-                        job: job.clone(),
-                        fence,
-                        supervisor: Some(child),
-                        cancel: None,
-                    },
-                );
+                self.supervisors.insert(run, child);
             }
             Err(e) => {
                 error!(%run, %job, "could not start the supervisor: {e}");
                 let _ = self.runs.mark_reported(run, "not started");
-                self.follow_ups.push(Event::RunFinished {
-                    process: self.process,
-                    job: job.clone(),
-                    run,
-                    fence,
-                    outcome: Outcome::failed(&format!("not started: {e}")),
-                });
+                let why = e.to_string();
+                self.follow_ups
+                    .extend(self.incarnation.not_started(run, &why));
             }
         }
     }
@@ -225,81 +203,53 @@ impl<S: Store> Daemon<S> {
             .is_some_and(|open| open.late() == Some(MissCause::Backfill))
     }
 
-    /// Asks the run's supervisor to stop its command. A run cancelled because its lease
-    /// was lost is no longer ours: its result would be stale, so it is forgotten here
-    /// while the supervisor still stops it.
-    pub(super) fn cancel(&mut self, run: RunId, reason: CancelReason) {
-        let Some(h) = self.held.get_mut(&run) else {
-            return;
-        };
+    /// Asks the run's supervisor to stop its command. A run let go (its lease was lost)
+    /// is no longer ours: its result would be stale, so it is marked reported here while
+    /// the supervisor still stops it; one still held (a timeout, its job removed) is
+    /// reported when its command has ended.
+    pub(super) fn stop(&mut self, run: RunId, job: &JobName, reason: CancelReason, held: bool) {
         let why = match reason {
             CancelReason::Timeout => "timeout",
             CancelReason::LeaseLost => "lease_lost",
             CancelReason::Stopping => "stopping",
         };
-        info!(%run, job = %h.job, reason = why, "cancel");
+        info!(%run, %job, reason = why, "cancel");
         let _ = self.runs.request_stop(run, why);
         // At once as well, for a supervisor of an older build that knows no cancel file.
         let _ = self.runs.signal(run, libc::SIGTERM);
-        if reason == CancelReason::LeaseLost {
+        if !held {
             let _ = self.runs.mark_reported(run, "cancelled: lease lost");
-            if let Some(mut h) = self.held.remove(&run) {
-                if let Some(child) = h.supervisor.as_mut() {
-                    let _ = child.try_wait();
-                }
+            if let Some(mut child) = self.supervisors.remove(&run) {
+                let _ = child.try_wait();
             }
-            return;
         }
-        h.cancel = Some(reason);
     }
 
-    /// Reports every held run that has ended; forgets one whose supervisor vanished.
+    /// Reports every held run that has ended; lets go of one whose supervisor vanished.
     /// Returns how many were reported.
     pub(super) fn collect(&mut self) -> Result<usize, StoreError> {
         let mut reported = 0;
-        let ids: Vec<RunId> = self.held.keys().copied().collect();
-        for run in ids {
+        let held: Vec<(RunId, bool)> = self
+            .incarnation
+            .held()
+            .map(|(run, h)| (run, h.stopping == Some(CancelReason::Timeout)))
+            .collect();
+        for (run, timed_out) in held {
             match self.runs.state(run) {
                 RunState::Running => {}
-                RunState::Exited(exit) => {
-                    let Some(mut h) = self.held.remove(&run) else {
-                        continue;
-                    };
-                    if let Some(child) = h.supervisor.as_mut() {
-                        let _ = child.wait();
+                RunState::Exited(exit) => match self.report(run, exit.outcome(timed_out)) {
+                    Ok(()) => {
+                        reported += 1;
+                        self.renew_if_due()?;
                     }
-                    let timed_out = h.cancel == Some(CancelReason::Timeout);
-                    let file = RunFile {
-                        run: run.0,
-                        fence: h.fence.0,
-                        job: h.job.to_string(),
-                        process: self.process.0,
-                        argv: Vec::new(),
-                        workdir: None,
-                        env: BTreeMap::new(),
-                        env_file: None,
-                        user: None,
-                        group: None,
-                        deadline_ms: None,
-                        kill_grace_ms: None,
-                        context: None,
-                    };
-                    match self.report(&file, h.job.clone(), exit.outcome(timed_out)) {
-                        Ok(()) => {
-                            reported += 1;
-                            self.renew_if_due()?;
-                        }
-                        Err(e) => {
-                            // The result stays in its exit file: try again next turn.
-                            warn!(%run, "could not report yet: {e}");
-                            self.held.insert(run, h);
-                        }
-                    }
-                }
+                    // The result stays in its exit file and the run held: next turn.
+                    Err(e) => warn!(%run, "could not report yet: {e}"),
+                },
                 RunState::Vanished => {
                     warn!(%run, "its supervisor vanished without a result; the lease will lapse");
                     let _ = self.runs.mark_reported(run, "vanished");
-                    self.held.remove(&run);
+                    self.incarnation.let_go(run);
+                    self.supervisors.remove(&run);
                 }
             }
         }
