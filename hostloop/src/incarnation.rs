@@ -20,16 +20,28 @@
 //! has work when the store's next wake for this process has come by its own wall clock
 //! ([`Incarnation::work_due`]), and a turn that reports many results renews the leases
 //! again once a third of a lease has passed since its tick ([`Incarnation::renew_due`]),
-//! so a slow store never makes a live process's leases lapse.
+//! so a slow store never makes a live process's leases lapse. A turn whose transaction
+//! failed ends there, and the next one comes after a short [`backoff`], before anything
+//! slow: a failed tick is tried again well within a lease.
 //!
 //! Effects are carried out only after their transaction committed; a commit whose answer
 //! was lost is never acted on (the host did not hear it): the core sends what it still
 //! needs again, or lets the lease lapse.
 
 use duetime::{
-    Action, CancelReason, Duration, Effect, Event, Fence, Held, JobName, Outcome, ProcessId,
-    RunId, Timestamp,
+    Action, CancelReason, Duration, Effect, Event, Fence, Held, JobName, Outcome, ProcessId, RunId,
+    Timestamp,
 };
+
+/// How long a host waits after `failures` failed turns in a row (a transaction that
+/// aborted, a store that did not answer) before its next turn: from 400 ms, doubling, up to
+/// 5 s, so a store in trouble is neither hammered nor slept through, and a tick that failed
+/// is tried again well within a lease (`duetime::MIN_LEASE` is ten seconds).
+pub fn backoff(failures: u32) -> std::time::Duration {
+    const BASE: std::time::Duration = std::time::Duration::from_millis(200);
+    BASE.saturating_mul(1 << failures.min(5))
+        .min(std::time::Duration::from_secs(5))
+}
 
 /// A run this incarnation carries out.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -412,7 +424,10 @@ mod tests {
         assert_eq!(inc.take(&other), None);
         assert!(matches!(
             inc.ended(RunId(1), Outcome::TimedOut),
-            Some(Event::RunFinished { fence: Fence(4), .. })
+            Some(Event::RunFinished {
+                fence: Fence(4),
+                ..
+            })
         ));
     }
 
@@ -437,6 +452,15 @@ mod tests {
         assert!(!inc.is_drained());
         assert!(inc.not_started(RunId(3), "no such file").is_some());
         assert!(inc.is_drained());
+    }
+
+    #[test]
+    fn a_failed_turn_is_tried_again_within_a_lease() {
+        assert_eq!(backoff(1), std::time::Duration::from_millis(400));
+        assert_eq!(backoff(3), std::time::Duration::from_millis(1600));
+        assert_eq!(backoff(40), std::time::Duration::from_secs(5));
+        let lease = std::time::Duration::from_millis(duetime::MIN_LEASE.as_millis() as u64);
+        assert!(backoff(1) + backoff(2) + backoff(3) < lease);
     }
 
     #[test]

@@ -14,5 +14,5 @@
 mod incarnation;
 mod startup;
 
-pub use incarnation::{Holding, Incarnation, Order};
+pub use incarnation::{backoff, Holding, Incarnation, Order};
 pub use startup::{LeftRun, Started, Startup};

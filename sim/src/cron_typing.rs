@@ -424,7 +424,7 @@ fn ts(ms: i64) -> String {
 
 /// Z2 over the expressions seed `seed` types: how many, and what broke.
 pub fn check_seed(seed: u64) -> (u64, Vec<Violation>) {
-    let mut rng = crate::gen::features_rng(seed, 8);
+    let mut rng = crate::gen::stream_rng(seed, crate::gen::Stream::CronTyping);
     // 2024..2032
     let from = |rng: &mut ChaCha8Rng| rng.gen_range(1_704_067_200_000i64..1_956_528_000_000);
     let mut verdicts = Vec::with_capacity(TYPED + 3);
@@ -485,7 +485,7 @@ mod tests {
 
     #[test]
     fn seeds_type_both_valid_and_invalid_text() {
-        let mut rng = crate::gen::features_rng(1, 8);
+        let mut rng = crate::gen::stream_rng(1, crate::gen::Stream::CronTyping);
         let drawn: Vec<(String, Vec<&str>)> = (0..400).map(|_| draw_expression(&mut rng)).collect();
         let valid = drawn.iter().filter(|(_, w)| w.is_empty()).count();
         assert!((80..320).contains(&valid), "{valid} of 400 valid");
@@ -527,7 +527,7 @@ mod tests {
         // Read in the wrong zone, the due times differ: the comparison notices.
         let utc = Schedule::cron("30 2 * * *", Some("UTC")).unwrap();
         assert!(same_due_times_in(text, None, &utc, T).is_err());
-        let mut rng = crate::gen::features_rng(1, 8);
+        let mut rng = crate::gen::stream_rng(1, crate::gen::Stream::CronTyping);
         let forms: Vec<_> = (0..100).map(|_| draw_form(&mut rng)).collect();
         assert!(forms
             .iter()

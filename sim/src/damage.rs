@@ -308,7 +308,7 @@ pub(crate) struct Damager {
 
 impl Damager {
     pub(crate) fn new(seed: u64) -> Damager {
-        let mut rng = crate::gen::features_rng(seed, 7);
+        let mut rng = crate::gen::stream_rng(seed, crate::gen::Stream::Damage);
         let next = rng.gen_range(1..=MAX_GAP);
         Damager { rng, next }
     }

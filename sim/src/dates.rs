@@ -161,7 +161,7 @@ pub struct DateReport {
 }
 
 pub fn check_jobs(seed: u64, jobs: &[crate::gen::SimJob]) -> DateReport {
-    let mut rng = crate::gen::features_rng(seed, 4);
+    let mut rng = crate::gen::stream_rng(seed, crate::gen::Stream::DateChecks);
     let mut report = DateReport {
         checked: 0,
         violations: Vec::new(),

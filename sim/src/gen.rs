@@ -23,8 +23,9 @@ pub enum FaultMode {
     Extreme,
     /// Hosts slower than their tick and nothing else: a two-second tick, and spans of
     /// minutes in which each turn of a process takes longer than the tick (a slow store, a
-    /// machine at full load). No crash, stall, clock jump or lost transaction, so F1 asks
-    /// that no run is lost and no due time missed as `down`.
+    /// machine at full load), with now and then an aborted transaction. No crash, stall,
+    /// clock jump or lost commit answer, so F1 asks that no run is lost and no due time
+    /// missed as `down`.
     Overload,
 }
 
@@ -272,7 +273,7 @@ fn chance(mode: FaultMode, rng: &mut ChaCha8Rng, heavy: f64, max: f64) -> f64 {
 /// The parts of a world that extreme modes reach further (bursts, jumps of days, stalls of
 /// a day), drawn from a stream of their own so every other draw of a seed is as it was.
 fn draw_extremes(seed: u64, mode: FaultMode, mut f: Faults) -> Faults {
-    let mut rng = features_rng(seed, 3);
+    let mut rng = stream_rng(seed, Stream::Extremes);
     let extreme = match mode {
         FaultMode::Extreme => true,
         FaultMode::Swarm => rng.gen_bool(0.15),
@@ -295,7 +296,8 @@ fn draw_extremes(seed: u64, mode: FaultMode, mut f: Faults) -> Faults {
 /// one to two and a half ticks. Two ticks of lease would lapse in such a turn; the core's
 /// floor (`duetime::MIN_LEASE`, ten seconds) is what keeps them (F1). The turns are drawn
 /// from the tick, not from the store's lease, so a core with a shorter lease meets the
-/// same worlds and fails them. Every other fault stays off (`scale` gives them 0).
+/// same worlds and fails them. Aborted transactions are drawn too (2%); every other fault
+/// stays off (`scale` gives them 0).
 fn draw_overload(mode: FaultMode, mut f: Faults, tick_ms: i64) -> (Faults, i64) {
     if mode != FaultMode::Overload {
         return (f, tick_ms);
@@ -304,6 +306,11 @@ fn draw_overload(mode: FaultMode, mut f: Faults, tick_ms: i64) -> (Faults, i64) 
     f.overload_per_hour = 3.0;
     f.max_turn_ms = tick_ms * 5 / 2;
     f.orphan_delivers = 0.0;
+    // A loaded store also aborts a transaction now and then (a serialization failure, a
+    // lock timeout): the process tries again, and a run whose report aborted stays held,
+    // its lease renewed, until the report commits (`duetime_loop::Incarnation`). F1 holds
+    // through them.
+    f.abort = 0.02;
     (f, tick_ms)
 }
 
@@ -351,9 +358,9 @@ pub fn draw_world(seed: u64, rng: &mut ChaCha8Rng, o: &Overrides) -> WorldConfig
     let (faults, tick_ms) = draw_overload(mode, faults, o.tick_ms.unwrap_or(30_000).max(1_000));
     // Drawn from a stream of its own, so adding it left every other draw of a seed as it
     // was.
-    let mut extra = features_rng(seed, 1);
+    let mut extra = stream_rng(seed, Stream::Extra);
     let max_runs_per_process = extra.gen_bool(0.3).then(|| extra.gen_range(1..=3));
-    let rows = features_rng(seed, 2).gen_bool(0.35);
+    let rows = stream_rng(seed, Stream::Features).gen_bool(0.35);
     WorldConfig {
         seed,
         mode,
@@ -489,17 +496,66 @@ fn draw_schedule(
     }
 }
 
-/// A stream for the features drawn apart from the world's first stream (lanes, jitter,
-/// confirmation), keyed by the seed and a purpose.
-pub(crate) fn features_rng(seed: u64, purpose: u64) -> ChaCha8Rng {
+/// The random streams a world draws apart from its first one, each keyed by the seed and
+/// its purpose. A feature added to the worlds draws from a stream of its own, so every
+/// other draw of a seed stays as it was and the seeds kept by number replay the worlds of
+/// their day. The numbers are those the streams were first drawn with: never renumber one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u64)]
+pub(crate) enum Stream {
+    /// The cap on runs per process (`draw_world`).
+    Extra = 1,
+    /// Lanes, jitter, confirmation (`draw_features`), and whether the world keeps a store
+    /// of rows.
+    Features = 2,
+    /// The extreme mode's rates (`draw_extremes`), and the jobs' one-shot dates.
+    Extremes = 3,
+    /// The dates a seed's schedules are checked at (`dates.rs`).
+    DateChecks = 4,
+    /// Jobs switched between schedules (`draw_switches`).
+    Switches = 5,
+    /// People's mistakes and who they are (`World::slips`).
+    Slips = 6,
+    /// Damage done to stored rows (`damage.rs`).
+    Damage = 7,
+    /// Cron expressions typed by people (`cron_typing.rs`).
+    CronTyping = 8,
+    /// Daylight-saving policies (`draw_dst_policies`).
+    DstPolicies = 9,
+    /// Jobs moved between concurrency keys (`World::move_lane`).
+    Moves = 10,
+    /// Slow runs (`World::slow`).
+    Slow = 11,
+    /// Bursts of trouble (`World::burst`).
+    Bursts = 12,
+    /// The edges: wrong fences, budgets met exactly, skipped successes (`World::edges`).
+    Edges = 13,
+    /// Jobs whose runs stall (`draw_stalls`).
+    Stalls = 14,
+    /// Schedules with a seconds field (`draw_seconds`).
+    Seconds = 15,
+    /// Things asked again: drains, approvals (`World::again`).
+    Again = 16,
+    /// Retry waits (`World::waits`).
+    Waits = 17,
+    /// A person pressing "run now" again and again (`World::schedule_presses`).
+    Presses = 18,
+    /// Every clock set at once (`World::schedule_clock_sets`).
+    ClockSets = 19,
+    /// Slow turns of overloaded hosts (`World::turns`).
+    Turns = 20,
+}
+
+/// The random stream `stream` of world `seed`.
+pub(crate) fn stream_rng(seed: u64, stream: Stream) -> ChaCha8Rng {
     use rand::SeedableRng;
-    ChaCha8Rng::seed_from_u64(seed ^ (0x6c61_6e65_0000_0000 | purpose))
+    ChaCha8Rng::seed_from_u64(seed ^ (0x6c61_6e65_0000_0000 | stream as u64))
 }
 
 /// Concurrency keys (several jobs per key, each key one width), jitter and confirmation
 /// for some jobs of the world.
 fn draw_features(cfg: &WorldConfig, jobs: &mut [SimJob], tightest: &[i64]) {
-    let mut rng = features_rng(cfg.seed, 2);
+    let mut rng = stream_rng(cfg.seed, Stream::Features);
     let keys = rng.gen_range(1..=3);
     let widths: Vec<u32> = (0..keys).map(|_| rng.gen_range(1..=2)).collect();
     let keyed = rng.gen_range(0.0..0.8);
@@ -527,7 +583,7 @@ fn draw_features(cfg: &WorldConfig, jobs: &mut [SimJob], tightest: &[i64]) {
 /// only cron's defaults. The oracle is told the rule as data (`CronSpec::dst`). From a
 /// stream of its own, so the worlds drawn before are otherwise the same.
 fn draw_dst_policies(cfg: &WorldConfig, jobs: &mut [SimJob]) {
-    let mut rng = features_rng(cfg.seed, 9);
+    let mut rng = stream_rng(cfg.seed, Stream::DstPolicies);
     for job in jobs {
         choose_dst_policy(&mut rng, &mut job.def.schedule, &mut job.spec);
         for (schedule, spec) in &mut job.alternatives {
@@ -555,7 +611,7 @@ fn choose_dst_policy(rng: &mut ChaCha8Rng, schedule: &mut Schedule, spec: &mut S
 /// its oracle's spec and its tightest spacing): one second of the minute, two, or every
 /// twentieth, so the core's matcher finds seconds past a matching minute's first and the
 /// oracle yields them (`CronSpec::seconds`). The spacing narrows to the seconds' own.
-/// From a stream of its own (`features_rng(seed, 15)`), so the rest of a world is drawn
+/// From a stream of its own (`Stream::Seconds`), so the rest of a world is drawn
 /// as before.
 fn draw_seconds(rng: &mut ChaCha8Rng, drawn: (Schedule, Spec, i64)) -> (Schedule, Spec, i64) {
     let (schedule, Spec::Cron(mut c), spacing) = drawn else {
@@ -592,7 +648,7 @@ fn draw_seconds(rng: &mut ChaCha8Rng, drawn: (Schedule, Spec, i64)) -> (Schedule
 /// for a job due rarely or a one-shot long done). From their own stream, so the worlds
 /// drawn before the switch existed are otherwise the same.
 fn draw_switches(cfg: &WorldConfig, jobs: &mut [SimJob], tightest: &[i64]) {
-    let mut rng = features_rng(cfg.seed, 5);
+    let mut rng = stream_rng(cfg.seed, Stream::Switches);
     for (job, &tight) in jobs.iter_mut().zip(tightest) {
         if !rng.gen_bool(0.3) {
             continue;
@@ -612,7 +668,7 @@ pub fn draw_jobs(rng: &mut ChaCha8Rng, cfg: &WorldConfig, count: Option<usize>) 
     let n = count.unwrap_or_else(|| rng.gen_range(5..=12)).max(1);
     let span = cfg.safety_ms + cfg.liveness_ms;
     let mut tightest_of = Vec::with_capacity(n);
-    let mut seconds = features_rng(cfg.seed, 15);
+    let mut seconds = stream_rng(cfg.seed, Stream::Seconds);
     let mut with_seconds = |drawn: (Schedule, Spec, i64)| match cfg.late_draws {
         true => draw_seconds(&mut seconds, drawn),
         false => drawn,
@@ -689,7 +745,7 @@ pub fn draw_jobs(rng: &mut ChaCha8Rng, cfg: &WorldConfig, count: Option<usize>) 
         })
         .collect();
     draw_features(cfg, &mut jobs, &tightest_of);
-    let mut dates = features_rng(cfg.seed, 3);
+    let mut dates = stream_rng(cfg.seed, Stream::Extremes);
     for job in &mut jobs {
         crate::dates::draw_exotic(&mut dates, &mut job.def.schedule, &mut job.spec);
     }
@@ -706,7 +762,7 @@ pub fn draw_jobs(rng: &mut ChaCha8Rng, cfg: &WorldConfig, count: Option<usize>) 
 /// time out (the default, 15 min, is past every drawn timeout: no run ever stalled). From
 /// a stream of its own, so the worlds drawn before are otherwise the same.
 fn draw_stalls(cfg: &WorldConfig, jobs: &mut [SimJob]) {
-    let mut rng = features_rng(cfg.seed, 14);
+    let mut rng = stream_rng(cfg.seed, Stream::Stalls);
     for job in jobs {
         if rng.gen_bool(0.3) {
             let timeout = job.def.timeout.as_millis().max(30_000);

@@ -8,17 +8,17 @@ use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 
 use duetime::{
-    Actor, CancelReason, ClockGapKind, Duration, Effect, Entry, Event, Fence, Held, JobName, Now,
+    Actor, CancelReason, ClockGapKind, Duration, Effect, Entry, Event, Fence, JobName, Now,
     Outcome, ProcessId, RunId, State, Timestamp,
 };
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
-use duetime_loop::{LeftRun, Started, Startup};
+use duetime_loop::{Holding, Incarnation, LeftRun, Order, Started, Startup};
 
 use crate::check::Checker;
 use crate::consensus::Verdict;
-use crate::gen::{SimJob, WorldConfig};
+use crate::gen::{stream_rng, SimJob, Stream, WorldConfig};
 
 /// A wall clock: true time, skewed, drifting and jumped; the monotonic clock only freezes
 /// while its machine sleeps (it never runs backward).
@@ -68,81 +68,24 @@ enum HostState {
     Stalled,
 }
 
-#[derive(Debug, Clone)]
-struct HeldRun {
-    job: JobName,
-    fence: Fence,
-}
-
-/// The runs a process holds, ascending by run id (as a `BTreeMap` would keep them): a few
-/// at a time, so a sorted vector, looked up by binary search.
-#[derive(Default)]
-struct HeldRuns(Vec<(RunId, HeldRun)>);
-
-impl HeldRuns {
-    fn find(&self, run: &RunId) -> Result<usize, usize> {
-        self.0.binary_search_by_key(run, |(r, _)| *r)
-    }
-
-    fn contains_key(&self, run: &RunId) -> bool {
-        self.find(run).is_ok()
-    }
-
-    fn get(&self, run: &RunId) -> Option<&HeldRun> {
-        self.find(run).ok().map(|i| &self.0[i].1)
-    }
-
-    fn insert(&mut self, run: RunId, held: HeldRun) -> Option<HeldRun> {
-        match self.find(&run) {
-            Ok(i) => Some(std::mem::replace(&mut self.0[i].1, held)),
-            Err(i) => {
-                self.0.insert(i, (run, held));
-                None
-            }
-        }
-    }
-
-    fn remove(&mut self, run: &RunId) -> Option<HeldRun> {
-        self.find(run).ok().map(|i| self.0.remove(i).1)
-    }
-
-    fn iter(&self) -> impl Iterator<Item = (&RunId, &HeldRun)> {
-        self.0.iter().map(|(r, h)| (r, h))
-    }
-
-    fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-
-    fn clear(&mut self) {
-        self.0.clear();
-    }
-}
-
-impl IntoIterator for HeldRuns {
-    type Item = (RunId, HeldRun);
-    type IntoIter = std::vec::IntoIter<(RunId, HeldRun)>;
-
-    fn into_iter(self) -> Self::IntoIter {
-        self.0.into_iter()
-    }
-}
-
 struct Host {
     state: HostState,
-    process: ProcessId,
-    draining: bool,
+    /// The incarnation up (or last up): the runs it holds and whether it drains
+    /// (`duetime_loop::Incarnation`, the daemon's own turn).
+    inc: Incarnation,
     clock: Clock,
-    held: HeldRuns,
     /// Runs of crashed incarnations whose children still run: the next incarnation may
     /// adopt them.
-    orphans: BTreeMap<RunId, HeldRun>,
+    orphans: BTreeMap<RunId, Holding>,
     /// Runs of crashed incarnations whose children ended and left their result where the
     /// next incarnation finds it (a host that knows how to take over, `adopt`), as the
     /// daemon's run directories do: it reports them at start-up.
     ended: Vec<(RunId, JobName, Fence, Outcome)>,
     /// Results that came in while stalled, sent on waking.
     queued: Vec<(RunId, JobName, Fence, Outcome)>,
+    /// Results whose report's transaction aborted: the run stays held (its lease renewed)
+    /// and the report is sent again (`Action::Deliver`), as the daemon's next turn does.
+    unreported: BTreeMap<RunId, (JobName, Fence, Outcome)>,
     /// Invalidates scheduled ticks of an earlier incarnation or before a stall.
     epoch: u64,
     /// True time of this incarnation's next heartbeat: a tick sent whatever the store says,
@@ -161,6 +104,9 @@ struct Host {
     /// closer); a new plan replaces the old one here instead of leaving it in the queue to
     /// be popped and ignored.
     tick: Option<(i64, u64, u64)>,
+    /// Its turns that failed in a row (an aborted tick): the next comes after
+    /// `duetime_loop::backoff` of them.
+    failures: u32,
     /// Crashes left in a crash loop: each restart is followed by a crash within seconds.
     crash_loop: u32,
     /// True time until which its turns are slow (`FaultMode::Overload`), and until which
@@ -489,14 +435,14 @@ impl World {
             .into_iter()
             .collect();
         let mut w = World {
-            slips: crate::gen::features_rng(cfg.seed, 6),
-            moves: crate::gen::features_rng(cfg.seed, 10),
-            slow: crate::gen::features_rng(cfg.seed, 11),
-            bursts: crate::gen::features_rng(cfg.seed, 12),
-            edges: crate::gen::features_rng(cfg.seed, 13),
-            again: crate::gen::features_rng(cfg.seed, 16),
-            waits: crate::gen::features_rng(cfg.seed, 17),
-            turns: crate::gen::features_rng(cfg.seed, 20),
+            slips: stream_rng(cfg.seed, Stream::Slips),
+            moves: stream_rng(cfg.seed, Stream::Moves),
+            slow: stream_rng(cfg.seed, Stream::Slow),
+            bursts: stream_rng(cfg.seed, Stream::Bursts),
+            edges: stream_rng(cfg.seed, Stream::Edges),
+            again: stream_rng(cfg.seed, Stream::Again),
+            waits: stream_rng(cfg.seed, Stream::Waits),
+            turns: stream_rng(cfg.seed, Stream::Turns),
             lane_keys,
             t: cfg.start_ms,
             cfg,
@@ -569,14 +515,14 @@ impl World {
             };
             w.hosts.push(Host {
                 crash_loop: 0,
+                failures: 0,
                 state: HostState::Down,
-                process: ProcessId(0),
-                draining: false,
+                inc: Incarnation::new(ProcessId(0)),
                 clock,
-                held: HeldRuns::default(),
                 orphans: BTreeMap::new(),
                 ended: Vec::new(),
                 queued: Vec::new(),
+                unreported: BTreeMap::new(),
                 epoch: 0,
                 beat_at: i64::MIN,
                 startup: None,
@@ -788,10 +734,10 @@ impl World {
                 let now = Now::at(Timestamp::from_millis(self.t));
                 let event = Event::RunFinished {
                     process,
-                    job,
+                    job: job.clone(),
                     run,
                     fence,
-                    outcome,
+                    outcome: outcome.clone(),
                 };
                 // Sent by its process while that one is up (a retried or late report, a
                 // parked run finished another way), it hears the answer, as the daemon
@@ -800,8 +746,11 @@ impl World {
                 let sender = self
                     .hosts
                     .iter()
-                    .position(|h| h.process == process && h.state == HostState::Up);
-                self.transact(sender, now, event);
+                    .position(|h| h.inc.process() == process && h.state == HostState::Up);
+                let committed = self.transact(sender, now, event);
+                if let Some(h) = sender {
+                    self.report_settled(h, run, committed, (job, fence, outcome));
+                }
             }
             Action::Crash { host } => {
                 self.crash(host);
@@ -864,7 +813,7 @@ impl World {
         if h.state != HostState::Up || h.epoch != epoch {
             return;
         }
-        if h.draining && h.held.is_empty() {
+        if h.inc.is_drained() {
             // The drain is complete: this incarnation exits; its successor starts.
             *self.faults.entry("drain completed").or_default() += 1;
             self.hosts[host].state = HostState::Down;
@@ -886,17 +835,18 @@ impl World {
             self.sleep(host);
             return;
         }
-        let held: Vec<Held> = h
-            .held
-            .iter()
-            .map(|(&run, r)| Held {
-                run,
-                fence: r.fence,
-            })
-            .collect();
-        let process = h.process;
+        let tick = h.inc.tick();
         let now = self.clock_now(host);
-        self.transact(Some(host), now, Event::Tick { process, held });
+        if !self.transact(Some(host), now, tick) {
+            // As the daemon's turn: a tick that failed ends the turn, and the next comes
+            // after a short backoff (`duetime_loop::backoff`), before anything slow.
+            let h = &mut self.hosts[host];
+            h.failures = h.failures.saturating_add(1);
+            h.beat_at = self.t + duetime_loop::backoff(h.failures).as_millis() as i64;
+            self.sleep(host);
+            return;
+        }
+        self.hosts[host].failures = 0;
         self.slow_turn(host);
         self.schedule_tick(host);
     }
@@ -940,7 +890,7 @@ impl World {
             .probes
             .entry("results reported at a slow turn's end")
             .or_default() += 1;
-        let process = h.process;
+        let process = h.inc.process();
         let queued = std::mem::take(&mut self.hosts[host].queued);
         for (run, job, fence, outcome) in queued {
             self.send_result(Some(host), process, run, job, fence, outcome);
@@ -959,21 +909,20 @@ impl World {
         outcome: Outcome,
     ) {
         let h = &mut self.hosts[host];
-        // Held by the current incarnation: it started the run, or adopted it.
-        let ours = h.state != HostState::Down && h.held.contains_key(&run);
+        // Held by the current incarnation: it started the run, or adopted it. It stays
+        // held (its lease renewed) until its report commits.
+        let ours = h.state != HostState::Down && h.inc.holding(run).is_some();
         if ours && h.state == HostState::Up && self.t >= h.busy_until {
-            h.held.remove(&run);
-            let current = h.process;
+            let current = h.inc.process();
             self.send_result(Some(host), current, run, job, fence, outcome);
         } else if ours {
-            h.held.remove(&run);
             if let Some(trace) = &mut self.trace {
                 trace.push(format!(
                     "  ({run} ended while its process was busy or stalled)"
                 ));
             }
             h.queued.push((run, job, fence, outcome));
-        } else if h.orphans.remove(&run).is_some() || h.process != process {
+        } else if h.orphans.remove(&run).is_some() || h.inc.process() != process {
             // Its process crashed and nobody adopted it; the child may still
             // write its result.
             if self
@@ -1002,9 +951,8 @@ impl World {
         // slept would otherwise tick on a monotonic clock standing still).
         h.clock.wake(self.t);
         h.state = HostState::Up;
-        h.process = process;
-        h.draining = false;
-        h.held.clear();
+        h.inc = Incarnation::new(process);
+        h.failures = 0;
         h.epoch += 1;
         h.busy_until = i64::MIN;
         let left = self.left_runs(host);
@@ -1050,7 +998,7 @@ impl World {
         self.hosts[host].state = HostState::Up;
         let t = self.t;
         self.hosts[host].clock.wake(t);
-        let process = self.hosts[host].process;
+        let process = self.hosts[host].inc.process();
         let queued = std::mem::take(&mut self.hosts[host].queued);
         for (run, job, fence, outcome) in queued {
             self.send_result(Some(host), process, run, job, fence, outcome);
@@ -1177,7 +1125,7 @@ impl World {
             match told {
                 Some(Started::Adopted { run, job, fence }) => {
                     h.orphans.remove(&run);
-                    h.held.insert(run, HeldRun { job, fence });
+                    h.inc.adopt(run, job, fence);
                 }
                 Some(Started::Registered) => h.startup = None,
                 Some(Started::NotAdopted { .. }) => {
@@ -1211,9 +1159,8 @@ impl World {
         self.next_process += 1;
         let h = &mut self.hosts[host];
         let Some(old) = h.startup.take() else { return };
-        let held = std::mem::take(&mut h.held);
-        h.orphans.extend(held);
-        h.process = process;
+        h.orphans.extend(h.inc.take_all());
+        h.inc = Incarnation::new(process);
         let ended = old
             .into_left()
             .into_iter()
@@ -1261,10 +1208,19 @@ impl World {
         let h = &mut self.hosts[host];
         h.state = HostState::Down;
         // Children outlive their process (a timed-out one was being killed); the results
-        // queued while it stalled are in their run directories (`take_over`'s hosts).
-        let held = std::mem::take(&mut h.held);
-        h.orphans.extend(held);
-        let queued = std::mem::take(&mut h.queued);
+        // queued while it stalled, or not yet reported, are in their run directories
+        // (`take_over`'s hosts).
+        let mut queued = std::mem::take(&mut h.queued);
+        let unreported = std::mem::take(&mut h.unreported);
+        queued.extend(
+            unreported
+                .into_iter()
+                .map(|(run, (job, fence, outcome))| (run, job, fence, outcome)),
+        );
+        for (run, ..) in &queued {
+            h.inc.let_go(*run);
+        }
+        h.orphans.extend(h.inc.take_all());
         if self.cfg.faults.adopt {
             h.ended.extend(queued);
         }
@@ -1300,7 +1256,7 @@ impl World {
     /// `consensus.rs`); set back together, held processes must not contradict each other.
     /// From a stream of its own.
     fn schedule_clock_sets(&mut self, t0: i64) {
-        let mut sets = crate::gen::features_rng(self.cfg.seed, 19);
+        let mut sets = stream_rng(self.cfg.seed, Stream::ClockSets);
         if !sets.gen_ratio(1, 3) {
             return;
         }
@@ -1330,13 +1286,16 @@ impl World {
     /// The host's process starts draining (an aborted transaction: it keeps working and
     /// drains later).
     fn drain(&mut self, host: usize) {
-        if self.hosts[host].state == HostState::Up && !self.hosts[host].draining {
-            *self.faults.entry("drain").or_default() += 1;
-            let process = self.hosts[host].process;
-            let now = self.clock_now(host);
-            self.hosts[host].draining =
-                self.transact(Some(host), now, Event::ProcessDraining { process });
-            if self.hosts[host].draining && self.cfg.late_draws && self.again.gen_ratio(1, 3) {
+        let h = &self.hosts[host];
+        let Some(drain) = h.inc.drain().filter(|_| h.state == HostState::Up) else {
+            return;
+        };
+        *self.faults.entry("drain").or_default() += 1;
+        let process = h.inc.process();
+        let now = self.clock_now(host);
+        if self.transact(Some(host), now, drain) {
+            self.hosts[host].inc.drain_committed();
+            if self.cfg.late_draws && self.again.gen_ratio(1, 3) {
                 let t = self.t + self.again.gen_range(1_000..600_000);
                 self.at(t, Action::DrainAgain { host, process });
             }
@@ -1349,7 +1308,7 @@ impl World {
     /// flight) to meet `manual_per_hour`, and R3 holds each answer to the cap. From a
     /// stream of its own.
     fn schedule_presses(&mut self, t0: i64) {
-        let mut presses = crate::gen::features_rng(self.cfg.seed, 18);
+        let mut presses = stream_rng(self.cfg.seed, Stream::Presses);
         if !presses.gen_ratio(1, 3) {
             return;
         }
@@ -1408,7 +1367,7 @@ impl World {
     /// tells no second `drained` (D1).
     fn drain_again(&mut self, host: usize, process: ProcessId) {
         let h = &self.hosts[host];
-        if h.state == HostState::Up && h.draining && h.process == process {
+        if h.state == HostState::Up && h.inc.is_draining() && h.inc.process() == process {
             *self.probes.entry("drain asked again").or_default() += 1;
             let now = self.clock_now(host);
             self.transact(Some(host), now, Event::ProcessDraining { process });
@@ -1981,7 +1940,7 @@ impl World {
         let (Some(h), Some(before)) = (host, before) else {
             return;
         };
-        if self.hosts[h].process != process {
+        if self.hosts[h].inc.process() != process {
             return;
         }
         if let Some(detail) = self.witnesses.released(h, process, kind, self.t, before) {
@@ -2031,7 +1990,7 @@ impl World {
     /// keeps seeing its clocks. Between heartbeats it sleeps until the store's next wake.
     fn heartbeat(&self, host: usize) -> i64 {
         let h = &self.hosts[host];
-        if h.held.is_empty() && h.startup.is_none() && !h.draining {
+        if h.inc.is_empty() && h.startup.is_none() && !h.inc.is_draining() {
             h.shown_at.saturating_add(SHOW_EVERY_MS)
         } else {
             h.beat_at
@@ -2044,8 +2003,8 @@ impl World {
     /// for the owner lease to lapse, and the owner also wakes to renew it.
     fn wake_time(&self, host: usize) -> i64 {
         let mut t = self.heartbeat(host);
-        if !self.hosts[host].draining {
-            if let Some(w) = self.state.next_wake_for(self.hosts[host].process) {
+        if !self.hosts[host].inc.is_draining() {
+            if let Some(w) = self.state.next_wake_for(self.hosts[host].inc.process()) {
                 let wall = self.clock_now(host).wall.as_millis();
                 let soon = w.as_millis().saturating_sub(wall).max(1_000);
                 t = t.min(self.t.saturating_add(soon));
@@ -2082,11 +2041,12 @@ impl World {
     #[inline]
     fn work_for(&self, host: usize) -> bool {
         let h = &self.hosts[host];
-        !h.draining
-            && self
-                .state
-                .next_wake_for(h.process)
-                .is_some_and(|w| w <= self.clock_now(host).wall)
+        // (A draining process claims nothing: no need to read the store's next wake.)
+        !h.inc.is_draining()
+            && h.inc.work_due(
+                self.state.next_wake_for(h.inc.process()),
+                self.clock_now(host).wall,
+            )
     }
 
     fn send_result(
@@ -2115,6 +2075,11 @@ impl World {
         }
         if f.late_result > 0.0 && self.rng.gen_bool(f.late_result.min(1.0)) {
             *self.faults.entry("late result").or_default() += 1;
+            // The process lost track of the run (its lease lapses); the result arrives
+            // late, from wherever it was kept.
+            if let Some(h) = host {
+                self.hosts[h].inc.let_go(run);
+            }
             let t = self.t + self.rng.gen_range(1_000..1_800_000);
             self.at(
                 t,
@@ -2146,17 +2111,38 @@ impl World {
             };
             self.transact(host, now, event);
         }
-        self.transact(
-            host,
-            now,
-            Event::RunFinished {
-                process,
-                job: job.clone(),
-                run,
-                fence,
-                outcome,
-            },
-        );
+        // The incarnation holding the run reports it (`Incarnation::ended`); a child on
+        // its own writes the same line.
+        let held = host.and_then(|h| self.hosts[h].inc.ended(run, outcome.clone()));
+        let event = held.unwrap_or(Event::RunFinished {
+            process,
+            job: job.clone(),
+            run,
+            fence,
+            outcome: outcome.clone(),
+        });
+        let committed = self.transact(host, now, event);
+        if let Some(h) = host {
+            self.report_settled(h, run, committed, (job, fence, outcome));
+        }
+    }
+
+    /// After a host's report of `run`: committed, the run is no longer held; aborted, it
+    /// stays held (its lease renewed) until the report sent again commits.
+    fn report_settled(
+        &mut self,
+        host: usize,
+        run: RunId,
+        committed: bool,
+        result: (JobName, Fence, Outcome),
+    ) {
+        let h = &mut self.hosts[host];
+        if committed {
+            h.inc.reported(run);
+            h.unreported.remove(&run);
+        } else if h.inc.holding(run).is_some() {
+            h.unreported.insert(run, result);
+        }
     }
 
     /// One store transaction: it may abort (nothing happens), or commit with its answer
@@ -2390,22 +2376,27 @@ impl World {
             } => {
                 *self.probes.entry("stale confirm refused").or_default() += 1;
             }
-            Effect::Do(duetime::Action::Start {
-                run,
-                job,
-                fence,
-                process,
-                deadline,
-                ..
-            }) if !lost => {
-                self.start(seen.host, process, run, job, fence, deadline);
+            // Carried out by the process that heard the commit: a start by the one whose
+            // step it was, a cancel by its process wherever it is up (it polls the store).
+            Effect::Do(duetime::Action::Start { process, .. }) if !lost => {
+                let host = seen
+                    .host
+                    .filter(|&h| self.hosts[h].inc.process() == process);
+                if let Some(host) = host {
+                    let order = self.hosts[host].inc.take(&e);
+                    self.carry_out(host, order);
+                }
             }
-            Effect::Do(duetime::Action::Cancel {
-                run,
-                process,
-                reason,
-                ..
-            }) if !lost => self.cancel(process, run, reason),
+            Effect::Do(duetime::Action::Cancel { process, .. }) if !lost => {
+                let host = self
+                    .hosts
+                    .iter()
+                    .position(|h| h.inc.process() == process && h.state != HostState::Down);
+                if let Some(host) = host {
+                    let order = self.hosts[host].inc.take(&e);
+                    self.carry_out(host, order);
+                }
+            }
             _ => {}
         }
     }
@@ -2535,8 +2526,8 @@ impl World {
                     let drainers: Vec<ProcessId> = self
                         .hosts
                         .iter()
-                        .filter(|h| h.state != HostState::Down && h.draining)
-                        .map(|h| h.process)
+                        .filter(|h| h.state != HostState::Down && h.inc.is_draining())
+                        .map(|h| h.inc.process())
                         .collect();
                     if !drainers.is_empty() {
                         self.manual_in_drain.push((r.job.to_string(), drainers));
@@ -2632,30 +2623,36 @@ impl World {
         }
     }
 
-    fn start(
-        &mut self,
-        host: Option<usize>,
-        process: ProcessId,
-        run: RunId,
-        job: JobName,
-        fence: Fence,
-        deadline: Timestamp,
-    ) {
-        let Some(host) = host.filter(|&h| self.hosts[h].process == process) else {
-            return;
-        };
+    /// What a committed effect asked of a host's incarnation (`Incarnation::take`): a
+    /// run's child started, or stopped.
+    fn carry_out(&mut self, host: usize, order: Option<Order>) {
+        match order {
+            Some(Order::Launch {
+                run,
+                job,
+                fence,
+                deadline,
+            }) => self.start(host, run, job, fence, deadline),
+            Some(Order::Stop {
+                run,
+                job,
+                reason,
+                held: true,
+            }) => self.stop(host, run, job, reason),
+            // A lost lease: the incarnation let the run go; its child is left to its fate.
+            Some(Order::Stop { held: false, .. }) | None => {}
+        }
+    }
+
+    /// A run's child starts, held by `host`'s incarnation: its duration and outcome drawn.
+    fn start(&mut self, host: usize, run: RunId, job: JobName, fence: Fence, deadline: Timestamp) {
         let Some(i) = self.job_index(&job) else {
+            self.hosts[host].inc.let_go(run);
             return;
         };
         let timeout = deadline.as_millis() - self.clock_now(host).wall.as_millis();
         let (duration, outcome) = self.draw_run(i, timeout);
-        self.hosts[host].held.insert(
-            run,
-            HeldRun {
-                job: job.clone(),
-                fence,
-            },
-        );
+        let process = self.hosts[host].inc.process();
         if self.hosts[host].state == HostState::Up
             && self.wake_time(host) < self.hosts[host].wake_at
         {
@@ -2690,35 +2687,32 @@ impl World {
         Some(i)
     }
 
-    fn cancel(&mut self, process: ProcessId, run: RunId, reason: CancelReason) {
-        let Some(host) = self
-            .hosts
-            .iter()
-            .position(|h| h.process == process && h.state != HostState::Down)
-        else {
+    /// The core asked to stop a run the host still holds (a timeout, or its job removed):
+    /// the child is killed and its exit reported soon, as a timeout or a signal; the run
+    /// stays held until then (its original finish, if later, finds it gone and is
+    /// ignored).
+    fn stop(&mut self, host: usize, run: RunId, job: JobName, reason: CancelReason) {
+        let Some(fence) = self.hosts[host].inc.holding(run).map(|h| h.fence) else {
             return;
         };
-        if reason == CancelReason::Timeout {
-            // The child is killed and its exit reported soon; the run stays held until then
-            // (its original finish, if later, finds it gone and is ignored).
-            let Some(held) = self.hosts[host].held.get(&run).cloned() else {
-                return;
-            };
-            let t = self.t + self.rng.gen_range(100..5_000);
-            self.at(
-                t,
-                Action::RunDone {
-                    host,
-                    process,
-                    run,
-                    job: held.job,
-                    fence: held.fence,
-                    outcome: Outcome::TimedOut,
-                },
-            );
+        let process = self.hosts[host].inc.process();
+        let outcome = if reason == CancelReason::Timeout {
+            Outcome::TimedOut
         } else {
-            self.hosts[host].held.remove(&run);
-        }
+            Outcome::failed("signal TERM")
+        };
+        let t = self.t + self.rng.gen_range(100..5_000);
+        self.at(
+            t,
+            Action::RunDone {
+                host,
+                process,
+                run,
+                job,
+                fence,
+                outcome,
+            },
+        );
     }
 }
 

@@ -5,8 +5,6 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use duetime::{Now, Timestamp};
 
-use super::POLL;
-
 /// The wall clock and a monotonic clock, read together for every event.
 pub struct Clock {
     start: Instant,
@@ -89,12 +87,9 @@ pub fn signalled() -> bool {
     TERMS.load(Ordering::SeqCst) > 0 || INTS.load(Ordering::SeqCst) > 0
 }
 
-/// How long to wait after `failures` failures in a row to reach the store: from the poll
-/// interval, doubling, up to 5 s, so an outage is neither hammered nor slept through.
-pub fn backoff(failures: u32) -> std::time::Duration {
-    POLL.saturating_mul(1 << failures.min(5))
-        .min(std::time::Duration::from_secs(5))
-}
+/// How long to wait after `failures` failures in a row to reach the store: the turn every
+/// host shares (`duetime_loop::backoff`), so the simulator's processes retry as this one.
+pub use duetime_loop::backoff;
 
 /// Installs the SIGTERM, SIGINT and SIGHUP handlers. Without the last, HUP (`systemctl
 /// reload`, a log rotation) would kill the daemon with no drain.

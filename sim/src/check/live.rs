@@ -1,10 +1,12 @@
 //! F1: a live host's runs are never forfeit. In a world where no process crashes, stalls,
-//! sleeps, jumps its clock, drains or loses a transaction, and the only trouble is turns
-//! slower than the tick (`--faults overload`: a slow store, a machine at full load), no run
-//! is recorded lost (so no job is paused by the system for it), and no due time is
-//! recorded missed as `down`: a host slower than its tick starts its runs late, within the
-//! grace, and never loses them. This asks that the right thing happened where S1-S7 only
-//! ask that nothing wrong did: losing every slow host's runs keeps the ledger exact.
+//! sleeps, jumps its clock, drains or loses a commit's answer, and the only trouble is
+//! turns slower than the tick and now and then an aborted transaction (`--faults
+//! overload`: a slow, loaded store), no run is recorded lost (so no job is paused by the
+//! system for it), and no due time is recorded missed as `down`: a host slower than its
+//! tick starts its runs late, within the grace, and never loses them; a run whose report
+//! aborted stays held, its lease renewed, until the report commits. This asks that the
+//! right thing happened where S1-S7 only ask that nothing wrong did: losing every slow
+//! host's runs keeps the ledger exact.
 
 use duetime::{Entry, History, LedgerKind, MissCause, Record};
 
