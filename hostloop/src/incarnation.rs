@@ -233,9 +233,14 @@ impl Incarnation {
         })
     }
 
-    /// The report of a run ([`Incarnation::ended`]) committed: it is no longer held.
-    pub fn reported(&mut self, run: RunId) {
-        self.let_go(run);
+    /// A report of `run` under `fence` ([`Incarnation::ended`]) committed: it is no longer
+    /// held. A report under another fence than the run is held under (a result the host
+    /// mixed up) settles nothing here, as it settles nothing in the core: the run stays
+    /// held, its lease renewed, until its own report commits.
+    pub fn reported(&mut self, run: RunId, fence: Fence) {
+        if self.holding(run).is_some_and(|h| h.fence == fence) {
+            self.let_go(run);
+        }
     }
 
     /// The report of a launched run whose command could not even start: failed with
@@ -352,7 +357,7 @@ mod tests {
             process: ProcessId(1),
         };
         let orders = step(&mut state, &mut inc, at("2025-01-01T10:00:00Z"), started);
-        let Some(Order::Launch { run, .. }) = orders.first().cloned() else {
+        let Some(Order::Launch { run, fence, .. }) = orders.first().cloned() else {
             panic!("the 10:00 due time starts: {orders:?}");
         };
         assert_eq!(inc.len(), 1);
@@ -380,7 +385,9 @@ mod tests {
         }
         let mut fx = Vec::new();
         state.step(at("2025-01-01T10:05:30Z"), report, &mut fx);
-        inc.reported(run);
+        inc.reported(run, Fence(run.0 ^ 1));
+        assert_eq!(inc.len(), 1, "a report under a wrong fence settles nothing");
+        inc.reported(run, fence);
         assert!(inc.is_empty());
         let last = state
             .seq_of_name("job")
@@ -447,7 +454,7 @@ mod tests {
         assert_eq!(inc.drain(), None, "drains once");
         assert!(!inc.work_due(Some(Timestamp::MIN), Timestamp::MAX));
         for n in [1, 2] {
-            inc.reported(RunId(n));
+            inc.reported(RunId(n), Fence(n));
         }
         assert!(!inc.is_drained());
         assert!(inc.not_started(RunId(3), "no such file").is_some());
@@ -459,7 +466,7 @@ mod tests {
         assert_eq!(backoff(1), std::time::Duration::from_millis(400));
         assert_eq!(backoff(3), std::time::Duration::from_millis(1600));
         assert_eq!(backoff(40), std::time::Duration::from_secs(5));
-        let lease = std::time::Duration::from_millis(duetime::MIN_LEASE.as_millis() as u64);
+        let lease = std::time::Duration::from_millis(duetime::MIN_LEASE.as_millis());
         assert!(backoff(1) + backoff(2) + backoff(3) < lease);
     }
 

@@ -839,10 +839,11 @@ impl<'a> World<'a> {
             .and_then(|up| up.ended(run, c.outcome.clone()));
         match report {
             Some(report) => {
+                let fence = c.fence;
                 self.children.remove(&run);
                 self.step(report);
                 if let Some(up) = &mut self.up {
-                    up.reported(run);
+                    up.reported(run, fence);
                 }
             }
             None => c.exited = true,

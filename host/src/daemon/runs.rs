@@ -90,11 +90,19 @@ impl<S: Store> Daemon<S> {
         let Some(event) = self.incarnation.ended(run, outcome) else {
             return Ok(());
         };
-        if let Event::RunFinished { job, outcome, .. } = &event {
-            info!(%run, %job, %outcome, "finished");
-        }
+        let Event::RunFinished {
+            job,
+            outcome,
+            fence,
+            ..
+        } = &event
+        else {
+            return Ok(());
+        };
+        info!(%run, %job, %outcome, "finished");
+        let fence = *fence;
         self.apply(event)?;
-        self.incarnation.reported(run);
+        self.incarnation.reported(run, fence);
         if let Some(mut child) = self.supervisors.remove(&run) {
             let _ = child.wait();
         }

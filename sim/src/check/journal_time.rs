@@ -10,7 +10,7 @@
 //! before the ticks'. And exactly (the rule as `judge_person_clock` states it): a person's
 //! command is dated at its reading unless that reads further behind the store's clock than
 //! `clock_jump`, then at the store's clock (the world sends one in eight from a machine
-//! read at that bound, a millisecond past it, or hours slow: `world.rs::person_now`).
+//! read at that bound, a millisecond past it, or hours slow: `world/people.rs::person_now`).
 //! A result is dated exactly too (`result_dated`, the rule as `judge_result_clock` states
 //! it): the store vouches for its process's time at its last event plus what its clocks
 //! measured since, when that reading is its own; its record is dated at its reading within
