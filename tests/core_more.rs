@@ -1241,3 +1241,32 @@ fn a_one_second_tick_still_leases_ten_seconds_so_a_slow_turn_keeps_its_run() {
         "{ledger}"
     );
 }
+
+/// Overload seed 6115: a process that holds nothing and has not ticked for longer than a
+/// lease reports a parked run finished another way. Its result is no tick, so the store
+/// still takes it for silent: a buffered due time started for it then would be found
+/// lost (its holder silent) at the next tick of anyone, a live process's run lost and the
+/// job paused. The silent process claims nothing; the live one's next tick starts it.
+#[test]
+fn a_result_from_a_process_silent_past_a_lease_starts_nothing_for_it() {
+    let mut s = Story::new();
+    let mut def = job("sync", every("1m"));
+    def.overlap = Some(Overlap::BufferAll);
+    s.define("08:59", def);
+    s.start("08:59:30", 1);
+    s.tick("09:00:00", 1);
+    s.finish(
+        "09:00:10",
+        1,
+        Outcome::AwaitingApproval { ttl: dur("10m") },
+    );
+    s.start("09:00:20", 2);
+    s.tick_through("09:00:30", "09:04:30", "30s", 2);
+    s.finish("09:04:40", 1, Outcome::Ok);
+    s.tick("09:04:40", 2);
+    s.tick("09:05:10", 2);
+    let trace = s.trace();
+    assert!(!trace.contains("lost"), "{trace}");
+    assert!(!trace.contains("on p1: buffered"), "{trace}");
+    insta::assert_snapshot!(trace);
+}

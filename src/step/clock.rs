@@ -438,7 +438,7 @@ impl State {
             .is_some_and(|rec| self.is_silent(rec))
     }
 
-    fn is_silent(&self, rec: &ProcessRec) -> bool {
+    pub(crate) fn is_silent(&self, rec: &ProcessRec) -> bool {
         silent_for(self.clock, self.silence_bound(), rec)
     }
 

@@ -68,10 +68,14 @@ impl State {
     /// fence is the highest any owner was given, so holding it is holding the highest fence.
     pub(crate) fn can_claim(&self, process: ProcessId, now: Timestamp) -> bool {
         // A new incarnation waiting for its clock to be judged decides nothing (`clock.rs`).
+        // Nor does a process the store has not heard from for longer than a lease (a result
+        // it sends is no tick: `judge_result_clock`): a run started for it would be taken
+        // for lost at the next tick, whatever its lease says (`holder_silent`). What it
+        // would have taken waits for the next tick, its own or another's.
         if self
             .processes
             .get(&process)
-            .is_none_or(|p| p.draining || p.waiting())
+            .is_none_or(|p| p.draining || p.waiting() || self.is_silent(p))
         {
             return false;
         }
