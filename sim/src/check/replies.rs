@@ -673,10 +673,15 @@ impl Checker {
     /// the journal put in force (`Said::in_force`), or the world's first before any
     /// (a new job still held for confirmation, which the store lanes by it all the same).
     pub(super) fn key_in_force(&self, idx: usize) -> Option<String> {
+        self.key_in_force_ref(idx).map(str::to_string)
+    }
+
+    /// `key_in_force`, borrowed.
+    pub(super) fn key_in_force_ref(&self, idx: usize) -> Option<&str> {
         let t = &self.tracks[idx];
         match t.said.in_force.as_deref() {
-            Some(def) => def.concurrency_key.clone(),
-            None => self.facts.get(&t.name)?.concurrency_key.clone(),
+            Some(def) => def.concurrency_key.as_deref(),
+            None => self.facts.get(&t.name)?.concurrency_key.as_deref(),
         }
     }
 
