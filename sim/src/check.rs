@@ -149,8 +149,10 @@ pub struct Horizon {
 struct Track {
     name: JobName,
     registration: u32,
-    /// From the job's facts, looked up once.
+    /// From the job's facts, looked up once (the facts never change while the checker
+    /// runs: the concurrency key is asked of every job after every tick, C4).
     safe_to_repeat: bool,
+    facts_key: Option<String>,
     pause_after_failures: Option<u32>,
     alert_throttle: Option<i64>,
     /// When the job last told an alert (T1).
@@ -268,6 +270,7 @@ impl Track {
         let f = facts.get(&name);
         Track {
             safe_to_repeat: f.is_some_and(|f| f.safe_to_repeat),
+            facts_key: f.and_then(|f| f.concurrency_key.clone()),
             pause_after_failures: f.and_then(|f| f.pause_after_failures),
             alert_throttle: f.and_then(|f| f.alert_throttle),
             last_alert: None,

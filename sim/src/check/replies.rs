@@ -681,7 +681,7 @@ impl Checker {
         let t = &self.tracks[idx];
         match t.said.in_force.as_deref() {
             Some(def) => def.concurrency_key.as_deref(),
-            None => self.facts.get(&t.name)?.concurrency_key.as_deref(),
+            None => t.facts_key.as_deref(),
         }
     }
 
@@ -689,11 +689,7 @@ impl Checker {
     /// one it was moved to.
     pub(super) fn ever_keyed(&self, idx: usize) -> bool {
         let t = &self.tracks[idx];
-        t.said.keyed
-            || self
-                .facts
-                .get(&t.name)
-                .is_some_and(|f| f.concurrency_key.is_some())
+        t.said.keyed || t.facts_key.is_some()
     }
 
     /// Whether track `idx`'s definition in force sets the dead-man's switch, when people
