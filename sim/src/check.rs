@@ -149,8 +149,10 @@ pub struct Horizon {
 struct Track {
     name: JobName,
     registration: u32,
-    /// From the job's facts, looked up once.
+    /// From the job's facts, looked up once (the facts never change while the checker
+    /// runs: the concurrency key is asked of every job after every tick, C4).
     safe_to_repeat: bool,
+    facts_key: Option<String>,
     pause_after_failures: Option<u32>,
     alert_throttle: Option<i64>,
     /// When the job last told an alert (T1).
@@ -268,6 +270,7 @@ impl Track {
         let f = facts.get(&name);
         Track {
             safe_to_repeat: f.is_some_and(|f| f.safe_to_repeat),
+            facts_key: f.and_then(|f| f.concurrency_key.clone()),
             pause_after_failures: f.and_then(|f| f.pause_after_failures),
             alert_throttle: f.and_then(|f| f.alert_throttle),
             last_alert: None,
@@ -431,6 +434,9 @@ impl std::hash::Hasher for RunHasher {
     fn write_u64(&mut self, n: u64) {
         self.0 = (self.0 ^ n).wrapping_mul(0x9e37_79b9_7f4a_7c15);
     }
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
 }
 
 type RunMap<V> = std::collections::HashMap<RunId, V, std::hash::BuildHasherDefault<RunHasher>>;
@@ -539,6 +545,9 @@ pub struct Checker {
     latest: Option<i64>,
     violations: Vec<Violation>,
     probes: Vec<(&'static str, u64)>,
+    /// Where each probe name's address was found in `probes` (a probe is counted at
+    /// almost every step, and a walk of the list for it was 3% of a world's instructions).
+    probe_at: std::collections::HashMap<usize, usize, std::hash::BuildHasherDefault<RunHasher>>,
     /// The store runs `single_owner` coordination: O1 is held.
     single_owner: bool,
     /// The run of the latest `settled` line, and whether it settled `skipped`.
@@ -648,6 +657,7 @@ impl Checker {
             latest: None,
             violations: Vec::new(),
             probes: Vec::new(),
+            probe_at: Default::default(),
             single_owner: false,
             last_settled: None,
             owner: None,
@@ -967,20 +977,31 @@ impl Checker {
         self.probe_n(name, 1);
     }
 
-    /// A probe counted in a short list, found by its name's address first.
+    /// A probe counted in a short list, found by its name's address (`probe_at`), else
+    /// by its text (one name may have several addresses), then known by that address.
     fn probe_n(&mut self, name: &'static str, n: u64) {
         if n == 0 {
             return;
         }
-        let found = self
-            .probes
-            .iter()
-            .position(|(p, _)| std::ptr::eq(*p, name))
-            .or_else(|| self.probes.iter().position(|(p, _)| *p == name));
-        match found {
-            Some(i) => self.probes[i].1 += n,
-            None => self.probes.push((name, n)),
+        let at = name.as_ptr() as usize;
+        if let Some(&i) = self.probe_at.get(&at) {
+            // (Two names may begin at one address, one a prefix of the other.)
+            if self.probes[i].0 == name {
+                self.probes[i].1 += n;
+                return;
+            }
         }
+        let i = match self.probes.iter().position(|(p, _)| *p == name) {
+            Some(i) => {
+                self.probes[i].1 += n;
+                i
+            }
+            None => {
+                self.probes.push((name, n));
+                self.probes.len() - 1
+            }
+        };
+        self.probe_at.insert(at, i);
     }
 
     /// A broken promise only the world can see (it knows true time: J2's releases), told

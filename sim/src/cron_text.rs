@@ -630,6 +630,68 @@ mod tests {
         }
     }
 
+    /// The walk passes over whole UTC days none of whose local dates can match
+    /// (`oracle::next_day_with_dates`): over six weeks, with date rules that leave most
+    /// days out (a month's last day, the n-th weekday, a month of the year, the 29th of
+    /// February) and across the changes of several zones, from instants that are not whole
+    /// minutes, the same due times and marks as the plain minute-by-minute walk.
+    #[test]
+    fn the_day_skipping_walk_matches_the_minute_walk() {
+        let zones = [
+            "UTC",
+            "America/New_York",
+            "Australia/Lord_Howe",
+            "America/Santiago",
+            "Pacific/Kiritimati",
+            "Pacific/Pago_Pago",
+        ];
+        let sparse = [
+            "30 2 1 * *",
+            "0 9 * * 5",
+            "15 1 * * 0",
+            "0 3 * mar,apr *",
+            "0,30 0-2 29 2 *",
+            "45 23 31 * *",
+            "0 0 1 * *",
+            "0 12 1-7 * 1",
+            "59 23 * * 6",
+            "30 0 * * sun",
+        ];
+        let starts = ["2024-02-20T11:59:59.999Z", "2025-09-25T00:00:30Z"];
+        for zone in zones {
+            for from in starts {
+                for expr in sparse.iter().chain(EXPRS.iter().skip(6).take(12)) {
+                    let mut spec = Box::new(expand(expr, Some(zone)).expect("expands"));
+                    // The first three as the month's last day, the last Friday and the
+                    // second Sunday (`L`, `5L`, `0#2`, which the text expansion leaves to
+                    // `dates.rs`).
+                    match *expr {
+                        "30 2 1 * *" => (spec.days, spec.last_day) = (Vec::new(), true),
+                        "0 9 * * 5" => {
+                            (spec.weekdays, spec.last_weekdays) = (Vec::new(), vec![5]);
+                        }
+                        "15 1 * * 0" => {
+                            (spec.weekdays, spec.nth_weekdays) = (Vec::new(), vec![(0, 2)]);
+                        }
+                        _ => {}
+                    }
+                    let start = from.parse::<Timestamp>().expect("instant").as_millis();
+                    let end = start + 45 * 86_400_000 + 7_777;
+                    for policy in [None]
+                        .into_iter()
+                        .chain(every_policy().into_iter().map(Some))
+                    {
+                        let mut spec = spec.clone();
+                        spec.dst = policy.map(dst_rule);
+                        let fast = crate::oracle::Spec::Cron(spec.clone()).due_in(start, end);
+                        let plain = spec.due_in_every_minute(start, end);
+                        assert_eq!(fast, plain, "{expr} in {zone} from {from} ({policy:?})");
+                    }
+                }
+            }
+        }
+    }
+
     /// A seconds field as docs/schedules.md has it at New York's spring change of 2025
     /// (02:00 EST to 03:00 EDT, 07:00Z): the matching seconds of a swallowed minute fire
     /// once, together, at the gap's end; a matching second after it is a due time of its

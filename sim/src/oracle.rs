@@ -161,6 +161,33 @@ impl Masks {
     }
 }
 
+/// The first UTC day, from day `d` (days since 1970-01-01) on, whose local times can fall
+/// on a date that `m` lets hold a due time. A zone's offset is less than a day either way,
+/// so the local times of UTC day `d` fall on the dates `d - 1`, `d` and `d + 1`; a day none
+/// of whose three dates can hold a match has no matching local minute, and no
+/// daylight-saving gap within it can have swallowed one (a gap's local times are among
+/// them too). Asks only the calendar, never the zone.
+fn next_day_with_dates(m: &Masks, d: i64) -> i64 {
+    let date = |d: i64| {
+        chrono::DateTime::from_timestamp(d * 86_400, 0)
+            .expect("in range")
+            .date_naive()
+    };
+    let mut before = m.date_matches(date(d - 1));
+    let mut on = m.date_matches(date(d));
+    let mut day = d;
+    // (A bound on the search: a spec no date matches is passed over a year at a time.)
+    while day < d + 366 {
+        let after = m.date_matches(date(day + 1));
+        if before || on || after {
+            return day;
+        }
+        (before, on) = (on, after);
+        day += 1;
+    }
+    day
+}
+
 /// The last day of `d`'s month, by asking chrono which of 28-31 exist (the core's own
 /// calendar arithmetic is not consulted).
 fn last_day_of_month(d: chrono::NaiveDate) -> u32 {
@@ -383,7 +410,23 @@ impl CronSpec {
         let mut folds: Option<(i64, bool)> = None;
         let mut looked_ahead = i64::MIN;
         let mut day = None;
+        let mut dates_looked = i64::MIN;
         while u <= end {
+            let d = u.div_euclid(86_400);
+            if d != dates_looked {
+                dates_looked = d;
+                let next = next_day_with_dates(&m, d);
+                if next > d {
+                    // No local minute of these UTC days can match, nor end a gap that
+                    // swallowed a match: on to the next day that might.
+                    dates_looked = next;
+                    u = next * 86_400;
+                    if u > end {
+                        break;
+                    }
+                    prev_offset = self.offset(u - 60);
+                }
+            }
             let l = self.local_fast(u, &mut hour, &mut day);
             let offset = l.and_utc().timestamp() - u;
             let h = u.div_euclid(3600);

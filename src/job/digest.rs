@@ -27,12 +27,15 @@ pub(super) fn digest(def: &JobDef) -> String {
     let mut canon = Canon(Sha256::new());
     canon.0.update(DOMAIN);
     canon.def(def);
-    canon
-        .0
-        .finalize()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    // Hex digits written straight into one string (a `format!` for each byte was half of
+    // a digest's cost: benches/README.md, issue 46).
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut hex = String::with_capacity(DIGEST_HEX_LEN);
+    for b in canon.0.finalize() {
+        hex.push(char::from(HEX[usize::from(b >> 4)]));
+        hex.push(char::from(HEX[usize::from(b & 15)]));
+    }
+    hex
 }
 
 /// The canonical writer: every value behind a tag byte naming its field, integers as eight

@@ -21,13 +21,14 @@ use duetime::{Coordination, ProcessId, State, WaitReason};
 use super::Checker;
 
 impl Checker {
-    /// The jobs of the journal not removed, each with its concurrency key in force.
-    fn keys_in_force(&self) -> Vec<(duetime::JobName, Option<String>)> {
+    /// The jobs of the journal not removed, each with its concurrency key in force,
+    /// borrowed (asked after every tick: a name and a key cloned for each job was the
+    /// larger part of C4's cost; benches/README.md, issue 46).
+    fn keys_in_force(&self) -> impl Iterator<Item = (&duetime::JobName, Option<&str>)> + '_ {
         self.current
             .iter()
             .filter(|&&idx| self.tracks[idx].removed_at.is_none())
-            .map(|&idx| (self.tracks[idx].name.clone(), self.key_in_force(idx)))
-            .collect()
+            .map(|&idx| (&self.tracks[idx].name, self.key_in_force_ref(idx)))
     }
 
     /// After a step: each start of the step against the waiters of its key, or, for a
@@ -41,21 +42,18 @@ impl Checker {
                 }
                 continue;
             };
-            let older = self
-                .keys_in_force()
-                .into_iter()
-                .find_map(|(other, other_key)| {
-                    if other == job || other_key.as_deref() != Some(key.as_str()) {
-                        return None;
-                    }
-                    let (at, reason) = state
-                        .seq_of_name(other.as_str())
-                        .and_then(|seq| state.record(seq))
-                        .and_then(|r| r.waits_for_room())?;
-                    let at = at.as_millis();
-                    let ahead = reason == WaitReason::LaneBusy && at < since;
-                    ahead.then(|| (other.clone(), at))
-                });
+            let older = self.keys_in_force().find_map(|(other, other_key)| {
+                if *other == job || other_key != Some(key.as_str()) {
+                    return None;
+                }
+                let (at, reason) = state
+                    .seq_of_name(other.as_str())
+                    .and_then(|seq| state.record(seq))
+                    .and_then(|r| r.waits_for_room())?;
+                let at = at.as_millis();
+                let ahead = reason == WaitReason::LaneBusy && at < since;
+                ahead.then(|| (other.clone(), at))
+            });
             match older {
                 Some((other, at)) => self.violation(
                     "C4",
@@ -75,8 +73,8 @@ impl Checker {
     /// A keyless job started at `at` without waiting: no other keyless job may still wait
     /// for room since before.
     fn keyless_start_in_order(&mut self, state: &State, job: &duetime::JobName, at: i64) {
-        let older = self.keys_in_force().into_iter().find_map(|(other, key)| {
-            if other == *job || key.is_some() {
+        let older = self.keys_in_force().find_map(|(other, key)| {
+            if other == job || key.is_some() {
                 return None;
             }
             let (since, _) = state
@@ -111,16 +109,21 @@ impl Checker {
         }
         let mut stranded = Vec::new();
         for (job, key) in self.keys_in_force() {
-            let Some(key) = key.as_deref() else {
+            let Some(key) = key else {
                 continue;
             };
-            let open = state.open_runs_of_key(key);
-            let width = self.lanes.widths.get(key).copied().unwrap_or(1);
+            // The store's word on the job first: most jobs wait for nothing, and need no
+            // look at their lane.
             let waits = state
                 .seq_of_name(job.as_str())
                 .and_then(|seq| state.record(seq))
                 .and_then(|r| r.waits_for_room());
-            if let Some((since, WaitReason::LaneBusy)) = waits.filter(|_| open < width) {
+            let Some((since, WaitReason::LaneBusy)) = waits else {
+                continue;
+            };
+            let open = state.open_runs_of_key(key);
+            let width = self.lanes.widths.get(key).copied().unwrap_or(1);
+            if open < width {
                 stranded.push((job.clone(), format!(
                     "waits for lane {key} (since {since}) though {open} of its {width} runs are open after a tick of {process}, which could let it in"
                 )));

@@ -19,7 +19,7 @@
 
 use std::collections::BTreeMap;
 
-use duetime::{Event, Fence, JobName, ProcessId, RunId, State};
+use duetime::{Event, Fence, JobName, ProcessId, ProcessRec, RunId, State};
 
 use super::{ts, Checker};
 
@@ -305,13 +305,20 @@ impl Checker {
         // The time the step acted on, when no record told it: the reading itself when
         // within `clock_jump` of the store's time at the event, else that time (a held
         // clock works on the store's time).
-        let heard_now = self.leases.step.as_ref().and_then(|s| {
-            let heard = state.process(s.process)?.heard_at().as_millis();
-            Some(if wall.abs_diff(heard) <= jump.unsigned_abs() {
+        // The stepping process's record, looked up once for every check below (the state
+        // does not change within them).
+        let rec = self
+            .leases
+            .step
+            .as_ref()
+            .and_then(|s| state.process(s.process));
+        let heard_now = rec.map(|r| {
+            let heard = r.heard_at().as_millis();
+            if wall.abs_diff(heard) <= jump.unsigned_abs() {
                 wall
             } else {
                 heard
-            })
+            }
         });
         let at = self.leases.at.or(heard_now);
         if let Some(at) = at {
@@ -320,14 +327,14 @@ impl Checker {
         let step = self.leases.step.take();
         self.judge_losses(state, ttl.saturating_add(jump));
         if let Some(s) = &step {
-            self.waits_only_when_new(state, s.process);
-            self.witnesses_wake(state, s.process);
+            self.waits_only_when_new(rec, s.process);
+            self.witnesses_wake(state, rec, s.process);
             self.waits_end_only_when_vouched(state, s.process);
-            self.idle_wakes_for_work(state, s.process, s.starts);
+            self.idle_wakes_for_work(state, rec, s.process, s.starts);
         }
         if let (Some(s), Some(at)) = (&step, at) {
             self.leases.heard.insert(s.process, heard_now.unwrap_or(at));
-            if self.decides(state, s) {
+            if self.decides(rec, s) {
                 self.take_over(state, s, heard_now.unwrap_or(at));
                 self.timed_out_by(s.process, heard_now.unwrap_or(at));
             }
@@ -365,8 +372,8 @@ impl Checker {
     /// nothing of it (a new incarnation, or one pruned after a long silence), held its
     /// event ahead: a process the store knows, or one held behind, works on the store's
     /// time.
-    fn waits_only_when_new(&mut self, state: &State, process: ProcessId) {
-        let waits = state.process(process).is_some_and(|p| p.waits_for_clock());
+    fn waits_only_when_new(&mut self, rec: Option<&ProcessRec>, process: ProcessId) {
+        let waits = rec.is_some_and(|p| p.waits_for_clock());
         if waits && !self.leases.first_held_ahead.contains(&process) {
             let detail = format!(
                 "{process} waits for its clock, though no event of it the store knew nothing of was held ahead"
@@ -401,12 +408,18 @@ impl Checker {
     /// J2, and only then: under shared coordination, while no process's clock may be held
     /// (`maybe_held`), the stepping process is told to wake when the store next has work
     /// (`next_wake`), not once a tick: an idle scheduler costs nothing.
-    fn idle_wakes_for_work(&mut self, state: &State, process: ProcessId, starts: bool) {
+    fn idle_wakes_for_work(
+        &mut self,
+        state: &State,
+        rec: Option<&ProcessRec>,
+        process: ProcessId,
+        starts: bool,
+    ) {
         let Some((_, _, jump)) = self.leases.config else {
             return;
         };
         // Just judged, its `heard_at` tells whether the store believes its clock.
-        let believed = state.process(process).is_some_and(|r| {
+        let believed = rec.is_some_and(|r| {
             let off = r.heard_at().as_millis().abs_diff(r.last_wall().as_millis());
             !r.waits_for_clock() && off <= jump.unsigned_abs()
         });
@@ -433,14 +446,11 @@ impl Checker {
                     .all(|p| *p == process || state.process(*p).is_some()),
                 "J2's maybe_held: a process left the store at a step that started none"
             );
-            if state.process(process).is_none() {
+            if rec.is_none() {
                 held.remove(&process);
             }
         }
-        if self.single_owner
-            || !held.is_empty()
-            || state.process(process).is_none_or(|r| r.draining())
-        {
+        if self.single_owner || !held.is_empty() || rec.is_none_or(|r| r.draining()) {
             return;
         }
         let (wake, work) = (state.next_wake_for(process), state.next_wake());
@@ -459,8 +469,8 @@ impl Checker {
     /// a tick of its last event (`State::next_wake_for`), whatever work it has: a host
     /// sleeping until its work would leave the waiting one hearing nobody, released as if
     /// alone while a sane clock that could contradict it was up.
-    fn witnesses_wake(&mut self, state: &State, process: ProcessId) {
-        if !state.process(process).is_some_and(|p| p.waits_for_clock()) {
+    fn witnesses_wake(&mut self, state: &State, rec: Option<&ProcessRec>, process: ProcessId) {
+        if !rec.is_some_and(|p| p.waits_for_clock()) {
             return;
         }
         let tick = state.config().tick;
@@ -490,11 +500,9 @@ impl Checker {
 
     /// Whether the step was a tick of a process that decides: one not waiting for its
     /// clock, and the owner under `single_owner`.
-    fn decides(&self, state: &State, s: &Stepping) -> bool {
+    fn decides(&self, rec: Option<&ProcessRec>, s: &Stepping) -> bool {
         s.tick
-            && !state
-                .process(s.process)
-                .is_some_and(|p| p.waits_for_clock())
+            && !rec.is_some_and(|p| p.waits_for_clock())
             && (!self.single_owner || self.owner == Some(s.process))
     }
 

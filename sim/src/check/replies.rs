@@ -673,10 +673,15 @@ impl Checker {
     /// the journal put in force (`Said::in_force`), or the world's first before any
     /// (a new job still held for confirmation, which the store lanes by it all the same).
     pub(super) fn key_in_force(&self, idx: usize) -> Option<String> {
+        self.key_in_force_ref(idx).map(str::to_string)
+    }
+
+    /// `key_in_force`, borrowed.
+    pub(super) fn key_in_force_ref(&self, idx: usize) -> Option<&str> {
         let t = &self.tracks[idx];
         match t.said.in_force.as_deref() {
-            Some(def) => def.concurrency_key.clone(),
-            None => self.facts.get(&t.name)?.concurrency_key.clone(),
+            Some(def) => def.concurrency_key.as_deref(),
+            None => t.facts_key.as_deref(),
         }
     }
 
@@ -684,11 +689,7 @@ impl Checker {
     /// one it was moved to.
     pub(super) fn ever_keyed(&self, idx: usize) -> bool {
         let t = &self.tracks[idx];
-        t.said.keyed
-            || self
-                .facts
-                .get(&t.name)
-                .is_some_and(|f| f.concurrency_key.is_some())
+        t.said.keyed || t.facts_key.is_some()
     }
 
     /// Whether track `idx`'s definition in force sets the dead-man's switch, when people
