@@ -123,8 +123,8 @@ fn main() -> ExitCode {
     if let Command::Supervise { dir } = &cli.command {
         return ExitCode::from(duetime_host::runner::supervise(dir).clamp(0, 255) as u8);
     }
-    if matches!(cli.command, Command::Run(_)) {
-        duetime_host::log::init_daemon_log();
+    if let Command::Run(args) = &cli.command {
+        duetime_host::log::init_daemon_log(args.log_level, args.log_format);
     }
     let mut out = io::stdout().lock();
     // Not locked for the whole command: `sim`'s progress bar draws on stderr from another

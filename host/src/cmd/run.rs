@@ -13,6 +13,7 @@ use duetime_host::config::{ConfigFlags, ConfigMismatch};
 use duetime_host::daemon::{self, preflight, Daemon, Setup, Stopped};
 use duetime_host::http::{self, Listen};
 use duetime_host::jobs_file::{self, JobsFileError};
+use duetime_host::log::{LogFormat, LogLevel};
 use duetime_host::runner::Runs;
 use duetime_host::store::{self, AnyStore, Metered, Options, Store, StoreError};
 use duetime_host::telemetry::Telemetry;
@@ -55,6 +56,13 @@ pub struct Args {
     /// have no authentication: put a firewall or a proxy in front)
     #[arg(long, requires = "http")]
     pub http_public: bool,
+    /// The least severe log line written (default: `RUST_LOG` if set, else info). Each
+    /// run's start and end are info; routine detail is debug
+    #[arg(long, value_name = "LEVEL")]
+    pub log_level: Option<LogLevel>,
+    /// `text` (default) or `json`: one JSON object a line, for log shippers
+    #[arg(long, value_name = "FORMAT", default_value = "text")]
+    pub log_format: LogFormat,
 }
 
 /// `--coordination`, spelled as the core spells it.
