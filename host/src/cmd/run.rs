@@ -255,6 +255,8 @@ fn prepare_runs(args: &Args, err: &mut dyn Write) -> Result<Runs, NotStarted> {
     let root = args.store.runs_dir();
     let runs =
         Runs::open(&root).map_err(|e| NotStarted::Runs(format!("{}: {e}", root.display())))?;
+    // Alerts about a run carry its output and how it ended, read from here.
+    duetime_host::alerts::context::set_runs_dir(runs.root().to_path_buf());
     let store_file = (!store::is_url(&args.store.store)).then(|| PathBuf::from(&args.store.store));
     for p in preflight::tighten_all(runs.root(), store_file.as_deref()) {
         // A message that cannot be written is no reason not to start.
