@@ -378,3 +378,38 @@ workdir = "/tmp"
     signal(&d, libc::SIGTERM);
     assert_eq!(wait(&mut d, Duration::from_secs(30)), Some(0));
 }
+
+/// Issue 42: a store restarted many times does not list every dead incarnation: the
+/// newest three dead get a line each, the rest one summary line, and `--all` lists each.
+#[test]
+fn status_folds_dead_incarnations_into_one_line() {
+    let w = World::new(
+        r#"
+[[job]]
+name = "idle"
+every = "1h"
+command = ["true"]
+"#,
+    );
+    for i in 0..5 {
+        let log = format!("d{i}.log");
+        let mut d = w.daemon(&log);
+        w.process_of(&log);
+        signal(&d, libc::SIGTERM);
+        assert_eq!(wait(&mut d, Duration::from_secs(30)), Some(0));
+    }
+    let (code, out, err) = w.cli(&["status"]);
+    assert_eq!(code, 0, "{err}");
+    let rows = out.lines().filter(|l| l.starts_with('p')).count();
+    assert_eq!(rows, 3, "three dead incarnations on a line each:\n{out}");
+    assert!(
+        out.contains("2 earlier incarnation(s) folded (p1..p2: 2 gone, 0 silent)"),
+        "{out}"
+    );
+    let (_, all, _) = w.cli(&["status", "--all"]);
+    let rows = all.lines().filter(|l| l.starts_with('p')).count();
+    assert_eq!(rows, 5, "{all}");
+    assert!(!all.contains("folded"), "{all}");
+    let (_, json_out, _) = w.cli(&["status", "--json"]);
+    assert_eq!(json(&json_out)["daemons"].as_array().unwrap().len(), 5);
+}
