@@ -154,7 +154,12 @@ pub fn run(args: &Args, _out: &mut dyn Write, err: &mut dyn Write) -> io::Result
     if let Some(listen) = listen {
         // Bound before the store is reached, so a port in use is said at once; the
         // server's own store handle opens at its first request.
-        if let Err(why) = http::serve(listen, &args.store.store, telemetry.clone()) {
+        if let Err(why) = http::serve(
+            listen,
+            &args.store.store,
+            args.store.runs_dir(),
+            telemetry.clone(),
+        ) {
             writeln!(err, "duetime run: {why}")?;
             return Ok(1);
         }
