@@ -817,3 +817,45 @@ fn man_pages_come_from_the_definitions() {
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(r.stderr.contains("cannot write into"), "{}", r.stderr);
 }
+
+/// Issue 42: `check` echoes a cron expression as the file has it (`0 0 L * MON-FRI`, not
+/// the core's lower-cased `0 0 l * mon-fri`), in text and JSON.
+#[test]
+fn check_echoes_cron_expressions_as_written() {
+    let dir = with_file(
+        "jobs.toml",
+        "[[job]]\nname = \"monthly\"\ncron = \"0  0 L * MON-FRI\"\ntz = \"Europe/Paris\"\ncommand = [\"true\"]\n",
+    );
+    let r = duetime_in(dir.path(), &["check", "jobs.toml", "--count", "1"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout
+            .contains("  schedule  cron 0 0 L * MON-FRI in Europe/Paris\n"),
+        "{}",
+        r.stdout
+    );
+    let r = duetime_in(dir.path(), &["check", "jobs.toml", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("valid JSON");
+    assert_eq!(
+        v["jobs"][0]["schedule"], "cron 0 0 L * MON-FRI in Europe/Paris",
+        "{v}"
+    );
+}
+
+/// Issue 42: an unknown top-level key far from every accepted one gets no suggestion
+/// (`foo` was told "did you mean job?"); a near one still does.
+#[test]
+fn an_unknown_top_level_key_is_suggested_only_what_is_close() {
+    let dir = with_file("jobs.toml", "foo = 1\n");
+    let r = duetime_in(dir.path(), &["check", "jobs.toml"]);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(
+        r.stderr.contains("top-level key \"foo\" is not accepted"),
+        "{}",
+        r.stderr
+    );
+    assert!(!r.stderr.contains("did you mean"), "{}", r.stderr);
+    let dir = with_file("jobs.toml", "jobs = 1\n");
+    let r = duetime_in(dir.path(), &["check", "jobs.toml"]);
+    assert!(r.stderr.contains("(did you mean \"job\"?)"), "{}", r.stderr);
+}
