@@ -48,6 +48,9 @@ pub struct JobsFile {
 #[derive(Debug, Clone, PartialEq)]
 pub struct HostJob {
     pub def: JobDef,
+    /// The `cron` text as the file has it: the core keeps an expression lower-cased
+    /// (`0 0 l * *` for `0 0 L * *`), and `check` echoes what the person wrote.
+    pub cron_text: Option<String>,
     pub command: Command,
     /// The job's own `alerts = { ... }`, which replaces the file's `[alerts]` for it.
     pub alerts: Option<Route>,
@@ -990,6 +993,7 @@ impl<'a> JobReader<'a> {
         };
         Some(HostJob {
             def,
+            cron_text: t.get("cron").and_then(Value::as_str).map(String::from),
             command,
             alerts,
         })

@@ -12,7 +12,7 @@
 use std::io::{self, Write};
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use duetime_host::log::Lenient;
 
 mod cmd;
@@ -77,6 +77,10 @@ enum Command {
     /// The core alone, for any language: newline-delimited JSON requests on stdin, one
     /// response line each on stdout (docs/wire-format.md)
     Core(cmd::core::Args),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
+    Completions(cmd::generate::CompletionsArgs),
+    /// Print the manual page (roff), or write one per subcommand with --dir
+    Man(cmd::generate::ManArgs),
     /// Internal: supervise one run's command (started by the daemon)
     #[command(name = "_supervise", hide = true)]
     Supervise { dir: std::path::PathBuf },
@@ -123,8 +127,8 @@ fn main() -> ExitCode {
     if let Command::Supervise { dir } = &cli.command {
         return ExitCode::from(duetime_host::runner::supervise(dir).clamp(0, 255) as u8);
     }
-    if matches!(cli.command, Command::Run(_)) {
-        duetime_host::log::init_daemon_log();
+    if let Command::Run(args) = &cli.command {
+        duetime_host::log::init_daemon_log(args.log_level, args.log_format);
     }
     let mut out = io::stdout().lock();
     // Not locked for the whole command: `sim`'s progress bar draws on stderr from another
@@ -149,6 +153,8 @@ fn main() -> ExitCode {
         Command::Sim(args) => cmd::sim::run(args, &mut out, &mut err),
         Command::WhatIf(args) => cmd::what_if::run(args, &mut out, &mut err),
         Command::Core(args) => cmd::core::run(args, &mut out, &mut err),
+        Command::Completions(args) => cmd::generate::completions(args, Cli::command(), &mut out),
+        Command::Man(args) => cmd::generate::man(args, Cli::command(), &mut out, &mut err),
         Command::Supervise { .. } => Ok(2),
     };
     let result = result.and_then(|code| out.flush().map(|()| code));

@@ -3,7 +3,10 @@
 //! than by a second copy that could drift: the status shown (`Shown`), relative times,
 //! the ranked rows of `list`, and the report `show` prints.
 
-use duetime::{Filter, JobRecord, JobView, Record, State, Status, Timestamp};
+use duetime::{
+    Filter, JobRecord, JobView, LastOutcome, PausedBy, Record, RunId, State, Status, SystemPause,
+    Timestamp,
+};
 
 use crate::changes::Change;
 use crate::json;
@@ -76,14 +79,104 @@ pub fn relative(now: Timestamp, t: Timestamp) -> String {
     }
 }
 
-/// The job's view with the shown status, as JSON.
+/// The job's view with the shown status, as JSON; a paused job's `paused` also says, in
+/// words, why, the incident and how to resume (`PauseNote`).
 pub fn view_json(view: &JobView, shown: Shown) -> serde_json::Value {
     let mut v = json::view(view);
     v["status"] = shown.name().into();
     if !shown.will_run() {
         v["next_due"] = serde_json::Value::Null;
     }
+    if let Some(note) = PauseNote::of(view) {
+        v["paused"]["who"] = note.who.into();
+        v["paused"]["why"] = note.why.into();
+        v["paused"]["incident"] = note.incident.map(|r| r.to_string()).into();
+        v["paused"]["resume"] = note.resume.into();
+    }
     v
+}
+
+/// A paused job explained for people, the same in `list`, `show` and the page: who paused
+/// it, why in words (a system pause is a policy, not a fault of the scheduler, and says
+/// which), the run that caused it, and the command that resumes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PauseNote {
+    /// `the system` or the person's name.
+    pub who: String,
+    pub why: String,
+    /// The run whose end caused a system pause (the job's latest run, when it ended so).
+    pub incident: Option<RunId>,
+    /// `duetime resume JOB`.
+    pub resume: String,
+}
+
+impl PauseNote {
+    /// `None` when the job is not paused.
+    pub fn of(view: &JobView) -> Option<PauseNote> {
+        let pause = view.paused.as_ref()?;
+        let last = view.last.as_ref();
+        let ended = |o: &[LastOutcome]| last.filter(|l| o.contains(&l.outcome)).map(|l| l.run);
+        let (who, why, incident) = match &pause.by {
+            PausedBy::Person { actor } => {
+                let why = if pause.note.is_empty() {
+                    "paused by hand (no note)".to_string()
+                } else {
+                    format!("paused by hand: {:?}", pause.note)
+                };
+                (actor.to_string(), why, None)
+            }
+            PausedBy::System { reason } => {
+                let (why, incident) = system_why(*reason, &ended);
+                ("the system".to_string(), why, incident)
+            }
+        };
+        Some(PauseNote {
+            who,
+            why,
+            incident,
+            resume: format!("duetime resume {}", view.name),
+        })
+    }
+}
+
+/// Why the system paused a job, and the run that made it.
+fn system_why(
+    reason: SystemPause,
+    ended: &dyn Fn(&[LastOutcome]) -> Option<RunId>,
+) -> (String, Option<RunId>) {
+    match reason {
+        SystemPause::RetriesExhausted => {
+            let run = ended(&[LastOutcome::FailedOut]);
+            let which = run.map_or("a run".to_string(), |r| r.to_string());
+            (
+                format!(
+                    "{which} failed with no retry left (`retries`), so its due time failed out; \
+                     a job that fails out is paused rather than left failing unseen"
+                ),
+                run,
+            )
+        }
+        SystemPause::RunLost => {
+            let run = ended(&[LastOutcome::Lost]);
+            let which = run.map_or("a run".to_string(), |r| r.to_string());
+            (
+                format!(
+                    "{which} was lost (its daemon stopped renewing its lease, with no result) and \
+                     the job is not safe to repeat, so nothing runs it again until a person \
+                     has looked"
+                ),
+                run,
+            )
+        }
+        SystemPause::FailureStreak { failures } => (
+            format!("{failures} failed runs in a row (`pause_after_failures`)"),
+            ended(&[
+                LastOutcome::Failed,
+                LastOutcome::TimedOut,
+                LastOutcome::FailedOut,
+            ]),
+        ),
+    }
 }
 
 /// One row of `duetime list`: the view and how it is shown.
@@ -210,4 +303,87 @@ pub fn held_changes(state: &State, job: &str) -> Option<Vec<Change>> {
     let held = record.held()?.def();
     let in_force = (!record.is_unconfirmed()).then_some(record.def());
     Some(crate::changes::changes(in_force, held))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use duetime::{Actor, JobName, LastRun, Pause};
+
+    fn paused(by: PausedBy, note: &str, last: Option<(u64, LastOutcome)>) -> JobView {
+        let at: Timestamp = "2026-12-05T03:00:00Z".parse().unwrap();
+        JobView {
+            name: JobName::new("backup").unwrap(),
+            title: String::new(),
+            schedule: "every 1h".into(),
+            status: Status::Failed,
+            next_due: None,
+            settled_through: at,
+            last: last.map(|(run, outcome)| LastRun {
+                run: RunId(run),
+                at,
+                outcome,
+            }),
+            missed_24h: 0,
+            owed: 0,
+            paused: Some(Pause {
+                by,
+                note: note.into(),
+                since: at,
+            }),
+            running: None,
+            held_until: None,
+            pending_confirmation: None,
+            awaiting_approval: None,
+            ended: None,
+        }
+    }
+
+    #[test]
+    fn each_pause_says_who_why_the_incident_and_how_to_resume() {
+        let system = |reason| PausedBy::System { reason };
+        let lost = paused(
+            system(SystemPause::RunLost),
+            "",
+            Some((7, LastOutcome::Lost)),
+        );
+        let n = PauseNote::of(&lost).unwrap();
+        assert_eq!(n.who, "the system");
+        assert_eq!(n.incident, Some(RunId(7)));
+        assert!(n.why.starts_with("r7 was lost"), "{}", n.why);
+        assert!(n.why.contains("not safe to repeat"), "{}", n.why);
+        assert_eq!(n.resume, "duetime resume backup");
+
+        let out = paused(
+            system(SystemPause::RetriesExhausted),
+            "",
+            Some((9, LastOutcome::FailedOut)),
+        );
+        let n = PauseNote::of(&out).unwrap();
+        assert!(
+            n.why.starts_with("r9 failed with no retry left"),
+            "{}",
+            n.why
+        );
+
+        let streak = paused(
+            system(SystemPause::FailureStreak { failures: 3 }),
+            "",
+            Some((4, LastOutcome::Failed)),
+        );
+        let n = PauseNote::of(&streak).unwrap();
+        assert!(n.why.contains("3 failed runs in a row"), "{}", n.why);
+        assert_eq!(n.incident, Some(RunId(4)));
+
+        let person = PausedBy::Person {
+            actor: Actor::new("ana"),
+        };
+        let by_hand = paused(person, "disk swap", Some((4, LastOutcome::Ok)));
+        let n = PauseNote::of(&by_hand).unwrap();
+        assert_eq!((n.who.as_str(), n.incident), ("ana", None));
+        assert!(n.why.contains("disk swap"), "{}", n.why);
+        let mut running = by_hand.clone();
+        running.paused = None;
+        assert!(PauseNote::of(&running).is_none());
+    }
 }

@@ -98,7 +98,7 @@ name = "flaky"
 every = "1s"
 retries = 0
 pause_after_failures = 3
-command = ["sh", "-c", "exit 2"]
+command = ["sh", "-c", "echo flaky cannot reach the bucket >&2; exit 2"]
 "#,
     );
     let port = web::free_port();
@@ -147,6 +147,22 @@ command = ["sh", "-c", "exit 2"]
             "{job}: the page's marks against the journal"
         );
         assert!(dom.contains("class=\"run\""), "{job}: runs drawn as bars");
+        // Issue 42: the default window is fitted to a job every second (minutes, not the
+        // four days it was), and the page reloads itself.
+        let svg = dom.split("<svg id=\"timeline\"").nth(1).unwrap();
+        let (from, to) = (
+            attr(svg, "data-from").unwrap(),
+            attr(svg, "data-to").unwrap(),
+        );
+        let (from, to): (duetime::Timestamp, duetime::Timestamp) =
+            (from.parse().unwrap(), to.parse().unwrap());
+        let minutes = (to.as_millis() - from.as_millis()) / 60_000;
+        assert!(
+            (5..=10).contains(&minutes),
+            "{job}: a window of {minutes} minutes"
+        );
+        assert!(dom.contains("http-equiv=\"refresh\""), "{job}: no refresh");
+        assert!(dom.contains("class=\"now-label\""), "{job}: no now label");
         let shot = shots().join(format!("{job}.png"));
         headless(
             &chromium,
@@ -162,9 +178,37 @@ command = ["sh", "-c", "exit 2"]
             shot.display()
         );
     }
+    // Issue 42: why flaky is paused, by whom, the run that did it and how to resume; and
+    // the last lines its failed run printed.
+    let flaky = headless(&chromium, &["--dump-dom"], &format!("{base}/jobs/flaky"));
+    let paused = flaky
+        .split("<div id=\"paused\"")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no pause box:\n{flaky}"));
+    assert_eq!(attr(paused, "data-who"), Some("the system"), "{paused}");
+    let incident = attr(paused, "data-incident").unwrap();
+    assert!(incident.starts_with('r'), "{paused}");
+    assert!(paused.contains("duetime resume flaky"), "{paused}");
+    let output = flaky
+        .split("id=\"output\"")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no output:\n{flaky}"));
+    assert!(output.contains("flaky cannot reach the bucket"), "{output}");
+    let steady = headless(&chromium, &["--dump-dom"], &format!("{base}/jobs/steady"));
+    let by_hand = steady
+        .split("<div id=\"paused\"")
+        .nth(1)
+        .unwrap_or_else(|| panic!("steady was paused by hand:\n{steady}"));
+    assert_ne!(attr(by_hand, "data-who"), Some("the system"), "{by_hand}");
+    assert_eq!(attr(by_hand, "data-incident"), Some(""), "{by_hand}");
+    assert!(!steady.contains("id=\"output\""), "steady's runs went well");
     let list = headless(&chromium, &["--dump-dom"], &format!("{base}/"));
     assert!(
         list.contains("data-job=\"flaky\" data-status=\"paused\""),
+        "{list}"
+    );
+    assert!(
+        list.contains("resume: <code>duetime resume flaky</code>"),
         "{list}"
     );
     signal(&d, libc::SIGTERM);

@@ -737,3 +737,125 @@ fn version_names_the_build_commit() {
     let hex = commit.len() == 12 && commit.bytes().all(|b| b.is_ascii_hexdigit());
     assert!(hex || commit == "unknown", "{commit}");
 }
+
+/// The subcommands people type (every one but the hidden `_supervise`).
+const SUBCOMMANDS: [&str; 19] = [
+    "check",
+    "next",
+    "run",
+    "list",
+    "show",
+    "status",
+    "logs",
+    "pause",
+    "resume",
+    "run-now",
+    "confirm",
+    "approve",
+    "backfill",
+    "remove",
+    "sim",
+    "what-if",
+    "core",
+    "completions",
+    "man",
+];
+
+/// Issue 42: completions come from the clap definitions, so each shell's script names
+/// every subcommand and the flags of `run`, and never the internal `_supervise`; bash's
+/// parses as bash.
+#[test]
+fn completions_name_every_subcommand() {
+    for shell in ["bash", "zsh", "fish"] {
+        let r = duetime(&["completions", shell]);
+        assert_eq!(r.code, 0, "{shell}: {}", r.stderr);
+        for sub in SUBCOMMANDS {
+            assert!(r.stdout.contains(sub), "{shell}: no {sub}");
+        }
+        assert!(r.stdout.contains("log-format"), "{shell}: no run flags");
+        assert!(
+            !r.stdout.contains("_supervise"),
+            "{shell}: names _supervise"
+        );
+    }
+    let bash = duetime(&["completions", "bash"]).stdout;
+    let dir = with_file("duetime.bash", &bash);
+    let syntax = std::process::Command::new("bash")
+        .arg("-n")
+        .arg(dir.path().join("duetime.bash"))
+        .output();
+    if let Ok(out) = syntax {
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let r = duetime(&["completions", "tcsh"]);
+    assert_eq!(r.code, 2, "an unknown shell is a usage error");
+}
+
+/// Issue 42: `duetime man` prints a roff page naming every subcommand; `--dir` writes one
+/// page per subcommand too, and a directory that cannot be written is exit 1, not a panic.
+#[test]
+fn man_pages_come_from_the_definitions() {
+    let r = duetime(&["man"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains(".TH duetime 1"), "{}", r.stdout);
+    for sub in SUBCOMMANDS {
+        let roff = sub.replace('-', "\\-");
+        assert!(r.stdout.contains(&roff), "the page lacks {sub}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let r = duetime(&["man", "--dir", dir.path().to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let run = std::fs::read_to_string(dir.path().join("duetime-run.1")).unwrap();
+    assert!(run.contains("log\\-level"), "{run}");
+    assert!(dir.path().join("duetime-what-if.1").exists());
+    assert!(!dir.path().join("duetime-_supervise.1").exists());
+    let r = duetime(&["man", "--dir", "/nonexistent/duetime-man"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("cannot write into"), "{}", r.stderr);
+}
+
+/// Issue 42: `check` echoes a cron expression as the file has it (`0 0 L * MON-FRI`, not
+/// the core's lower-cased `0 0 l * mon-fri`), in text and JSON.
+#[test]
+fn check_echoes_cron_expressions_as_written() {
+    let dir = with_file(
+        "jobs.toml",
+        "[[job]]\nname = \"monthly\"\ncron = \"0  0 L * MON-FRI\"\ntz = \"Europe/Paris\"\ncommand = [\"true\"]\n",
+    );
+    let r = duetime_in(dir.path(), &["check", "jobs.toml", "--count", "1"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout
+            .contains("  schedule  cron 0 0 L * MON-FRI in Europe/Paris\n"),
+        "{}",
+        r.stdout
+    );
+    let r = duetime_in(dir.path(), &["check", "jobs.toml", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("valid JSON");
+    assert_eq!(
+        v["jobs"][0]["schedule"], "cron 0 0 L * MON-FRI in Europe/Paris",
+        "{v}"
+    );
+}
+
+/// Issue 42: an unknown top-level key far from every accepted one gets no suggestion
+/// (`foo` was told "did you mean job?"); a near one still does.
+#[test]
+fn an_unknown_top_level_key_is_suggested_only_what_is_close() {
+    let dir = with_file("jobs.toml", "foo = 1\n");
+    let r = duetime_in(dir.path(), &["check", "jobs.toml"]);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(
+        r.stderr.contains("top-level key \"foo\" is not accepted"),
+        "{}",
+        r.stderr
+    );
+    assert!(!r.stderr.contains("did you mean"), "{}", r.stderr);
+    let dir = with_file("jobs.toml", "jobs = 1\n");
+    let r = duetime_in(dir.path(), &["check", "jobs.toml"]);
+    assert!(r.stderr.contains("(did you mean \"job\"?)"), "{}", r.stderr);
+}

@@ -305,7 +305,7 @@ backoff = {{ initial = "200ms", max = "1s" }}
 name = "doomed"
 every = "1s"
 retries = 0
-command = ["sh", "-c", "exit 1"]
+command = ["sh", "-c", "echo starting; echo cannot reach the database >&2; exit 1"]
 
 [[job]]
 name = "quiet"
@@ -342,6 +342,20 @@ command = ["sh", "-c", "exit 1"]
         "{body}"
     );
     assert_eq!(body["alert"]["job"], "doomed");
+    // Issue 42: the context a person needs, and an id stable across attempts.
+    let run = body["run"].as_str().unwrap();
+    assert_eq!(body["id"], format!("doomed:failed_out:{run}"), "{body}");
+    assert_eq!(body["exit_code"], 1, "{body}");
+    assert!(body["signal"].is_null(), "{body}");
+    assert_eq!(
+        body["output"],
+        serde_json::json!(["starting", "cannot reach the database"]),
+        "{body}"
+    );
+    assert!(!body["host"].as_str().unwrap().is_empty(), "{body}");
+    let due = body["due"].as_str().unwrap();
+    assert!(due.parse::<duetime::Timestamp>().is_ok(), "{body}");
+    assert_eq!(body["covers"]["to"], due, "{body}");
     // The webhook got the same JSON twice: refused once, then taken.
     let got = hook.received();
     let first: serde_json::Value = serde_json::from_str(&got[0]).unwrap();

@@ -4,27 +4,26 @@
 //! while alerts keep coming) drops the alert with a warning and a count, rather than
 //! stopping the scheduler behind it.
 
-use duetime::Notice;
 use std::io::Write;
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
 use std::time::{Duration, Instant};
 
-use duetime::{Alert, Effect};
+use duetime::Alert;
 use tracing::{info, warn};
 
 use super::Route;
-use crate::http::tally::tag_of;
 use crate::telemetry::{Delivery, Target, Telemetry};
 
 /// How many alerts may wait for delivery.
 pub const QUEUE: usize = 256;
 
-/// One alert to carry, with where to.
+/// One alert to carry, with where to, and the body every attempt sends (gathered once).
 struct Parcel {
     alert: Alert,
     route: Route,
+    body: serde_json::Value,
 }
 
 /// The daemon's end of the queue.
@@ -51,11 +50,14 @@ impl Courier {
         Ok(Courier { queue, telemetry })
     }
 
-    /// Hands `alert` to the delivery thread; never waits.
+    /// Hands `alert` to the delivery thread; never waits for a target. Its body is
+    /// gathered here (a few small files of the run's directory), while the directory is
+    /// surely there: see `context.rs`.
     pub fn send(&self, alert: &Alert, route: &Route) {
         let parcel = Parcel {
             alert: alert.clone(),
             route: route.clone(),
+            body: super::context::gather(alert),
         };
         match self.queue.try_send(parcel) {
             Ok(()) => {}
@@ -81,24 +83,10 @@ fn targets(route: &Route) -> Vec<Target> {
     t
 }
 
-/// The alert as its command reads it on stdin and its webhook receives it: the job, the
-/// incident kind, when (RFC 3339), the line the daemon logs, and the core's own `Alert`
-/// (its serde form: instants in epoch milliseconds, ids as numbers).
-pub fn payload(alert: &Alert) -> serde_json::Value {
-    serde_json::json!({
-        "job": alert.job.as_str(),
-        "kind": tag_of(&alert.kind, "alert"),
-        "at": alert.at.to_string(),
-        "text": Effect::Notice(Notice::Alert(alert.clone())).to_string(),
-        "alert": serde_json::to_value(alert).unwrap_or(serde_json::Value::Null),
-    })
-}
-
 fn run(rx: Receiver<Parcel>, telemetry: Telemetry) {
     while let Ok(p) = rx.recv() {
-        let body = payload(&p.alert);
         for target in targets(&p.route) {
-            carry(&p, target, &body, &telemetry);
+            carry(&p, target, &p.body, &telemetry);
         }
     }
 }
@@ -162,6 +150,7 @@ fn by_command(route: &Route, body: &serde_json::Value) -> Result<(), String> {
         .env("DUETIME_ALERT_KIND", field("kind"))
         .env("DUETIME_ALERT_AT", field("at"))
         .env("DUETIME_ALERT_TEXT", field("text"))
+        .env("DUETIME_ALERT_ID", field("id"))
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -218,6 +207,8 @@ fn by_webhook(route: &Route, body: &serde_json::Value) -> Result<(), String> {
     agent
         .post(url.as_str())
         .header("Content-Type", "application/json")
+        // The same on every attempt: a receiver deduplicates retries on it.
+        .header("Idempotency-Key", body["id"].as_str().unwrap_or(""))
         .header("User-Agent", concat!("duetime/", env!("CARGO_PKG_VERSION")))
         .send(body.to_string())
         .map(|_| ())

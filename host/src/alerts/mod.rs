@@ -8,6 +8,7 @@
 //! Configured by the jobs file's `[alerts]` table, and per job by an `alerts = { ... }`
 //! table that replaces it for that job (`alerts = {}`: this job's alerts are only logged).
 
+pub mod context;
 mod deliver;
 
 use std::fmt;
@@ -17,7 +18,8 @@ use toml::Value;
 
 use crate::jobs_file::describe;
 
-pub use deliver::{payload, Courier};
+pub use context::payload;
+pub use deliver::Courier;
 
 /// The keys an alerts table accepts.
 pub const ALERT_FIELDS: &[&str] = &["command", "webhook", "retries", "backoff", "timeout"];

@@ -163,9 +163,14 @@ fn store_tick(location: &str) -> Result<duetime::Duration, duetime_host::store::
     Ok(store.state()?.config().tick)
 }
 
-fn schedule_text(s: &Schedule) -> String {
+/// The schedule in words; a cron expression as `written` in the file when given (its
+/// letters' case kept: `0 0 L * *`, not the core's `0 0 l * *`).
+fn schedule_text(s: &Schedule, written: Option<&str>) -> String {
     match s {
-        Schedule::Cron(c) => format!("cron {} in {}", c.expr(), c.zone().name()),
+        Schedule::Cron(c) => {
+            let expr = written.map_or_else(|| c.expr().to_string(), super::next::written);
+            format!("cron {expr} in {}", c.zone().name())
+        }
         Schedule::Every { period, offset } if offset.is_zero() => {
             format!("every {period} (a UTC grid from the epoch)")
         }
@@ -226,7 +231,10 @@ fn job_text(job: &HostJob, from: Timestamp, count: usize) -> String {
         s.push_str(&format!("{}  {:?}\n", d.name, d.title));
     }
     let mut row = |k: &str, v: &str| s.push_str(&format!("  {k:<9} {v}\n"));
-    row("schedule", &schedule_text(&d.schedule));
+    row(
+        "schedule",
+        &schedule_text(&d.schedule, job.cron_text.as_deref()),
+    );
     if let Schedule::Cron(c) = &d.schedule {
         row(
             "dst",
@@ -287,7 +295,7 @@ fn job_json(job: &HostJob, from: Timestamp, count: usize) -> serde_json::Value {
     };
     serde_json::json!({
         "name": d.name.as_str(),
-        "schedule": schedule_text(&d.schedule),
+        "schedule": schedule_text(&d.schedule, job.cron_text.as_deref()),
         "dst": dst,
         "overlap": name_of(OVERLAP, &d.overlap_policy()),
         "def": def_json(d),

@@ -5,6 +5,7 @@
 pub mod check;
 pub mod core;
 pub mod due;
+pub mod generate;
 pub mod json;
 pub mod lint;
 pub mod next;

@@ -101,6 +101,11 @@ fn pick<T: Copy>(name: Option<&str>, options: &[(T, &str)], default: T) -> T {
 /// the zone) left out: the core keeps it lower-cased (`0 0 l * *` for `0 0 L * *`), which
 /// reads as a different expression.
 fn as_written(expr: &str) -> String {
+    super::cut(&written(expr))
+}
+
+/// `as_written` uncut: for a jobs file's expression, which the core has already bounded.
+pub fn written(expr: &str) -> String {
     let mut tokens: Vec<&str> = expr.split_whitespace().collect();
     let prefixed = tokens
         .first()
@@ -109,7 +114,7 @@ fn as_written(expr: &str) -> String {
     if prefixed {
         tokens.remove(0);
     }
-    super::cut(&tokens.join(" "))
+    tokens.join(" ")
 }
 
 fn text(cron: &CronSchedule, written: &str, from: Timestamp, dues: &[Due]) -> String {

@@ -13,6 +13,7 @@ use duetime_host::config::{ConfigFlags, ConfigMismatch};
 use duetime_host::daemon::{self, preflight, Daemon, Setup, Stopped};
 use duetime_host::http::{self, Listen};
 use duetime_host::jobs_file::{self, JobsFileError};
+use duetime_host::log::{LogFormat, LogLevel};
 use duetime_host::runner::Runs;
 use duetime_host::store::{self, AnyStore, Metered, Options, Store, StoreError};
 use duetime_host::telemetry::Telemetry;
@@ -55,6 +56,13 @@ pub struct Args {
     /// have no authentication: put a firewall or a proxy in front)
     #[arg(long, requires = "http")]
     pub http_public: bool,
+    /// The least severe log line written (default: `RUST_LOG` if set, else info). Each
+    /// run's start and end are info; routine detail is debug
+    #[arg(long, value_name = "LEVEL")]
+    pub log_level: Option<LogLevel>,
+    /// `text` (default) or `json`: one JSON object a line, for log shippers
+    #[arg(long, value_name = "FORMAT", default_value = "text")]
+    pub log_format: LogFormat,
 }
 
 /// `--coordination`, spelled as the core spells it.
@@ -146,7 +154,12 @@ pub fn run(args: &Args, _out: &mut dyn Write, err: &mut dyn Write) -> io::Result
     if let Some(listen) = listen {
         // Bound before the store is reached, so a port in use is said at once; the
         // server's own store handle opens at its first request.
-        if let Err(why) = http::serve(listen, &args.store.store, telemetry.clone()) {
+        if let Err(why) = http::serve(
+            listen,
+            &args.store.store,
+            args.store.runs_dir(),
+            telemetry.clone(),
+        ) {
             writeln!(err, "duetime run: {why}")?;
             return Ok(1);
         }
@@ -247,6 +260,8 @@ fn prepare_runs(args: &Args, err: &mut dyn Write) -> Result<Runs, NotStarted> {
     let root = args.store.runs_dir();
     let runs =
         Runs::open(&root).map_err(|e| NotStarted::Runs(format!("{}: {e}", root.display())))?;
+    // Alerts about a run carry its output and how it ended, read from here.
+    duetime_host::alerts::context::set_runs_dir(runs.root().to_path_buf());
     let store_file = (!store::is_url(&args.store.store)).then(|| PathBuf::from(&args.store.store));
     for p in preflight::tighten_all(runs.root(), store_file.as_deref()) {
         // A message that cannot be written is no reason not to start.

@@ -316,11 +316,11 @@ impl<S: Store> Daemon<S> {
 
     /// Removes the run directories beyond the newest `keep_runs` of each job (never one
     /// not yet reported): at start and whenever runs were reported, so the directories
-    /// read stay few.
+    /// read stay few. Routine (after nearly every run), so its line is debug.
     fn prune(&mut self) {
         let removed = self.runs.prune(self.keep_runs);
         if removed > 0 {
-            info!(removed, keep = self.keep_runs, "pruned old run directories");
+            tracing::debug!(removed, keep = self.keep_runs, "pruned old run directories");
         }
     }
 

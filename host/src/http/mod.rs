@@ -95,6 +95,8 @@ impl Answer {
 /// What the server reads: its own store handle, the journal tally, this process's counters.
 pub struct Source {
     location: String,
+    /// This machine's run directories, for a failed run's output on its job page.
+    runs: Option<std::path::PathBuf>,
     store: Option<AnyStore>,
     tally: Tally,
     telemetry: Telemetry,
@@ -104,10 +106,17 @@ impl Source {
     pub fn new(location: &str, telemetry: Telemetry) -> Source {
         Source {
             location: location.to_string(),
+            runs: None,
             store: None,
             tally: Tally::default(),
             telemetry,
         }
+    }
+
+    /// Reads failed runs' output from the run directories under `root`.
+    pub fn with_runs(mut self, root: std::path::PathBuf) -> Source {
+        self.runs = Some(root);
+        self
     }
 
     fn store(&mut self) -> Result<&mut AnyStore, StoreError> {
@@ -218,12 +227,21 @@ impl Source {
     }
 
     fn job_page(&mut self, name: &str, query: &str, now: Timestamp) -> Result<Answer, StoreError> {
-        let window = match query::window(query, now) {
+        let state = self.store()?.state()?;
+        let schedule = state
+            .seq_of_name(name)
+            .and_then(|s| state.record(s))
+            .map(|r| r.def().schedule.clone());
+        let fitted = timeline::Window::fitted(schedule.as_ref(), now);
+        let window = match query::window(query, fitted) {
             Ok(w) => w,
             Err(why) => return Ok(Answer::new(400, TEXT, format!("{why}\n"))),
         };
         match timeline::read(self.store()?, name, window, now)? {
-            Some(t) => Ok(Answer::new(200, HTML, page::job(&t))),
+            Some(mut t) => {
+                t.failed_output = timeline::FailedOutput::of(&t.row.view, self.runs.as_deref());
+                Ok(Answer::new(200, HTML, page::job(&t)))
+            }
             None => Ok(Answer::new(404, HTML, page::not_found(name))),
         }
     }
@@ -264,13 +282,18 @@ fn now() -> Timestamp {
 }
 
 /// Binds `listen` and answers requests on a thread of its own until the process ends.
-pub fn serve(listen: Listen, location: &str, telemetry: Telemetry) -> Result<(), HttpError> {
+pub fn serve(
+    listen: Listen,
+    location: &str,
+    runs: std::path::PathBuf,
+    telemetry: Telemetry,
+) -> Result<(), HttpError> {
     let server = tiny_http::Server::http(listen.addr).map_err(|e| HttpError::Bind {
         addr: listen.addr,
         detail: e.to_string(),
     })?;
     info!(addr = %listen.addr, "http: serving /metrics, /, /jobs/NAME, /api/jobs");
-    let mut source = Source::new(location, telemetry);
+    let mut source = Source::new(location, telemetry).with_runs(runs);
     std::thread::Builder::new()
         .name("duetime-http".into())
         .spawn(move || {

@@ -8,8 +8,8 @@ use std::fmt::Write;
 
 use duetime::Timestamp;
 
-use super::timeline::{Bar, Mark, Timeline, Window};
-use crate::views::{relative, Row};
+use super::timeline::{Bar, FailedOutput, Mark, Timeline, Window};
+use crate::views::{relative, PauseNote, Row};
 
 /// Text as HTML content or a quoted attribute value.
 pub fn esc(text: &str) -> String {
@@ -46,17 +46,28 @@ th{background:#f4f4f4}.title{color:#666;font-size:12px}.rel{color:#666}\
 .st-failed,.st-stalled,.st-orphaned{background:#f8c9c4}.st-missed{background:#fbe3b0}\
 .st-paused,.st-awaiting_approval,.st-awaiting_confirmation{background:#d9d2f0}\
 .st-ok{background:#cdebd0}.st-running{background:#cfe3f7}\
-a{color:#0b57d0}svg{border:1px solid #ddd;background:#fff}.legend span{margin-right:12px}";
+a{color:#0b57d0}svg{border:1px solid #ddd;background:#fff}.legend span{margin-right:12px}\
+.why{color:#444;font-size:12px;max-width:40em}.paused{background:#efeaf9;border-left:4px solid #8c7bc4;padding:6px 10px;margin-bottom:10px}\
+pre{background:#f6f6f6;padding:8px;overflow-x:auto;max-width:100em}";
 
-fn head(out: &mut String, title: &str) {
+/// The page's head. `refresh`: seconds after which the browser reloads it by itself (a
+/// meta refresh: no script, which the Content-Security-Policy forbids), so a page left
+/// open on a wall screen stays current.
+fn head(out: &mut String, title: &str, refresh: Option<i64>) {
+    let refresh = refresh.map_or(String::new(), |s| {
+        format!("<meta http-equiv=\"refresh\" content=\"{s}\">")
+    });
     let _ = writeln!(
         out,
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <meta name=\"viewport\" content=\"width=device-width\"><title>{}</title>\
+         <meta name=\"viewport\" content=\"width=device-width\">{refresh}<title>{}</title>\
          <style>{STYLE}</style></head><body>",
         esc(title)
     );
 }
+
+/// How often the list of jobs reloads itself.
+pub const LIST_REFRESH_SECS: i64 = 30;
 
 fn time_cell(out: &mut String, t: Option<Timestamp>, now: Timestamp) {
     match t {
@@ -75,7 +86,7 @@ fn time_cell(out: &mut String, t: Option<Timestamp>, now: Timestamp) {
 /// `GET /`: the jobs, attention first.
 pub fn list(rows: &[Row], now: Timestamp) -> String {
     let mut out = String::with_capacity(512 + rows.len() * 600);
-    head(&mut out, "duetime: jobs");
+    head(&mut out, "duetime: jobs", Some(LIST_REFRESH_SECS));
     let _ = writeln!(
         out,
         "<h1>duetime</h1><p>{} jobs, attention first; now {} · <a href=\"/metrics\">metrics</a> · \
@@ -105,8 +116,18 @@ fn list_row(out: &mut String, r: &Row, now: Timestamp) {
     }
     let _ = write!(
         out,
-        "</td><td><span class=\"status st-{status}\">{status}</span></td>"
+        "</td><td><span class=\"status st-{status}\">{status}</span>"
     );
+    if let Some(p) = PauseNote::of(v) {
+        let _ = write!(
+            out,
+            "<div class=\"why\">by {}: {}<br>resume: <code>{}</code></div>",
+            esc(&p.who),
+            esc(&p.why),
+            esc(&p.resume)
+        );
+    }
+    out.push_str("</td>");
     time_cell(out, r.next(), now);
     time_cell(out, v.last.as_ref().map(|l| l.at), now);
     let outcome = v.last.as_ref().map_or("-".to_string(), |l| {
@@ -135,7 +156,7 @@ fn list_row(out: &mut String, r: &Row, now: Timestamp) {
 /// A 404 page for a job the store does not have.
 pub fn not_found(name: &str) -> String {
     let mut out = String::new();
-    head(&mut out, "duetime: no such job");
+    head(&mut out, "duetime: no such job", None);
     let _ = writeln!(
         out,
         "<h1>No job named {}</h1><p><a href=\"/\">All jobs</a></p></body></html>",
@@ -164,6 +185,9 @@ const PLOT: f64 = W - 2.0 * LEFT;
 const MARK_Y: f64 = 70.0;
 const BAR_Y: f64 = 110.0;
 const H: f64 = 150.0;
+/// The baseline of the `now` label: a row below the axis labels (baseline 14, 10 px
+/// text), so the two never overlap.
+const NOW_Y: f64 = 34.0;
 
 fn x(w: Window, t: Timestamp) -> f64 {
     let span = (w.to.as_millis() - w.from.as_millis()).max(1) as f64;
@@ -176,7 +200,11 @@ pub fn job(t: &Timeline) -> String {
     let v = &t.row.view;
     let name = esc(v.name.as_str());
     let mut out = String::with_capacity(4096 + t.marks.len() * 300);
-    head(&mut out, &format!("duetime: {}", v.name));
+    head(
+        &mut out,
+        &format!("duetime: {}", v.name),
+        Some(t.window.refresh_secs()),
+    );
     let _ = writeln!(
         out,
         "<p><a href=\"/\">All jobs</a></p><h1>{name}</h1>{}<p>{} · status <span class=\"status st-{st}\">{st}</span> · owed {} · missed in 24h {}{}</p>",
@@ -193,11 +221,68 @@ pub fn job(t: &Timeline) -> String {
         esc(&local(t.window.from)),
         esc(&local(t.window.to))
     );
+    pause_box(&mut out, &t.row.view);
     svg(&mut out, t);
     legend(&mut out);
+    if let Some(f) = &t.failed_output {
+        failed_output(&mut out, v.name.as_str(), f);
+    }
     ledger_table(&mut out, t);
     out.push_str("</body></html>\n");
     out
+}
+
+/// Why the job is paused, who did it, the run that caused it and how to resume.
+fn pause_box(out: &mut String, view: &duetime::JobView) {
+    let Some(p) = PauseNote::of(view) else { return };
+    let since = view.paused.as_ref().map(|p| p.since);
+    let _ = writeln!(
+        out,
+        "<div id=\"paused\" class=\"paused\" data-who=\"{}\" data-incident=\"{}\"><b>Paused by {}</b>{}: {}.<br>Resume: <code>{}</code> (the due times passed meanwhile meet its missed rule)</div>",
+        esc(&p.who),
+        p.incident.map_or(String::new(), |r| r.to_string()),
+        esc(&p.who),
+        since.map_or(String::new(), |t| format!(" since {}", esc(&local(t)))),
+        esc(&p.why),
+        esc(&p.resume)
+    );
+}
+
+/// The last lines the latest run printed, when it did not end well.
+fn failed_output(out: &mut String, job: &str, f: &FailedOutput) {
+    let _ = writeln!(
+        out,
+        "<h2>Last lines of {} ({})</h2>",
+        f.run,
+        esc(&f.outcome)
+    );
+    match &f.tail {
+        Some(tail) => {
+            if tail.truncated {
+                let _ = writeln!(
+                    out,
+                    "<p class=\"rel\">The end only: <code>duetime logs {} --run {}</code> prints all of it.</p>",
+                    esc(job),
+                    f.run
+                );
+            }
+            let _ = writeln!(
+                out,
+                "<pre id=\"output\" data-run=\"{}\">{}</pre>",
+                f.run,
+                esc(&tail.lines.join("\n"))
+            );
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "<p id=\"output\" data-run=\"{}\">Its output is not on this machine (another daemon ran it, or it was pruned): <code>duetime logs {} --run {}</code> where it ran.</p>",
+                f.run,
+                esc(job),
+                f.run
+            );
+        }
+    }
 }
 
 fn svg(out: &mut String, t: &Timeline) {
@@ -249,10 +334,12 @@ fn svg(out: &mut String, t: &Timeline) {
     }
     if t.now >= w.from && t.now <= w.to {
         let n = x(w, t.now);
+        // Beside its line, on the side with room, below the axis labels' row (y 14).
+        let anchor = if n > W - 60.0 { "end" } else { "start" };
         let _ = writeln!(
             out,
-            "<line class=\"now\" x1=\"{n:.1}\" x2=\"{n:.1}\" y1=\"18\" y2=\"{H}\" stroke=\"#d62728\"/><text x=\"{:.1}\" y=\"14\" font-size=\"11\" fill=\"#d62728\">now</text>",
-            n - 10.0
+            "<line class=\"now\" x1=\"{n:.1}\" x2=\"{n:.1}\" y1=\"18\" y2=\"{H}\" stroke=\"#d62728\"/><text class=\"now-label\" x=\"{:.1}\" y=\"{NOW_Y}\" font-size=\"11\" fill=\"#d62728\" text-anchor=\"{anchor}\">now</text>",
+            if anchor == "end" { n - 3.0 } else { n + 3.0 }
         );
     }
     out.push_str("</svg>\n");
@@ -375,4 +462,61 @@ fn ledger_table(out: &mut String, t: &Timeline) {
         );
     }
     out.push_str("</tbody></table>\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use duetime::{Actor, Config, Event, JobDef, JobName, Now, Schedule, State};
+
+    /// A timeline of a job every minute with `now` inside its fitted window.
+    fn timeline(now: Timestamp) -> Timeline {
+        let schedule = Schedule::every("1m".parse().unwrap(), duetime::Duration::ZERO).unwrap();
+        let mut state = State::new(Config::default());
+        let def = JobDef::new(JobName::new("fast").unwrap(), schedule.clone());
+        let upsert = Event::Upsert {
+            def: Box::new(def),
+            actor: Actor::new("jobs-file"),
+        };
+        state.step(Now::at(now), upsert, &mut Vec::new());
+        let row = crate::views::rows(&state, now).remove(0);
+        let window = Window::fitted(Some(&schedule), now);
+        super::super::timeline::build(row, Some(&schedule), &[], window, now)
+    }
+
+    /// The `y` and `font-size` of each `<text>` whose opening tag contains `marker`.
+    fn texts(html: &str, marker: &str) -> Vec<(f64, f64)> {
+        let num = |tag: &str, key: &str| -> f64 {
+            let at = tag.find(&format!(" {key}=\"")).unwrap() + key.len() + 3;
+            tag[at..].split('"').next().unwrap().parse().unwrap()
+        };
+        html.split("<text")
+            .skip(1)
+            .map(|t| t.split('>').next().unwrap())
+            .filter(|tag| tag.contains(marker))
+            .map(|tag| (num(tag, "y"), num(tag, "font-size")))
+            .collect()
+    }
+
+    /// Issue 42: the `now` label sat on the axis labels' row and overlapped them.
+    #[test]
+    fn the_now_label_is_below_every_axis_label() {
+        let now: Timestamp = "2026-12-05T12:00:00Z".parse().unwrap();
+        let html = job(&timeline(now));
+        let axis = texts(&html, "fill=\"#666\"");
+        let label = texts(&html, "class=\"now-label\"");
+        assert!(axis.len() >= 5, "{html}");
+        assert_eq!(label.len(), 1, "{html}");
+        let (y, size) = label[0];
+        for (axis_y, _) in axis {
+            assert!(
+                y - size >= axis_y,
+                "now at {y} (size {size}) meets an axis label at {axis_y}"
+            );
+        }
+        assert!(
+            html.contains("<meta http-equiv=\"refresh\" content=\"37\">"),
+            "{html}"
+        );
+    }
 }

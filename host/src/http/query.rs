@@ -45,9 +45,9 @@ pub fn days(query: &str) -> Result<u64, String> {
     }
 }
 
-/// `?from=T&to=T` of `/jobs/NAME`: RFC 3339 instants; by default the last 3 days and the
-/// next day.
-pub fn window(query: &str, now: Timestamp) -> Result<Window, String> {
+/// `?from=T&to=T` of `/jobs/NAME`: RFC 3339 instants; each by default `fitted`'s (the
+/// window fitted to the job's period: `Window::fitted`).
+pub fn window(query: &str, fitted: Window) -> Result<Window, String> {
     let instant = |key: &str, default: Timestamp| match param(query, key) {
         None => Ok(default),
         Some(v) => v.parse::<Timestamp>().map_err(|_| {
@@ -57,8 +57,8 @@ pub fn window(query: &str, now: Timestamp) -> Result<Window, String> {
             )
         }),
     };
-    let from = instant("from", now.saturating_sub(Duration::from_days(3)))?;
-    let to = instant("to", now.saturating_add(Duration::from_days(1)))?;
+    let from = instant("from", fitted.from)?;
+    let to = instant("to", fitted.to)?;
     if to <= from {
         return Err("the window ends before it starts: `to` must come after `from`".into());
     }
@@ -75,9 +75,11 @@ mod tests {
     #[test]
     fn windows_default_and_refuse_with_what_is_accepted() {
         let now: Timestamp = "2025-03-09T12:00:00Z".parse().unwrap();
-        let w = window("", now).unwrap();
+        let fitted = Window::fitted(None, now);
+        let w = window("", fitted).unwrap();
         assert_eq!(w.from.to_string(), "2025-03-06T12:00:00Z");
         assert_eq!(w.to.to_string(), "2025-03-10T12:00:00Z");
+        let now = fitted;
         let w = window("from=2025-03-01T00%3A00%3A00Z&to=2025-03-02T00:00:00Z", now).unwrap();
         assert_eq!(w.from.to_string(), "2025-03-01T00:00:00Z");
         assert!(window("from=yesterday", now)

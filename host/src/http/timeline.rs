@@ -20,6 +20,40 @@ pub struct Window {
 }
 
 impl Window {
+    /// The window a job page draws when none is asked for: about thirty of the job's
+    /// periods back and a quarter of that ahead, at least 5 minutes back and at most two
+    /// weeks, so a job every 10 s is not four days of marks piled on one dot and a daily
+    /// job still shows its fortnight. The period is the gap between its next two due
+    /// times (a cron job's irregular gaps give an approximate fit; that is all it needs);
+    /// a job with no next due times (a one-shot, an ended schedule) gets three days back
+    /// and one ahead.
+    pub fn fitted(schedule: Option<&Schedule>, now: Timestamp) -> Window {
+        const MIN_BACK_MS: i64 = 5 * 60 * 1000;
+        const MAX_BACK_MS: i64 = 14 * 86_400 * 1000;
+        let period = schedule.and_then(|s| {
+            let mut next = s.iter_after(now);
+            let (a, b) = (next.next()?, next.next()?);
+            Some(b.as_millis().saturating_sub(a.as_millis()))
+        });
+        let (back, ahead) = match period {
+            Some(p) => {
+                let back = p.saturating_mul(30).clamp(MIN_BACK_MS, MAX_BACK_MS);
+                (back, back / 4)
+            }
+            None => (3 * 86_400 * 1000, 86_400 * 1000),
+        };
+        Window {
+            from: Timestamp::from_millis(now.as_millis().saturating_sub(back)),
+            to: Timestamp::from_millis(now.as_millis().saturating_add(ahead)),
+        }
+    }
+
+    /// How often a page of this window reloads itself: about a sixtieth of the window, so
+    /// a mark moves by a pixel or so between reloads, from every 5 s to every minute.
+    pub fn refresh_secs(&self) -> i64 {
+        ((self.to.as_millis() - self.from.as_millis()) / 60_000).clamp(5, 60)
+    }
+
     fn meets(&self, from: Timestamp, to: Timestamp) -> bool {
         to >= self.from && from <= self.to
     }
@@ -76,6 +110,45 @@ pub struct Timeline {
     pub bars: Vec<Bar>,
     pub spans: Vec<Span>,
     pub shifts: Vec<Shift>,
+    /// The latest run when it failed (or was lost), and what it printed last when its
+    /// directory is on this machine: `read` leaves it `None`, the server fills it in.
+    pub failed_output: Option<FailedOutput>,
+}
+
+/// The end of the output of the job's latest run, when that run did not end well.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FailedOutput {
+    pub run: RunId,
+    /// `failed`, `failed_out`, `timed_out` or `lost`.
+    pub outcome: String,
+    /// `None`: its run directory is not on this machine (another daemon's, or pruned).
+    pub tail: Option<crate::runner::Tail>,
+}
+
+impl FailedOutput {
+    /// The latest run's output from the run directories under `runs`, when that run
+    /// failed, timed out or was lost; `None` for a job whose latest run went well.
+    pub fn of(view: &JobView, runs: Option<&std::path::Path>) -> Option<FailedOutput> {
+        use duetime::LastOutcome as O;
+        let last = view.last.as_ref()?;
+        if !matches!(
+            last.outcome,
+            O::Failed | O::FailedOut | O::TimedOut | O::Lost
+        ) {
+            return None;
+        }
+        let tail = runs.and_then(|root| {
+            crate::runner::tail(&crate::runner::Runs::at(root).log_path(last.run))
+        });
+        Some(FailedOutput {
+            run: last.run,
+            outcome: serde_json::to_value(last.outcome)
+                .ok()
+                .and_then(|v| v.as_str().map(String::from))
+                .unwrap_or_default(),
+            tail,
+        })
+    }
 }
 
 /// The most upcoming due times drawn (an every-second job over a day would be 86,400).
@@ -129,6 +202,7 @@ pub fn build(
         bars: bars(journal, window, now),
         spans: spans(journal, &row.view, window, now),
         shifts: zone.map(|z| shifts(z, window)).unwrap_or_default(),
+        failed_output: None,
         zone: zone.map(|z| z.name()),
         upcoming,
         row,
@@ -261,4 +335,55 @@ fn shifts(zone: &duetime::Zone, window: Window) -> Vec<Shift> {
         seg = next;
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(text: &str) -> Timestamp {
+        text.parse().unwrap()
+    }
+
+    fn span_secs(w: Window) -> (i64, i64, i64) {
+        let now = at("2026-12-05T12:00:00Z").as_millis();
+        (
+            (now - w.from.as_millis()) / 1000,
+            (w.to.as_millis() - now) / 1000,
+            w.refresh_secs(),
+        )
+    }
+
+    /// Issue 42: a job every 10 s drew four days with every mark in one dot at "now".
+    #[test]
+    fn the_default_window_fits_the_jobs_period() {
+        let now = at("2026-12-05T12:00:00Z");
+        let every = |p: &str| Schedule::every(p.parse().unwrap(), duetime::Duration::ZERO);
+        let ten = every("10s").unwrap();
+        assert_eq!(
+            span_secs(Window::fitted(Some(&ten), now)),
+            (300, 75, 6),
+            "a floor of 5 minutes back"
+        );
+        let minute = every("1m").unwrap();
+        assert_eq!(
+            span_secs(Window::fitted(Some(&minute), now)),
+            (1800, 450, 37)
+        );
+        let hourly = Schedule::cron("0 * * * *", None).unwrap();
+        assert_eq!(
+            span_secs(Window::fitted(Some(&hourly), now)),
+            (30 * 3600, 30 * 900, 60)
+        );
+        let daily = Schedule::cron("0 3 * * *", Some("Europe/London")).unwrap();
+        assert_eq!(
+            span_secs(Window::fitted(Some(&daily), now)).0,
+            14 * 86_400,
+            "at most two weeks back"
+        );
+        assert_eq!(
+            span_secs(Window::fitted(None, now)),
+            (3 * 86_400, 86_400, 60)
+        );
+    }
 }

@@ -32,9 +32,11 @@ mod context;
 pub mod env_file;
 pub mod identity;
 mod supervise;
+mod tail;
 
 pub use context::{RunContext, TriggerName};
 pub use supervise::supervise;
+pub use tail::{tail, Tail, TAIL_BYTES, TAIL_LINES};
 
 use std::collections::BTreeMap;
 use std::fs;

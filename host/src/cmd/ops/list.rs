@@ -5,7 +5,7 @@ use std::io::{self, Write};
 
 use duetime::{Coordination, Timestamp};
 use duetime_host::store::Store;
-use duetime_host::views::{list_json, rows, Row};
+use duetime_host::views::{list_json, rows, PauseNote, Row};
 
 use super::{open, relative, store_failed, StoreArgs};
 
@@ -34,6 +34,7 @@ pub fn list(args: &ListArgs, out: &mut dyn Write, err: &mut dyn Write) -> io::Re
         return Ok(0);
     }
     write_table(out, &rows, now)?;
+    write_pauses(out, &rows)?;
     if state.config().coordination == Coordination::SingleOwner {
         match state.owner(now) {
             Some(o) => writeln!(
@@ -48,6 +49,22 @@ pub fn list(args: &ListArgs, out: &mut dyn Write, err: &mut dyn Write) -> io::Re
         }
     }
     Ok(0)
+}
+
+/// Under the table, a line for each paused job: who paused it, why, how to resume. A job
+/// the system paused is the one a person most needs to read about, and `paused` alone in
+/// a column does not say it was not a person's doing.
+fn write_pauses(out: &mut dyn Write, rows: &[Row]) -> io::Result<()> {
+    for r in rows {
+        if let Some(p) = PauseNote::of(&r.view) {
+            writeln!(
+                out,
+                "{} paused by {}: {}; resume: {}",
+                r.view.name, p.who, p.why, p.resume
+            )?;
+        }
+    }
+    Ok(())
 }
 
 /// The cells of one row, in column order.

@@ -4,7 +4,7 @@
 use std::io::{self, Write};
 
 use duetime::Effect;
-use duetime_host::views::{job_report, show_json, JobReport};
+use duetime_host::views::{job_report, show_json, JobReport, PauseNote};
 
 use super::{json, open, paused_text, relative, store_failed, Shown, StoreArgs};
 
@@ -136,6 +136,14 @@ fn write_activity(out: &mut dyn Write, j: &JobReport) -> io::Result<()> {
             paused_text(&p.by),
             p.since
         )?;
+        if let Some(why) = PauseNote::of(view) {
+            writeln!(out, "  why           {}", why.why)?;
+            writeln!(
+                out,
+                "  resume        {} (the due times passed meanwhile meet its missed rule)",
+                why.resume
+            )?;
+        }
     }
     if let Some(d) = &view.pending_confirmation {
         writeln!(

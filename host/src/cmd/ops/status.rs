@@ -18,7 +18,16 @@ pub struct StatusArgs {
     /// Print JSON instead of text
     #[arg(long)]
     pub json: bool,
+    /// List every dead incarnation on its own line (by default, those beyond the newest
+    /// three or silent for over an hour are folded into one summary line)
+    #[arg(long)]
+    pub all: bool,
 }
+
+/// At most this many dead incarnations (gone or silent) get a line of their own.
+const DEAD_SHOWN: usize = 3;
+/// A dead incarnation last heard from longer ago than this is folded whatever the count.
+const DEAD_FOLDED_AFTER_MS: i64 = 60 * 60 * 1000;
 
 /// How a daemon is doing, as far as the store can tell.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,6 +43,10 @@ enum Health {
 }
 
 impl Health {
+    fn dead(self) -> bool {
+        matches!(self, Health::Silent | Health::Gone)
+    }
+
     fn name(self) -> &'static str {
         match self {
             Health::Alive => "alive",
@@ -153,10 +166,64 @@ pub fn status(args: &StatusArgs, out: &mut dyn Write, err: &mut dyn Write) -> io
         writeln!(out, "no daemon has run on this store in the last day")?;
         return Ok(0);
     }
-    for d in &list {
+    let (shown, folded) = if args.all {
+        (list.iter().collect(), Vec::new())
+    } else {
+        fold(&list, now)
+    };
+    for d in shown {
         writeln!(out, "{}", daemon_line(d, now))?;
     }
+    if let Some(line) = folded_line(&folded, now) {
+        writeln!(out, "{line}")?;
+    }
     Ok(0)
+}
+
+/// Splits the daemons into those with a line each and the dead ones folded: every live
+/// or draining one is shown, and of the dead (gone, silent) the `DEAD_SHOWN` heard from
+/// most recently within the last `DEAD_FOLDED_AFTER_MS`. A daemon restarted by systemd
+/// every night leaves a row per incarnation for a day; twenty rows of `gone` hide the one
+/// that matters.
+fn fold(list: &[Daemon], now: Timestamp) -> (Vec<&Daemon>, Vec<&Daemon>) {
+    let mut dead: Vec<&Daemon> = list.iter().filter(|d| d.health.dead()).collect();
+    // The most recently heard first; never heard counts as oldest.
+    dead.sort_by_key(|d| std::cmp::Reverse(d.last_heard.map(|t| t.as_millis())));
+    let recent = |d: &&&Daemon| {
+        d.last_heard
+            .is_some_and(|t| now.as_millis().saturating_sub(t.as_millis()) <= DEAD_FOLDED_AFTER_MS)
+    };
+    let kept: Vec<ProcessId> = dead
+        .iter()
+        .filter(recent)
+        .take(DEAD_SHOWN)
+        .map(|d| d.process)
+        .collect();
+    list.iter()
+        .partition(|d| !d.health.dead() || kept.contains(&d.process))
+}
+
+/// The one line for the folded dead incarnations: how many, which, how they died and when
+/// the latest was heard; `None` when nothing was folded.
+fn folded_line(folded: &[&Daemon], now: Timestamp) -> Option<String> {
+    let first = folded.iter().map(|d| d.process).min()?;
+    let last = folded.iter().map(|d| d.process).max()?;
+    let gone = folded.iter().filter(|d| d.health == Health::Gone).count();
+    let heard = folded
+        .iter()
+        .filter_map(|d| d.last_heard)
+        .max()
+        .map_or("never".to_string(), |t| relative(now, t));
+    let range = if first == last {
+        first.to_string()
+    } else {
+        format!("{first}..{last}")
+    };
+    Some(format!(
+        "{} earlier incarnation(s) folded ({range}: {gone} gone, {} silent), the latest last heard {heard}; `duetime status --all` lists each",
+        folded.len(),
+        folded.len() - gone
+    ))
 }
 
 fn daemon_line(d: &Daemon, now: Timestamp) -> String {
@@ -196,4 +263,66 @@ fn daemon_json(d: &Daemon) -> serde_json::Value {
         "runs_dir": d.info.as_ref().map(|i| i.runs.clone()),
         "version": d.info.as_ref().map(|i| i.version.clone()),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(text: &str) -> Timestamp {
+        text.parse().unwrap()
+    }
+
+    fn daemon(n: u64, health: Health, heard: &str) -> Daemon {
+        Daemon {
+            process: ProcessId(n),
+            info: None,
+            last_heard: Some(at(heard)),
+            health,
+            runs: 0,
+        }
+    }
+
+    #[test]
+    fn many_dead_incarnations_fold_into_one_line_and_the_living_stay() {
+        let now = at("2026-12-05T12:00:00Z");
+        let mut list: Vec<Daemon> = (1..=20)
+            .map(|n| daemon(n, Health::Gone, &format!("2026-12-05T11:{:02}:00Z", 20 + n)))
+            .collect();
+        list.push(daemon(21, Health::Alive, "2026-12-05T11:59:59Z"));
+        let (shown, folded) = fold(&list, now);
+        let shown: Vec<u64> = shown.iter().map(|d| d.process.0).collect();
+        assert_eq!(
+            shown,
+            [18, 19, 20, 21],
+            "the three newest dead and the living one"
+        );
+        assert_eq!(folded.len(), 17);
+        let line = folded_line(&folded, now).unwrap();
+        assert!(
+            line.starts_with("17 earlier incarnation(s) folded (p1..p17: 17 gone, 0 silent)"),
+            "{line}"
+        );
+        assert!(line.contains("--all"), "{line}");
+    }
+
+    #[test]
+    fn a_few_recent_dead_are_shown_and_old_ones_fold_whatever_the_count() {
+        let now = at("2026-12-05T12:00:00Z");
+        let list = vec![
+            daemon(1, Health::Silent, "2026-12-05T09:00:00Z"),
+            daemon(2, Health::Gone, "2026-12-05T11:30:00Z"),
+            daemon(3, Health::Alive, "2026-12-05T11:59:59Z"),
+        ];
+        let (shown, folded) = fold(&list, now);
+        let shown: Vec<u64> = shown.iter().map(|d| d.process.0).collect();
+        assert_eq!(shown, [2, 3]);
+        let line = folded_line(&folded, now).unwrap();
+        assert!(
+            line.starts_with("1 earlier incarnation(s) folded (p1: 0 gone, 1 silent)"),
+            "{line}"
+        );
+        let (_, none) = fold(&list[1..], now);
+        assert!(folded_line(&none, now).is_none());
+    }
 }
