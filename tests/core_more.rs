@@ -1255,11 +1255,7 @@ fn a_result_from_a_process_silent_past_a_lease_starts_nothing_for_it() {
     s.define("08:59", def);
     s.start("08:59:30", 1);
     s.tick("09:00:00", 1);
-    s.finish(
-        "09:00:10",
-        1,
-        Outcome::AwaitingApproval { ttl: dur("10m") },
-    );
+    s.finish("09:00:10", 1, Outcome::AwaitingApproval { ttl: dur("10m") });
     s.start("09:00:20", 2);
     s.tick_through("09:00:30", "09:04:30", "30s", 2);
     s.finish("09:04:40", 1, Outcome::Ok);

@@ -61,7 +61,7 @@ fn daemon_log(w: &World, flags: &[&str], rust_log: Option<&str>, until: &str) ->
 fn json_format_writes_one_object_a_line_with_level_and_message() {
     let w = World::new(OK);
     let flags = ["--tick", "1s", "--keep-runs", "1", "--log-format", "json"];
-    let text = daemon_log(&w, &flags, None, "LEDGER beat");
+    let text = daemon_log(&w, &flags, None, "history beat: settled");
     let lines: Vec<serde_json::Value> = text
         .lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
@@ -84,6 +84,32 @@ fn json_format_writes_one_object_a_line_with_level_and_message() {
         "the job is a field of its own: {start}"
     );
     assert!(start["run"].as_str().unwrap().starts_with('r'));
+}
+
+/// A run logs two lines at INFO, its start and its settling (with the outcome); the
+/// daemon's own "finished", the start's history line and the `ran` ledger line, which say
+/// the same again, are DEBUG.
+#[test]
+fn a_run_logs_its_start_and_its_settling_at_info() {
+    let w = World::new(OK);
+    let text = daemon_log(&w, &["--tick", "1s"], None, "history beat: settled r1");
+    let of_r1: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains(" r1 ") || l.ends_with(" r1"))
+        .collect();
+    assert_eq!(of_r1.len(), 2, "{text}");
+    assert!(of_r1[0].contains("START beat r1"), "{text}");
+    assert!(of_r1[1].contains("settled r1"), "{text}");
+    let debug = daemon_log(
+        &w,
+        &["--tick", "1s", "--log-level", "debug"],
+        None,
+        "history beat: settled r",
+    );
+    assert!(
+        debug.contains("DEBUG ") && debug.contains("finished"),
+        "{debug}"
+    );
 }
 
 #[test]

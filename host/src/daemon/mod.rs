@@ -23,7 +23,7 @@ use std::time::Instant;
 
 use duetime::{Actor, Alert, Effect, Entry, Event, History, JobName, ProcessId, RunId};
 use duetime_loop::{Incarnation, Order};
-use tracing::{info, warn};
+use tracing::{debug, info, warn};
 
 pub use clock::{backoff, install_signal_handlers, signalled, Clock};
 
@@ -204,11 +204,22 @@ impl<S: Store> Daemon<S> {
                 None => {}
             }
             match e {
+                // A run logs two lines at INFO: its START and its settling (`history …
+                // settled … ok`); its start's history line and its `ran` ledger line say
+                // the same again, at DEBUG.
                 Effect::Journal(r)
-                    if !matches!(r.entry, Entry::History(History::Started { .. })) =>
+                    if matches!(
+                        r.entry,
+                        Entry::History(History::Started { .. })
+                            | Entry::Ledger(duetime::LedgerEntry {
+                                kind: duetime::LedgerKind::Ran { .. },
+                                ..
+                            })
+                    ) =>
                 {
-                    info!(job = %r.job, "{e}");
+                    debug!(job = %r.job, "{e}");
                 }
+                Effect::Journal(r) => info!(job = %r.job, "{e}"),
                 Effect::Notice(Notice::Alert(a)) => self.alert(a, e),
                 Effect::Notice(Notice::ClockGap { process, .. }) if *process == self.process => {
                     warn!("{e}")

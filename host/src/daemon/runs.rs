@@ -5,7 +5,7 @@ use duetime::Action;
 
 use duetime::{CancelReason, Effect, Event, Fence, JobName, MissCause, Outcome, RunId};
 use duetime_loop::{LeftRun, Started, Startup};
-use tracing::{error, info, warn};
+use tracing::{debug, error, info, warn};
 
 use super::Daemon;
 use crate::command::Command;
@@ -61,7 +61,7 @@ impl<S: Store> Daemon<S> {
                 RunState::Running => left.push(LeftRun::Going { run, job, fence }),
                 RunState::Exited(exit) => {
                     let outcome = exit.outcome(false);
-                    info!(%run, job = %file.job, %outcome, "finished");
+                    debug!(%run, job = %file.job, %outcome, "finished");
                     left.push(LeftRun::Ended {
                         run,
                         job,
@@ -99,7 +99,7 @@ impl<S: Store> Daemon<S> {
         else {
             return Ok(());
         };
-        info!(%run, %job, %outcome, "finished");
+        debug!(%run, %job, %outcome, "finished");
         let fence = *fence;
         self.apply(event)?;
         self.incarnation.reported(run, fence);
