@@ -54,8 +54,13 @@ fn required_job_covers_a_two_day_outage_in_batches_oldest_first() {
     s.start("08:59:40", 1);
     s.crash("08:59:50", 1);
     s.start_alone("2025-06-04 09:00:30", 2);
+    // p2 ticks while each batch runs, as a live host does (a process the store has not
+    // heard from for longer than a lease claims nothing: a result is no tick).
+    s.tick("2025-06-04 09:04:50", 2);
     s.finish("2025-06-04 09:05", 1, Outcome::Ok);
+    s.tick("2025-06-04 09:09:50", 2);
     s.finish("2025-06-04 09:10", 2, Outcome::Ok);
+    s.tick("2025-06-04 09:14:50", 2);
     s.finish("2025-06-04 09:15", 3, Outcome::Ok);
     s.tick("2025-06-04 09:15:10", 2);
     insta::assert_snapshot!(s.trace());

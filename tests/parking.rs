@@ -414,6 +414,9 @@ fn an_earlier_schedules_catch_up_over_a_one_shots_past_instant_does_not_end_it()
         }
     });
     s.note("r3 runs the old schedule's 11:00, owed while r2 ran; then r4 the backfill");
+    // A live host ticks while its runs go on (a process the store has not heard from for
+    // longer than a lease claims nothing: a result is no tick).
+    s.tick("11:03:30", 2);
     s.finish("11:04", 3, Outcome::Ok);
     s.finish("11:05", 4, Outcome::Ok);
     assert_eq!(
