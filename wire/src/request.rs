@@ -51,7 +51,7 @@ pub enum Request {
         /// The previous page's `next`.
         #[cfg_attr(feature = "schema", serde(default))]
         after: Option<String>,
-        /// At most this many views (absent: `DEFAULT_PAGE`; 0 is read as 1).
+        /// At most this many views (absent: `DEFAULT_PAGE`; 0 is refused).
         #[cfg_attr(feature = "schema", serde(default))]
         limit: Option<u32>,
         #[cfg_attr(feature = "schema", serde(default))]
@@ -192,7 +192,7 @@ fn parse_op(op: &str, fields: Map<String, Value>) -> Result<Request, WireError> 
         "jobs" => Request::Jobs {
             filter: f.optional("filter")?,
             after: f.optional("after")?,
-            limit: f.optional("limit")?,
+            limit: page_size(f.optional("limit")?)?,
             now: f.optional("now")?,
         },
         other => {
@@ -253,6 +253,18 @@ impl Fields {
                 &format!("unknown field `{}` for `{op}`", clip(extra)),
             )),
         }
+    }
+}
+
+/// `jobs`' page size. 0 is refused: the core reads it as 1 (a page must hold a view for
+/// its `next` cursor to name), and `limit: 0` answering one job surprised a host (issue 48).
+fn page_size(limit: Option<u32>) -> Result<Option<u32>, WireError> {
+    match limit {
+        Some(0) => Err(bad(
+            "limit",
+            "0 would list nothing; accepted: 1 to 4294967295 views a page (absent: 100)",
+        )),
+        other => Ok(other),
     }
 }
 

@@ -499,3 +499,36 @@ fn load_text_places_errors_in_the_states_own_text() {
         "a refused load changes nothing"
     );
 }
+
+/// Finding 8, as docs/wire-format.md tells a host to read it: a refused command is an
+/// `"ok":true` step whose `reply` effect holds `{"Err": Refusal}`.
+#[test]
+fn a_refused_upsert_is_an_ok_step_whose_reply_holds_err() {
+    let mut core = Core::default();
+    let fast =
+        json!({"name": "fast", "schedule": {"kind": "every", "period": 10_000, "offset": 0}});
+    let a = ask(&mut core, upsert(fast));
+    assert_eq!(a["ok"], json!(true), "{a}");
+    let effects = a["effects"].as_array().unwrap();
+    let reply = effects
+        .iter()
+        .find(|e| e["effect"] == "reply")
+        .expect("a reply");
+    assert_eq!(reply["job"], "fast");
+    let err = &reply["result"]["Err"];
+    assert_eq!(err["refusal"], "invalid", "{reply}");
+    assert_eq!(err["error"]["error"], "every_shorter_than_tick", "{reply}");
+    assert!(reply["result"].get("Ok").is_none());
+    assert_eq!(core.state().job_count(), 0, "the job was not defined");
+}
+
+/// Finding 4, its wire half: `limit: 0` answered one job; it is refused.
+#[test]
+fn a_page_of_zero_jobs_is_refused() {
+    let mut core = Core::default();
+    ask(&mut core, upsert(good_def()));
+    let a = ask(&mut core, json!({"op": "jobs", "now": T0, "limit": 0}));
+    assert_eq!(refusal(&a), ("bad_field".into(), "limit".into()), "{a}");
+    let a = ask(&mut core, json!({"op": "jobs", "now": T0, "limit": 1}));
+    assert_eq!(a["page"]["items"].as_array().unwrap().len(), 1);
+}
