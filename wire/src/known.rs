@@ -32,10 +32,9 @@ pub(crate) fn check<T: Serialize>(value: &T, input: &Value, prefix: &str) -> Res
     let Ok(shape) = value.serialize(Recorder) else {
         return Ok(());
     };
-    let mut path = Vec::new();
-    match unknown(input, &shape, &mut path) {
+    match unknown(input, &shape) {
         None => Ok(()),
-        Some(accepted) => {
+        Some((path, accepted)) => {
             let key = match path.last() {
                 Some(Step::Key(k)) => k.clone(),
                 _ => String::new(),
@@ -55,45 +54,30 @@ pub(crate) fn check<T: Serialize>(value: &T, input: &Value, prefix: &str) -> Res
     }
 }
 
-/// The fields accepted where the first unknown key is; `path` is left at that key.
-fn unknown(input: &Value, shape: &Shape, path: &mut Vec<Step>) -> Option<Vec<&'static str>> {
-    match (input, shape) {
-        (Value::Object(map), Shape::Struct(fields)) => {
-            for (key, value) in map {
-                path.push(Step::Key(key.clone()));
-                match fields.iter().find(|(name, _)| name == key) {
-                    None => return Some(fields.iter().map(|(name, _)| *name).collect()),
-                    Some((_, Some(inner))) => {
-                        if let Some(found) = unknown(value, inner, path) {
-                            return Some(found);
-                        }
-                    }
-                    Some((_, None)) => {}
-                }
-                path.pop();
-            }
-            None
-        }
+/// The path to the first unknown key and the fields accepted beside it. The path is built
+/// only on the way back from a find, so a request without one allocates nothing here.
+fn unknown(input: &Value, shape: &Shape) -> Option<(Vec<Step>, Vec<&'static str>)> {
+    let (step, (mut path, accepted)) = match (input, shape) {
+        (Value::Object(map), Shape::Struct(fields)) => map.iter().find_map(|(key, value)| {
+            let found = match fields.iter().find(|(name, _)| name == key) {
+                None => (Vec::new(), fields.iter().map(|(name, _)| *name).collect()),
+                Some((_, Some(inner))) => unknown(value, inner)?,
+                Some((_, None)) => return None,
+            };
+            Some((Step::Key(key.clone()), found))
+        })?,
         (Value::Object(map), Shape::Map(entries)) => entries.iter().find_map(|(key, inner)| {
-            path.push(Step::Key(key.clone()));
-            let found = unknown(map.get(key)?, inner, path);
-            if found.is_none() {
-                path.pop();
-            }
-            found
-        }),
-        (Value::Array(items), Shape::Seq(shapes)) => {
-            for (i, (item, inner)) in items.iter().zip(shapes).enumerate() {
-                path.push(Step::Index(i));
-                if let Some(found) = unknown(item, inner, path) {
-                    return Some(found);
-                }
-                path.pop();
-            }
-            None
-        }
-        _ => None,
-    }
+            Some((Step::Key(key.clone()), unknown(map.get(key)?, inner)?))
+        })?,
+        (Value::Array(items), Shape::Seq(shapes)) => items
+            .iter()
+            .zip(shapes)
+            .enumerate()
+            .find_map(|(i, (item, inner))| Some((Step::Index(i), unknown(item, inner)?)))?,
+        _ => return None,
+    };
+    path.insert(0, step);
+    Some((path, accepted))
 }
 
 /// At most 80 characters of a key echoed back.
