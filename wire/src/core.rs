@@ -5,7 +5,7 @@
 use duetime::{Config, Effect, Filter, State, Timestamp};
 
 use crate::error::{ErrorKind, WireError};
-use crate::request::{checked_config, parse_line, JobsFilter, Request, DEFAULT_PAGE};
+use crate::request::{checked_config, load_state, parse_line, JobsFilter, Request, DEFAULT_PAGE};
 use crate::response::{No, PageOut, Response, Versions, Yes};
 
 /// A state and the buffer its steps write effects into (kept, so a step allocates only
@@ -38,6 +38,29 @@ impl Core {
     pub fn handle_line(&mut self, line: &str) -> String {
         match parse_line(line).and_then(|request| self.answer(request)) {
             Ok(text) => text,
+            Err(error) => error_line(&error),
+        }
+    }
+
+    /// `load` from the stored state's own text (what `save` answered, as the host kept it),
+    /// answered as the `load` request would be. A host that wraps the text in a request
+    /// line instead gets errors placed in its line ("line 1 column 22" for an empty state,
+    /// issue 48); here they are placed in the state's text, under field `state`.
+    pub fn load_text(&mut self, text: &str) -> String {
+        let loaded = serde_json::from_str::<serde_json::Value>(text)
+            .map_err(|e| {
+                WireError::new(
+                    ErrorKind::BadField,
+                    Some("state".to_string()),
+                    format!("the stored state is not JSON: {e} (of the state's text); accepted: the text `save` answered"),
+                )
+            })
+            .and_then(|value| load_state(&value));
+        match loaded {
+            Ok(state) => {
+                self.state = state;
+                line(&Response::Done { ok: Yes })
+            }
             Err(error) => error_line(&error),
         }
     }

@@ -16,7 +16,7 @@ use crate::error::{ErrorKind, WireError};
 
 /// One step of a field path.
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Step {
+pub(crate) enum Step {
     Key(String),
     Index(usize),
 }
@@ -103,21 +103,28 @@ fn lacking<T: DeserializeOwned>(
 
 /// One decoding, with the path serde reached and its message on failure.
 fn attempt<T: DeserializeOwned>(value: &Value) -> Result<T, (Vec<Step>, String)> {
-    serde_path_to_error::deserialize::<_, T>(value).map_err(|e| {
-        let path = e
-            .path()
-            .iter()
-            .filter_map(|seg| match seg {
-                serde_path_to_error::Segment::Seq { index } => Some(Step::Index(*index)),
-                serde_path_to_error::Segment::Map { key } => Some(Step::Key(key.clone())),
-                _ => None,
-            })
-            .collect();
-        (path, e.into_inner().to_string())
-    })
+    serde_path_to_error::deserialize::<_, T>(value)
+        .map_err(|e| (steps(e.path()), e.into_inner().to_string()))
+}
+
+/// A path as `serde_path_to_error` tracked it.
+pub(crate) fn steps(path: &serde_path_to_error::Path) -> Vec<Step> {
+    path.iter()
+        .filter_map(|seg| match seg {
+            serde_path_to_error::Segment::Seq { index } => Some(Step::Index(*index)),
+            serde_path_to_error::Segment::Map { key } => Some(Step::Key(key.clone())),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The child of the value at `path` to blame for `message`, if one is.
+///
+/// A child whose removal makes the error go away (or turn into another error) is to blame
+/// outright. A required child whose removal only makes serde miss it is to blame only if
+/// no other child is: a bad zone (`tz`) fails the same `CronSchedule::try_from` as a bad
+/// `expr`, and removing `expr` merely makes it missing, while removing `tz` (UTC by
+/// default) makes the error go away (issue 48 named `expr` for a misspelt zone).
 fn blamed_child<T: DeserializeOwned>(
     root: &Value,
     path: &[Step],
@@ -129,24 +136,25 @@ fn blamed_child<T: DeserializeOwned>(
         Value::Array(items) => (0..items.len()).map(Step::Index).collect(),
         _ => return None,
     };
+    let mut only_missed = Vec::new();
     for child in children {
-        let without = *budget > 0 && {
-            *budget -= 1;
-            let mut trial = root.clone();
-            take(&mut trial, path, &child, None);
-            match attempt::<T>(&trial) {
-                Err((_, m)) if m == message => false,
-                Err((_, m)) if missing_field(&m).is_some_and(|f| Step::Key(f.into()) == child) => {
-                    !is_tag::<T>(root, path, &child, message, budget)
-                }
-                _ => true,
+        if *budget == 0 {
+            break;
+        }
+        *budget -= 1;
+        let mut trial = root.clone();
+        take(&mut trial, path, &child, None);
+        match attempt::<T>(&trial) {
+            Err((_, m)) if m == message => {}
+            Err((_, m)) if missing_field(&m).is_some_and(|f| Step::Key(f.into()) == child) => {
+                only_missed.push(child);
             }
-        };
-        if without {
-            return Some(child);
+            _ => return Some(child),
         }
     }
-    None
+    only_missed
+        .into_iter()
+        .find(|child| !is_tag::<T>(root, path, child, message, budget))
 }
 
 /// Whether the required key `child` is an enum's tag rather than the culprit: named
@@ -213,7 +221,7 @@ fn expected_part(message: &str) -> Option<&str> {
 }
 
 /// `event.def.schedule.expr`, `event.held[0].fence`.
-fn render(prefix: &str, path: &[Step]) -> String {
+pub(crate) fn render(prefix: &str, path: &[Step]) -> String {
     let mut out = prefix.to_string();
     for step in path {
         match step {

@@ -6,6 +6,8 @@
 mod core;
 mod decode;
 mod error;
+mod known;
+mod line;
 mod request;
 mod response;
 #[cfg(feature = "schema")]
@@ -14,5 +16,5 @@ pub mod schema;
 pub use crate::core::{error_line, Core};
 pub use crate::decode::decode;
 pub use crate::error::{ErrorKind, WireError};
-pub use crate::request::{parse_line, JobsFilter, Request, DEFAULT_PAGE, OPS};
+pub use crate::request::{parse_line, ConfigIn, JobsFilter, Request, DEFAULT_PAGE, OPS};
 pub use crate::response::{PageOut, Response, Versions, WIRE_VERSION};

@@ -1,7 +1,10 @@
 //! The requests of the wire format, one JSON object a line, named by `op`, and their
 //! decoding from one line into a typed `Request` or a `WireError`.
 
-use duetime::{Config, Event, Globals, JobRecord, Now, ProcessId, State, Status, Timestamp};
+use duetime::{
+    Config, ConfigError, Coordination, Duration, Event, Globals, JobRecord, Now, ProcessId,
+    Schedule, State, Status, Timestamp, MAX_GRACE, MIN_TICK,
+};
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -19,10 +22,11 @@ use crate::error::{ErrorKind, WireError};
 pub enum Request {
     /// The wire version and the state format this core speaks.
     Version {},
-    /// Start from an empty state with this config (absent: `Config::default()`).
+    /// Start from an empty state with this config (absent: `Config::default()`; a field
+    /// left out: see `ConfigIn`).
     New {
         #[cfg_attr(feature = "schema", serde(default))]
-        config: Option<Config>,
+        config: Option<ConfigIn>,
     },
     /// Replace the state with a stored one (what `save` answered).
     Load { state: Box<State> },
@@ -47,7 +51,7 @@ pub enum Request {
         /// The previous page's `next`.
         #[cfg_attr(feature = "schema", serde(default))]
         after: Option<String>,
-        /// At most this many views (absent: `DEFAULT_PAGE`; 0 is read as 1).
+        /// At most this many views (absent: `DEFAULT_PAGE`; 0 is refused).
         #[cfg_attr(feature = "schema", serde(default))]
         limit: Option<u32>,
         #[cfg_attr(feature = "schema", serde(default))]
@@ -69,6 +73,54 @@ pub struct JobsFilter {
     pub name_prefix: Option<String>,
 }
 
+/// `new`'s config, every field optional (issue 48: a host had to spell out all eight).
+///
+/// A field left out takes the value `Config::with_tick(tick)` gives it, `tick` being the
+/// one given or else 30 s: so `{}` is `Config::default()`, and `{"tick":5000}` is
+/// `Config::with_tick(5 s)` (leases and grace of two ticks, never under 10 s), not
+/// `Config::default()` with a 5 s tick, whose minute-long leases and grace were sized for a
+/// 30 s tick. That is the Rust API's own rule: the defaults are a function of the tick.
+/// Unknown fields are refused, naming the ones there are.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema, serde::Serialize))]
+#[serde(deny_unknown_fields)]
+pub struct ConfigIn {
+    #[serde(default)]
+    pub tick: Option<Duration>,
+    #[serde(default)]
+    pub lease_ttl: Option<Duration>,
+    #[serde(default)]
+    pub grace: Option<Duration>,
+    #[serde(default)]
+    pub cancel_grace: Option<Duration>,
+    #[serde(default)]
+    pub manual_per_hour: Option<u32>,
+    #[serde(default)]
+    pub clock_jump: Option<Duration>,
+    /// Unset (absent or `null`): no cap.
+    #[serde(default)]
+    pub max_runs_per_process: Option<u32>,
+    #[serde(default)]
+    pub coordination: Option<Coordination>,
+}
+
+impl ConfigIn {
+    /// The whole config: what is given, the rest from `Config::with_tick`.
+    pub fn config(&self) -> Config {
+        let base = self.tick.map_or_else(Config::default, Config::with_tick);
+        Config {
+            tick: base.tick,
+            lease_ttl: self.lease_ttl.unwrap_or(base.lease_ttl),
+            grace: self.grace.unwrap_or(base.grace),
+            cancel_grace: self.cancel_grace.unwrap_or(base.cancel_grace),
+            manual_per_hour: self.manual_per_hour.unwrap_or(base.manual_per_hour),
+            clock_jump: self.clock_jump.unwrap_or(base.clock_jump),
+            max_runs_per_process: self.max_runs_per_process,
+            coordination: self.coordination.unwrap_or(base.coordination),
+        }
+    }
+}
+
 /// The operations, as `op` names them.
 pub const OPS: [&str; 9] = [
     "version",
@@ -84,13 +136,7 @@ pub const OPS: [&str; 9] = [
 
 /// Decodes one line. Never panics: any text is a `Request` or a `WireError`.
 pub fn parse_line(line: &str) -> Result<Request, WireError> {
-    let value: Value = serde_json::from_str(line).map_err(|e| {
-        WireError::new(
-            ErrorKind::BadLine,
-            None,
-            format!("expected one JSON object on the line: {e}"),
-        )
-    })?;
+    let value = crate::line::parse_value(line)?;
     let Value::Object(mut fields) = value else {
         return Err(WireError::new(
             ErrorKind::BadLine,
@@ -108,7 +154,10 @@ pub fn parse_line(line: &str) -> Result<Request, WireError> {
             ))
         }
     };
-    parse_op(&op, fields)
+    parse_op(&op, fields).map_err(|mut e| {
+        e.message = crate::line::integer_out_of_range(line, e.message);
+        e
+    })
 }
 
 /// The request `op` names, from the line's other fields.
@@ -123,10 +172,15 @@ fn parse_op(op: &str, fields: Map<String, Value>) -> Result<Request, WireError> 
             state: Box::new(load_state(&f.required_raw("state")?)?),
         },
         "save" => Request::Save {},
-        "step" => Request::Step {
-            now: f.required("now")?,
-            event: Box::new(f.required("event")?),
-        },
+        "step" => {
+            let now: Now = f.strict("now")?;
+            let event: Event = f.strict("event")?;
+            comes_due(&now, &event)?;
+            Request::Step {
+                now,
+                event: Box::new(event),
+            }
+        }
         "next_wake" => Request::NextWake {},
         "next_wake_for" => Request::NextWakeFor {
             process: f.required("process")?,
@@ -138,7 +192,7 @@ fn parse_op(op: &str, fields: Map<String, Value>) -> Result<Request, WireError> 
         "jobs" => Request::Jobs {
             filter: f.optional("filter")?,
             after: f.optional("after")?,
-            limit: f.optional("limit")?,
+            limit: page_size(f.optional("limit")?)?,
             now: f.optional("now")?,
         },
         other => {
@@ -171,6 +225,18 @@ impl Fields {
         decode(&self.required_raw(name)?, name)
     }
 
+    /// A core type of the request: decoded, and any key its types lack refused (see
+    /// `known`).
+    fn strict<T: DeserializeOwned + serde::Serialize>(
+        &mut self,
+        name: &str,
+    ) -> Result<T, WireError> {
+        let raw = self.required_raw(name)?;
+        let value = decode(&raw, name)?;
+        crate::known::check(&value, &raw, name)?;
+        Ok(value)
+    }
+
     /// Absent and `null` are both "not given".
     fn optional<T: DeserializeOwned>(&mut self, name: &str) -> Result<Option<T>, WireError> {
         match self.0.remove(name) {
@@ -190,10 +256,50 @@ impl Fields {
     }
 }
 
+/// `jobs`' page size. 0 is refused: the core reads it as 1 (a page must hold a view for
+/// its `next` cursor to name), and `limit: 0` answering one job surprised a host (issue 48).
+fn page_size(limit: Option<u32>) -> Result<Option<u32>, WireError> {
+    match limit {
+        Some(0) => Err(bad(
+            "limit",
+            "0 would list nothing; accepted: 1 to 4294967295 views a page (absent: 100)",
+        )),
+        other => Ok(other),
+    }
+}
+
+/// An upsert whose schedule never comes due is refused (issue 48: `0 0 30 2 *`, or
+/// `every` with a period of 2^63 ms, were taken, and the job sat with `next_due: null`
+/// forever). A one-shot `at` in the past is the core's to judge (it ends the job), so only
+/// `cron` and `every` are held to it here.
+fn comes_due(now: &Now, event: &Event) -> Result<(), WireError> {
+    let Event::Upsert { def, .. } = event else {
+        return Ok(());
+    };
+    if matches!(def.schedule, Schedule::At { .. }) || def.schedule.next_after(now.wall).is_some() {
+        return Ok(());
+    }
+    let why = match &def.schedule {
+        Schedule::Every { .. } => format!(
+            "{} has no due time after {}: the next one is past the last instant a \
+             timestamp holds ({}); accepted: a period and offset that come due",
+            def.schedule,
+            now.wall,
+            Timestamp::MAX
+        ),
+        _ => format!(
+            "{} has no due time after {}: no date it names ever comes (such as February \
+             30); accepted: an expression that comes due",
+            def.schedule, now.wall
+        ),
+    };
+    Err(bad("event.def.schedule", &why))
+}
+
 /// A stored state, through the core's own checks (`State::from_parts`, the path every
 /// load takes), so a state that breaks the core's rules is a typed `LoadError`, not a
 /// message inside a serde error.
-fn load_state(value: &Value) -> Result<State, WireError> {
+pub(crate) fn load_state(value: &Value) -> Result<State, WireError> {
     let globals: Globals = decode(value, "state")?;
     let jobs: std::collections::BTreeMap<u64, JobRecord> = match value.get("jobs") {
         Some(jobs) => decode(jobs, "state.jobs")?,
@@ -220,11 +326,37 @@ fn clip(text: &str) -> &str {
     }
 }
 
-/// The config a `new` request gives must pass the core's own check.
-pub(crate) fn checked_config(config: Option<Config>) -> Result<Config, WireError> {
-    let config = config.unwrap_or_default();
-    config
-        .check()
-        .map_err(|what| bad("config", &what.to_string()))?;
+/// The config a `new` request gives must pass the core's own check. A failure names the
+/// field at fault (`config.grace`) and says the bound, once: the core's `ConfigError`
+/// text starts `config: `, which the field already says.
+pub(crate) fn checked_config(config: Option<ConfigIn>) -> Result<Config, WireError> {
+    let given = config.unwrap_or_default();
+    let config = given.config();
+    config.check().map_err(|e| {
+        let (field, message) = match e {
+            ConfigError::TickTooShort { tick } => (
+                "tick",
+                format!(
+                    "{tick} is under {MIN_TICK}; accepted: at least {MIN_TICK}, in milliseconds"
+                ),
+            ),
+            ConfigError::GraceTooLong { grace } => (
+                "grace",
+                format!(
+                    "{grace}{} is over {MAX_GRACE}; accepted: at most {MAX_GRACE}, in milliseconds",
+                    if given.grace.is_none() {
+                        " (two ticks: `grace` was not given)"
+                    } else {
+                        ""
+                    }
+                ),
+            ),
+            ConfigError::NoRunsPerProcess => (
+                "max_runs_per_process",
+                "0 would start nothing; accepted: at least 1, or unset for no cap".to_string(),
+            ),
+        };
+        bad(&format!("config.{field}"), &message)
+    })?;
     Ok(config)
 }

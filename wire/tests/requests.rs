@@ -103,7 +103,10 @@ fn new_starts_over_with_a_checked_config() {
     assert_eq!(core.state().job_count(), 0);
     config["tick"] = json!(0);
     let (kind, field) = refusal(&ask(&mut core, json!({"op": "new", "config": config})));
-    assert_eq!((kind.as_str(), field.as_str()), ("bad_field", "config"));
+    assert_eq!(
+        (kind.as_str(), field.as_str()),
+        ("bad_field", "config.tick")
+    );
 }
 
 #[test]
@@ -279,4 +282,253 @@ fn every_prefix_of_valid_lines_is_answered() {
             assert!(a["ok"].is_boolean());
         }
     }
+}
+
+// Issue 48, "Other things found": each finding's request, refused (or answered) as it
+// should be. Every one of these failed before the fix.
+
+/// Finding 5: a partial config takes the defaults of its tick; an error names
+/// `config.<field>` once, without the core's `config: ` prefix doubling the field.
+#[test]
+fn a_partial_config_takes_its_ticks_defaults_and_errors_name_the_config_field() {
+    let mut core = Core::default();
+    let a = ask(&mut core, json!({"op": "new", "config": {"tick": 5000}}));
+    assert_eq!(a, json!({"ok": true}));
+    let tick = duetime::Duration::from_secs(5);
+    assert_eq!(*core.state().config(), duetime::Config::with_tick(tick));
+    ask(&mut core, json!({"op": "new", "config": {}}));
+    assert_eq!(*core.state().config(), duetime::Config::default());
+    let a = ask(
+        &mut core,
+        json!({"op": "new", "config": {"coordination": "single_owner", "max_runs_per_process": 2}}),
+    );
+    assert_eq!(a, json!({"ok": true}));
+    assert_eq!(core.state().config().max_runs_per_process, Some(2));
+    for (config, field, said) in [
+        (json!({"grace": 172_800_000}), "config.grace", "is over 1d"),
+        (json!({"tick": 50_000_000}), "config.grace", "not given"),
+        (json!({"tick": 500}), "config.tick", "under 1s"),
+        (
+            json!({"max_runs_per_process": 0}),
+            "config.max_runs_per_process",
+            "at least 1",
+        ),
+        (json!({"tik": 5000}), "config.tik", "`tick`"),
+    ] {
+        let a = ask(&mut core, json!({"op": "new", "config": config}));
+        assert_eq!(refusal(&a), ("bad_field".into(), field.into()), "{a}");
+        let m = a["error"]["message"].as_str().unwrap();
+        assert!(m.contains(said) && !m.contains("config:"), "{m}");
+    }
+}
+
+/// Finding 3: a misspelt zone is named at `tz`, not at the expression.
+#[test]
+fn a_bad_zone_is_named_at_its_own_field() {
+    let mut core = Core::default();
+    let mut def = good_def();
+    def["schedule"]["tz"] = json!("America/New_Yrok");
+    let a = ask(&mut core, upsert(def));
+    assert_eq!(
+        refusal(&a),
+        ("bad_field".into(), "event.def.schedule.tz".into()),
+        "{a}"
+    );
+    let mut def = good_def();
+    def["schedule"]["dst"] = json!({"gap": "leap"});
+    let a = ask(&mut core, upsert(def));
+    assert_eq!(refusal(&a).1, "event.def.schedule.dst.gap", "{a}");
+}
+
+/// Finding 7: a key written twice is refused by its path, not taken last-wins.
+#[test]
+fn a_key_written_twice_is_refused_by_name() {
+    let mut core = Core::default();
+    let answer = |core: &mut Core, line: &str| -> Value {
+        serde_json::from_str(&core.handle_line(line)).unwrap()
+    };
+    let a = answer(&mut core, r#"{"op":"next_wake","op":"save"}"#);
+    assert_eq!(refusal(&a), ("bad_field".into(), "op".into()), "{a}");
+    let line = upsert(good_def())
+        .to_string()
+        .replace(r#""name":"nightly""#, r#""name":"nightly","name":"daily""#);
+    let a = answer(&mut core, &line);
+    assert_eq!(
+        refusal(&a),
+        ("bad_field".into(), "event.def.name".into()),
+        "{a}"
+    );
+    assert!(a["error"]["message"].as_str().unwrap().contains("twice"));
+    assert_eq!(core.state().job_count(), 0);
+}
+
+/// Finding 7: `NaN` (Python's json.dumps of a float NaN) is named where it stands.
+#[test]
+fn nan_and_infinity_name_their_field() {
+    let mut core = Core::default();
+    for (line, field) in [
+        (
+            r#"{"op":"step","now":{"wall":NaN,"mono":0},"event":{"event":"process_started","process":1}}"#,
+            "now.wall",
+        ),
+        (
+            r#"{"op":"step","now":{"wall":1,"mono":-Infinity},"event":{"event":"process_started","process":1}}"#,
+            "now.mono",
+        ),
+        (r#"{"op":"job","name":"NaN","now":Infinity}"#, "now"),
+    ] {
+        let a: Value = serde_json::from_str(&core.handle_line(line)).unwrap();
+        assert_eq!(
+            refusal(&a),
+            ("bad_field".into(), field.into()),
+            "{line} -> {a}"
+        );
+    }
+}
+
+/// Finding 7: an integer past 64 bits is said as the integer it is, not as a float.
+#[test]
+fn an_integer_past_64_bits_is_said_as_written() {
+    let mut core = Core::default();
+    let line = r#"{"op":"next_wake_for","process":18446744073709551616}"#;
+    let a: Value = serde_json::from_str(&core.handle_line(line)).unwrap();
+    assert_eq!(refusal(&a), ("bad_field".into(), "process".into()));
+    let m = a["error"]["message"].as_str().unwrap();
+    assert!(
+        m.contains("18446744073709551616") && m.contains("out of range") && !m.contains("floating"),
+        "{m}"
+    );
+    let a: Value =
+        serde_json::from_str(&core.handle_line(r#"{"op":"next_wake_for","process":1.5}"#)).unwrap();
+    assert!(a["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("floating point"));
+}
+
+/// Finding 7: a misspelt optional field is refused, naming it and what is accepted.
+#[test]
+fn an_unknown_field_inside_a_request_is_refused_with_the_fields_accepted() {
+    let mut core = Core::default();
+    let mut def = good_def();
+    def["missd"] = json!("catch_up_once");
+    let a = ask(&mut core, upsert(def));
+    assert_eq!(
+        refusal(&a),
+        ("bad_field".into(), "event.def.missd".into()),
+        "{a}"
+    );
+    let m = a["error"]["message"].as_str().unwrap();
+    assert!(m.contains("`missed`") && m.contains("`payload`"), "{m}");
+    let mut def = good_def();
+    def["schedule"]["zone"] = json!("UTC");
+    let a = ask(&mut core, upsert(def));
+    assert_eq!(refusal(&a).1, "event.def.schedule.zone", "{a}");
+    let a = ask(
+        &mut core,
+        json!({"op": "step", "now": {"wall": T0, "mono": 0, "bot": 1},
+               "event": {"event": "process_started", "process": 1}}),
+    );
+    assert_eq!(refusal(&a).1, "now.bot", "{a}");
+    let a = ask(
+        &mut core,
+        json!({"op": "step", "now": {"wall": T0, "mono": 0},
+               "event": {"event": "tick", "process": 1, "held": [{"run": 1, "fence": 1, "x": 0}]}}),
+    );
+    assert_eq!(refusal(&a).1, "event.held[0].x", "{a}");
+    assert_eq!(core.state().job_count(), 0);
+    // Every field given, defaults included, is known.
+    let mut full =
+        serde_json::to_value(serde_json::from_value::<duetime::JobDef>(good_def()).unwrap())
+            .unwrap();
+    full["overlap"] = json!("skip");
+    full["payload"] = json!("x");
+    full["requires_confirmation"] = json!(false);
+    assert_eq!(ask(&mut core, upsert(full))["ok"], json!(true));
+}
+
+/// Finding 7: a schedule that never comes due is refused, saying why.
+#[test]
+fn a_schedule_that_never_comes_due_is_refused() {
+    let mut core = Core::default();
+    let mut feb30 = good_def();
+    feb30["schedule"] = json!({"kind": "cron", "expr": "0 0 30 2 *"});
+    let mut huge = good_def();
+    huge["schedule"] = json!({"kind": "every", "period": 1u64 << 63, "offset": 0});
+    for def in [feb30, huge] {
+        let a = ask(&mut core, upsert(def.clone()));
+        assert_eq!(
+            refusal(&a),
+            ("bad_field".into(), "event.def.schedule".into()),
+            "{def} -> {a}"
+        );
+        assert!(a["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no due time"));
+    }
+    let mut leap = good_def();
+    leap["schedule"] = json!({"kind": "cron", "expr": "0 0 29 2 *"});
+    assert_eq!(ask(&mut core, upsert(leap))["ok"], json!(true));
+}
+
+/// Finding 7: a stored state that is not JSON, loaded by its text, is placed in that text.
+#[test]
+fn load_text_places_errors_in_the_states_own_text() {
+    let mut core = Core::default();
+    ask(&mut core, upsert(good_def()));
+    let saved = ask(&mut core, json!({"op": "save"}))["state"].to_string();
+    let mut other = Core::default();
+    assert_eq!(other.load_text(&saved), r#"{"ok":true}"#);
+    assert_eq!(other.state(), core.state());
+    let a: Value = serde_json::from_str(&other.load_text("")).unwrap();
+    assert_eq!(refusal(&a), ("bad_field".into(), "state".into()));
+    let m = a["error"]["message"].as_str().unwrap();
+    assert!(m.contains("line 1 column 0"), "{m}");
+    let a: Value = serde_json::from_str(&other.load_text("{\"format\":")).unwrap();
+    assert!(
+        a["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("column 10"),
+        "{a}"
+    );
+    assert_eq!(
+        other.state(),
+        core.state(),
+        "a refused load changes nothing"
+    );
+}
+
+/// Finding 8, as docs/wire-format.md tells a host to read it: a refused command is an
+/// `"ok":true` step whose `reply` effect holds `{"Err": Refusal}`.
+#[test]
+fn a_refused_upsert_is_an_ok_step_whose_reply_holds_err() {
+    let mut core = Core::default();
+    let fast =
+        json!({"name": "fast", "schedule": {"kind": "every", "period": 10_000, "offset": 0}});
+    let a = ask(&mut core, upsert(fast));
+    assert_eq!(a["ok"], json!(true), "{a}");
+    let effects = a["effects"].as_array().unwrap();
+    let reply = effects
+        .iter()
+        .find(|e| e["effect"] == "reply")
+        .expect("a reply");
+    assert_eq!(reply["job"], "fast");
+    let err = &reply["result"]["Err"];
+    assert_eq!(err["refusal"], "invalid", "{reply}");
+    assert_eq!(err["error"]["error"], "every_shorter_than_tick", "{reply}");
+    assert!(reply["result"].get("Ok").is_none());
+    assert_eq!(core.state().job_count(), 0, "the job was not defined");
+}
+
+/// Finding 4, its wire half: `limit: 0` answered one job; it is refused.
+#[test]
+fn a_page_of_zero_jobs_is_refused() {
+    let mut core = Core::default();
+    ask(&mut core, upsert(good_def()));
+    let a = ask(&mut core, json!({"op": "jobs", "now": T0, "limit": 0}));
+    assert_eq!(refusal(&a), ("bad_field".into(), "limit".into()), "{a}");
+    let a = ask(&mut core, json!({"op": "jobs", "now": T0, "limit": 1}));
+    assert_eq!(a["page"]["items"].as_array().unwrap().len(), 1);
 }
