@@ -101,9 +101,9 @@ fn a_port_in_use_leaves_no_runs_directory() {
 #[path = "support/pg.rs"]
 mod pg;
 
-/// Issue 42, bug 7: a database or role that does not exist is no outage to wait out: the
-/// daemon ends at once, exit 1, saying so (it used to print "cannot be reached ...;
-/// waiting" and wait forever).
+/// Issue 42, bug 7: a database or role that does not exist, or a wrong password, is no
+/// outage to wait out: the daemon ends at once, exit 1, saying so (it used to print
+/// "cannot be reached ...; waiting" and wait forever).
 #[test]
 fn a_database_or_role_that_does_not_exist_ends_the_daemon() {
     let Some(url) = pg::server("a_database_or_role_that_does_not_exist_ends_the_daemon") else {
@@ -113,7 +113,13 @@ fn a_database_or_role_that_does_not_exist_ends_the_daemon() {
     let no_db = format!("{server}/nosuchdb");
     let no_role = no_db.replacen("postgres://postgres@", "postgres://nosuchrole@", 1);
     let no_role = no_role.replace("/nosuchdb", "/duetime_test");
-    for (store, says) in [(no_db, "nosuchdb"), (no_role, "nosuchrole")] {
+    // scripts/pg makes duetime_pw give a password over TCP (every other role is trusted).
+    let wrong_password = no_role.replacen("nosuchrole@", "duetime_pw:wrong@", 1);
+    for (store, says) in [
+        (no_db, "nosuchdb"),
+        (no_role, "nosuchrole"),
+        (wrong_password, "password authentication failed"),
+    ] {
         let dir = with_file("jobs.toml", JOBS);
         fs::set_permissions(
             dir.path().join("jobs.toml"),
