@@ -234,10 +234,11 @@ fn usage_errors_exit_64() {
 
 /// Issue 42, bug 3: the example file's `backup` (`required`, runs up to two hours) cannot
 /// drain the simulator's own burst of ~30 separate backfilled ranges within a world's
-/// fault-free end. Seeds 15, 18 and 19 failed L1 on that alone (exit 2); they are now set
-/// apart as such, with what to change, and the verdict about the file's jobs holds. (Since
-/// a failed start-up step begins again as a new incarnation, as the daemon does, 19 draws a
-/// world whose backlog drains; 15 and 18 still cannot.)
+/// fault-free end. Seeds 15, 18 and 19 failed L1 on that alone (exit 2); such seeds are now
+/// set apart as such, with what to change, and the verdict about the file's jobs holds.
+/// Which of 15..20 draw such a burst moves with the worlds (15 always has; 18 and 19 come
+/// and go as the simulated processes change), so the test names 15 and asks that none
+/// fails.
 #[test]
 fn the_example_file_gets_a_verdict_about_its_jobs() {
     let example = concat!(env!("CARGO_MANIFEST_DIR"), "/jobs.example.toml");
@@ -247,13 +248,17 @@ fn the_example_file_gets_a_verdict_about_its_jobs() {
         &["sim", example, "--seeds", "15..20", "--threads", "1"],
     );
     assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
-    assert!(
-        r.stdout.contains(
-            "2 seed(s) (15, 18) broke no promise but a backfill the file's settings cannot drain by design"
-        ),
-        "{}",
-        r.stdout
-    );
+    let apart = r
+        .stdout
+        .lines()
+        .find(|l| {
+            l.ends_with(
+                "broke no promise but a backfill the file's settings cannot drain by design; \
+                 not counted as failures:",
+            )
+        })
+        .unwrap_or_else(|| panic!("no seed set apart:\n{}", r.stdout));
+    assert!(apart.contains("seed(s) (15"), "{apart}");
     assert!(
         r.stdout.contains("  job `backup`: a person's backfill"),
         "{}",
