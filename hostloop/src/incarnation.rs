@@ -315,15 +315,8 @@ impl Incarnation {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::{at, name};
     use duetime::{Actor, Config, JobDef, Now, Schedule, State};
-
-    fn at(s: &str) -> Now {
-        Now::at(s.parse::<Timestamp>().expect("a valid instant"))
-    }
-
-    fn name(s: &str) -> JobName {
-        JobName::new(s).expect("a valid name")
-    }
 
     /// A store with one job due every minute, and incarnation 1 started at 10:00.
     fn store() -> (State, Incarnation) {

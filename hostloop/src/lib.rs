@@ -13,6 +13,8 @@
 
 mod incarnation;
 mod startup;
+#[cfg(test)]
+mod testing;
 
 pub use incarnation::{backoff, Holding, Incarnation, Order};
 pub use startup::{LeftRun, Started, Startup};

@@ -188,15 +188,8 @@ fn refused(effects: &[Effect], process: ProcessId, run: RunId) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use duetime::{Actor, Config, JobDef, Now, Schedule, State, Timestamp};
-
-    fn at(s: &str) -> Now {
-        Now::at(s.parse::<Timestamp>().expect("a valid instant"))
-    }
-
-    fn name(s: &str) -> JobName {
-        JobName::new(s).expect("a valid name")
-    }
+    use crate::testing::{at, name};
+    use duetime::{Actor, Config, JobDef, Now, Schedule, State};
 
     /// Drives a start-up against `state` the way every host does, returning what each
     /// step meant.

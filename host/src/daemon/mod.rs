@@ -71,7 +71,6 @@ pub struct Daemon<S: Store> {
     jobs: BTreeMap<String, HostJob>,
     /// The jobs file, reread on SIGHUP (`reload.rs`).
     jobs_file: PathBuf,
-    process: ProcessId,
     clock: Clock,
     /// The runs this incarnation holds and whether it drains (`duetime_loop`, the turn
     /// every host shares).
@@ -145,7 +144,6 @@ impl<S: Store> Daemon<S> {
                 .map(|j| (j.def.name.to_string(), j))
                 .collect(),
             jobs_file: setup.jobs_file.clone(),
-            process,
             clock,
             incarnation: Incarnation::new(process),
             supervisors: BTreeMap::new(),
@@ -168,7 +166,7 @@ impl<S: Store> Daemon<S> {
     }
 
     pub fn process(&self) -> ProcessId {
-        self.process
+        self.incarnation.process()
     }
 
     /// One event, one transaction; then its effects.
@@ -221,7 +219,9 @@ impl<S: Store> Daemon<S> {
                 }
                 Effect::Journal(r) => info!(job = %r.job, "{e}"),
                 Effect::Notice(Notice::Alert(a)) => self.alert(a, e),
-                Effect::Notice(Notice::ClockGap { process, .. }) if *process == self.process => {
+                Effect::Notice(Notice::ClockGap { process, .. })
+                    if *process == self.incarnation.process() =>
+                {
                     warn!("{e}")
                 }
                 // Who owns the store (single_owner) and drains: a line each, so a log shows
@@ -230,7 +230,9 @@ impl<S: Store> Daemon<S> {
                 | Effect::Notice(Notice::OwnerReleased { .. }) => info!("{e}"),
                 // The daemon exits when its own runs have ended (`run`), which it knows first
                 // hand; the core's word is logged beside it.
-                Effect::Notice(Notice::Drained { process }) if *process == self.process => {
+                Effect::Notice(Notice::Drained { process })
+                    if *process == self.incarnation.process() =>
+                {
                     info!("{e}")
                 }
                 _ => {}
@@ -266,7 +268,10 @@ impl<S: Store> Daemon<S> {
             self.drain()?;
         }
         let now = self.clock.now();
-        let wake = self.store.state()?.next_wake_for(self.process);
+        let wake = self
+            .store
+            .state()?
+            .next_wake_for(self.incarnation.process());
         let tick_due = self.last_tick.is_none_or(|t| t.elapsed() >= self.tick);
         let wake_due = self.incarnation.work_due(wake, now.wall);
         if tick_due || wake_due {
@@ -297,7 +302,7 @@ impl<S: Store> Daemon<S> {
         let since = duetime::Duration::from_millis(since.as_millis() as u64);
         let lease = duetime::Duration::from_millis(self.lease.as_millis() as u64);
         if self.incarnation.renew_due(since, lease) {
-            info!(process = %self.process, runs = self.incarnation.len(), "a long turn: leases renewed between reports");
+            info!(process = %self.incarnation.process(), runs = self.incarnation.len(), "a long turn: leases renewed between reports");
             self.tick()?;
         }
         Ok(())
@@ -308,7 +313,11 @@ impl<S: Store> Daemon<S> {
         let until_tick = self
             .tick
             .saturating_sub(self.last_tick.map_or(self.tick, |t| t.elapsed()));
-        let until_wake = match self.store.state()?.next_wake_for(self.process) {
+        let until_wake = match self
+            .store
+            .state()?
+            .next_wake_for(self.incarnation.process())
+        {
             Some(w) if !self.incarnation.is_draining() => {
                 let ms = w
                     .as_millis()
@@ -337,7 +346,7 @@ impl<S: Store> Daemon<S> {
 
     fn drain(&mut self) -> Result<(), StoreError> {
         if let Some(drain) = self.incarnation.drain() {
-            info!(process = %self.process, runs = self.incarnation.len(), "draining");
+            info!(process = %self.incarnation.process(), runs = self.incarnation.len(), "draining");
             self.apply(drain)?;
             self.incarnation.drain_committed();
         }
@@ -349,7 +358,7 @@ impl<S: Store> Daemon<S> {
         let mut failures = 0u32;
         loop {
             if clock::ints() >= 2 {
-                info!(process = %self.process, runs = self.incarnation.len(), "interrupted: leaving runs to the next incarnation");
+                info!(process = %self.incarnation.process(), runs = self.incarnation.len(), "interrupted: leaving runs to the next incarnation");
                 return Stopped::Interrupted;
             }
             self.reload_if_asked();
@@ -374,7 +383,7 @@ impl<S: Store> Daemon<S> {
                 }
             };
             if self.incarnation.is_drained() {
-                info!(process = %self.process, "drained");
+                info!(process = %self.incarnation.process(), "drained");
                 return Stopped::Drained;
             }
             std::thread::sleep(sleep.max(std::time::Duration::from_millis(10)));

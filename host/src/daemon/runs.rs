@@ -19,7 +19,7 @@ impl<S: Store> Daemon<S> {
     /// lapses, and the core records it lost).
     pub(super) fn start_up(&mut self) -> Result<(), StoreError> {
         let left = self.left_runs();
-        let mut startup = Startup::new(self.process, left);
+        let mut startup = Startup::new(self.incarnation.process(), left);
         while let Some(event) = startup.next_event() {
             let effects = self.apply(event)?;
             match startup.committed(&effects) {
@@ -46,7 +46,7 @@ impl<S: Store> Daemon<S> {
     fn left_runs(&mut self) -> Vec<LeftRun> {
         let mut left = Vec::new();
         for file in self.runs.unreported() {
-            if file.process == self.process.0 {
+            if file.process == self.incarnation.process().0 {
                 continue;
             }
             let (run, fence) = (file.id(), file.fence());
@@ -79,7 +79,7 @@ impl<S: Store> Daemon<S> {
     }
 
     fn adopted(&mut self, run: RunId, job: JobName, fence: Fence) {
-        let _ = self.runs.set_process(run, self.process);
+        let _ = self.runs.set_process(run, self.incarnation.process());
         info!(%run, %job, "adopted");
         self.incarnation.adopt(run, job, fence);
     }
@@ -141,7 +141,7 @@ impl<S: Store> Daemon<S> {
             run: run.0,
             fence: fence.0,
             job: job.to_string(),
-            process: self.process.0,
+            process: self.incarnation.process().0,
             argv: command.argv,
             workdir: command.workdir,
             env: command.env,
@@ -216,11 +216,7 @@ impl<S: Store> Daemon<S> {
     /// the supervisor still stops it; one still held (a timeout, its job removed) is
     /// reported when its command has ended.
     pub(super) fn stop(&mut self, run: RunId, job: &JobName, reason: CancelReason, held: bool) {
-        let why = match reason {
-            CancelReason::Timeout => "timeout",
-            CancelReason::LeaseLost => "lease_lost",
-            CancelReason::Stopping => "stopping",
-        };
+        let why = reason.name();
         info!(%run, %job, reason = why, "cancel");
         let _ = self.runs.request_stop(run, why);
         // At once as well, for a supervisor of an older build that knows no cancel file.
