@@ -576,7 +576,7 @@ impl World {
         // The incarnation holding the run reports it (`Incarnation::ended`); a child on
         // its own writes the same line.
         let held = host.and_then(|h| self.hosts[h].inc.ended(run, outcome.clone()));
-        let event = held.unwrap_or(Event::RunFinished {
+        let event = held.unwrap_or_else(|| Event::RunFinished {
             process,
             job: job.clone(),
             run,
