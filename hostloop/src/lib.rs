@@ -8,13 +8,17 @@
 //!   sends `ProcessStarted`.
 //! - [`Incarnation`]: then, turn after turn, the runs it holds (ticked until their reports
 //!   commit), what each committed effect asks of it ([`Order`]), its reports and its drain.
+//! - [`Ownership`]: on a store of several partitions, which ones this daemon steps: leases
+//!   with epochs, claimed, left, released and lost by one deterministic assignment.
 
 #![warn(missing_docs, unreachable_pub)]
 
 mod incarnation;
+mod ownership;
 mod startup;
 #[cfg(test)]
 mod testing;
 
 pub use incarnation::{backoff, Holding, Incarnation, Order};
+pub use ownership::{assign, live, Lease, Member, Ownership, Phase, Step};
 pub use startup::{LeftRun, Started, Startup};
