@@ -314,6 +314,18 @@ pub enum History {
         /// Who removed it.
         actor: Actor,
     },
+    /// The job's record left this state for another (`Event::MoveOut`): its journal
+    /// goes on there, from where it stopped here.
+    MovedOut {
+        /// Who moved it.
+        actor: Actor,
+    },
+    /// The job's record came in from another state (`Event::MoveIn`), frontier, owed line
+    /// and all: its journal goes on here.
+    MovedIn {
+        /// Who moved it.
+        actor: Actor,
+    },
     /// A person asked for the `count` due times from `from` to `to` (past, before the
     /// accounted span) to be run: they are owed with cause `backfill`.
     Backfill {
@@ -683,6 +695,17 @@ pub enum Refusal {
         /// The most owed segments a job keeps.
         max: usize,
     },
+    /// `MoveIn` of a job whose name a job of this state has already.
+    NameTaken {
+        /// The name.
+        job: JobName,
+    },
+    /// `MoveIn` of a record this state could not have made (a broken record, not one
+    /// `MoveOut` handed over).
+    NotMovable {
+        /// What is wrong with it.
+        why: String,
+    },
 }
 
 impl std::fmt::Display for Refusal {
@@ -737,6 +760,14 @@ impl std::fmt::Display for Refusal {
                 f,
                 "the range holds {count} due times; a backfill may ask for at most {max}"
             ),
+            Refusal::NameTaken { job } => write!(
+                f,
+                "a job named `{job}` is here already; remove it, or move the record under another name"
+            ),
+            Refusal::NotMovable { why } => write!(
+                f,
+                "the record cannot be taken in: {why}; move in only what `move_out` handed over"
+            ),
             Refusal::OwedLineFull { max } => write!(
                 f,
                 "the job's owed due times already fill its line of {max} separate ranges (a `required` job keeps two free for its own late due times), and none can be dropped to make room; try again once some have run"
@@ -778,6 +809,9 @@ pub enum Effect {
         /// The job's view after the command, or why it was refused.
         result: Result<Option<Box<JobView>>, Refusal>,
     },
+    /// A job's whole record, taken out by `Event::MoveOut`: put it into the other state
+    /// with `Event::MoveIn` in the same transaction (or the job is gone from both).
+    Handover(Box<crate::state::JobRecord>),
 }
 
 /// What the host must carry out after the commit (never before: a start carried out for a
@@ -985,6 +1019,8 @@ impl fmt::Display for History {
                 write!(f, "defined {schedule} from {from} by {actor}")
             }
             History::Removed { actor } => write!(f, "removed by {actor}"),
+            History::MovedOut { actor } => write!(f, "moved out by {actor}"),
+            History::MovedIn { actor } => write!(f, "moved in by {actor}"),
             History::Backfill {
                 from,
                 to,
@@ -1177,6 +1213,7 @@ impl fmt::Display for Effect {
             Effect::Journal(r) => r.fmt(f),
             Effect::Do(a) => a.fmt(f),
             Effect::Notice(n) => n.fmt(f),
+            Effect::Handover(record) => write!(f, "handover {}", record.def().name),
             Effect::Reply { job, result } => {
                 let job = job.as_ref().map_or("-", |j| j.as_str());
                 match result {

@@ -311,6 +311,23 @@ pub enum Event {
         /// Who approved.
         actor: Actor,
     },
+    /// Takes the job's whole record out of this state (`Effect::Handover`), for a host
+    /// moving it to another state (another partition of its store); refused while a run
+    /// of it is open (`in_flight`, `awaiting_approval`): the move waits for the run.
+    MoveOut {
+        /// The job.
+        job: JobName,
+        /// Who moves it.
+        actor: Actor,
+    },
+    /// Puts in a record another state's `MoveOut` handed over, in the same transaction:
+    /// its journal goes on here from where it stopped there.
+    MoveIn {
+        /// The record, as `Effect::Handover` carried it.
+        record: Box<crate::state::JobRecord>,
+        /// Who moves it.
+        actor: Actor,
+    },
     /// Run the job's due times from `from` to `to` (inclusive), before the span its ledger
     /// accounts already; refused for any range reaching into that span.
     Backfill {
@@ -374,6 +391,10 @@ impl fmt::Display for Event {
                 to,
                 actor,
             } => write!(f, "backfill {job} {from}..{to} by {actor}"),
+            Event::MoveOut { job, actor } => write!(f, "move-out {job} by {actor}"),
+            Event::MoveIn { record, actor } => {
+                write!(f, "move-in {} by {actor}", record.def().name)
+            }
         }
     }
 }

@@ -1524,7 +1524,7 @@ impl State {
 /// What one job's record must satisfy on its own and against the counters and config,
 /// whatever the indexes say: part of `check_invariants`, and what `put_parts` checks of a
 /// record before taking it in.
-fn check_record(
+pub(crate) fn check_record(
     job: &JobRecord,
     config: &Config,
     next_run: u64,

@@ -835,6 +835,7 @@ fn journal_of(host: &Host, job: &str) -> Vec<serde_json::Value> {
             Effect::Journal(r) => r.job.as_str() == job,
             Effect::Notice(Notice::Alert(a)) => a.job.as_str() == job,
             Effect::Reply { job: j, .. } => j.as_ref().is_some_and(|j| j.as_str() == job),
+            Effect::Handover(r) => r.def().name.as_str() == job,
             // About processes, not jobs.
             Effect::Notice(Notice::ClockGap { .. })
             | Effect::Notice(Notice::Owner { .. })

@@ -71,6 +71,12 @@ pub(crate) enum FlatEffect {
     },
     /// Tell a person (after commit).
     Alert(Alert),
+    /// A job's whole record, taken out by the `move_out` event: put it into the other state
+    /// with `move_in` in the same transaction.
+    Handover {
+        /// The record, as a state stores it.
+        record: Box<crate::state::JobRecord>,
+    },
     /// The answer to a command: the job's new view (none for commands about no one job).
     Reply {
         /// The job the command was about, if one.
@@ -143,6 +149,7 @@ impl From<Effect> for FlatEffect {
             },
             Effect::Notice(n) => n.into(),
             Effect::Reply { job, result } => FlatEffect::Reply { job, result },
+            Effect::Handover(record) => FlatEffect::Handover { record },
         }
     }
 }
@@ -216,6 +223,7 @@ impl From<FlatEffect> for Effect {
                 reason,
             }),
             FlatEffect::Reply { job, result } => Effect::Reply { job, result },
+            FlatEffect::Handover { record } => Effect::Handover(record),
             FlatEffect::Alert(a) => Effect::Notice(Notice::Alert(a)),
             FlatEffect::ClockGap {
                 at,

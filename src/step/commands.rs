@@ -19,7 +19,7 @@ use super::Out;
 const HOUR: Duration = Duration::from_hours(1);
 
 impl State {
-    fn reply(&self, seq: Option<u64>, job: Option<JobName>, out: &mut Out) {
+    pub(super) fn reply(&self, seq: Option<u64>, job: Option<JobName>, out: &mut Out) {
         let view = seq.and_then(|s| self.view_seq(s, out.now)).map(Box::new);
         out.effects.push(Effect::Reply {
             job,
@@ -27,14 +27,14 @@ impl State {
         });
     }
 
-    fn refuse(job: Option<JobName>, refusal: Refusal, out: &mut Out) {
+    pub(super) fn refuse(job: Option<JobName>, refusal: Refusal, out: &mut Out) {
         out.effects.push(Effect::Reply {
             job,
             result: Err(refusal),
         });
     }
 
-    fn find(&self, job: &str, out: &mut Out) -> Option<(u64, JobName)> {
+    pub(super) fn find(&self, job: &str, out: &mut Out) -> Option<(u64, JobName)> {
         match self.seq_of(job) {
             Some(seq) => Some((seq, self.jobs[&seq].def.name.clone())),
             None => {

@@ -7,6 +7,7 @@
 mod clock;
 mod commands;
 mod due;
+mod moves;
 mod owner;
 mod runs;
 mod settle;
@@ -186,6 +187,8 @@ impl State {
                 | Event::Resume { .. }
                 | Event::RunNow { .. }
                 | Event::ForgetActor { .. }
+                | Event::MoveOut { .. }
+                | Event::MoveIn { .. }
         );
         let drains = may_end_runs.then(|| self.drains_before(&event)).flatten();
         let first_effect = out.effects.len();
@@ -250,6 +253,8 @@ impl State {
                 to,
                 actor,
             } => self.backfill(job.as_str(), from, to, actor, &mut out),
+            Event::MoveOut { job, actor } => self.move_out(job.as_str(), actor, &mut out),
+            Event::MoveIn { record, actor } => self.move_in(*record, actor, &mut out),
         }
         if let Some(before) = drains {
             self.note_drained(before, &mut out);

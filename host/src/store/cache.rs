@@ -274,6 +274,8 @@ fn kind_of(entry: &Entry) -> &'static str {
         Entry::History(h) => match h {
             History::Defined { .. } => "history.defined",
             History::Removed { .. } => "history.removed",
+            History::MovedOut { .. } => "history.moved_out",
+            History::MovedIn { .. } => "history.moved_in",
             History::Backfill { .. } => "history.backfill",
             History::Updated { .. } => "history.updated",
             History::Started { .. } => "history.started",

@@ -40,6 +40,7 @@ fn effect_kind(effect: &Effect) -> u64 {
         Effect::Do(a) => std::mem::discriminant(a).hash(&mut h),
         Effect::Notice(n) => std::mem::discriminant(n).hash(&mut h),
         Effect::Reply { result, .. } => result.is_ok().hash(&mut h),
+        Effect::Handover(_) => {}
     }
     h.finish()
 }
@@ -123,6 +124,7 @@ fn effect_facts(line: &str, effect: &Effect) -> Found {
         }
         Effect::Do(a) => action(line, a),
         Effect::Notice(n) => notice(line, n),
+        Effect::Handover(record) => lacks(line, record.def().name.as_str(), "its job"),
         Effect::Reply { job, result } => {
             lacks(line, job.as_ref().map_or("-", |j| j.as_str()), "its job")?;
             match result {
@@ -197,6 +199,8 @@ fn history(line: &str, h: &History) -> Found {
             schedule_text(line, schedule)
         }
         H::Removed { actor }
+        | H::MovedOut { actor }
+        | H::MovedIn { actor }
         | H::Updated { actor }
         | H::Resumed { actor }
         | H::ManualQueued { actor }
@@ -342,9 +346,12 @@ fn missing_from_event(line: &str, event: &Event) -> Option<String> {
         | Event::Pause { job, actor, .. }
         | Event::Confirm { job, actor, .. }
         | Event::ApprovalGiven { job, actor, .. }
+        | Event::MoveOut { job, actor }
         | Event::Backfill { job, actor, .. } => lacks(line, job.as_str(), "its job")
             .and_then(|()| lacks(line, &actor_name(actor), "who sent it")),
         Event::ForgetActor { actor } => lacks(line, &actor_name(actor), "whom"),
+        Event::MoveIn { record, actor } => lacks(line, record.def().name.as_str(), "its job")
+            .and_then(|()| lacks(line, &actor_name(actor), "who sent it")),
         Event::ProcessStarted { process }
         | Event::ProcessDraining { process }
         | Event::Adopt { process, .. } => lacks(line, &process.to_string(), "its process"),

@@ -1,0 +1,203 @@
+//! Stories of a job moving between two states (a host's partitions, issue 43): its record
+//! leaves one state whole (`MoveOut`, `Effect::Handover`) and goes on in the other
+//! (`MoveIn`), what it owes and where its frontier stands included, so nothing it looked
+//! at is looked at again and nothing it owes is lost. A job with an open run waits for the
+//! run: run ids and fences belong to the state that made them.
+
+mod support;
+
+use duetime::{
+    Action, Actor, Config, Effect, Entry, Event, History, JobName, JobRecord, MissedRule, Outcome,
+    Overlap, Refusal, RunId,
+};
+use support::*;
+
+fn move_out(s: &mut Story, time: &str, job: &str) -> Result<JobRecord, Refusal> {
+    let effects = s.send(
+        time,
+        &format!("move {job} out"),
+        Event::MoveOut {
+            job: JobName::new(job).unwrap(),
+            actor: Actor::new("ops"),
+        },
+    );
+    let handed = effects.iter().find_map(|e| match e {
+        Effect::Handover(record) => Some((**record).clone()),
+        _ => None,
+    });
+    let refused = effects.iter().find_map(|e| match e {
+        Effect::Reply { result: Err(r), .. } => Some(r.clone()),
+        _ => None,
+    });
+    match (handed, refused) {
+        (Some(record), None) => Ok(record),
+        (None, Some(refusal)) => Err(refusal),
+        other => panic!("a move out either hands the record over or is refused: {other:?}"),
+    }
+}
+
+fn move_in(s: &mut Story, time: &str, record: JobRecord) -> Option<Refusal> {
+    let label = format!("move {} in", record.def().name);
+    let effects = s.send(
+        time,
+        &label,
+        Event::MoveIn {
+            record: Box::new(record),
+            actor: Actor::new("ops"),
+        },
+    );
+    effects.iter().find_map(|e| match e {
+        Effect::Reply { result: Err(r), .. } => Some(r.clone()),
+        _ => None,
+    })
+}
+
+fn starts(effects: &[Effect]) -> Vec<(RunId, Option<duetime::Covers>)> {
+    effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Do(Action::Start { run, covers, .. }) => Some((*run, *covers)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn history_of(effects: &[Effect]) -> Vec<History> {
+    effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Journal(r) => match &r.entry {
+                Entry::History(h) => Some(h.clone()),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect()
+}
+
+/// A job every minute whose overlaps are owed (`buffer_all`).
+fn queued(name: &str) -> duetime::JobDef {
+    let mut def = job(name, every("1m"));
+    def.overlap = Some(Overlap::BufferAll);
+    def.timeout = "1h".parse().unwrap();
+    def
+}
+
+#[test]
+fn a_paused_job_moves_with_its_pause_and_runs_what_it_passed_in_its_new_state() {
+    let (mut a, mut b) = (Story::new(), Story::new());
+    a.show_history = true;
+    b.show_history = true;
+    let mut def = queued("report");
+    def.missed = MissedRule::Required;
+    a.define("09:00", def);
+    a.start("09:00", 1);
+    b.start("09:00", 1);
+    a.tick("09:01", 1);
+    a.finish("09:01:30", 1, Outcome::Ok);
+    a.command("09:01:40", "pause report", pause("report"));
+    a.tick_through("09:02", "09:04", "1m", 1);
+    a.note("09:02..09:04 passed while paused: the record carries them to B");
+    let record = move_out(&mut a, "09:04:10", "report").expect("no run open: it moves");
+    assert!(
+        a.state.job("report", at("09:04:10")).is_none(),
+        "gone from A"
+    );
+    assert_eq!(move_in(&mut b, "09:04:10", record), None);
+    let view = b.state.job("report", at("09:04:10")).expect("in B");
+    assert!(view.paused.is_some(), "still paused in B");
+    b.command("09:04:20", "resume report", resume("report"));
+    b.tick("09:04:30", 1);
+    let started = starts(&b.last);
+    assert_eq!(started.len(), 1, "B runs what passed in A: {started:?}");
+    let covers = started[0].1.expect("an owed batch covers due times");
+    assert_eq!((covers.from, covers.to), (at("09:02"), at("09:04")));
+    a.tick("09:05", 1);
+    assert!(starts(&a.last).is_empty(), "A runs nothing of it any more");
+    insta::assert_snapshot!(format!(
+        "-- state A\n{}\n-- state B\n{}",
+        a.trace(),
+        b.trace()
+    ));
+}
+
+fn pause(job: &str) -> Event {
+    Event::Pause {
+        job: JobName::new(job).unwrap(),
+        actor: Actor::new("ops"),
+        note: "moving".into(),
+    }
+}
+
+fn resume(job: &str) -> Event {
+    Event::Resume {
+        job: JobName::new(job).unwrap(),
+        actor: Actor::new("ops"),
+    }
+}
+
+#[test]
+fn a_job_with_an_open_run_waits_for_the_run_before_it_moves() {
+    let mut a = Story::new();
+    a.define("09:00", queued("report"));
+    a.start("09:00", 1);
+    a.tick("09:01", 1);
+    assert_eq!(
+        move_out(&mut a, "09:01:10", "report"),
+        Err(Refusal::InFlight { run: RunId(1) })
+    );
+    assert!(a.state.job("report", at("09:01:10")).is_some(), "it stays");
+    a.finish("09:01:30", 1, Outcome::Ok);
+    assert!(move_out(&mut a, "09:01:40", "report").is_ok());
+}
+
+#[test]
+fn a_name_taken_or_a_definition_this_state_refuses_is_not_moved_in() {
+    let (mut a, mut b) = (Story::new(), Story::new());
+    a.define("09:00", queued("report"));
+    b.define("09:00", queued("report"));
+    let record = move_out(&mut a, "09:00:10", "report").unwrap();
+    let refused = move_in(&mut b, "09:00:10", record.clone());
+    assert_eq!(
+        refused,
+        Some(Refusal::NameTaken {
+            job: JobName::new("report").unwrap()
+        })
+    );
+    // A state ticking every two minutes takes no job due every minute.
+    let mut slow = Story::with_config(Config::with_tick("2m".parse().unwrap()));
+    assert!(matches!(
+        move_in(&mut slow, "09:00:10", record.clone()),
+        Some(Refusal::Invalid { .. })
+    ));
+    let mut c = Story::new();
+    let mut renamed = record.def().clone();
+    renamed.name = JobName::new("report_two").unwrap();
+    assert_eq!(move_in(&mut c, "09:00:10", with_def(record, renamed)), None);
+    assert!(c.state.job("report_two", at("09:00:10")).is_some());
+}
+
+/// The record with another definition, as a record that came over the wire could be.
+fn with_def(record: JobRecord, def: duetime::JobDef) -> JobRecord {
+    let mut value = serde_json::to_value(&record).unwrap();
+    value["def"] = serde_json::to_value(&def).unwrap();
+    serde_json::from_value(value).unwrap()
+}
+
+#[test]
+fn the_handover_survives_the_wire_and_both_journals_name_the_move() {
+    let (mut a, mut b) = (Story::new(), Story::new());
+    a.define("09:00", queued("report"));
+    let record = move_out(&mut a, "09:00:10", "report").unwrap();
+    assert!(matches!(
+        history_of(&a.last)[..],
+        [History::MovedOut { .. }]
+    ));
+    let text = serde_json::to_string(&Effect::Handover(Box::new(record))).unwrap();
+    let Effect::Handover(back) = serde_json::from_str(&text).unwrap() else {
+        panic!("a handover reads back as one");
+    };
+    assert_eq!(move_in(&mut b, "09:00:10", *back), None);
+    assert!(matches!(history_of(&b.last)[..], [History::MovedIn { .. }]));
+    assert!(b.state.job("report", at("09:00:10")).is_some());
+}
