@@ -33,6 +33,8 @@ use std::collections::BTreeMap;
 
 use duetime::{Duration, ProcessId, Timestamp};
 
+use crate::partition::{Partition, PartitionCount};
+
 /// One partition's lease, as the store holds it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Lease {
@@ -55,6 +57,13 @@ impl Lease {
     /// Whether someone holds it at `now` (by the store's clock).
     pub fn is_held(&self, now: Timestamp) -> bool {
         self.owner.is_some() && now < self.until
+    }
+
+    /// Whether `process` may claim it at `now`: no one holds it, or `process` itself does
+    /// without knowing it (its claim committed but the answer was lost), so claiming again
+    /// (a raised epoch) is how it learns the partition is its own.
+    pub fn claimable_by(&self, process: ProcessId, now: Timestamp) -> bool {
+        !self.is_held(now) || self.owner == Some(process)
     }
 
     /// Whether a transaction of `process` under `epoch` may write to the partition at
@@ -124,7 +133,8 @@ pub fn live(members: &[Member], now: Timestamp) -> Vec<ProcessId> {
 /// (a hash of the partition and the daemon) among those with room left: rendezvous hashing
 /// with capacities, so the shares are even and a change of membership moves about the
 /// partitions that must move rather than reshuffling all of them.
-pub fn assign(count: u32, live: &[ProcessId]) -> Vec<Option<ProcessId>> {
+pub fn assign(count: PartitionCount, live: &[ProcessId]) -> Vec<Option<ProcessId>> {
+    let count = count.get();
     let n = live.len() as u32;
     if n == 0 {
         return vec![None; count as usize];
@@ -159,7 +169,7 @@ pub enum Step {
     /// [`Lease::claimed`]; then start an incarnation there (`Startup`).
     Claim {
         /// The partition.
-        partition: u32,
+        partition: Partition,
         /// The epoch the claim found; the claim is refused if another came first.
         seen: u64,
     },
@@ -167,19 +177,19 @@ pub enum Step {
     /// belongs to another live daemon. Keep stepping it until its runs have ended.
     Leave {
         /// The partition.
-        partition: u32,
+        partition: Partition,
     },
     /// Its incarnation is drained: hand the lease back ([`Lease::released`]).
     Release {
         /// The partition.
-        partition: u32,
+        partition: Partition,
         /// The epoch it was held under.
         epoch: u64,
     },
     /// Someone else holds it now: drop what was held there without writing.
     Lost {
         /// The partition.
-        partition: u32,
+        partition: Partition,
     },
 }
 
@@ -196,16 +206,16 @@ pub enum Phase {
 #[derive(Debug, Clone)]
 pub struct Ownership {
     me: ProcessId,
-    count: u32,
+    count: PartitionCount,
     max_moves: usize,
-    held: BTreeMap<u32, (u64, Phase)>,
+    held: BTreeMap<Partition, (u64, Phase)>,
     stopping: bool,
 }
 
 impl Ownership {
     /// A daemon `me` over `count` partitions that leaves at most `max_moves` partitions a
     /// round for rebalancing (at least one).
-    pub fn new(me: ProcessId, count: u32, max_moves: usize) -> Ownership {
+    pub fn new(me: ProcessId, count: PartitionCount, max_moves: usize) -> Ownership {
         Ownership {
             me,
             count,
@@ -216,12 +226,12 @@ impl Ownership {
     }
 
     /// The partitions it holds, with their epochs and phases, in order.
-    pub fn held(&self) -> impl Iterator<Item = (u32, u64, Phase)> + '_ {
+    pub fn held(&self) -> impl Iterator<Item = (Partition, u64, Phase)> + '_ {
         self.held.iter().map(|(&p, &(e, ph))| (p, e, ph))
     }
 
     /// The epoch it holds `partition` under, if it does.
-    pub fn epoch(&self, partition: u32) -> Option<u64> {
+    pub fn epoch(&self, partition: Partition) -> Option<u64> {
         self.held.get(&partition).map(|&(e, _)| e)
     }
 
@@ -243,12 +253,13 @@ impl Ownership {
         now: Timestamp,
         leases: &[Lease],
         members: &[Member],
-        drained: impl Fn(u32) -> bool,
+        drained: impl Fn(Partition) -> bool,
     ) -> Vec<Step> {
         let mut steps = self.notice_lost(now, leases);
         let live = live(members, now);
         let target = assign(self.count, &live);
-        let mine = |p: u32| !self.stopping && target.get(p as usize) == Some(&Some(self.me));
+        let mine =
+            |p: Partition| !self.stopping && target.get(p.0 as usize) == Some(&Some(self.me));
         let mut leaving = 0;
         for (&p, &(epoch, phase)) in &self.held {
             match phase {
@@ -265,9 +276,8 @@ impl Ownership {
                 Phase::Stepping => {}
             }
         }
-        for (p, lease) in leases.iter().enumerate().take(self.count as usize) {
-            let p = p as u32;
-            if mine(p) && !self.held.contains_key(&p) && !lease.is_held(now) {
+        for (p, lease) in self.count.iter().zip(leases) {
+            if mine(p) && !self.held.contains_key(&p) && lease.claimable_by(self.me, now) {
                 steps.push(Step::Claim {
                     partition: p,
                     seen: lease.epoch,
@@ -286,12 +296,12 @@ impl Ownership {
 
     /// The partitions it held that the store now shows under another owner or epoch.
     fn notice_lost(&mut self, now: Timestamp, leases: &[Lease]) -> Vec<Step> {
-        let lost: Vec<u32> = self
+        let lost: Vec<Partition> = self
             .held
             .iter()
             .filter(|(&p, &(epoch, _))| {
                 leases
-                    .get(p as usize)
+                    .get(p.0 as usize)
                     .is_none_or(|l| !l.admits(self.me, epoch, now))
             })
             .map(|(&p, _)| p)
@@ -305,12 +315,12 @@ impl Ownership {
     }
 
     /// Its claim of `partition` committed under `epoch`.
-    pub fn claimed(&mut self, partition: u32, epoch: u64) {
+    pub fn claimed(&mut self, partition: Partition, epoch: u64) {
         self.held.insert(partition, (epoch, Phase::Stepping));
     }
 
     /// Its release of `partition` committed (or the partition was found lost).
-    pub fn released(&mut self, partition: u32) {
+    pub fn released(&mut self, partition: Partition) {
         self.held.remove(&partition);
     }
 }
@@ -321,6 +331,10 @@ mod tests {
 
     fn p(n: u64) -> ProcessId {
         ProcessId(n)
+    }
+
+    fn n(count: u32) -> PartitionCount {
+        PartitionCount::new(u64::from(count)).unwrap()
     }
 
     fn t(ms: i64) -> Timestamp {
@@ -347,23 +361,23 @@ mod tests {
 
     #[test]
     fn the_assignment_is_even_and_the_same_from_any_order() {
-        let a = assign(64, &[p(3), p(7), p(9), p(12)]);
+        let a = assign(n(64), &[p(3), p(7), p(9), p(12)]);
         assert!(shares(&a).values().all(|&n| n == 16), "{:?}", shares(&a));
-        let b = assign(64, &live(&alive(&[12, 9, 3, 7]), t(0)));
+        let b = assign(n(64), &live(&alive(&[12, 9, 3, 7]), t(0)));
         assert_eq!(a, b);
-        let odd = assign(7, &[p(1), p(2)]);
+        let odd = assign(n(7), &[p(1), p(2)]);
         assert_eq!(shares(&odd).values().copied().collect::<Vec<_>>(), [4, 3]);
-        assert_eq!(assign(3, &[]), vec![None; 3]);
+        assert_eq!(assign(n(3), &[]), vec![None; 3]);
     }
 
     #[test]
     fn a_daemon_joining_moves_about_its_share_only() {
-        let before = assign(64, &[p(1), p(2), p(3)]);
-        let after = assign(64, &[p(1), p(2), p(3), p(4)]);
+        let before = assign(n(64), &[p(1), p(2), p(3)]);
+        let after = assign(n(64), &[p(1), p(2), p(3), p(4)]);
         let moved = before.iter().zip(&after).filter(|(a, b)| a != b).count();
         // Four daemons: the newcomer's 16, and a little more for the capacities.
         assert!((16..=26).contains(&moved), "{moved} partitions moved");
-        let gone = assign(64, &[p(1), p(3), p(4)]);
+        let gone = assign(n(64), &[p(1), p(3), p(4)]);
         let moved = after.iter().zip(&gone).filter(|(a, b)| a != b).count();
         assert!((16..=26).contains(&moved), "{moved} partitions moved");
     }
@@ -384,12 +398,12 @@ mod tests {
 
     #[test]
     fn a_lone_daemon_claims_every_free_partition() {
-        let mut own = Ownership::new(p(1), 4, 1);
+        let mut own = Ownership::new(p(1), n(4), 1);
         let steps = own.round(t(0), &[Lease::FREE; 4], &alive(&[1]), |_| true);
         let claims: Vec<u32> = steps
             .iter()
             .filter_map(|s| match s {
-                Step::Claim { partition, seen: 0 } => Some(*partition),
+                Step::Claim { partition, seen: 0 } => Some(partition.0),
                 _ => None,
             })
             .collect();
@@ -408,7 +422,7 @@ mod tests {
             alive_until: t(30_000),
             stopping: false,
         });
-        let mut own = Ownership::new(p(1), 4, 1);
+        let mut own = Ownership::new(p(1), n(4), 1);
         let early = own.round(t(10_000), &leases, &members, |_| true);
         assert!(early.iter().all(|s| !matches!(s, Step::Claim { .. })));
         let late = own.round(t(30_000), &leases, &members, |_| true);
@@ -422,11 +436,12 @@ mod tests {
     #[test]
     fn rebalancing_leaves_a_few_partitions_a_round_and_releases_only_when_drained() {
         let ttl = Duration::from_secs(30);
-        let mut own = Ownership::new(p(1), 8, 2);
+        let mut own = Ownership::new(p(1), n(8), 2);
         let mut leases = vec![Lease::FREE; 8];
         for step in own.round(t(0), &leases, &alive(&[1]), |_| true) {
             if let Step::Claim { partition, .. } = step {
-                leases[partition as usize] = leases[partition as usize].claimed(p(1), t(0), ttl);
+                leases[partition.0 as usize] =
+                    leases[partition.0 as usize].claimed(p(1), t(0), ttl);
                 own.claimed(partition, 1);
             }
         }
@@ -461,15 +476,20 @@ mod tests {
     #[test]
     fn a_clean_stop_leaves_everything_at_once_and_a_lost_lease_is_dropped() {
         let ttl = Duration::from_secs(30);
-        let mut own = Ownership::new(p(1), 4, 1);
+        let mut own = Ownership::new(p(1), n(4), 1);
         let mut leases = vec![Lease::FREE.claimed(p(1), t(0), ttl); 4];
         for q in 0..4 {
-            own.claimed(q, 1);
+            own.claimed(Partition(q), 1);
         }
         leases[3] = leases[3].claimed(p(9), t(40_000), ttl);
         own.stop();
         let steps = own.round(t(1), &leases, &alive(&[1]), |_| false);
-        assert!(steps.contains(&Step::Lost { partition: 3 }), "{steps:?}");
+        assert!(
+            steps.contains(&Step::Lost {
+                partition: Partition(3)
+            }),
+            "{steps:?}"
+        );
         let leaving = steps
             .iter()
             .filter(|s| matches!(s, Step::Leave { .. }))
@@ -477,8 +497,29 @@ mod tests {
         assert_eq!(leaving, 3);
         assert!(!own.is_done());
         for q in 0..3 {
-            own.released(q);
+            own.released(Partition(q));
         }
         assert!(own.is_done());
+    }
+
+    #[test]
+    fn a_claim_whose_answer_was_lost_is_claimed_again_not_left_idle() {
+        let ttl = Duration::from_secs(30);
+        let mut own = Ownership::new(p(1), n(1), 1);
+        let leases = [Lease::FREE.claimed(p(1), t(0), ttl)];
+        let steps = own.round(t(5_000), &leases, &alive(&[1]), |_| true);
+        assert_eq!(
+            steps,
+            [Step::Claim {
+                partition: Partition(0),
+                seen: 1
+            }]
+        );
+        let other = [Lease::FREE.claimed(p(2), t(0), ttl)];
+        let steps = own.round(t(5_000), &other, &alive(&[1, 2]), |_| true);
+        assert!(
+            steps.is_empty(),
+            "another's live lease is not taken: {steps:?}"
+        );
     }
 }
