@@ -10,12 +10,15 @@
 //!   commit), what each committed effect asks of it ([`Order`]), its reports and its drain.
 //! - [`Ownership`]: on a store of several partitions, which ones this daemon steps: leases
 //!   with epochs, claimed, left, released and lost by one deterministic assignment.
+//! - [`relocate`]: a job moved to the partition its new definition routes to, whole, in one
+//!   transaction over both; a job with an open run waits for it.
 //! - [`route`]: which [`Partition`] of a store a job lives in (by its concurrency key, else
 //!   its name), the one answer every host and the simulator share.
 
 #![warn(missing_docs, unreachable_pub)]
 
 mod incarnation;
+mod moves;
 mod ownership;
 mod partition;
 mod startup;
@@ -23,6 +26,7 @@ mod startup;
 mod testing;
 
 pub use incarnation::{backoff, Holding, Incarnation, Order};
+pub use moves::{relocate, Relocated};
 pub use ownership::{assign, live, Lease, Member, Ownership, Phase, Step};
 pub use partition::{route, route_of, Partition, PartitionCount, PartitionCountError};
 pub use startup::{LeftRun, Started, Startup};
