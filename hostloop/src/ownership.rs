@@ -240,6 +240,11 @@ impl Ownership {
         self.stopping = true;
     }
 
+    /// Whether it is stopping (`stop`).
+    pub fn is_stopping(&self) -> bool {
+        self.stopping
+    }
+
     /// Whether it has stopped and holds nothing more.
     pub fn is_done(&self) -> bool {
         self.stopping && self.held.is_empty()
@@ -277,10 +282,20 @@ impl Ownership {
             }
         }
         for (p, lease) in self.count.iter().zip(leases) {
-            if mine(p) && !self.held.contains_key(&p) && lease.claimable_by(self.me, now) {
+            if self.held.contains_key(&p) {
+                continue;
+            }
+            if mine(p) && lease.claimable_by(self.me, now) {
                 steps.push(Step::Claim {
                     partition: p,
                     seen: lease.epoch,
+                });
+            } else if !mine(p) && lease.owner == Some(self.me) && lease.is_held(now) {
+                // Its own claim, whose answer was lost, of a partition the assignment now
+                // gives another: handed back at once rather than left idle for a lease.
+                steps.push(Step::Release {
+                    partition: p,
+                    epoch: lease.epoch,
                 });
             }
         }
@@ -514,6 +529,15 @@ mod tests {
                 partition: Partition(0),
                 seen: 1
             }]
+        );
+        let gone = own.round(t(5_000), &leases, &alive(&[0, 1]), |_| true);
+        assert_eq!(
+            gone,
+            [Step::Release {
+                partition: Partition(0),
+                epoch: 1
+            }],
+            "no longer its own by the assignment: handed back at once"
         );
         let other = [Lease::FREE.claimed(p(2), t(0), ttl)];
         let steps = own.round(t(5_000), &other, &alive(&[1, 2]), |_| true);

@@ -13,6 +13,7 @@ pub mod gaps;
 pub mod gen;
 pub mod mistakes;
 pub mod oracle;
+pub mod parts;
 pub mod record;
 pub mod replay;
 pub mod report;

@@ -18,6 +18,7 @@ const USAGE: &str =
                    [--days X] [--faults MODE] [--check-determinism]
                    [--replay N [--trace]] [--save-regression DIR] [--replay-file PATH]
                    [--check-state] [--shrink-seconds S] [--shard K/N] [--bank DIR]
+       duetime-sim --partition-worlds [--seeds A..B | --seed N] [--partitions N] [--threads N]
        duetime-sim --merge-bank DIR [DIR...]
 exit codes: 0 all held, 1 safety violation, 2 liveness violation, 3 a panic in the core, 64 usage";
 
@@ -51,6 +52,11 @@ lost commit answers), each checked against an oracle: every promise of the core 
   --merge-bank DIR...    merge the banks of several runs (the shards of a campaign) into
                          one summary, failures by seed, each once; exit 1 if any seed
                          failed or a shard's seeds are missing
+  --partition-worlds     run partition worlds instead (issue 43): daemons dividing a store
+                         of 1, 2, 7 or 64 partitions with leases and epochs, crashing,
+                         stalling, stopping, joining, moving jobs between partitions;
+                         checked for P1..P4, D1, D2 (docs/invariants.md)
+  --partitions N         with --partition-worlds: every world has N partitions (1 to 1024)
   -h, --help             this text
 ";
 
@@ -91,6 +97,10 @@ struct Args {
     shard: Option<(u64, u64)>,
     bank: Option<String>,
     merge_bank: Option<Vec<String>>,
+    /// `--partition-worlds`: run partition worlds (issue 43) instead.
+    parts: bool,
+    /// `--partitions N`: their partition count (default: drawn from 1, 2, 7, 64).
+    partitions: Option<duetime_loop::PartitionCount>,
 }
 
 /// The arguments, or `None` for `--help`.
@@ -107,6 +117,8 @@ fn parse_args() -> Result<Option<Args>, String> {
         shard: None,
         bank: None,
         merge_bank: None,
+        parts: false,
+        partitions: None,
     };
     let mut it = std::env::args().skip(1).peekable();
     while let Some(flag) = it.next() {
@@ -168,6 +180,14 @@ fn parse_args() -> Result<Option<Args>, String> {
                     .ok_or("--shrink-seconds needs a number of seconds (0 or more)")?;
                 a.opts.shrink_budget = std::time::Duration::from_secs_f64(secs);
             }
+            "--partition-worlds" => a.parts = true,
+            "--partitions" => {
+                let v = value()?;
+                let n = v
+                    .parse::<duetime_loop::PartitionCount>()
+                    .map_err(|e| format!("--partitions: {e}"))?;
+                a.partitions = Some(n);
+            }
             "-h" | "--help" => return Ok(None),
             other => return Err(format!("unknown argument `{other}`")),
         }
@@ -196,10 +216,34 @@ fn main() -> ExitCode {
     if let Some(path) = &args.replay_file {
         return replay_file(path);
     }
+    if args.parts {
+        return partition_worlds(&args);
+    }
     if let Some(seed) = args.replay {
         return replay(seed, &args);
     }
     run_range(&args).unwrap_or_else(io_error)
+}
+
+/// `--partition-worlds`: the seeds' partition worlds, their summary; exit 1 if any failed.
+fn partition_worlds(args: &Args) -> ExitCode {
+    if args.trace {
+        let report = duetime_sim::parts::run_traced(args.seeds.start, args.partitions, true);
+        for line in &report.trace {
+            println!("{line}");
+        }
+        for v in &report.violations {
+            println!("VIOLATION {v}");
+        }
+        return ExitCode::SUCCESS;
+    }
+    let summary = duetime_sim::parts::run_range(args.seeds.clone(), args.threads, args.partitions);
+    print!("{}", summary.render());
+    if summary.failures.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
 }
 
 /// A closed stdout (`duetime-sim | head`) ends the run quietly; other write errors exit 1.

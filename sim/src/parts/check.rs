@@ -1,0 +1,267 @@
+//! What a partition world checks, from what the store committed rather than from the
+//! daemons' word (docs/invariants.md):
+//!
+//! - P1: at every move, and at the end, each job is in exactly one partition;
+//! - P2: a partition whose owner died (a crash, a stall past its lease) or handed it back is
+//!   stepped again, by a committed write of a new owner, within the lease's time plus two
+//!   rounds, once some daemon serves (a death meanwhile starts the wait again: the
+//!   assignment counts a dead daemon until its heartbeat ends);
+//! - P3: a daemon's write commits only under the epoch the checker last saw claimed for
+//!   that daemon, before its lease ran out (a stale epoch changes nothing);
+//! - P4: a claim never takes a partition from another daemon whose lease still runs, and
+//!   raises the epoch;
+//! - D1: no due time of a job is settled twice, across every partition it lived in;
+//! - D2: every due time of a job up to half an hour before the end is in its ledger.
+
+use std::collections::BTreeMap;
+
+use duetime::{Effect, Entry, History, JobDef, JobName, ProcessId, State, Timestamp};
+use duetime_loop::Partition;
+
+use super::PartsConfig;
+
+/// How long before the end a due time may still be outstanding (D2).
+const SETTLE_MS: i64 = 30 * 60 * 1000;
+
+pub(super) struct PartsCheck {
+    pub(super) violations: Vec<String>,
+    ttl_ms: i64,
+    tick_ms: i64,
+    /// Per partition: who holds it by the claims seen, under which epoch, until when.
+    owners: Vec<Option<(ProcessId, u64, i64)>>,
+    /// Per partition: the highest epoch claimed.
+    epochs: Vec<u64>,
+    /// Per partition: since when it has waited for an owner to step it (P2).
+    orphaned: Vec<Option<i64>>,
+    /// Since when some daemon has served without a break.
+    serving_since: Option<i64>,
+    /// Per job: its ledger entries, `from -> (to, count)`, across partitions.
+    ledger: BTreeMap<JobName, BTreeMap<i64, (i64, u64)>>,
+    /// Per job: the instant its schedule counts from (its first `defined` line).
+    defined: BTreeMap<JobName, Timestamp>,
+}
+
+impl PartsCheck {
+    pub(super) fn new(cfg: &PartsConfig, t0: i64) -> PartsCheck {
+        let n = cfg.partitions.get() as usize;
+        PartsCheck {
+            violations: Vec::new(),
+            ttl_ms: cfg.ttl_ms,
+            tick_ms: cfg.tick_ms,
+            owners: vec![None; n],
+            epochs: vec![0; n],
+            orphaned: vec![Some(t0); n],
+            serving_since: None,
+            ledger: BTreeMap::new(),
+            defined: BTreeMap::new(),
+        }
+    }
+
+    pub(super) fn violation(&mut self, invariant: &str, detail: String) {
+        if self.violations.len() < 20 {
+            self.violations.push(format!("{invariant}: {detail}"));
+        }
+    }
+
+    /// A committed write to `p`, by a daemon under its epoch or by a person (`None`).
+    pub(super) fn written(
+        &mut self,
+        p: Partition,
+        by: Option<(ProcessId, u64)>,
+        t: i64,
+        effects: &[Effect],
+    ) {
+        if let Some((me, epoch)) = by {
+            let i = p.0 as usize;
+            match self.owners[i] {
+                Some((owner, e, until)) if owner == me && e == epoch && t < until => {}
+                seen => self.violation(
+                    "P3",
+                    format!("{p}: a write of {me} under epoch {epoch} committed at {t}; the claims seen say {seen:?}"),
+                ),
+            }
+            if let Some(owner) = &mut self.owners[i] {
+                owner.2 = t + self.ttl_ms;
+            }
+            self.orphaned[i] = None;
+        }
+        for e in effects {
+            if let Effect::Journal(r) = e {
+                self.journal(r);
+            }
+        }
+    }
+
+    fn journal(&mut self, r: &duetime::Record) {
+        match &r.entry {
+            Entry::Ledger(l) => {
+                let (from, to) = (l.from.as_millis(), l.to.as_millis());
+                let entries = self.ledger.entry(r.job.clone()).or_default();
+                let before = entries.range(..=to).next_back().map(|(&f, &(t, _))| (f, t));
+                entries.insert(from, (to, l.count));
+                if let Some((f, t)) = before.filter(|&(_, t)| t >= from) {
+                    let detail = format!(
+                        "{}: due times {} .. {} settled again (already in {} .. {})",
+                        r.job,
+                        l.from,
+                        l.to,
+                        Timestamp::from_millis(f),
+                        Timestamp::from_millis(t)
+                    );
+                    self.violation("D1", detail);
+                }
+            }
+            Entry::History(History::Defined { from, .. }) => {
+                self.defined.entry(r.job.clone()).or_insert(*from);
+            }
+            Entry::History(_) => {}
+        }
+    }
+
+    /// A claim committed (P4).
+    pub(super) fn claimed(&mut self, p: Partition, me: ProcessId, epoch: u64, t: i64) {
+        let i = p.0 as usize;
+        if let Some((owner, _, until)) = self.owners[i] {
+            if owner != me && t < until {
+                let detail =
+                    format!("{p}: {me} claimed it at {t} while {owner}'s lease ran until {until}");
+                self.violation("P4", detail);
+            }
+        }
+        if epoch <= self.epochs[i] {
+            let detail = format!(
+                "{p}: claimed under epoch {epoch}, not above {}",
+                self.epochs[i]
+            );
+            self.violation("P4", detail);
+        }
+        self.epochs[i] = epoch;
+        self.owners[i] = Some((me, epoch, t + self.ttl_ms));
+    }
+
+    /// A claim committed whose answer its daemon did not hear: it claims again next round
+    /// (`Lease::claimable_by`), so P2's wait runs one round more from here.
+    pub(super) fn claim_unheard(&mut self, p: Partition, t: i64) {
+        if let Some(since) = &mut self.orphaned[p.0 as usize] {
+            *since = (*since).max(t - self.ttl_ms);
+        }
+    }
+
+    /// A release committed: the partition waits for its next owner (P2).
+    pub(super) fn released(&mut self, p: Partition, _me: ProcessId, t: i64) {
+        let i = p.0 as usize;
+        self.owners[i] = None;
+        self.orphaned[i] = Some(t);
+    }
+
+    /// Daemon `me` died or stalled at `t`: its partitions wait for a new owner, and every
+    /// partition already waiting waits from now (the assignment counts `me` until its
+    /// heartbeat ends).
+    pub(super) fn owner_gone(&mut self, me: ProcessId, t: i64, lease_owners: &[Option<ProcessId>]) {
+        for (i, owner) in lease_owners.iter().enumerate() {
+            if *owner == Some(me) || self.orphaned[i].is_some() {
+                self.orphaned[i] = Some(t);
+            }
+        }
+    }
+
+    /// Whether some daemon serves now.
+    pub(super) fn serving(&mut self, serving: bool, t: i64) {
+        match (serving, self.serving_since) {
+            (true, None) => {
+                self.serving_since = Some(t);
+                for o in self.orphaned.iter_mut().flatten() {
+                    *o = (*o).max(t);
+                }
+            }
+            (false, _) => self.serving_since = None,
+            (true, Some(_)) => {}
+        }
+    }
+
+    /// P2 at `t`.
+    pub(super) fn overdue(&mut self, t: i64) {
+        if self.serving_since.is_none() {
+            return;
+        }
+        let bound = self.ttl_ms + 2 * self.tick_ms + 1_000;
+        for i in 0..self.orphaned.len() {
+            if let Some(since) = self.orphaned[i] {
+                if t - since > bound {
+                    let detail = format!(
+                        "p{i}: not stepped by an owner from {} to {} ({} ms, bound {bound} ms)",
+                        Timestamp::from_millis(since),
+                        Timestamp::from_millis(t),
+                        t - since
+                    );
+                    self.violation("P2", detail);
+                    self.orphaned[i] = None;
+                }
+            }
+        }
+    }
+
+    /// P1 after a move of `job` from `from` to `to`.
+    pub(super) fn moved(
+        &mut self,
+        job: &JobName,
+        from: Partition,
+        to: Partition,
+        states: &[&State],
+    ) {
+        let holding: Vec<usize> = (0..states.len())
+            .filter(|&i| states[i].seq_of_name(job.as_str()).is_some())
+            .collect();
+        if holding != [to.0 as usize] {
+            let detail = format!("{job} moved from {from} to {to} is in partitions {holding:?}");
+            self.violation("P1", detail);
+        }
+    }
+
+    /// At the end: P1 over every job, each partition's own invariants, D2.
+    pub(super) fn finish(&mut self, end: i64, states: &[&State], defs: &BTreeMap<JobName, JobDef>) {
+        for (i, state) in states.iter().enumerate() {
+            if let Err(broken) = state.check_invariants() {
+                self.violation("S6", format!("p{i}: {broken}"));
+            }
+        }
+        for (name, def) in defs {
+            let holding = states
+                .iter()
+                .filter(|s| s.seq_of_name(name.as_str()).is_some())
+                .count();
+            if holding != 1 {
+                self.violation(
+                    "P1",
+                    format!("{name} is in {holding} partitions at the end"),
+                );
+            }
+            self.accounted(name, def, Timestamp::from_millis(end - SETTLE_MS));
+        }
+    }
+
+    /// D2 for one job: the ledger's entries (disjoint, D1) hold every due time up to
+    /// `cutoff`.
+    fn accounted(&mut self, name: &JobName, def: &JobDef, cutoff: Timestamp) {
+        let Some(&from) = self.defined.get(name) else {
+            self.violation("D2", format!("{name} was never defined"));
+            return;
+        };
+        let due = def.schedule.count_in(from, cutoff);
+        let entries = self.ledger.get(name);
+        let settled: u64 = entries
+            .into_iter()
+            .flatten()
+            .filter(|(&f, _)| f <= cutoff.as_millis())
+            .map(|(&f, &(t, _))| {
+                let to = Timestamp::from_millis(t.min(cutoff.as_millis()));
+                def.schedule.count_in(Timestamp::from_millis(f - 1), to)
+            })
+            .sum();
+        if settled != due {
+            let detail =
+                format!("{name}: {due} due times up to {cutoff}, the ledger holds {settled}");
+            self.violation("D2", detail);
+        }
+    }
+}

@@ -1,0 +1,507 @@
+//! Partition worlds (issue 43): several daemons share a store of P partitions (1, 2, 7 or
+//! 64), each partition a core `State` of its own, and divide them with the daemon's own
+//! `duetime_loop::Ownership` (leases with epochs in the store, timed by the store's clock),
+//! stepping each partition they hold with the daemon's own `Startup` and `Incarnation`, and
+//! moving a job whose concurrency key changed with the daemon's own `relocate`.
+//!
+//! The world draws crashes, stalls (a daemon frozen past its leases, which on waking writes
+//! before it reads again: a process that keeps writing after losing a partition), clean
+//! stops (SIGTERM: every partition left, drained, released), daemons joining, commit
+//! answers lost, and people changing jobs' concurrency keys (moves, also while runs are
+//! open and due times owed).
+//!
+//! By concern:
+//! - here: the world, its making and its loop;
+//! - `daemon.rs`: a daemon's round (heartbeat, ownership steps, a turn on each partition
+//!   held, the moves it owes) and its faults;
+//! - `store.rs`: the store's transactions, each checked against the partition's lease in
+//!   the same transaction, and people's commands;
+//! - `check.rs`: what the world checks (P1..P4 and D1, D2: docs/invariants.md).
+
+mod check;
+mod daemon;
+mod runner;
+mod store;
+
+pub use runner::{run_range, PartsSummary};
+
+use std::collections::BTreeMap;
+
+use duetime::{
+    Actor, Config, Duration, Event, JobDef, JobName, MissedRule, Now, Outcome, Overlap, ProcessId,
+    RunId, Schedule, State, Timestamp,
+};
+use duetime_loop::{route, Lease, Member, Partition, PartitionCount};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use check::PartsCheck;
+use daemon::Daemon;
+
+/// The partition counts the worlds draw from.
+pub const COUNTS: [u32; 4] = [1, 2, 7, 64];
+
+const HOUR: i64 = 3_600_000;
+
+/// Partitions a daemon leaves a round for rebalancing (`Ownership::new`'s `max_moves`).
+const MAX_MOVES: usize = 4;
+
+/// Most daemons a world grows to by joins.
+const MAX_DAEMONS: usize = 6;
+
+/// A partition world's shape and fault rates, drawn from its seed.
+#[derive(Debug, Clone)]
+pub struct PartsConfig {
+    pub seed: u64,
+    pub partitions: PartitionCount,
+    /// Daemons at the start (more may join).
+    pub daemons: usize,
+    pub jobs: usize,
+    pub tick_ms: i64,
+    /// The partition leases' time to live.
+    pub ttl_ms: i64,
+    /// Faults happen in the safety phase; the liveness phase after it is healed.
+    pub safety_ms: i64,
+    pub liveness_ms: i64,
+    pub crash_per_hour: f64,
+    pub stall_per_hour: f64,
+    pub stop_per_hour: f64,
+    pub join_per_hour: f64,
+    pub rekey_per_hour: f64,
+    /// The chance that a committed transaction's answer is lost on its way back.
+    pub lost_answer: f64,
+}
+
+impl PartsConfig {
+    /// The world of `seed`; `partitions` overrides the drawn count.
+    pub fn draw(seed: u64, partitions: Option<PartitionCount>) -> PartsConfig {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x7061_7274_0000_0000);
+        let drawn = COUNTS[rng.gen_range(0..COUNTS.len())];
+        let partitions = partitions
+            .unwrap_or_else(|| PartitionCount::new(u64::from(drawn)).expect("a listed count"));
+        let tick_ms = rng.gen_range(5..=15) * 1000;
+        PartsConfig {
+            seed,
+            partitions,
+            daemons: rng.gen_range(1..=4),
+            jobs: rng.gen_range(6..=40),
+            tick_ms,
+            ttl_ms: (3 * tick_ms).max(15_000),
+            safety_ms: 6 * HOUR,
+            liveness_ms: 3 * HOUR,
+            crash_per_hour: rng.gen_range(0.0..1.5),
+            stall_per_hour: rng.gen_range(0.0..1.0),
+            stop_per_hour: rng.gen_range(0.0..1.0),
+            join_per_hour: rng.gen_range(0.0..0.5),
+            rekey_per_hour: rng.gen_range(0.0..8.0),
+            lost_answer: rng.gen_range(0.0..0.05),
+        }
+    }
+}
+
+/// What happens next in a world.
+#[derive(Debug, Clone)]
+enum Act {
+    /// A daemon's round; `gen` names the plan it belongs to (a stall or crash cancels it).
+    Round {
+        d: usize,
+        gen: u64,
+    },
+    /// A daemon collects the runs that ended since its last turn and reports them (with a
+    /// tick) in one transaction per partition, as the daemon's poll does between ticks.
+    Collect {
+        d: usize,
+        gen: u64,
+    },
+    /// A run's command ended; `life` names the daemon incarnation that ran it.
+    RunDone {
+        d: usize,
+        life: u64,
+        part: Partition,
+        process: ProcessId,
+        run: RunId,
+        outcome: Outcome,
+    },
+    Crash {
+        d: usize,
+    },
+    Restart {
+        d: usize,
+    },
+    Stall {
+        d: usize,
+    },
+    Wake {
+        d: usize,
+    },
+    Stop {
+        d: usize,
+    },
+    Join,
+    Rekey,
+    /// A person resumes a job the system paused (it failed out).
+    Resume {
+        job: JobName,
+    },
+    Heal,
+}
+
+impl Act {
+    fn is_fault(&self) -> bool {
+        matches!(
+            self,
+            Act::Crash { .. } | Act::Stall { .. } | Act::Stop { .. } | Act::Join | Act::Rekey
+        )
+    }
+}
+
+/// One partition as the store holds it.
+struct Part {
+    state: State,
+    lease: Lease,
+}
+
+/// A world of daemons over a partitioned store.
+pub struct PartsWorld {
+    cfg: PartsConfig,
+    rng: ChaCha8Rng,
+    t: i64,
+    end: i64,
+    healed: bool,
+    parts: Vec<Part>,
+    /// The store's daemons table: each daemon incarnation's heartbeat.
+    members: Vec<Member>,
+    daemons: Vec<Daemon>,
+    queue: BTreeMap<(i64, u64), Act>,
+    order: u64,
+    next_process: u64,
+    /// Each job's definition as people last set it.
+    defs: BTreeMap<JobName, JobDef>,
+    /// The concurrency keys and each one's width.
+    keys: Vec<(String, u32)>,
+    /// Definitions whose job must move first (a run of it was open): the store's pending
+    /// moves, carried out by the owner of the job's partition once the run has settled.
+    pending: BTreeMap<JobName, JobDef>,
+    check: PartsCheck,
+    pub events: u64,
+    pub probes: BTreeMap<&'static str, u64>,
+    /// A readable trace, when asked for (`--trace`).
+    trace: Option<Vec<String>>,
+}
+
+/// What one partition world found.
+#[derive(Debug, Clone)]
+pub struct PartsReport {
+    pub seed: u64,
+    pub partitions: u32,
+    pub events: u64,
+    pub violations: Vec<String>,
+    pub probes: BTreeMap<&'static str, u64>,
+    /// The readable trace, when one was asked for.
+    pub trace: Vec<String>,
+}
+
+/// Runs the partition world of `seed`.
+pub fn run_parts(seed: u64, partitions: Option<PartitionCount>) -> PartsReport {
+    run_traced(seed, partitions, false)
+}
+
+/// Runs the partition world of `seed`, keeping a readable trace when `trace`.
+pub fn run_traced(seed: u64, partitions: Option<PartitionCount>, trace: bool) -> PartsReport {
+    let cfg = PartsConfig::draw(seed, partitions);
+    let mut world = PartsWorld::new(cfg);
+    world.trace = trace.then(Vec::new);
+    world.run();
+    world.finish()
+}
+
+fn ts(t: i64) -> Timestamp {
+    Timestamp::from_millis(t)
+}
+
+impl PartsWorld {
+    fn new(cfg: PartsConfig) -> PartsWorld {
+        let config = Config::with_tick(Duration::from_millis(cfg.tick_ms as u64));
+        let parts = cfg
+            .partitions
+            .iter()
+            .map(|_| Part {
+                state: State::new(config),
+                lease: Lease::FREE,
+            })
+            .collect();
+        let t0 = 1_767_225_600_000; // 2026-01-01T00:00:00Z
+        let check = PartsCheck::new(&cfg, t0);
+        let mut world = PartsWorld {
+            rng: ChaCha8Rng::seed_from_u64(cfg.seed),
+            t: t0,
+            end: t0 + cfg.safety_ms + cfg.liveness_ms,
+            healed: false,
+            parts,
+            members: Vec::new(),
+            daemons: Vec::new(),
+            queue: BTreeMap::new(),
+            order: 0,
+            next_process: 1,
+            defs: BTreeMap::new(),
+            keys: Vec::new(),
+            pending: BTreeMap::new(),
+            check,
+            events: 0,
+            probes: BTreeMap::new(),
+            trace: None,
+            cfg,
+        };
+        world.draw_jobs();
+        world
+    }
+
+    /// The world's jobs: schedules every 30 s to 5 min, a third under one of a few
+    /// concurrency keys, every missed rule; all safe to repeat, so a lost run is run again
+    /// rather than pausing its job (a pause would stop the accounting the world checks).
+    fn draw_jobs(&mut self) {
+        let keys = self.rng.gen_range(1..=5);
+        self.keys = (0..keys)
+            .map(|k| (format!("k{k}"), self.rng.gen_range(1..=2)))
+            .collect();
+        for i in 0..self.cfg.jobs {
+            let period = [30, 60, 120, 300][self.rng.gen_range(0..4)];
+            let every = Duration::from_secs(period);
+            let schedule = Schedule::every(every, Duration::from_secs(0)).expect("a period");
+            let mut def = JobDef::new(JobName::new(&format!("j{i}")).expect("a name"), schedule);
+            def.safe_to_repeat = true;
+            def.timeout = Duration::from_mins(10);
+            def.retries = self.rng.gen_range(0..=2);
+            (def.missed, def.overlap) = match self.rng.gen_range(0..4) {
+                0 | 1 => (MissedRule::Required, Some(Overlap::BufferAll)),
+                2 => (MissedRule::CatchUpOnce, Some(Overlap::BufferOne)),
+                _ => (MissedRule::Skip, Some(Overlap::Skip)),
+            };
+            if period >= 60 && self.rng.gen_bool(0.5) {
+                let k = self.rng.gen_range(0..self.keys.len());
+                self.set_key(&mut def, Some(k));
+            }
+            self.defs.insert(def.name.clone(), def);
+        }
+    }
+
+    /// Puts `def` under key number `k` (with the key's width), or under none.
+    fn set_key(&self, def: &mut JobDef, k: Option<usize>) {
+        match k {
+            Some(k) => {
+                def.concurrency_key = Some(self.keys[k].0.clone());
+                def.concurrency_limit = Some(self.keys[k].1);
+            }
+            None => {
+                def.concurrency_key = None;
+                def.concurrency_limit = None;
+            }
+        }
+    }
+
+    fn at(&mut self, t: i64, act: Act) {
+        self.order += 1;
+        self.queue.insert((t, self.order), act);
+    }
+
+    /// After an exponential wait for `per_hour`, unless healed.
+    fn again(&mut self, per_hour: f64, act: Act) {
+        if per_hour <= 0.0 || self.healed {
+            return;
+        }
+        let u: f64 = self.rng.gen_range(1e-9..1.0);
+        let t = self.t + (-u.ln() / per_hour * HOUR as f64) as i64 + 1;
+        self.at(t, act);
+    }
+
+    /// A line of the readable trace, built only when one is kept.
+    fn note(&mut self, line: impl FnOnce() -> String) {
+        let t = self.t;
+        if let Some(trace) = &mut self.trace {
+            trace.push(format!("{} {}", ts(t), line()));
+        }
+    }
+
+    fn probe(&mut self, what: &'static str) {
+        *self.probes.entry(what).or_default() += 1;
+    }
+
+    fn run(&mut self) {
+        let defs: Vec<JobDef> = self.defs.values().cloned().collect();
+        for def in defs {
+            self.person(Event::Upsert {
+                def: Box::new(def),
+                actor: Actor::new("setup"),
+            });
+        }
+        for _ in 0..self.cfg.daemons {
+            self.daemons.push(Daemon::down(self.cfg.partitions));
+            let d = self.daemons.len() - 1;
+            let t = self.t + self.rng.gen_range(0..self.cfg.tick_ms);
+            self.at(t, Act::Restart { d });
+            self.schedule_faults(d);
+        }
+        self.again(self.cfg.join_per_hour, Act::Join);
+        self.again(self.cfg.rekey_per_hour, Act::Rekey);
+        self.at(self.t + self.cfg.safety_ms, Act::Heal);
+        while let Some(((t, _), act)) = self.queue.pop_first() {
+            if t > self.end {
+                break;
+            }
+            self.t = t;
+            self.events += 1;
+            if act.is_fault() && self.healed {
+                continue;
+            }
+            if !matches!(act, Act::Round { .. } | Act::Collect { .. }) {
+                self.note(|| format!("{act:?}"));
+            }
+            self.handle(act);
+        }
+        self.t = self.end;
+    }
+
+    fn schedule_faults(&mut self, d: usize) {
+        let f = &self.cfg;
+        let rates = [
+            (f.crash_per_hour, Act::Crash { d }),
+            (f.stall_per_hour, Act::Stall { d }),
+            (f.stop_per_hour, Act::Stop { d }),
+        ];
+        for (rate, act) in rates {
+            self.again(rate, act);
+        }
+    }
+
+    fn handle(&mut self, act: Act) {
+        match act {
+            Act::Round { d, gen } => self.round(d, gen),
+            Act::Collect { d, gen } => self.collect(d, gen),
+            Act::RunDone {
+                d,
+                life,
+                part,
+                process,
+                run,
+                outcome,
+            } => self.run_done(d, life, part, process, run, outcome),
+            Act::Crash { d } => {
+                self.crash(d);
+                self.again(self.cfg.crash_per_hour, Act::Crash { d });
+            }
+            Act::Restart { d } => self.restart(d),
+            Act::Stall { d } => {
+                self.stall(d);
+                self.again(self.cfg.stall_per_hour, Act::Stall { d });
+            }
+            Act::Wake { d } => self.wake(d),
+            Act::Stop { d } => {
+                self.stop(d);
+                self.again(self.cfg.stop_per_hour, Act::Stop { d });
+            }
+            Act::Join => {
+                self.join();
+                self.again(self.cfg.join_per_hour, Act::Join);
+            }
+            Act::Rekey => {
+                self.rekey();
+                self.again(self.cfg.rekey_per_hour, Act::Rekey);
+            }
+            Act::Resume { job } => self.person(Event::Resume {
+                job,
+                actor: Actor::new("ops"),
+            }),
+            Act::Heal => self.heal(),
+        }
+    }
+
+    /// The end of the safety phase: no more faults; every daemon down comes back.
+    fn heal(&mut self) {
+        self.healed = true;
+        for d in 0..self.daemons.len() {
+            if !self.daemons[d].up {
+                self.at(self.t + 1_000, Act::Restart { d });
+            }
+        }
+    }
+
+    /// A daemon joins, up to `MAX_DAEMONS`.
+    fn join(&mut self) {
+        if self.daemons.len() >= MAX_DAEMONS {
+            return;
+        }
+        self.daemons.push(Daemon::down(self.cfg.partitions));
+        let d = self.daemons.len() - 1;
+        self.probe("daemon joined");
+        self.restart(d);
+        self.schedule_faults(d);
+    }
+
+    /// A person changes a job's concurrency key: in place when its partition stays, else
+    /// moved (now, or once its open run has settled).
+    fn rekey(&mut self) {
+        let i = self.rng.gen_range(0..self.defs.len());
+        let Some(mut def) = self.defs.values().nth(i).cloned() else {
+            return;
+        };
+        let k = self.rng.gen_range(0..=self.keys.len());
+        self.set_key(&mut def, (k < self.keys.len()).then_some(k));
+        self.defs.insert(def.name.clone(), def.clone());
+        self.probe("concurrency key changed");
+        self.place(def);
+    }
+
+    fn finish(mut self) -> PartsReport {
+        if self.trace.is_some() {
+            self.trace_jobs();
+        }
+        let states: Vec<&State> = self.parts.iter().map(|p| &p.state).collect();
+        self.check.finish(self.t, &states, &self.defs);
+        PartsReport {
+            seed: self.cfg.seed,
+            partitions: self.cfg.partitions.get(),
+            events: self.events,
+            violations: self.check.violations,
+            probes: self.probes,
+            trace: self.trace.unwrap_or_default(),
+        }
+    }
+
+    /// Where each job ended and what its record holds, for the readable trace.
+    fn trace_jobs(&mut self) {
+        let names: Vec<JobName> = self.defs.keys().cloned().collect();
+        for name in names {
+            let line = match self.where_is(&name) {
+                Some(p) => {
+                    let state = &self.parts[p.0 as usize].state;
+                    let record = state
+                        .seq_of_name(name.as_str())
+                        .and_then(|s| state.record(s))
+                        .map(|r| serde_json::to_string(r).unwrap_or_default());
+                    format!("end: {name} in {p}: {}", record.unwrap_or_default())
+                }
+                None => format!("end: {name} in no partition"),
+            };
+            self.note(|| line);
+        }
+    }
+
+    /// The partition job `name` is in now, if any.
+    fn where_is(&self, name: &JobName) -> Option<Partition> {
+        self.cfg.partitions.iter().find(|p| {
+            self.parts[p.0 as usize]
+                .state
+                .seq_of_name(name.as_str())
+                .is_some()
+        })
+    }
+
+    /// Where `def` belongs.
+    fn home(&self, def: &JobDef) -> Partition {
+        route(def, self.cfg.partitions)
+    }
+
+    fn now(&self) -> Now {
+        Now::at(ts(self.t))
+    }
+}
