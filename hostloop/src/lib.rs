@@ -8,13 +8,17 @@
 //!   sends `ProcessStarted`.
 //! - [`Incarnation`]: then, turn after turn, the runs it holds (ticked until their reports
 //!   commit), what each committed effect asks of it ([`Order`]), its reports and its drain.
+//! - [`route`]: which [`Partition`] of a store a job lives in (by its concurrency key, else
+//!   its name), the one answer every host and the simulator share.
 
 #![warn(missing_docs, unreachable_pub)]
 
 mod incarnation;
+mod partition;
 mod startup;
 #[cfg(test)]
 mod testing;
 
 pub use incarnation::{backoff, Holding, Incarnation, Order};
+pub use partition::{route, route_of, Partition, PartitionCount, PartitionCountError};
 pub use startup::{LeftRun, Started, Startup};
