@@ -273,8 +273,9 @@ impl fmt::Display for StoreError {
                 asked,
             } => write!(
                 f,
-                "the store {store} has {stored} partitions; --partitions {asked} was asked (a \
-                 store keeps the count it was made with; leave --partitions out to use it)"
+                "the store {store} has {}; --partitions {asked} was asked (a store keeps the \
+                 count it was made with; leave --partitions out to use it)",
+                partitions_text(*stored)
             ),
             StoreError::OnePartitionOnly { store, asked } => write!(
                 f,
@@ -308,6 +309,14 @@ impl fmt::Display for StoreError {
                 )
             }
         }
+    }
+}
+
+/// `1 partition`, `8 partitions`.
+pub fn partitions_text(n: PartitionCount) -> String {
+    match n.get() {
+        1 => "1 partition".to_string(),
+        n => format!("{n} partitions"),
     }
 }
 

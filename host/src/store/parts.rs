@@ -29,6 +29,34 @@ pub struct PartitionRow {
     pub lease_until: Option<Timestamp>,
 }
 
+/// A partition's row and whether its state can be read (`duetime status`, `/metrics`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PartitionHealth {
+    pub row: PartitionRow,
+    /// Why its state is refused (it does not parse, or the core refuses it); `None` when
+    /// it loads. The other partitions are served either way.
+    pub refused: Option<String>,
+}
+
+/// Every partition's row, each with whether its state loads.
+///
+/// # Errors
+///
+/// The store's, reading the rows (not a partition's refusal: that is in its health).
+pub fn health<S: Store + ?Sized>(store: &mut S) -> Result<Vec<PartitionHealth>, StoreError> {
+    let rows = store.partition_rows()?;
+    Ok(rows
+        .into_iter()
+        .map(|row| {
+            let refused = store.state_in(row.partition).err().map(|e| match e {
+                StoreError::InPartition { error, .. } => error.to_string(),
+                other => other.to_string(),
+            });
+            PartitionHealth { row, refused }
+        })
+        .collect())
+}
+
 /// The partition a command about job `job` goes to: where it lives, or partition 0 when
 /// no job has that name (the core there answers `not_found`, as in a store of one).
 ///
