@@ -32,7 +32,11 @@ fn check_warns_when_one_concurrency_key_holds_most_jobs() {
     for (keyed, total) in [(4, 8), (5, 7)] {
         let dir = file(keyed, total);
         let r = duetime_in(dir.path(), &["check", "jobs.toml"]);
-        assert!(!r.stdout.contains("concurrency_key:"), "{keyed}/{total}: {}", r.stdout);
+        assert!(
+            !r.stdout.contains("concurrency_key:"),
+            "{keyed}/{total}: {}",
+            r.stdout
+        );
         let r = duetime_in(dir.path(), &["check", "jobs.toml", "--json"]);
         let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
         assert!(v.get("warnings").is_none(), "{}", r.stdout);

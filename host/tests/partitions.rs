@@ -156,33 +156,47 @@ fn every_job_lives_in_exactly_one_partition_where_locate_finds_it() {
     assert_eq!(store.locate("nobody").unwrap(), None);
 
     // A command goes to the job's partition and changes only that state.
-    let victim = "plain_3";
+    let victim = defs
+        .iter()
+        .map(|d| d.name.as_str())
+        .find(|n| route_of(None, n, count(8)) != Partition::FIRST)
+        .unwrap();
     let p = partition_of(&mut store, victim).unwrap();
+    assert_ne!(p, Partition::FIRST);
     let effects = store.apply_in(p, at(5), pause(victim)).unwrap();
     assert!(replied_ok(&effects), "{effects:?}");
     let mut other = PostgresStore::open_with(&url, options(None)).unwrap();
     let view = other.state_in(p).unwrap().job(victim, at(6).wall).unwrap();
     assert!(view.paused.is_some(), "paused where it lives");
-    // The same job paused through partition 0 (when it lives elsewhere) is not found.
-    if p != Partition::FIRST {
-        let effects = other
-            .apply_in(Partition::FIRST, at(7), pause(victim))
-            .unwrap();
-        assert!(
-            !replied_ok(&effects),
-            "partition 0 has no such job: {effects:?}"
-        );
-    }
-    // Each partition's row counts its jobs; the rows add up to every job.
-    let rows = other.partition_rows().unwrap();
-    assert_eq!(rows.len(), 8);
-    let total: u64 = rows.iter().map(|r| r.jobs).sum();
-    assert_eq!(total, defs.len() as u64);
+    // The same job paused through partition 0, where it does not live, is not found.
+    let effects = other
+        .apply_in(Partition::FIRST, at(7), pause(victim))
+        .unwrap();
+    assert!(!replied_ok(&effects), "p0 has no such job: {effects:?}");
+    rows_count_each_partitions_jobs(&mut other, &by_partition, defs.len());
+    names_are_one_row_each(&url);
+}
+
+/// Each partition's row counts its jobs (`by_partition`), adding up to `total`, with no
+/// owner yet.
+fn rows_count_each_partitions_jobs(
+    store: &mut PostgresStore,
+    by_partition: &[BTreeSet<String>],
+    total: usize,
+) {
+    let rows = store.partition_rows().unwrap();
+    assert_eq!(rows.len(), by_partition.len());
+    let sum: u64 = rows.iter().map(|r| r.jobs).sum();
+    assert_eq!(sum, total as u64);
     for (i, r) in rows.iter().enumerate() {
         assert_eq!(r.jobs, by_partition[i].len() as u64, "{r:?}");
         assert_eq!((r.owner, r.epoch, r.lease_until), (None, 0, None));
     }
-    let mut raw = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+}
+
+/// No name has two rows in `jobs`, across partitions.
+fn names_are_one_row_each(url: &str) {
+    let mut raw = postgres::Client::connect(url, postgres::NoTls).unwrap();
     let dup: i64 = raw
         .query_one(
             "SELECT count(*) FROM (SELECT name FROM jobs WHERE name IS NOT NULL
@@ -486,17 +500,10 @@ fn four_partitions(url: &str) -> (Vec<JobDef>, Partition) {
 
 #[test]
 fn a_damaged_partition_is_refused_by_name_and_the_others_go_on() {
-    let Some(url) = pg::fresh("damaged_partition") else {
+    let Some((url, bad, victim, _)) = damaged("damaged_partition") else {
         return;
     };
-    let (defs, bad) = four_partitions(&url);
-    let mut raw = postgres::Client::connect(&url, postgres::NoTls).unwrap();
-    raw.execute(
-        "UPDATE globals SET json = '{\"format\": 1' WHERE part = $1",
-        &[&(bad.0 as i32)],
-    )
-    .unwrap();
-
+    let defs: Vec<JobDef> = (0..12).map(|i| def(&format!("job_{i}"), None)).collect();
     let mut store = PostgresStore::open_with(&url, options(None)).expect("the store opens");
     let err = store.state_in(bad).err().unwrap();
     assert!(
@@ -527,10 +534,7 @@ fn a_damaged_partition_is_refused_by_name_and_the_others_go_on() {
         replied_ok(&store.apply_in(p, at(2), pause(name)).unwrap()),
         "the others go on"
     );
-    let err = store
-        .apply_in(bad, at(3), pause(defs[0].name.as_str()))
-        .err()
-        .unwrap();
+    let err = store.apply_in(bad, at(3), pause(&victim)).err().unwrap();
     assert!(
         err.to_string().starts_with(&format!("partition {bad}: ")),
         "{err}"
@@ -548,7 +552,29 @@ fn a_damaged_partition_is_refused_by_name_and_the_others_go_on() {
     for h in &health {
         assert_eq!(h.refused.is_some(), h.row.partition == bad, "{h:?}");
     }
+}
 
+/// A store of four partitions whose `victim` partition's globals do not parse: its URL,
+/// that partition, a job in it and a job in another.
+fn damaged(test: &str) -> Option<(String, Partition, String, String)> {
+    let url = pg::fresh(test)?;
+    let (defs, bad) = four_partitions(&url);
+    let mut raw = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    raw.execute(
+        "UPDATE globals SET json = '{\"format\": 1' WHERE part = $1",
+        &[&(bad.0 as i32)],
+    )
+    .unwrap();
+    let good = defs.iter().find(|d| route(d, count(4)) != bad).unwrap();
+    Some((url, bad, defs[0].name.to_string(), good.name.to_string()))
+}
+
+#[test]
+fn a_damaged_partition_is_named_by_list_status_and_the_commands() {
+    let Some((url, bad, victim, name)) = damaged("damaged_partition_cli") else {
+        return;
+    };
+    let name = name.as_str();
     // The commands, `list` and `status` say the same to a person.
     let cli = |args: &[&str]| duetime(&url, args);
     let (code, out, err) = cli(&["list"]);
@@ -565,7 +591,7 @@ fn a_damaged_partition_is_refused_by_name_and_the_others_go_on() {
     assert!(line.contains("refused: the store "), "{line}");
     let (code, out, err) = cli(&["pause", name]);
     assert_eq!(code, 0, "{out}{err}");
-    let (code, _, err) = cli(&["pause", defs[0].name.as_str()]);
+    let (code, _, err) = cli(&["pause", &victim]);
     assert_eq!(code, 1);
     assert!(err.contains(&format!("partition {bad}: ")), "{err}");
 }
@@ -718,4 +744,77 @@ fn sqlite_has_exactly_one_partition() {
         .unwrap();
     assert_eq!(store.locate("a").unwrap(), Some(Partition::FIRST));
     assert_eq!(store.partition_rows().unwrap()[0].jobs, 1);
+}
+
+/// `duetime run --jobs FILE ARGS --store STORE` in a directory of its own: exit code and
+/// stderr (every case here is refused before the daemon starts).
+fn run_daemon(store: &str, args: &[&str]) -> (i32, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let jobs = dir.path().join("jobs.toml");
+    std::fs::write(
+        &jobs,
+        "[[job]]\nname = \"a\"\nevery = \"1h\"\ncommand = [\"true\"]\n",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_duetime"))
+        .arg("run")
+        .arg("--jobs")
+        .arg(&jobs)
+        .arg("--runs")
+        .arg(dir.path().join("runs"))
+        .args(["--store", store])
+        .args(args)
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn the_daemon_refuses_what_it_cannot_run_yet_and_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("one.db");
+    let (code, err) = run_daemon(path.to_str().unwrap(), &["--partitions", "8"]);
+    assert_eq!(code, 64, "{err}");
+    assert!(err.contains("exactly one partition"), "{err}");
+    assert!(!path.exists(), "no store made");
+    let (code, err) = run_daemon(path.to_str().unwrap(), &["--partitions", "0"]);
+    assert_eq!(code, 2, "clap refuses the value: {err}");
+    assert!(
+        err.contains("accepted: a whole number from 1 to 1024"),
+        "{err}"
+    );
+
+    let Some(url) = pg::fresh("daemon_refuses") else {
+        return;
+    };
+    let (code, err) = run_daemon(&url, &["--partitions", "8"]);
+    assert_eq!(code, 64, "{err}");
+    assert!(
+        err.contains("--partitions 8 was asked") && err.contains("issue 43"),
+        "{err}"
+    );
+    let mut raw = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    let made: bool = raw
+        .query_one("SELECT to_regclass('meta') IS NOT NULL", &[])
+        .unwrap()
+        .get(0);
+    assert!(!made, "refused before anything was made");
+
+    PostgresStore::open_with(&url, options(Some(4))).unwrap();
+    let (code, err) = run_daemon(&url, &[]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("has 4 partitions, and this daemon steps one partition"),
+        "{err}"
+    );
+    let (code, err) = run_daemon(&url, &["--partitions", "1"]);
+    assert_eq!(code, 64, "{err}");
+    assert!(
+        err.contains("has 4 partitions; --partitions 1 was asked"),
+        "{err}"
+    );
 }

@@ -113,6 +113,20 @@ enum NotStarted {
     },
 }
 
+/// `--partitions` above 1 on PostgreSQL, refused before any store is made: a new store of
+/// several partitions would be one this daemon then refuses to run. (SQLite's own refusal
+/// of any count but one comes from opening it, before it makes anything either.)
+fn refuse_partitions(args: &Args, err: &mut dyn Write) -> io::Result<Option<u8>> {
+    match args.partitions.filter(|&n| n != PartitionCount::ONE) {
+        Some(count) if store::is_url(&args.store.store) => {
+            let what = format!("--partitions {count} was asked");
+            writeln!(err, "duetime run: {}", not_yet(&what))?;
+            Ok(Some(USAGE))
+        }
+        _ => Ok(None),
+    }
+}
+
 /// Why `duetime run` does not run a store of several partitions (yet), after `what` (the
 /// store's count, or the flag's): it steps partition 0 only, and a daemon that left the
 /// other partitions' jobs unstepped would look like it works while most jobs never run.
@@ -167,14 +181,8 @@ pub fn run(args: &Args, _out: &mut dyn Write, err: &mut dyn Write) -> io::Result
         partitions: args.partitions,
         ..Options::default()
     };
-    // Refused before any store is made: a new store of several partitions would be one
-    // this daemon then refuses to run.
-    if let Some(count) = args.partitions.filter(|&n| n != PartitionCount::ONE) {
-        if store::is_url(&args.store.store) {
-            let what = format!("--partitions {count} was asked");
-            writeln!(err, "duetime run: {}", not_yet(&what))?;
-            return Ok(USAGE);
-        }
+    if let Some(code) = refuse_partitions(args, err)? {
+        return Ok(code);
     }
     // Only checks until the store has been opened and accepted: a refused store (not a
     // duetime store, a port in use) is left exactly as it was, with no runs directory
@@ -258,33 +266,41 @@ fn start_daemon(
                 waited += 1;
                 std::thread::sleep(daemon::backoff(waited));
             }
-            Err(NotStarted::Store(
-                e @ (StoreError::PartitionsDiffer { .. } | StoreError::OnePartitionOnly { .. }),
-            )) => {
-                writeln!(err, "duetime run: {e}")?;
-                return Ok(Err(USAGE));
-            }
-            Err(NotStarted::Store(e)) => {
-                writeln!(err, "duetime run: {e}")?;
-                return Ok(Err(1));
-            }
-            Err(NotStarted::Partitions { store, count }) => {
-                let what = format!("the store {store} has {}", store::partitions_text(count));
-                writeln!(err, "duetime run: {}", not_yet(&what))?;
-                return Ok(Err(1));
-            }
-            Err(NotStarted::Config(mismatch)) => {
-                writeln!(err, "duetime run: {mismatch}")?;
-                return Ok(Err(USAGE));
-            }
-            Err(NotStarted::Jobs(errors)) => return jobs_errors(err, errors).map(Err),
-            Err(NotStarted::Runs(why)) => {
-                writeln!(err, "duetime run: {why}")?;
-                return Ok(Err(1));
-            }
+            Err(why) => return not_started(why, err).map(Err),
         }
     };
     Ok(Ok(daemon))
+}
+
+/// Says why the daemon did not start; the exit code: 64 for flags that contradict the
+/// store (retrying cannot mend them), else 1.
+fn not_started(why: NotStarted, err: &mut dyn Write) -> io::Result<u8> {
+    match why {
+        NotStarted::Store(
+            e @ (StoreError::PartitionsDiffer { .. } | StoreError::OnePartitionOnly { .. }),
+        ) => {
+            writeln!(err, "duetime run: {e}")?;
+            Ok(USAGE)
+        }
+        NotStarted::Store(e) => {
+            writeln!(err, "duetime run: {e}")?;
+            Ok(1)
+        }
+        NotStarted::Config(mismatch) => {
+            writeln!(err, "duetime run: {mismatch}")?;
+            Ok(USAGE)
+        }
+        NotStarted::Jobs(errors) => jobs_errors(err, errors),
+        NotStarted::Runs(why) => {
+            writeln!(err, "duetime run: {why}")?;
+            Ok(1)
+        }
+        NotStarted::Partitions { store, count } => {
+            let what = format!("the store {store} has {}", store::partitions_text(count));
+            writeln!(err, "duetime run: {}", not_yet(&what))?;
+            Ok(1)
+        }
+    }
 }
 
 /// Refuses to start (exit 1) on files other users could write or jobs this daemon cannot

@@ -267,6 +267,19 @@ impl fmt::Display for StoreError {
             }
             StoreError::Database { store, detail } => write!(f, "the store {store}: {detail}"),
             StoreError::Aborted { reason } => write!(f, "transaction aborted: {reason}"),
+            StoreError::PartitionsDiffer { .. }
+            | StoreError::OnePartitionOnly { .. }
+            | StoreError::NoSuchPartition { .. }
+            | StoreError::InPartition { .. }
+            | StoreError::WouldMove { .. } => self.fmt_partitions(f),
+        }
+    }
+}
+
+impl StoreError {
+    /// The messages of the partition variants (`fmt` covers the others).
+    fn fmt_partitions(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
             StoreError::PartitionsDiffer {
                 store,
                 stored,
@@ -308,6 +321,8 @@ impl fmt::Display for StoreError {
                      (its ledger starts over)"
                 )
             }
+            // The others are `fmt`'s, which never sends them here.
+            _ => Ok(()),
         }
     }
 }

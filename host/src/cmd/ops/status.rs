@@ -180,14 +180,24 @@ pub fn status(args: &StatusArgs, out: &mut dyn Write, err: &mut dyn Write) -> io
             o.holder, o.fence, o.until
         )?;
     }
+    write_daemons(out, &list, args.all, now)?;
+    Ok(refused_code(&parts))
+}
+
+/// A line per daemon (the dead beyond a few folded into one, unless `all`).
+fn write_daemons(
+    out: &mut dyn Write,
+    list: &[Daemon],
+    all: bool,
+    now: Timestamp,
+) -> io::Result<()> {
     if list.is_empty() {
-        writeln!(out, "no daemon has run on this store in the last day")?;
-        return Ok(refused_code(&parts));
+        return writeln!(out, "no daemon has run on this store in the last day");
     }
-    let (shown, folded) = if args.all {
+    let (shown, folded) = if all {
         (list.iter().collect(), Vec::new())
     } else {
-        fold(&list, now)
+        fold(list, now)
     };
     for d in shown {
         writeln!(out, "{}", daemon_line(d, now))?;
@@ -195,7 +205,7 @@ pub fn status(args: &StatusArgs, out: &mut dyn Write, err: &mut dyn Write) -> io
     if let Some(line) = folded_line(&folded, now) {
         writeln!(out, "{line}")?;
     }
-    Ok(refused_code(&parts))
+    Ok(())
 }
 
 /// 1 when any partition is refused (what `status` shows is then incomplete), else 0.
