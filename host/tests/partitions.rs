@@ -581,6 +581,11 @@ fn a_damaged_partition_is_named_by_list_status_and_the_commands() {
     assert_eq!(code, 1, "{out}{err}");
     assert!(err.contains(&format!("partition {bad}: ")), "{err}");
     assert!(out.contains(name), "{out}");
+    let (code, out, _) = cli(&["list", "--json"]);
+    assert_eq!(code, 1, "{out}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["refused"][0]["partition"], bad.to_string(), "{out}");
+    assert_eq!(v["refused"][0]["kind"], "corrupt", "{out}");
     let (code, out, _) = cli(&["status"]);
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("4 partitions"), "{out}");
@@ -817,4 +822,83 @@ fn the_daemon_refuses_what_it_cannot_run_yet_and_says_why() {
         err.contains("has 4 partitions; --partitions 1 was asked"),
         "{err}"
     );
+}
+
+/// Damage `part`'s globals row with `change` made to its JSON.
+fn damage(url: &str, part: Partition, change: impl FnOnce(&mut serde_json::Value)) {
+    let mut raw = postgres::Client::connect(url, postgres::NoTls).unwrap();
+    let key = part.0 as i32;
+    let json: String = raw
+        .query_one("SELECT json FROM globals WHERE part = $1", &[&key])
+        .unwrap()
+        .get(0);
+    let mut v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    change(&mut v);
+    raw.execute(
+        "UPDATE globals SET json = $2 WHERE part = $1",
+        &[&key, &v.to_string()],
+    )
+    .unwrap();
+}
+
+/// Globals that parse but that the core refuses (a job numbered at or past `next_seq`)
+/// are refused by name as well, as a load error, and the others go on.
+#[test]
+fn a_partition_the_core_refuses_is_refused_by_name_too() {
+    let Some(url) = pg::fresh("inconsistent_partition") else {
+        return;
+    };
+    let (defs, bad) = four_partitions(&url);
+    damage(&url, bad, |v| v["next_seq"] = 0.into());
+    let mut store = PostgresStore::open_with(&url, options(None)).unwrap();
+    let err = store.state_in(bad).err().unwrap();
+    assert!(
+        matches!(&err, StoreError::InPartition { partition, error }
+            if *partition == bad && matches!(**error, StoreError::Load { .. })),
+        "{err:?}"
+    );
+    assert_eq!(err.kind().name(), "load");
+    assert!(
+        err.to_string().starts_with(&format!("partition {bad}: ")),
+        "{err}"
+    );
+    let good = defs.iter().find(|d| route(d, count(4)) != bad).unwrap();
+    let p = route(good, count(4));
+    assert!(store
+        .state_in(p)
+        .unwrap()
+        .job(good.name.as_str(), at(1).wall)
+        .is_some());
+}
+
+/// The daemons are partition 0's processes: with partition 0 refused, `status` still
+/// shows every partition and says why it shows no daemons.
+#[test]
+fn status_shows_the_partitions_when_partition_0_is_refused() {
+    let Some(url) = pg::fresh("status_without_p0") else {
+        return;
+    };
+    four_partitions(&url);
+    damage(&url, Partition::FIRST, |v| v["format"] = "x".into());
+    let (code, out, err) = duetime(&url, &["status"]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains(": 4 partitions"), "{out}");
+    let line = |p: &str| {
+        out.lines()
+            .find(|l| l.trim_start().starts_with(&format!("{p} ")))
+            .unwrap_or_else(|| panic!("no line for {p}: {out}"))
+            .to_string()
+    };
+    assert!(line("p0").contains("refused: "), "{out}");
+    assert!(!line("p1").contains("refused"), "{out}");
+    assert!(
+        err.contains("the daemons are not shown: partition p0: "),
+        "{err}"
+    );
+    let (code, out, _) = duetime(&url, &["status", "--json"]);
+    assert_eq!(code, 1);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(v["daemons"].is_null(), "{out}");
+    assert!(v["partitions"][0]["refused"].is_string(), "{out}");
+    assert!(v["partitions"][3]["refused"].is_null(), "{out}");
 }
