@@ -290,7 +290,7 @@ fn transactions_on_two_partitions_do_not_queue_behind_each_other() {
 }
 
 /// The tables of schema version 1, as every duetime before partitions made them
-/// (`MIGRATIONS[0]` of postgres.rs then): a store to migrate is built from them here, not
+/// (`MIGRATIONS[0]` of store/postgres/schema.rs): a store to migrate is built from them here, not
 /// from today's code.
 const SCHEMA_1: &str = "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
      CREATE TABLE globals (
