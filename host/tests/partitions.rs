@@ -902,3 +902,32 @@ fn status_shows_the_partitions_when_partition_0_is_refused() {
     assert!(v["partitions"][0]["refused"].is_string(), "{out}");
     assert!(v["partitions"][3]["refused"].is_null(), "{out}");
 }
+
+/// `what-if --store` replays one state: a store of several partitions is refused rather
+/// than partition 0 passed off as the whole store.
+#[test]
+fn what_if_refuses_a_store_of_several_partitions() {
+    let Some(url) = pg::fresh("what_if_partitions") else {
+        return;
+    };
+    four_partitions(&url);
+    let dir = tempfile::tempdir().unwrap();
+    let jobs = dir.path().join("jobs.toml");
+    std::fs::write(
+        &jobs,
+        "[[job]]\nname = \"a\"\nevery = \"1h\"\ncommand = [\"true\"]\n",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_duetime"))
+        .arg("what-if")
+        .arg(&jobs)
+        .args(["--store", &url])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("has 4 partitions; what-if replays a store of one partition"),
+        "{err}"
+    );
+}
