@@ -55,6 +55,10 @@ error_kinds! {
     Load => "load": "The stored state failed the core's load checks.",
     Database => "database": "The database refused a statement.",
     Aborted => "aborted": "The transaction was aborted (it may be retried).",
+    PartitionsDiffer => "partitions_differ": "`--partitions` asked for another count than the store was made with.",
+    OnePartitionOnly => "one_partition_only": "`--partitions` other than 1 on an SQLite store.",
+    NoSuchPartition => "no_such_partition": "A partition the store does not have.",
+    WouldMove => "would_move": "A definition whose concurrency key would move its job to another partition.",
 }
 
 /// A failure as every `--json` output spells it.

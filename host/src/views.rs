@@ -10,6 +10,7 @@ use duetime::{
 
 use crate::changes::Change;
 use crate::json;
+use crate::store::parts::partition_of;
 use crate::store::{Store, StoreError};
 
 /// How a job is shown to people: the core's status, except where it would mislead. A
@@ -217,6 +218,40 @@ pub fn rows(state: &State, now: Timestamp) -> Vec<Row> {
         .collect()
 }
 
+/// Every job of every partition, ranked as the core ranks one partition's (attention
+/// first, then by name), and the partitions that could not be read, each error naming its
+/// partition.
+#[derive(Debug, Default)]
+pub struct Merged {
+    pub rows: Vec<Row>,
+    pub refused: Vec<StoreError>,
+}
+
+/// The rows of every partition, merged (`list`, the page, `/api/jobs`). A store of one
+/// partition fails as a whole, as it always has; in a store of several a partition that
+/// cannot be read is set aside in `refused` and the others are shown.
+///
+/// # Errors
+///
+/// The store's, for a store of one partition.
+pub fn all_rows<S: Store + ?Sized>(store: &mut S, now: Timestamp) -> Result<Merged, StoreError> {
+    let mut merged = Merged::default();
+    if store.partitions().get() == 1 {
+        merged.rows = rows(store.state()?, now);
+        return Ok(merged);
+    }
+    for p in store.partitions().iter() {
+        match store.state_in(p) {
+            Ok(state) => merged.rows.extend(rows(state, now)),
+            Err(e) => merged.refused.push(e),
+        }
+    }
+    merged.rows.sort_by(|a, b| {
+        (a.view.status, a.view.name.as_str()).cmp(&(b.view.status, b.view.name.as_str()))
+    });
+    Ok(merged)
+}
+
 /// `duetime list --json` (and `GET /api/jobs`).
 pub fn list_json(rows: &[Row], now: Timestamp) -> serde_json::Value {
     let jobs: Vec<_> = rows.iter().map(|r| view_json(&r.view, r.shown)).collect();
@@ -249,7 +284,8 @@ pub fn job_report<S: Store + ?Sized>(
     now: Timestamp,
     days: u64,
 ) -> Result<Option<JobReport>, StoreError> {
-    let state = store.state()?;
+    let p = partition_of(store, name)?;
+    let state = store.state_in(p)?;
     let Some(view) = state.job(name, now) else {
         return Ok(None);
     };

@@ -5,6 +5,44 @@
 mod support;
 use support::*;
 
+/// Issue 43: a key's jobs all live in one partition, so a key most jobs share crowds one
+/// partition; said once for the file, and only past half of at least 8 jobs.
+#[test]
+fn check_warns_when_one_concurrency_key_holds_most_jobs() {
+    let file = |keyed: usize, total: usize| {
+        let mut text = String::new();
+        for i in 0..total {
+            text.push_str(&format!(
+                "[[job]]\nname = \"j{i}\"\nevery = \"1h\"\ncommand = [\"true\"]\n"
+            ));
+            if i < keyed {
+                text.push_str("concurrency_key = \"db\"\n");
+            }
+        }
+        with_file("jobs.toml", &text)
+    };
+    let says = "warning: concurrency_key: 5 of the 8 jobs share concurrency key `db`";
+    let dir = file(5, 8);
+    let r = duetime_in(dir.path(), &["check", "jobs.toml"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.stdout.matches(says).count(), 1, "{}", r.stdout);
+    let r = duetime_in(dir.path(), &["check", "jobs.toml", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["warnings"][0]["field"], "concurrency_key", "{}", r.stdout);
+    for (keyed, total) in [(4, 8), (5, 7)] {
+        let dir = file(keyed, total);
+        let r = duetime_in(dir.path(), &["check", "jobs.toml"]);
+        assert!(
+            !r.stdout.contains("concurrency_key:"),
+            "{keyed}/{total}: {}",
+            r.stdout
+        );
+        let r = duetime_in(dir.path(), &["check", "jobs.toml", "--json"]);
+        let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+        assert!(v.get("warnings").is_none(), "{}", r.stdout);
+    }
+}
+
 #[test]
 fn check_warns_about_what_never_runs_or_cannot_start() {
     let dir = with_file(

@@ -143,6 +143,11 @@ fn metrics_agree_with_the_journal_and_survive_a_restart() {
     assert_eq!(scraped["duetime_job_paused{job=\"steady\"}"], 1.0);
     assert_eq!(scraped["duetime_jobs_paused"], 2.0);
     assert_eq!(scraped["duetime_jobs"], 2.0);
+    // An SQLite store is one partition, p0, holding every job and loading.
+    assert_eq!(scraped["duetime_partition_jobs{partition=\"p0\"}"], 2.0);
+    assert_eq!(scraped["duetime_partition_refused{partition=\"p0\"}"], 0.0);
+    assert!(scraped["duetime_partition_version{partition=\"p0\"}"] > 3.0);
+    assert!(!text.contains("duetime_partition_jobs{partition=\"p1\"}"));
     assert!(
         !text.contains("duetime_next_due_timestamp_seconds{job=\"steady\"}"),
         "a paused job has no next due time"

@@ -51,7 +51,7 @@ impl PartitionCount {
     pub fn new(n: u64) -> Result<PartitionCount, PartitionCountError> {
         match u32::try_from(n) {
             Ok(n) if (1..=PartitionCount::MAX).contains(&n) => Ok(PartitionCount(n)),
-            _ => Err(PartitionCountError { given: n }),
+            _ => Err(PartitionCountError::OutOfRange { given: n }),
         }
     }
 
@@ -80,31 +80,43 @@ impl fmt::Display for PartitionCount {
 impl std::str::FromStr for PartitionCount {
     type Err = PartitionCountError;
 
-    /// A decimal count; anything else is refused as out of range, naming the text.
+    /// A decimal count; anything else is refused, naming the text (cut to 40 characters).
     fn from_str(s: &str) -> Result<PartitionCount, PartitionCountError> {
         match s.trim().parse::<u64>() {
             Ok(n) => PartitionCount::new(n),
-            Err(_) => Err(PartitionCountError { given: u64::MAX }),
+            Err(_) => Err(PartitionCountError::NotANumber {
+                text: s.chars().take(40).collect(),
+            }),
         }
     }
 }
 
-/// A partition count outside 1..=1024.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PartitionCountError {
-    /// The count asked for (`u64::MAX` when it was not a number at all).
-    pub given: u64,
+/// A partition count refused: outside 1..=1024, or not a number.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PartitionCountError {
+    /// A count outside 1..=1024.
+    OutOfRange {
+        /// The count asked for.
+        given: u64,
+    },
+    /// Text that is not a whole number.
+    NotANumber {
+        /// The text given (its first 40 characters).
+        text: String,
+    },
 }
 
 impl fmt::Display for PartitionCountError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let given = match self.given {
-            u64::MAX => "not a number".to_string(),
-            n => n.to_string(),
-        };
+        match self {
+            PartitionCountError::OutOfRange { given } => write!(f, "partitions: {given}")?,
+            PartitionCountError::NotANumber { text } => {
+                write!(f, "partitions: `{text}` is not a number")?;
+            }
+        }
         write!(
             f,
-            "partitions: {given}; accepted: a whole number from 1 to {}",
+            "; accepted: a whole number from 1 to {}",
             PartitionCount::MAX
         )
     }
@@ -189,7 +201,12 @@ mod tests {
         let e = "0".parse::<PartitionCount>().unwrap_err().to_string();
         assert_eq!(e, "partitions: 0; accepted: a whole number from 1 to 1024");
         let e = "x".parse::<PartitionCount>().unwrap_err().to_string();
-        assert!(e.starts_with("partitions: not a number;"), "{e}");
+        assert_eq!(
+            e,
+            "partitions: `x` is not a number; accepted: a whole number from 1 to 1024"
+        );
+        let e = PartitionCount::new(u64::MAX).unwrap_err().to_string();
+        assert!(e.starts_with(&format!("partitions: {};", u64::MAX)), "{e}");
         assert_eq!(Partition(7).to_string(), "p7");
         assert_eq!(
             count(3).iter().collect::<Vec<_>>(),

@@ -94,8 +94,9 @@ fn report_valid(
     out: &mut dyn Write,
 ) -> io::Result<u8> {
     let count = args.count as usize;
+    let about_file = super::lint::file_warnings(&jobs.jobs);
     if args.json {
-        let v = serde_json::json!({
+        let mut v = serde_json::json!({
             "ok": true,
             "file": file,
             "valid": true,
@@ -103,6 +104,10 @@ fn report_valid(
             "jobs": jobs.jobs.iter().map(|j| job_json(j, from, count)).collect::<Vec<_>>(),
             "errors": [],
         });
+        // Only when there is one, so the output of a file without is as it always was.
+        if !about_file.is_empty() {
+            v["warnings"] = serde_json::to_value(&about_file).unwrap_or_default();
+        }
         writeln!(out, "{v:#}")?;
         return Ok(0);
     }
@@ -112,6 +117,9 @@ fn report_valid(
         "{file}: {n} job{}, valid; due times after {from}",
         if n == 1 { "" } else { "s" }
     )?;
+    for w in &about_file {
+        writeln!(out, "warning: {}: {}", w.field, w.text)?;
+    }
     for job in &jobs.jobs {
         writeln!(out)?;
         write!(out, "{}", job_text(job, from, count))?;

@@ -1,8 +1,10 @@
 //! Warnings about a valid jobs file: things the core accepts that will not do what a
 //! person expects (a schedule that never fires, an `at` already past, a program that is
 //! not there, a missing workdir, a cron step that matches only one value). `duetime check`
-//! prints them with each job; they do not make the file invalid.
+//! prints them with each job (and, for what is about the whole file, once above them);
+//! they do not make the file invalid.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use duetime::{Schedule, Timestamp};
@@ -23,6 +25,38 @@ pub fn warnings(job: &HostJob, from: Timestamp) -> Vec<Warning> {
     command(job, &mut out);
     env_file(job, &mut out);
     out
+}
+
+/// Below this many jobs a crowded key is no burden worth a warning.
+const CROWD_MIN_JOBS: usize = 8;
+
+/// Warnings about the file as a whole: a concurrency key shared by more than half the jobs
+/// (of at least `CROWD_MIN_JOBS`). A job with a key lives in the key's partition
+/// (docs/scale-out.md), so such a key puts most of the work in one partition, stepped by
+/// one daemon at a time, however many partitions and daemons the store has.
+pub fn file_warnings(jobs: &[HostJob]) -> Vec<Warning> {
+    let mut by_key: BTreeMap<&str, usize> = BTreeMap::new();
+    for j in jobs {
+        if let Some(k) = &j.def.concurrency_key {
+            *by_key.entry(k.as_str()).or_default() += 1;
+        }
+    }
+    let total = jobs.len();
+    if total < CROWD_MIN_JOBS {
+        return Vec::new();
+    }
+    by_key
+        .into_iter()
+        .filter(|&(_, n)| n * 2 > total)
+        .map(|(key, n)| Warning {
+            field: "concurrency_key",
+            text: format!(
+                "{n} of the {total} jobs share concurrency key `{key}`: a key's jobs all live \
+                 in one partition (docs/scale-out.md), so one daemon at a time steps most of \
+                 the work; give unrelated jobs keys of their own, or none"
+            ),
+        })
+        .collect()
 }
 
 /// An env file that this machine cannot use: the run would fail to start. Its values are

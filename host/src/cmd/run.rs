@@ -17,6 +17,7 @@ use duetime_host::log::{LogFormat, LogLevel};
 use duetime_host::runner::Runs;
 use duetime_host::store::{self, AnyStore, Metered, Options, Store, StoreError};
 use duetime_host::telemetry::Telemetry;
+use duetime_loop::PartitionCount;
 
 use super::StoreArgs;
 
@@ -43,6 +44,12 @@ pub struct Args {
     /// Kept for life, like --tick
     #[arg(long, value_name = "N")]
     pub max_runs_per_process: Option<u32>,
+    /// How many partitions a new store has (1 to 1024; kept for life, like --tick). Left
+    /// out, a new store has one and an existing one keeps its own; given and different
+    /// from an existing store's, the daemon refuses to start. SQLite has exactly one. For
+    /// now the daemon runs stores of one partition only (docs/scale-out.md)
+    #[arg(long, value_name = "N")]
+    pub partitions: Option<PartitionCount>,
     /// How many finished run directories (output and exit status) to keep per job; older
     /// ones are removed once reported. A run not yet reported is always kept
     #[arg(long, value_name = "N", default_value_t = 20)]
@@ -99,6 +106,36 @@ enum NotStarted {
     Jobs(Vec<JobsFileError>),
     /// The runs directory could not be made.
     Runs(String),
+    /// The store has more partitions than the daemon steps yet.
+    Partitions {
+        store: String,
+        count: PartitionCount,
+    },
+}
+
+/// `--partitions` above 1 on PostgreSQL, refused before any store is made: a new store of
+/// several partitions would be one this daemon then refuses to run. (SQLite's own refusal
+/// of any count but one comes from opening it, before it makes anything either.)
+fn refuse_partitions(args: &Args, err: &mut dyn Write) -> io::Result<Option<u8>> {
+    match args.partitions.filter(|&n| n != PartitionCount::ONE) {
+        Some(count) if store::is_url(&args.store.store) => {
+            let what = format!("--partitions {count} was asked");
+            writeln!(err, "duetime run: {}", not_yet(&what))?;
+            Ok(Some(USAGE))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// Why `duetime run` does not run a store of several partitions (yet), after `what` (the
+/// store's count, or the flag's): it steps partition 0 only, and a daemon that left the
+/// other partitions' jobs unstepped would look like it works while most jobs never run.
+fn not_yet(what: &str) -> String {
+    format!(
+        "{what}, and this daemon steps one partition: the daemon of several lands with \
+         issue 43 (docs/scale-out.md); until then run a store of one partition (leave \
+         --partitions out, or give 1)"
+    )
 }
 
 impl From<StoreError> for NotStarted {
@@ -141,8 +178,12 @@ pub fn run(args: &Args, _out: &mut dyn Write, err: &mut dyn Write) -> io::Result
     };
     let options = Options {
         config,
+        partitions: args.partitions,
         ..Options::default()
     };
+    if let Some(code) = refuse_partitions(args, err)? {
+        return Ok(code);
+    }
     // Only checks until the store has been opened and accepted: a refused store (not a
     // duetime store, a port in use) is left exactly as it was, with no runs directory
     // made beside it and no mode changed (issue 42).
@@ -190,6 +231,11 @@ fn start_daemon(
         let started = store::open(&args.store.store, options.clone())
             .map_err(NotStarted::from)
             .and_then(|mut store| {
+                let count = store.partitions();
+                if count != PartitionCount::ONE {
+                    let store = store.describe().to_string();
+                    return Err(NotStarted::Partitions { store, count });
+                }
                 let file = agreed_jobs(&mut store, flags, &args.jobs)?;
                 let runs = prepare_runs(args, err)?;
                 let setup = Setup {
@@ -220,22 +266,41 @@ fn start_daemon(
                 waited += 1;
                 std::thread::sleep(daemon::backoff(waited));
             }
-            Err(NotStarted::Store(e)) => {
-                writeln!(err, "duetime run: {e}")?;
-                return Ok(Err(1));
-            }
-            Err(NotStarted::Config(mismatch)) => {
-                writeln!(err, "duetime run: {mismatch}")?;
-                return Ok(Err(USAGE));
-            }
-            Err(NotStarted::Jobs(errors)) => return jobs_errors(err, errors).map(Err),
-            Err(NotStarted::Runs(why)) => {
-                writeln!(err, "duetime run: {why}")?;
-                return Ok(Err(1));
-            }
+            Err(why) => return not_started(why, err).map(Err),
         }
     };
     Ok(Ok(daemon))
+}
+
+/// Says why the daemon did not start; the exit code: 64 for flags that contradict the
+/// store (retrying cannot mend them), else 1.
+fn not_started(why: NotStarted, err: &mut dyn Write) -> io::Result<u8> {
+    match why {
+        NotStarted::Store(
+            e @ (StoreError::PartitionsDiffer { .. } | StoreError::OnePartitionOnly { .. }),
+        ) => {
+            writeln!(err, "duetime run: {e}")?;
+            Ok(USAGE)
+        }
+        NotStarted::Store(e) => {
+            writeln!(err, "duetime run: {e}")?;
+            Ok(1)
+        }
+        NotStarted::Config(mismatch) => {
+            writeln!(err, "duetime run: {mismatch}")?;
+            Ok(USAGE)
+        }
+        NotStarted::Jobs(errors) => jobs_errors(err, errors),
+        NotStarted::Runs(why) => {
+            writeln!(err, "duetime run: {why}")?;
+            Ok(1)
+        }
+        NotStarted::Partitions { store, count } => {
+            let what = format!("the store {store} has {}", store::partitions_text(count));
+            writeln!(err, "duetime run: {}", not_yet(&what))?;
+            Ok(1)
+        }
+    }
 }
 
 /// Refuses to start (exit 1) on files other users could write or jobs this daemon cannot

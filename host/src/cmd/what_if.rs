@@ -260,6 +260,40 @@ fn parse_job_duration(text: &str) -> Result<(String, Duration), String> {
     Ok((job.trim().to_string(), d))
 }
 
+/// The state of the store at `path` (read only) and its name, or the exit code after
+/// saying why not (1). A store of several partitions is refused: what-if replays one
+/// state, and partition 0 alone would be a part of the store passed off as the whole.
+fn read_store(path: &str, err: &mut dyn Write) -> io::Result<Result<(State, String), u8>> {
+    let options = store::Options {
+        create: false,
+        ..Default::default()
+    };
+    let read = store::open(path, options).and_then(|mut s| {
+        let name = s.describe().to_string();
+        let count = s.partitions();
+        s.state().cloned().map(|state| (state, name, count))
+    });
+    match read {
+        Ok((_, name, count)) if count != duetime_loop::PartitionCount::ONE => {
+            writeln!(
+                err,
+                "duetime what-if: the store {name} has {}; what-if replays a store of one \
+                 partition only, for now (docs/scale-out.md)",
+                store::partitions_text(count)
+            )?;
+            Ok(Err(1))
+        }
+        Ok((mut s, name, _)) => {
+            s.track_changes(false);
+            Ok(Ok((s, name)))
+        }
+        Err(e) => {
+            writeln!(err, "duetime what-if: {e}")?;
+            Ok(Err(1))
+        }
+    }
+}
+
 /// A usage error: the flag, what was wrong; exit 64.
 fn usage(err: &mut dyn Write, message: &str) -> io::Result<u8> {
     writeln!(err, "duetime what-if: {message}")?;
@@ -287,23 +321,9 @@ pub fn run(args: &Args, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<
                     ),
                 );
             }
-            let options = store::Options {
-                create: false,
-                ..Default::default()
-            };
-            let read = store::open(path, options).and_then(|mut s| {
-                let name = s.describe().to_string();
-                s.state().cloned().map(|state| (state, name))
-            });
-            match read {
-                Ok((mut s, name)) => {
-                    s.track_changes(false);
-                    (s, Some(name))
-                }
-                Err(e) => {
-                    writeln!(err, "duetime what-if: {e}")?;
-                    return Ok(1);
-                }
+            match read_store(path, err)? {
+                Ok((s, name)) => (s, Some(name)),
+                Err(code) => return Ok(code),
             }
         }
         None => {

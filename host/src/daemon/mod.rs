@@ -21,7 +21,7 @@ use std::path::PathBuf;
 use std::process::Child;
 use std::time::Instant;
 
-use duetime::{Actor, Alert, Effect, Entry, Event, History, JobName, ProcessId, RunId};
+use duetime::{Actor, Alert, Effect, Entry, Event, History, ProcessId, RunId};
 use duetime_loop::{Incarnation, Order};
 use tracing::{debug, info, warn};
 
@@ -391,42 +391,19 @@ impl<S: Store> Daemon<S> {
     }
 }
 
-/// Makes the store's jobs the file's, in one transaction: every definition upserted, every
-/// job the file no longer has removed (its owed and unsettled due times recorded
-/// `missed (removed)`), both as `jobs-file`. The file is the truth for the store: a job
-/// left out of it would otherwise be claimed by daemons that have no command for it.
+/// Makes the store's jobs the file's: every definition upserted, every job the file no
+/// longer has removed (its owed and unsettled due times recorded `missed (removed)`), both
+/// as `jobs-file`, each in its job's partition (`parts::sync`: one transaction in a store
+/// of one). The file is the truth for the store: a job left out of it would otherwise be
+/// claimed by daemons that have no command for it.
 fn sync_jobs<S: Store>(
     store: &mut S,
     jobs: &[HostJob],
     clock: &Clock,
 ) -> Result<Vec<Effect>, StoreError> {
-    let in_file: std::collections::BTreeSet<&str> =
-        jobs.iter().map(|j| j.def.name.as_str()).collect();
-    let gone: Vec<JobName> = store
-        .state()?
-        .records()
-        .map(|(_, r)| r.def().name.clone())
-        .filter(|name| !in_file.contains(name.as_str()))
-        .collect();
+    let defs: Vec<duetime::JobDef> = jobs.iter().map(|j| j.def.clone()).collect();
     let actor = Actor::new(JOBS_FILE_ACTOR);
-    let mut events: Vec<Event> = jobs
-        .iter()
-        .map(|j| Event::Upsert {
-            def: Box::new(j.def.clone()),
-            actor: actor.clone(),
-        })
-        .collect();
-    events.extend(gone.into_iter().map(|job| Event::Remove {
-        job,
-        actor: actor.clone(),
-    }));
-    let now = clock.now();
-    store.transact(&mut |state, effects| {
-        for e in events.iter().cloned() {
-            state.step(now, e, effects);
-        }
-        Ok(())
-    })
+    crate::store::parts::sync(store, &defs, &actor, clock.now())
 }
 
 /// A warning for each job whose definition in force names no command: confirmed before

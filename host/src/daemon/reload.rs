@@ -126,7 +126,9 @@ impl<S: Store> Daemon<S> {
     }
 }
 
-/// `sync_jobs` (in `mod.rs`) that commits nothing if the core refuses any definition: the
+/// `sync_jobs` (in `mod.rs`) that commits nothing if the core refuses any definition, in
+/// one transaction on partition 0: the daemon runs stores of one partition only (`duetime
+/// run` refuses others until issue 43's daemon of several), so that is every job. The
 /// jobs the store holds that the file lacks are found inside the transaction (fresh, not
 /// from a cache), and every refusal is returned at once, one per line, in the abort's
 /// reason.

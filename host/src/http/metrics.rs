@@ -10,6 +10,7 @@ use duetime::{State, Timestamp, Trigger};
 
 use super::expo::{Expo, Kind};
 use super::tally::{self, JobTally, Tally};
+use crate::store::parts::PartitionHealth;
 use crate::telemetry::Counters;
 use crate::views::Row;
 
@@ -18,15 +19,63 @@ fn secs(t: Timestamp) -> f64 {
     t.as_millis() as f64 / 1000.0
 }
 
-/// The whole scrape.
-pub fn render(tally: &Tally, state: &State, rows: &[Row], me: &Counters, now: Timestamp) -> String {
+/// What a scrape reads from the store beside the journal's tally: every partition's jobs
+/// (merged, `views::all_rows`) and each partition's row and health.
+pub struct Scrape<'a> {
+    pub rows: &'a [Row],
+    pub parts: &'a [PartitionHealth],
+}
+
+/// The whole scrape. `state` is partition 0's: the owner lease and the processes are its
+/// (the daemon steps partition 0 only until the multi-partition daemon of issue 43).
+pub fn render(
+    tally: &Tally,
+    state: &State,
+    scrape: &Scrape<'_>,
+    me: &Counters,
+    now: Timestamp,
+) -> String {
+    let rows = scrape.rows;
     let mut e = Expo::default();
     journal_series(&mut e, tally, rows);
     journal_histograms(&mut e, tally, rows);
     state_series(&mut e, rows);
     owner_series(&mut e, state, now);
+    partition_series(&mut e, scrape.parts);
     process_series(&mut e, state, me, now);
     e.into_string()
+}
+
+/// Each partition: its jobs, its version, whether its state is refused, and its owner,
+/// epoch and lease (the owner and lease only when set).
+fn partition_series(e: &mut Expo, parts: &[PartitionHealth]) {
+    let families: [(&str, &str); 6] = [
+        ("duetime_partition_jobs", "Jobs in the partition. From the store."),
+        ("duetime_partition_version", "Transactions committed on the partition. From the store."),
+        ("duetime_partition_refused", "1 while the partition's state cannot be loaded (it does not parse, or the core refuses it); the other partitions are served. From the store."),
+        ("duetime_partition_epoch", "The partition's ownership epoch (0 until partition ownership, issue 43). From the store."),
+        ("duetime_partition_owner", "The process id owning the partition (absent while none does). From the store."),
+        ("duetime_partition_lease_expiry_timestamp_seconds", "When the partition's owner lease lapses unless renewed (absent while none is held). From the store."),
+    ];
+    for (name, help) in families {
+        e.family(name, Kind::Gauge, help);
+    }
+    for h in parts {
+        let p = h.row.partition.to_string();
+        let labels = [("partition", p.as_str())];
+        e.sample("duetime_partition_jobs", &labels, h.row.jobs as f64);
+        e.sample("duetime_partition_version", &labels, h.row.version as f64);
+        let refused = f64::from(u8::from(h.refused.is_some()));
+        e.sample("duetime_partition_refused", &labels, refused);
+        e.sample("duetime_partition_epoch", &labels, h.row.epoch as f64);
+        if let Some(owner) = h.row.owner {
+            e.sample("duetime_partition_owner", &labels, owner as f64);
+        }
+        if let Some(until) = h.row.lease_until {
+            let name = "duetime_partition_lease_expiry_timestamp_seconds";
+            e.sample(name, &labels, secs(until));
+        }
+    }
 }
 
 /// The jobs the state has now, in name order (a removed job's series end with it).
@@ -332,10 +381,14 @@ mod tests {
         };
         state.step(now, upsert, &mut Vec::new());
         let rows = crate::views::rows(&state, now.wall);
+        let scrape = Scrape {
+            rows: &rows,
+            parts: &[],
+        };
         let out = render(
             &Tally::default(),
             &state,
-            &rows,
+            &scrape,
             &Counters::default(),
             now.wall,
         );
@@ -356,5 +409,59 @@ mod tests {
         ] {
             assert!(out.lines().any(|l| l == line), "no `{line}` in:\n{out}");
         }
+    }
+
+    /// Each partition's row is a labelled series, a refused one marked 1 beside the
+    /// others, and the owner and lease only once a partition has them.
+    #[test]
+    fn each_partition_shows_its_jobs_version_refusal_and_owner_when_set() {
+        use crate::store::PartitionRow;
+        use duetime_loop::Partition;
+        let row = |n: u32, jobs: u64, owner: Option<i64>| PartitionRow {
+            partition: Partition(n),
+            version: 10 + i64::from(n),
+            jobs,
+            owner,
+            epoch: i64::from(n),
+            lease_until: owner.map(|_| Timestamp::from_millis(5_000)),
+        };
+        let parts = [
+            PartitionHealth {
+                row: row(0, 3, None),
+                refused: None,
+            },
+            PartitionHealth {
+                row: row(1, 2, Some(7)),
+                refused: Some("globals: expected value".to_string()),
+            },
+        ];
+        let state = State::default();
+        let scrape = Scrape {
+            rows: &[],
+            parts: &parts,
+        };
+        let out = render(
+            &Tally::default(),
+            &state,
+            &scrape,
+            &Counters::default(),
+            Timestamp::from_millis(1_000),
+        );
+        for line in [
+            r#"duetime_partition_jobs{partition="p0"} 3"#,
+            r#"duetime_partition_jobs{partition="p1"} 2"#,
+            r#"duetime_partition_version{partition="p1"} 11"#,
+            r#"duetime_partition_refused{partition="p0"} 0"#,
+            r#"duetime_partition_refused{partition="p1"} 1"#,
+            r#"duetime_partition_epoch{partition="p1"} 1"#,
+            r#"duetime_partition_owner{partition="p1"} 7"#,
+            r#"duetime_partition_lease_expiry_timestamp_seconds{partition="p1"} 5"#,
+        ] {
+            assert!(out.lines().any(|l| l == line), "no `{line}` in:\n{out}");
+        }
+        assert!(
+            !out.contains(r#"duetime_partition_owner{partition="p0"}"#),
+            "{out}"
+        );
     }
 }

@@ -141,11 +141,11 @@ impl Source {
             "/metrics" => Answer::new(200, PROMETHEUS, self.metrics(now)?),
             "/healthz" => self.health()?,
             "/" => {
-                let rows = views::rows(self.store()?.state()?, now);
+                let rows = views::all_rows(self.store()?, now)?.rows;
                 Answer::new(200, HTML, page::list(&rows, now))
             }
             "/api/jobs" => {
-                let rows = views::rows(self.store()?.state()?, now);
+                let rows = views::all_rows(self.store()?, now)?.rows;
                 Answer::new(200, JSON, json(views::list_json(&rows, now)))
             }
             _ => {
@@ -191,9 +191,14 @@ impl Source {
         let me = self.telemetry.snapshot();
         let store = lazily(&mut self.store, &self.location)?;
         self.tally.catch_up(store)?;
+        let parts = crate::store::parts::health(store)?;
+        let rows = views::all_rows(store, now)?.rows;
         let state = store.state()?;
-        let rows = views::rows(state, now);
-        Ok(metrics::render(&self.tally, state, &rows, &me, now))
+        let scrape = metrics::Scrape {
+            rows: &rows,
+            parts: &parts,
+        };
+        Ok(metrics::render(&self.tally, state, &scrape, &me, now))
     }
 
     fn api_job(&mut self, name: &str, query: &str, now: Timestamp) -> Result<Answer, StoreError> {
@@ -227,7 +232,9 @@ impl Source {
     }
 
     fn job_page(&mut self, name: &str, query: &str, now: Timestamp) -> Result<Answer, StoreError> {
-        let state = self.store()?.state()?;
+        let store = self.store()?;
+        let p = crate::store::parts::partition_of(store, name)?;
+        let state = store.state_in(p)?;
         let schedule = state
             .seq_of_name(name)
             .and_then(|s| state.record(s))

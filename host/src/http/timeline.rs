@@ -165,7 +165,8 @@ pub fn read<S: Store + ?Sized>(
     window: Window,
     now: Timestamp,
 ) -> Result<Option<Timeline>, StoreError> {
-    let state = store.state()?;
+    let p = crate::store::parts::partition_of(store, name)?;
+    let state = store.state_in(p)?;
     let Some(view) = state.job(name, now) else {
         return Ok(None);
     };

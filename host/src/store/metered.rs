@@ -6,7 +6,9 @@ use std::time::Instant;
 
 use duetime::{Effect, Record, State, Timestamp};
 
-use super::{Body, DaemonInfo, Loads, Store, StoreError};
+use duetime_loop::{Partition, PartitionCount};
+
+use super::{Body, DaemonInfo, Loads, PartitionRow, Store, StoreError};
 use crate::telemetry::Telemetry;
 
 pub struct Metered<S> {
@@ -21,9 +23,16 @@ impl<S: Store> Metered<S> {
 }
 
 impl<S: Store> Store for Metered<S> {
-    fn transact(&mut self, body: &mut Body<'_>) -> Result<Vec<Effect>, StoreError> {
+    fn partitions(&self) -> PartitionCount {
+        self.inner.partitions()
+    }
+    fn transact_in(
+        &mut self,
+        p: Partition,
+        body: &mut Body<'_>,
+    ) -> Result<Vec<Effect>, StoreError> {
         let start = Instant::now();
-        let result = self.inner.transact(body);
+        let result = self.inner.transact_in(p, body);
         let failure = result.as_ref().err().map(|e| e.kind().name());
         self.telemetry.transaction(start.elapsed(), failure);
         result
@@ -31,8 +40,14 @@ impl<S: Store> Store for Metered<S> {
     fn next_process_id(&mut self) -> Result<duetime::ProcessId, StoreError> {
         self.inner.next_process_id()
     }
-    fn state(&mut self) -> Result<&State, StoreError> {
-        self.inner.state()
+    fn state_in(&mut self, p: Partition) -> Result<&State, StoreError> {
+        self.inner.state_in(p)
+    }
+    fn locate(&mut self, job: &str) -> Result<Option<Partition>, StoreError> {
+        self.inner.locate(job)
+    }
+    fn partition_rows(&mut self) -> Result<Vec<PartitionRow>, StoreError> {
+        self.inner.partition_rows()
     }
     fn journal_for(&mut self, job: &str, since: Timestamp) -> Result<Vec<Record>, StoreError> {
         self.inner.journal_for(job, since)

@@ -6,10 +6,18 @@
 //! never carries out an effect whose cause is not stored. The daemon and the commands use
 //! the trait, not a backend: `open` picks SQLite for a path and PostgreSQL for a
 //! `postgres://` URL, and nothing above this module knows which it got.
+//!
+//! A store holds its jobs in one or more partitions (`duetime_loop::Partition`), each a
+//! core `State` of its own with its own version and part of the journal: SQLite always
+//! one, PostgreSQL the count it was made with (docs/scale-out.md). `transact` and `state`
+//! are partition 0's, which is the whole store when there is one; code that serves a
+//! store of several goes through `transact_in`, `state_in` and `locate`, and the helpers
+//! in `parts.rs` (where a job is, where a definition goes, every partition's rows).
 
 mod cache;
 pub mod daemons;
 mod metered;
+pub mod parts;
 pub mod postgres;
 pub mod sqlite;
 pub mod tls;
@@ -17,10 +25,12 @@ pub mod tls;
 use std::fmt;
 
 use duetime::{Config, Effect, Event, LoadError, Now, Record, State, Timestamp};
+use duetime_loop::{Partition, PartitionCount};
 
 pub use cache::Loads;
 pub use daemons::DaemonInfo;
 pub use metered::Metered;
+pub use parts::PartitionRow;
 pub use postgres::{Isolation, PostgresStore};
 pub use sqlite::{SqliteStore, SCHEMA_VERSION};
 
@@ -40,7 +50,17 @@ pub struct Options {
     pub create: bool,
     /// PostgreSQL: how concurrent transactions are kept apart (see `Isolation`).
     pub isolation: Isolation,
+    /// How many partitions: for a new store, how many to make (`None`: one, see
+    /// `NEW_STORE_PARTITIONS`); for an existing one, the count it must have (`None`:
+    /// whatever it was made with). SQLite refuses any count but one.
+    pub partitions: Option<PartitionCount>,
 }
+
+/// The partitions of a new store when none are asked for: one, for now. A PostgreSQL
+/// store is meant to default to `PartitionCount::POSTGRES_DEFAULT` (64), but the daemon
+/// steps partition 0 only until issue 43's multi-partition daemon lands, and a default
+/// it refuses to run would leave every new store unusable.
+pub const NEW_STORE_PARTITIONS: PartitionCount = PartitionCount::ONE;
 
 impl Default for Options {
     fn default() -> Self {
@@ -50,6 +70,7 @@ impl Default for Options {
             durable: true,
             create: true,
             isolation: Isolation::default(),
+            partitions: None,
         }
     }
 }
@@ -87,14 +108,30 @@ impl AnyStore {
 }
 
 impl Store for AnyStore {
-    fn transact(&mut self, body: &mut Body<'_>) -> Result<Vec<Effect>, StoreError> {
-        self.inner().transact(body)
+    fn partitions(&self) -> PartitionCount {
+        match self {
+            AnyStore::Sqlite(s) => s.partitions(),
+            AnyStore::Postgres(s) => s.partitions(),
+        }
+    }
+    fn transact_in(
+        &mut self,
+        p: Partition,
+        body: &mut Body<'_>,
+    ) -> Result<Vec<Effect>, StoreError> {
+        self.inner().transact_in(p, body)
     }
     fn next_process_id(&mut self) -> Result<duetime::ProcessId, StoreError> {
         self.inner().next_process_id()
     }
-    fn state(&mut self) -> Result<&State, StoreError> {
-        self.inner().state()
+    fn state_in(&mut self, p: Partition) -> Result<&State, StoreError> {
+        self.inner().state_in(p)
+    }
+    fn locate(&mut self, job: &str) -> Result<Option<Partition>, StoreError> {
+        self.inner().locate(job)
+    }
+    fn partition_rows(&mut self) -> Result<Vec<PartitionRow>, StoreError> {
+        self.inner().partition_rows()
     }
     fn journal_for(&mut self, job: &str, since: Timestamp) -> Result<Vec<Record>, StoreError> {
         self.inner().journal_for(job, since)
@@ -163,6 +200,38 @@ pub enum StoreError {
     Database { store: String, detail: String },
     /// The transaction's body asked to abort; nothing was written.
     Aborted { reason: String },
+    /// The store was made with `stored` partitions and `asked` were asked for: a store
+    /// keeps its count for life (every job's place depends on it).
+    PartitionsDiffer {
+        store: String,
+        stored: PartitionCount,
+        asked: PartitionCount,
+    },
+    /// An SQLite store was asked for more than one partition.
+    OnePartitionOnly {
+        store: String,
+        asked: PartitionCount,
+    },
+    /// A partition the store does not have.
+    NoSuchPartition {
+        store: String,
+        partition: Partition,
+        count: PartitionCount,
+    },
+    /// What went wrong in one partition of a store of several: the others are untouched
+    /// and go on.
+    InPartition {
+        partition: Partition,
+        error: Box<StoreError>,
+    },
+    /// A definition whose concurrency key would put its job in another partition than the
+    /// one it lives in: moving a job's record between partitions is not built yet.
+    WouldMove {
+        job: String,
+        from: Partition,
+        to: Partition,
+        key: Option<String>,
+    },
 }
 
 impl fmt::Display for StoreError {
@@ -198,7 +267,71 @@ impl fmt::Display for StoreError {
             }
             StoreError::Database { store, detail } => write!(f, "the store {store}: {detail}"),
             StoreError::Aborted { reason } => write!(f, "transaction aborted: {reason}"),
+            StoreError::PartitionsDiffer { .. }
+            | StoreError::OnePartitionOnly { .. }
+            | StoreError::NoSuchPartition { .. }
+            | StoreError::InPartition { .. }
+            | StoreError::WouldMove { .. } => self.fmt_partitions(f),
         }
+    }
+}
+
+impl StoreError {
+    /// The messages of the partition variants (`fmt` covers the others).
+    fn fmt_partitions(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StoreError::PartitionsDiffer {
+                store,
+                stored,
+                asked,
+            } => write!(
+                f,
+                "the store {store} has {}; --partitions {asked} was asked (a store keeps the \
+                 count it was made with; leave --partitions out to use it)",
+                partitions_text(*stored)
+            ),
+            StoreError::OnePartitionOnly { store, asked } => write!(
+                f,
+                "the store {store} is SQLite, which has exactly one partition (one writer at \
+                 a time, so more would add nothing); --partitions {asked} was asked: leave it \
+                 out, or use PostgreSQL"
+            ),
+            StoreError::NoSuchPartition {
+                store,
+                partition,
+                count,
+            } => write!(
+                f,
+                "the store {store} has {count} partition(s), p0 to p{}; there is no {partition}",
+                count.get() - 1
+            ),
+            StoreError::InPartition { partition, error } => {
+                write!(f, "partition {partition}: {error}")
+            }
+            StoreError::WouldMove { job, from, to, key } => {
+                let by = match key {
+                    Some(k) => format!("concurrency key `{k}`"),
+                    None => "name (it has no concurrency key now)".to_string(),
+                };
+                write!(
+                    f,
+                    "job {job} lives in partition {from}, and its {by} would put it in {to}: \
+                     moving a job between partitions is not built yet (issue 43); keep its \
+                     concurrency key, or remove the job and add it again with the new key \
+                     (its ledger starts over)"
+                )
+            }
+            // The others are `fmt`'s, which never sends them here.
+            _ => Ok(()),
+        }
+    }
+}
+
+/// `1 partition`, `8 partitions`.
+pub fn partitions_text(n: PartitionCount) -> String {
+    match n.get() {
+        1 => "1 partition".to_string(),
+        n => format!("{n} partitions"),
     }
 }
 
@@ -215,6 +348,11 @@ impl StoreError {
             StoreError::Load { .. } => ErrorKind::Load,
             StoreError::Database { .. } => ErrorKind::Database,
             StoreError::Aborted { .. } => ErrorKind::Aborted,
+            StoreError::PartitionsDiffer { .. } => ErrorKind::PartitionsDiffer,
+            StoreError::OnePartitionOnly { .. } => ErrorKind::OnePartitionOnly,
+            StoreError::NoSuchPartition { .. } => ErrorKind::NoSuchPartition,
+            StoreError::InPartition { error, .. } => error.kind(),
+            StoreError::WouldMove { .. } => ErrorKind::WouldMove,
         }
     }
 }
@@ -223,6 +361,7 @@ impl std::error::Error for StoreError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             StoreError::Load { error, .. } => Some(error),
+            StoreError::InPartition { error, .. } => Some(error.as_ref()),
             _ => None,
         }
     }
@@ -237,15 +376,35 @@ pub type Body<'a> = dyn FnMut(&mut State, &mut Vec<Effect>) -> Result<(), StoreE
 
 /// The state and the journal, kept together.
 pub trait Store {
-    /// One transaction: bring the state up to date with the store, run `body`, write the
-    /// jobs it changed, the globals and every `Effect::Journal` it produced, commit. The
-    /// effects come back only after the commit; on any error nothing was stored and the
-    /// state in memory equals the store's.
-    fn transact(&mut self, body: &mut Body<'_>) -> Result<Vec<Effect>, StoreError>;
+    /// How many partitions the store has (fixed when it was made).
+    fn partitions(&self) -> PartitionCount;
 
-    /// One event as one transaction.
+    /// One transaction on partition `p`: bring its state up to date with the store, run
+    /// `body`, write the jobs it changed, the partition's globals and every
+    /// `Effect::Journal` it produced, commit. The effects come back only after the commit;
+    /// on any error nothing was stored and the state in memory equals the store's. In a
+    /// store of several partitions an error names the partition (`InPartition`).
+    fn transact_in(&mut self, p: Partition, body: &mut Body<'_>)
+        -> Result<Vec<Effect>, StoreError>;
+
+    /// `transact_in` partition 0: the whole store when it has one partition.
+    fn transact(&mut self, body: &mut Body<'_>) -> Result<Vec<Effect>, StoreError> {
+        self.transact_in(Partition::FIRST, body)
+    }
+
+    /// One event as one transaction on partition 0.
     fn apply(&mut self, now: Now, event: Event) -> Result<Vec<Effect>, StoreError> {
-        self.transact(&mut |state, effects| {
+        self.apply_in(Partition::FIRST, now, event)
+    }
+
+    /// One event as one transaction on partition `p`.
+    fn apply_in(
+        &mut self,
+        p: Partition,
+        now: Now,
+        event: Event,
+    ) -> Result<Vec<Effect>, StoreError> {
+        self.transact_in(p, &mut |state, effects| {
             state.step(now, event.clone(), effects);
             Ok(())
         })
@@ -255,8 +414,20 @@ pub trait Store {
     /// takes one, so ids never repeat, even across restarts and machines.
     fn next_process_id(&mut self) -> Result<duetime::ProcessId, StoreError>;
 
-    /// The current state, refreshed from the store.
-    fn state(&mut self) -> Result<&State, StoreError>;
+    /// Partition `p`'s current state, refreshed from the store.
+    fn state_in(&mut self, p: Partition) -> Result<&State, StoreError>;
+
+    /// Partition 0's current state: the whole store's when it has one partition.
+    fn state(&mut self) -> Result<&State, StoreError> {
+        self.state_in(Partition::FIRST)
+    }
+
+    /// The partition job `job` lives in, read from the store's rows (a name lives in at
+    /// most one: the store holds it to that); `None` when no job has that name.
+    fn locate(&mut self, job: &str) -> Result<Option<Partition>, StoreError>;
+
+    /// Each partition's row, in order: its version, its jobs, its owner columns.
+    fn partition_rows(&mut self) -> Result<Vec<PartitionRow>, StoreError>;
 
     /// One job's journal lines written at or after `since`, oldest first.
     fn journal_for(&mut self, job: &str, since: Timestamp) -> Result<Vec<Record>, StoreError>;
@@ -285,7 +456,7 @@ pub trait Store {
     /// Where the store is, as error messages name it.
     fn describe(&self) -> &str;
 
-    /// The store's version: how many transactions have committed.
+    /// Partition 0's version: how many transactions have committed on it.
     fn version(&mut self) -> Result<i64, StoreError>;
 
     /// How this handle has kept its state up to date.

@@ -18,6 +18,11 @@
 //! into its state with `State::put_parts`, paying for what changed rather than for the
 //! whole state. The leases and fences in the state keep the processes honest about runs.
 //!
+//! One partition (`duetime_loop::Partition` p0), always: SQLite lets one writer at a time
+//! in, so partitions could not commit side by side and would add nothing; a count other
+//! than one asked for is refused (`StoreError::OnePartitionOnly`), and the schema stays at
+//! version 1 (PostgreSQL's version 2 is its partitions).
+//!
 //! WAL mode, so readers (commands) do not block the writer; `synchronous = FULL` by
 //! default, because a commit the disk loses after its `Start` went out would let a run
 //! start twice.
@@ -31,7 +36,9 @@ use rusqlite::{
 
 use super::cache::{parse_line, seq_key, seq_of_key, Cache, Loads, Rows, Writes};
 use super::daemons::{parse_daemon, to_forget};
-use super::{Body, DaemonInfo, Options, Store, StoreError};
+use duetime_loop::{Partition, PartitionCount};
+
+use super::{Body, DaemonInfo, Options, PartitionRow, Store, StoreError};
 
 /// The schema this build writes; a store with a newer one is refused.
 pub const SCHEMA_VERSION: i64 = 1;
@@ -85,6 +92,9 @@ impl SqliteStore {
     /// program's database) is refused as corrupt and left exactly as it was.
     pub fn open_with(path: &Path, options: Options) -> Result<SqliteStore, StoreError> {
         let store = path.display().to_string();
+        if let Some(asked) = options.partitions.filter(|&n| n != PartitionCount::ONE) {
+            return Err(StoreError::OnePartitionOnly { store, asked });
+        }
         if !path.exists() {
             if !options.create {
                 return Err(StoreError::Missing { store });
@@ -164,8 +174,31 @@ impl SqliteStore {
     }
 }
 
+impl SqliteStore {
+    /// Partition `p` is p0, the only one, or an error naming what there is.
+    fn only(&self, p: Partition) -> Result<(), StoreError> {
+        match p == Partition::FIRST {
+            true => Ok(()),
+            false => Err(StoreError::NoSuchPartition {
+                store: self.cache.store.clone(),
+                partition: p,
+                count: PartitionCount::ONE,
+            }),
+        }
+    }
+}
+
 impl Store for SqliteStore {
-    fn transact(&mut self, body: &mut Body<'_>) -> Result<Vec<Effect>, StoreError> {
+    fn partitions(&self) -> PartitionCount {
+        PartitionCount::ONE
+    }
+
+    fn transact_in(
+        &mut self,
+        p: Partition,
+        body: &mut Body<'_>,
+    ) -> Result<Vec<Effect>, StoreError> {
+        self.only(p)?;
         let cache = &mut self.cache;
         let tx = Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
             .map_err(|e| map_err(&cache.store, e))?;
@@ -232,7 +265,8 @@ impl Store for SqliteStore {
         Ok(duetime::ProcessId(next))
     }
 
-    fn state(&mut self) -> Result<&State, StoreError> {
+    fn state_in(&mut self, p: Partition) -> Result<&State, StoreError> {
+        self.only(p)?;
         let cache = &mut self.cache;
         let tx = Transaction::new_unchecked(&self.conn, TransactionBehavior::Deferred)
             .map_err(|e| map_err(&cache.store, e))?;
@@ -245,6 +279,36 @@ impl Store for SqliteStore {
         cache.sync(&mut rows, version)?;
         tx.commit().map_err(|e| map_err(&store, e))?;
         Ok(&cache.state)
+    }
+
+    fn locate(&mut self, job: &str) -> Result<Option<Partition>, StoreError> {
+        let found: Option<i64> = self
+            .conn
+            .prepare_cached("SELECT seq FROM jobs WHERE name = ?1")
+            .and_then(|mut s| s.query_row([job], |r| r.get(0)).optional())
+            .map_err(|e| map_err(&self.cache.store, e))?;
+        Ok(found.map(|_| Partition::FIRST))
+    }
+
+    fn partition_rows(&mut self) -> Result<Vec<PartitionRow>, StoreError> {
+        let err = |e| map_err(&self.cache.store, e);
+        let (version, jobs): (i64, i64) = self
+            .conn
+            .query_row(
+                "SELECT (SELECT version FROM globals WHERE id = 1),
+                        (SELECT count(*) FROM jobs WHERE json IS NOT NULL)",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .map_err(err)?;
+        Ok(vec![PartitionRow {
+            partition: Partition::FIRST,
+            version,
+            jobs: jobs.unsigned_abs(),
+            owner: None,
+            epoch: 0,
+            lease_until: None,
+        }])
     }
 
     fn journal_for(&mut self, job: &str, since: Timestamp) -> Result<Vec<Record>, StoreError> {

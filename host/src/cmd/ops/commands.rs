@@ -1,11 +1,14 @@
 //! The commands that change a job: `pause`, `resume`, `run-now`, `confirm`, `approve`,
 //! `backfill`, `remove`. Each sends one event in one transaction and prints the core's
-//! answer; each has only the flags it uses.
+//! answer; each has only the flags it uses. In a store of several partitions each goes to
+//! the partition its job lives in (`parts::partition_of`).
 
 use std::io::{self, Write};
 
 use duetime::{Actor, Effect, Entry, Event, History, JobName, Now, Refusal, RunId, Timestamp};
+use duetime_host::store::parts::partition_of;
 use duetime_host::store::{AnyStore, Store};
+use duetime_loop::Partition;
 
 use super::{json, open, parse_run, store_failed, view_json, whoami, Shown, StoreArgs};
 
@@ -195,7 +198,11 @@ fn run_command(
             err,
         );
     };
-    let effects = match store.apply(Now::at(crate::cmd::now()), event(job)) {
+    let applied = partition_of(&mut store, job.as_str()).and_then(|p| {
+        let effects = store.apply_in(p, Now::at(crate::cmd::now()), event(job))?;
+        Ok((p, effects))
+    });
+    let (p, effects) = match applied {
         Ok(e) => e,
         Err(e) => return store_failed(&e, t.json, out, err),
     };
@@ -205,7 +212,7 @@ fn run_command(
     });
     match reply {
         Some(Ok(view)) => {
-            let shown = view.as_deref().map(|v| shown_now(&mut store, v));
+            let shown = view.as_deref().map(|v| shown_now(&mut store, p, v));
             let note = note(&effects);
             if t.json {
                 let v = view.as_deref().zip(shown).map(|(v, s)| view_json(v, s));
@@ -292,9 +299,9 @@ fn wrong_digest(
 }
 
 /// The status a command's answer shows, read from the store just written.
-fn shown_now(store: &mut AnyStore, view: &duetime::JobView) -> Shown {
+fn shown_now(store: &mut AnyStore, p: Partition, view: &duetime::JobView) -> Shown {
     let now = crate::cmd::now();
-    match store.state() {
+    match store.state_in(p) {
         Ok(state) => {
             let record = state
                 .seq_of_name(view.name.as_str())
@@ -335,7 +342,8 @@ pub fn approve(args: &ApproveArgs, out: &mut dyn Write, err: &mut dyn Write) -> 
         Ok(s) => s,
         Err(code) => return Ok(code),
     };
-    let view = match store.state() {
+    let state = partition_of(&mut store, &t.job).and_then(|p| store.state_in(p));
+    let view = match state {
         Ok(state) => state.job(&t.job, crate::cmd::now()),
         Err(e) => return store_failed(&e, t.json, out, err),
     };

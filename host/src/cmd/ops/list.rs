@@ -1,11 +1,13 @@
 //! `duetime list`: every job, attention first, with when it runs next and when it last
-//! ran, absolute and relative (`in 12m`, `3h ago`), like `systemctl list-timers`.
+//! ran, absolute and relative (`in 12m`, `3h ago`), like `systemctl list-timers`. The jobs
+//! of every partition, merged; a partition that cannot be read is named on stderr (its
+//! jobs left out, exit 1) and the others are listed.
 
 use std::io::{self, Write};
 
 use duetime::{Coordination, Timestamp};
-use duetime_host::store::Store;
-use duetime_host::views::{list_json, rows, PauseNote, Row};
+use duetime_host::store::{Store, StoreError};
+use duetime_host::views::{all_rows, list_json, PauseNote, Row};
 
 use super::{open, relative, store_failed, StoreArgs};
 
@@ -24,17 +26,30 @@ pub fn list(args: &ListArgs, out: &mut dyn Write, err: &mut dyn Write) -> io::Re
         Err(code) => return Ok(code),
     };
     let now = crate::cmd::now();
-    let state = match store.state() {
-        Ok(s) => s,
+    let merged = match all_rows(&mut store, now) {
+        Ok(m) => m,
         Err(e) => return store_failed(&e, args.json, out, err),
     };
-    let rows = rows(state, now);
+    let code = u8::from(!merged.refused.is_empty());
+    let rows = merged.rows;
     if args.json {
-        writeln!(out, "{:#}", list_json(&rows, now))?;
-        return Ok(0);
+        let mut v = list_json(&rows, now);
+        // Only when a partition is refused, so a store of one lists as it always has.
+        if code != 0 {
+            v["refused"] = merged.refused.iter().map(refused_json).collect();
+        }
+        writeln!(out, "{v:#}")?;
+        return Ok(code);
+    }
+    for e in &merged.refused {
+        writeln!(err, "duetime list: {e}; its jobs are not listed")?;
     }
     write_table(out, &rows, now)?;
     write_pauses(out, &rows)?;
+    let state = match store.state() {
+        Ok(s) => s,
+        Err(_) => return Ok(code),
+    };
     if state.config().coordination == Coordination::SingleOwner {
         match state.owner(now) {
             Some(o) => writeln!(
@@ -48,7 +63,20 @@ pub fn list(args: &ListArgs, out: &mut dyn Write, err: &mut dyn Write) -> io::Re
             )?,
         }
     }
-    Ok(0)
+    Ok(code)
+}
+
+/// A partition `list` could not read: `{"partition": "p7", "kind", "error"}`.
+fn refused_json(e: &StoreError) -> serde_json::Value {
+    let (partition, inner) = match e {
+        StoreError::InPartition { partition, error } => (Some(partition.to_string()), &**error),
+        other => (None, other),
+    };
+    serde_json::json!({
+        "partition": partition,
+        "kind": inner.kind().name(),
+        "error": inner.to_string(),
+    })
 }
 
 /// Under the table, a line for each paused job: who paused it, why, how to resume. A job

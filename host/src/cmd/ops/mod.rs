@@ -41,7 +41,8 @@ fn whoami() -> String {
 /// or nothing held); every field of a new job's.
 fn held_changes(store: &mut AnyStore, job: &str) -> Option<Vec<duetime_host::changes::Change>> {
     use duetime_host::store::Store;
-    duetime_host::views::held_changes(store.state().ok()?, job)
+    let p = duetime_host::store::parts::partition_of(store, job).ok()?;
+    duetime_host::views::held_changes(store.state_in(p).ok()?, job)
 }
 
 /// A store error: a line on stderr, or the JSON error object on stdout. Exit 1.

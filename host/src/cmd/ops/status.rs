@@ -1,13 +1,16 @@
 //! `duetime status`: which daemons run on the store, from what the core last heard from
 //! each (its clocks, its drain) and what each said of itself when it started (its pid,
-//! machine, jobs file, run directories).
+//! machine, jobs file, run directories); and each partition of the store: its jobs, its
+//! version, its owner columns when set, or why its state is refused.
 
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
 use duetime::{ProcessId, State, Timestamp};
 use duetime_host::store::daemons::host_name;
-use duetime_host::store::{DaemonInfo, Store};
+use duetime_host::store::parts::{health, PartitionHealth};
+use duetime_host::store::{partitions_text, DaemonInfo, Store};
+use duetime_loop::PartitionCount;
 
 use super::{json, open, relative, store_failed, StoreArgs};
 
@@ -124,8 +127,18 @@ pub fn status(args: &StatusArgs, out: &mut dyn Write, err: &mut dyn Write) -> io
         Err(e) => return store_failed(&e, args.json, out, err),
     };
     let describe = store.describe().to_string();
+    let count = store.partitions();
+    let parts = match health(&mut store) {
+        Ok(p) => p,
+        Err(e) => return store_failed(&e, args.json, out, err),
+    };
+    // The daemons are partition 0's processes: a store of several whose partition 0 is
+    // refused still shows its partitions, and says why there is no more.
     let state = match store.state() {
         Ok(s) => s,
+        Err(e) if parts.len() > 1 => {
+            return without_daemons(&describe, count, &parts, &e, args.json, out, err)
+        }
         Err(e) => return store_failed(&e, args.json, out, err),
     };
     let list = daemons(state, infos, now);
@@ -146,15 +159,20 @@ pub fn status(args: &StatusArgs, out: &mut dyn Write, err: &mut dyn Write) -> io
                 "process": o.holder.to_string(), "fence": o.fence.to_string(), "until": json::time(o.until),
             })),
             "daemons": list.iter().map(daemon_json).collect::<Vec<_>>(),
+            "partitions": parts.iter().map(partition_json).collect::<Vec<_>>(),
         });
         writeln!(out, "{v:#}")?;
-        return Ok(0);
+        return Ok(refused_code(&parts));
     }
     writeln!(
         out,
-        "store {describe}: tick {}, coordination {coordination}",
-        config.tick
+        "store {describe}: tick {}, coordination {coordination}, {}",
+        config.tick,
+        partitions_text(count)
     )?;
+    for h in &parts {
+        writeln!(out, "{}", partition_line(h))?;
+    }
     if let Some(o) = owner {
         writeln!(
             out,
@@ -162,14 +180,24 @@ pub fn status(args: &StatusArgs, out: &mut dyn Write, err: &mut dyn Write) -> io
             o.holder, o.fence, o.until
         )?;
     }
+    write_daemons(out, &list, args.all, now)?;
+    Ok(refused_code(&parts))
+}
+
+/// A line per daemon (the dead beyond a few folded into one, unless `all`).
+fn write_daemons(
+    out: &mut dyn Write,
+    list: &[Daemon],
+    all: bool,
+    now: Timestamp,
+) -> io::Result<()> {
     if list.is_empty() {
-        writeln!(out, "no daemon has run on this store in the last day")?;
-        return Ok(0);
+        return writeln!(out, "no daemon has run on this store in the last day");
     }
-    let (shown, folded) = if args.all {
+    let (shown, folded) = if all {
         (list.iter().collect(), Vec::new())
     } else {
-        fold(&list, now)
+        fold(list, now)
     };
     for d in shown {
         writeln!(out, "{}", daemon_line(d, now))?;
@@ -177,7 +205,76 @@ pub fn status(args: &StatusArgs, out: &mut dyn Write, err: &mut dyn Write) -> io
     if let Some(line) = folded_line(&folded, now) {
         writeln!(out, "{line}")?;
     }
-    Ok(0)
+    Ok(())
+}
+
+/// 1 when any partition is refused (what `status` shows is then incomplete), else 0.
+fn refused_code(parts: &[PartitionHealth]) -> u8 {
+    u8::from(parts.iter().any(|h| h.refused.is_some()))
+}
+
+/// `status` of a store of several partitions whose partition 0 (where the daemons
+/// register) is refused: the partitions, and why the daemons cannot be shown. Exit 1.
+fn without_daemons(
+    describe: &str,
+    count: PartitionCount,
+    parts: &[PartitionHealth],
+    e: &duetime_host::store::StoreError,
+    as_json: bool,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> io::Result<u8> {
+    if as_json {
+        let v = serde_json::json!({
+            "ok": true,
+            "store": describe,
+            "daemons": null,
+            "partitions": parts.iter().map(partition_json).collect::<Vec<_>>(),
+        });
+        writeln!(out, "{v:#}")?;
+    } else {
+        writeln!(out, "store {describe}: {}", partitions_text(count))?;
+        for h in parts {
+            writeln!(out, "{}", partition_line(h))?;
+        }
+    }
+    writeln!(err, "duetime status: the daemons are not shown: {e}")?;
+    Ok(1)
+}
+
+/// A partition's line, indented under the store's: `  p3  12 job(s), version 40`, its
+/// owner columns when set, or `refused: WHY`.
+fn partition_line(h: &PartitionHealth) -> String {
+    let r = &h.row;
+    let mut line = format!(
+        "  {:<5} {} job(s), version {}",
+        r.partition.to_string(),
+        r.jobs,
+        r.version
+    );
+    if let Some(owner) = r.owner {
+        line.push_str(&format!(", owner p{owner}, epoch {}", r.epoch));
+    }
+    if let Some(until) = r.lease_until {
+        line.push_str(&format!(", lease until {until}"));
+    }
+    if let Some(why) = &h.refused {
+        line.push_str(&format!("; refused: {why}"));
+    }
+    line
+}
+
+fn partition_json(h: &PartitionHealth) -> serde_json::Value {
+    let r = &h.row;
+    serde_json::json!({
+        "partition": r.partition.to_string(),
+        "jobs": r.jobs,
+        "version": r.version,
+        "owner": r.owner.map(|o| format!("p{o}")),
+        "epoch": r.epoch,
+        "lease_until": json::time_opt(r.lease_until),
+        "refused": h.refused,
+    })
 }
 
 /// Splits the daemons into those with a line each and the dead ones folded: every live

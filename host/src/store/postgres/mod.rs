@@ -21,6 +21,15 @@
 //! A broken connection is reopened by the next transaction; a transaction that breaks
 //! before its commit is tried again once on a new connection, so a restarted server costs
 //! a daemon one retry, not an event.
+//!
+//! Partitions (schema version 2, docs/scale-out.md): the store holds `P` of them, fixed
+//! when it is made and recorded in `meta` (`partitions`). Each is a core `State` of its
+//! own: its row in `globals` (keyed by `part`: its globals, its version, and the owner,
+//! epoch and lease columns partition ownership will use), its rows in `jobs` and its lines
+//! in `journal` (both with a `part` column; the journal's ids stay one sequence), its
+//! tokens in `commits`. A transaction locks and writes one partition's row only, so
+//! transactions on different partitions do not queue behind each other. A job's name is
+//! unique across partitions (a unique index), so a job is in exactly one.
 
 use duetime::{Effect, Record, State, Timestamp};
 use postgres::error::SqlState;
@@ -29,49 +38,16 @@ use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::tls;
 
+use duetime_loop::{Partition, PartitionCount};
+
 use super::cache::{parse_line, seq_key, seq_of_key, Cache, Loads, Rows, Writes};
 use super::daemons::{parse_daemon, to_forget};
-use super::{Body, DaemonInfo, Options, Store, StoreError, SCHEMA_VERSION};
+use super::{Body, DaemonInfo, Options, PartitionRow, Store, StoreError};
 
-/// `MIGRATIONS[v]` takes a store from schema version `v` to `v + 1`, in step with SQLite's
-/// list (the same version numbers mean the same tables). Append only.
-const MIGRATIONS: &[&str] = &[
-    // 0 -> 1
-    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-     CREATE TABLE globals (
-         id INTEGER PRIMARY KEY CHECK (id = 1),
-         version BIGINT NOT NULL,
-         json TEXT NOT NULL
-     );
-     CREATE TABLE jobs (
-         seq BIGINT PRIMARY KEY,
-         name TEXT,
-         version BIGINT NOT NULL,
-         json TEXT
-     );
-     CREATE INDEX jobs_by_version ON jobs (version);
-     CREATE TABLE journal (
-         id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-         at BIGINT NOT NULL,
-         job TEXT NOT NULL,
-         kind TEXT NOT NULL,
-         due_from BIGINT,
-         due_to BIGINT,
-         json TEXT NOT NULL
-     );
-     CREATE INDEX journal_by_job_due ON journal (job, due_from);
-     CREATE INDEX journal_by_job_at ON journal (job, at);
-     CREATE TABLE commits (handle BIGINT PRIMARY KEY, version BIGINT NOT NULL);
-     CREATE SEQUENCE handles;
-     CREATE SEQUENCE process_ids;",
-];
+mod schema;
 
-/// The tables a duetime store has; a schema holding some of them but no `meta` is not
-/// one this build made, and is refused rather than written into.
-const OURS: &[&str] = &["globals", "jobs", "journal", "commits"];
-
-/// Any number: the advisory lock two processes creating the schema at once queue on.
-const MIGRATION_LOCK: i64 = 0x0064_7565_7469_6d65;
+use schema::migrate;
+pub use schema::SCHEMA_VERSION;
 
 /// How many times a transaction is run again after a serialization failure or deadlock,
 /// waiting a little longer (and a varying amount, so racers part) each time.
@@ -105,36 +81,38 @@ struct Statements {
 impl Statements {
     fn prepare(client: &mut Client) -> Result<Statements, postgres::Error> {
         Ok(Statements {
-            lock: client.prepare("SELECT version, json FROM globals WHERE id = 1 FOR UPDATE")?,
-            version: client.prepare("SELECT version FROM globals WHERE id = 1")?,
-            globals: client.prepare("SELECT json FROM globals WHERE id = 1")?,
-            changed: client
-                .prepare("SELECT seq, json FROM jobs WHERE version > $1 ORDER BY seq")?,
-            job: client.prepare("SELECT json FROM jobs WHERE seq = $1")?,
-            all_jobs: client.prepare("SELECT seq, json FROM jobs WHERE json IS NOT NULL")?,
-            // The globals (with the version), the touched jobs, the journal lines in the
-            // order given (the journal's ids are its order) and this handle's commit
-            // token. The parts touch different tables, so running them from one snapshot
-            // changes nothing.
+            lock: client.prepare("SELECT version, json FROM globals WHERE part = $1 FOR UPDATE")?,
+            version: client.prepare("SELECT version FROM globals WHERE part = $1")?,
+            globals: client.prepare("SELECT json FROM globals WHERE part = $1")?,
+            changed: client.prepare(
+                "SELECT seq, json FROM jobs WHERE part = $1 AND version > $2 ORDER BY seq",
+            )?,
+            job: client.prepare("SELECT json FROM jobs WHERE part = $1 AND seq = $2")?,
+            all_jobs: client
+                .prepare("SELECT seq, json FROM jobs WHERE part = $1 AND json IS NOT NULL")?,
+            // The partition's globals (with its version), the touched jobs, the journal
+            // lines in the order given (the journal's ids are its order) and this handle's
+            // commit token for the partition. The parts touch different tables, so running
+            // them from one snapshot changes nothing.
             write: client.prepare(
                 "WITH g AS (
-                     UPDATE globals SET version = $1, json = $2 WHERE id = 1
+                     UPDATE globals SET version = $1, json = $2 WHERE part = $13
                  ), j AS (
-                     INSERT INTO jobs (seq, name, version, json)
-                     SELECT s, n, $1, x FROM UNNEST($3::bigint[], $4::text[], $5::text[])
+                     INSERT INTO jobs (part, seq, name, version, json)
+                     SELECT $13, s, n, $1, x FROM UNNEST($3::bigint[], $4::text[], $5::text[])
                          AS t(s, n, x)
-                     ON CONFLICT (seq) DO UPDATE
+                     ON CONFLICT (part, seq) DO UPDATE
                      SET name = excluded.name, version = excluded.version, json = excluded.json
                  ), l AS (
-                     INSERT INTO journal (at, job, kind, due_from, due_to, json)
-                     SELECT a, jb, k, f, t, x
+                     INSERT INTO journal (part, at, job, kind, due_from, due_to, json)
+                     SELECT $13, a, jb, k, f, t, x
                      FROM UNNEST($6::bigint[], $7::text[], $8::text[], $9::bigint[],
                                  $10::bigint[], $11::text[])
                          WITH ORDINALITY AS l(a, jb, k, f, t, x, n)
                      ORDER BY n
                  )
-                 INSERT INTO commits (handle, version) VALUES ($12, $1)
-                 ON CONFLICT (handle) DO UPDATE SET version = excluded.version",
+                 INSERT INTO commits (handle, part, version) VALUES ($12, $13, $1)
+                 ON CONFLICT (handle, part) DO UPDATE SET version = excluded.version",
             )?,
         })
     }
@@ -151,9 +129,14 @@ pub struct PostgresStore {
     config: postgres::Config,
     options: Options,
     conn: Option<Connection>,
-    /// This handle's row in `commits`.
+    /// This handle's rows in `commits`.
     handle: i64,
-    cache: Cache,
+    /// Where the store is, as messages name it.
+    label: String,
+    /// How many partitions the store has, read from `meta` when it was opened.
+    count: PartitionCount,
+    /// Each partition's state as this handle last read or wrote it, by partition number.
+    caches: Vec<Cache>,
     /// Transactions this handle ran again after losing a conflict.
     conflicts: u64,
 }
@@ -184,19 +167,53 @@ impl PostgresStore {
             options: options.clone(),
             conn: None,
             handle: 0,
-            cache: Cache::new(label, State::new(options.config)),
+            label: label.clone(),
+            count: PartitionCount::ONE,
+            caches: Vec::new(),
             conflicts: 0,
         };
-        let label = store.cache.store.clone();
         let conn = store.connection()?;
-        migrate(&mut conn.client, &label, &options)?;
+        let count = migrate(&mut conn.client, &label, &options)?;
         store.handle = conn
             .client
             .query_one("SELECT nextval('handles')", &[])
             .map_err(|e| map_err(&label, e))?
             .get(0);
-        store.state()?;
+        store.count = count;
+        store.caches = count
+            .iter()
+            .map(|_| Cache::new(label.clone(), State::new(options.config)))
+            .collect();
+        // A store of one is loaded now, so a store that cannot be loaded is refused at
+        // once, as always; in a store of several each partition is loaded when first
+        // used, so a damaged one does not keep the others from being served.
+        if count == PartitionCount::ONE {
+            store.state()?;
+        }
         Ok(store)
+    }
+
+    /// Partition `p`'s index into `caches`, or why there is none.
+    fn index(&self, p: Partition) -> Result<usize, StoreError> {
+        match self.count.holds(p) {
+            true => Ok(p.0 as usize),
+            false => Err(StoreError::NoSuchPartition {
+                store: self.label.clone(),
+                partition: p,
+                count: self.count,
+            }),
+        }
+    }
+
+    /// An error of partition `p`, named by it in a store of several.
+    fn in_partition(&self, p: Partition, error: StoreError) -> StoreError {
+        match self.count == PartitionCount::ONE {
+            true => error,
+            false => StoreError::InPartition {
+                partition: p,
+                error: Box::new(error),
+            },
+        }
     }
 
     /// How many transactions this handle has run again after losing a serialization
@@ -211,7 +228,7 @@ impl PostgresStore {
             self.conn = None;
         }
         if self.conn.is_none() {
-            let store = &self.cache.store;
+            let store = &self.label;
             let mut config = self.config.clone();
             if config.get_connect_timeout().is_none() {
                 config.connect_timeout(std::time::Duration::from_secs(5));
@@ -239,10 +256,14 @@ impl PostgresStore {
             client
                 .batch_execute(&settings)
                 .map_err(|e| map_err(store, e))?;
-            // The statements need the tables: on a store not yet made, prepare them later.
+            // The statements need the tables: on a store not yet made (or made by an
+            // older build, without partitions), prepare them after migrating.
             let statements = match Statements::prepare(&mut client) {
                 Ok(s) => s,
-                Err(e) if e.code() == Some(&SqlState::UNDEFINED_TABLE) => {
+                Err(e)
+                    if e.code() == Some(&SqlState::UNDEFINED_TABLE)
+                        || e.code() == Some(&SqlState::UNDEFINED_COLUMN) =>
+                {
                     migrate(&mut client, store, &self.options)?;
                     Statements::prepare(&mut client).map_err(|e| map_err(store, e))?
                 }
@@ -253,13 +274,13 @@ impl PostgresStore {
         Ok(self.conn.as_mut().expect("just made"))
     }
 
-    /// One attempt at a transaction.
-    fn attempt(&mut self, body: &mut Body<'_>) -> Result<Vec<Effect>, Failure> {
+    /// One attempt at a transaction on the partition of index `i` into `caches`.
+    fn attempt(&mut self, i: usize, body: &mut Body<'_>) -> Result<Vec<Effect>, Failure> {
         let isolation = self.options.isolation;
         let handle = self.handle;
         self.connection().map_err(Failure::Before)?;
         let conn = self.conn.as_mut().expect("connected above");
-        let store = self.cache.store.clone();
+        let store = self.label.clone();
         let level = match isolation {
             Isolation::LockRow => IsolationLevel::ReadCommitted,
             Isolation::Serializable => IsolationLevel::Serializable,
@@ -270,7 +291,7 @@ impl PostgresStore {
             .isolation_level(level)
             .start()
             .map_err(|e| Failure::classify(&store, e))?;
-        let cache = &mut self.cache;
+        let cache = &mut self.caches[i];
         let mut rows = PgRows {
             tx: &mut tx,
             st: statements,
@@ -278,6 +299,7 @@ impl PostgresStore {
             failure: None,
             globals: None,
             handle,
+            part: part_key(i),
         };
         let read = match isolation {
             Isolation::LockRow => rows.lock(),
@@ -310,42 +332,47 @@ impl PostgresStore {
             }
             // No answer, or the server going down as it answered: it may or may not have
             // committed.
-            Err(e) => Err(Failure::Unknown {
+            Err(e) => Err(Failure::Unknown(Unknown {
                 detail: e.to_string(),
+                part: i,
                 next,
                 touched,
                 effects,
-            }),
+            })),
         }
     }
 
     /// After a commit with no answer: reconnects and asks `commits` whether it happened.
-    fn settle_unknown(
-        &mut self,
-        detail: String,
-        next: i64,
-        touched: Vec<u64>,
-        effects: Vec<Effect>,
-    ) -> Result<Vec<Effect>, StoreError> {
+    fn settle_unknown(&mut self, unknown: Unknown) -> Result<Vec<Effect>, StoreError> {
+        let Unknown {
+            detail,
+            part: i,
+            next,
+            touched,
+            effects,
+        } = unknown;
         self.conn = None;
         let deadline = std::time::Instant::now() + self.options.busy_timeout;
         loop {
             let handle = self.handle;
             let asked = self.connection().and_then(|c| {
                 c.client
-                    .query_opt("SELECT version FROM commits WHERE handle = $1", &[&handle])
+                    .query_opt(
+                        "SELECT version FROM commits WHERE handle = $1 AND part = $2",
+                        &[&handle, &part_key(i)],
+                    )
                     .map_err(|e| map_err("", e))
             });
             match asked {
                 Ok(row) => {
                     let committed = row.is_some_and(|r| r.get::<_, i64>(0) >= next);
                     return if committed {
-                        self.cache.committed(next);
+                        self.caches[i].committed(next);
                         Ok(effects)
                     } else {
-                        self.cache.forget(&touched);
+                        self.caches[i].forget(&touched);
                         Err(StoreError::Unreachable {
-                            store: self.cache.store.clone(),
+                            store: self.label.clone(),
                             detail: format!("{detail} (the transaction did not commit)"),
                         })
                     };
@@ -358,9 +385,9 @@ impl PostgresStore {
                     // did commit, its runs were recorded started by this process and never
                     // started; the core accounts them lost when their leases lapse.
                     self.conn = None;
-                    self.cache.distrust();
+                    self.caches[i].distrust();
                     return Err(StoreError::Unreachable {
-                        store: self.cache.store.clone(),
+                        store: self.label.clone(),
                         detail: format!(
                             "{detail} (whether the last transaction committed is unknown)"
                         ),
@@ -375,7 +402,7 @@ impl PostgresStore {
         sql: &str,
         params: &[&(dyn postgres::types::ToSql + Sync)],
     ) -> Result<Vec<Record>, StoreError> {
-        let store = self.cache.store.clone();
+        let store = self.label.clone();
         let conn = self.connection()?;
         let rows = conn
             .client
@@ -396,12 +423,17 @@ enum Failure {
     /// The connection broke before `COMMIT`: nothing happened; run it again on a new one.
     Broken(StoreError),
     /// The connection broke during `COMMIT`.
-    Unknown {
-        detail: String,
-        next: i64,
-        touched: Vec<u64>,
-        effects: Vec<Effect>,
-    },
+    Unknown(Unknown),
+}
+
+/// A commit whose answer never came: what `settle_unknown` needs to find out.
+struct Unknown {
+    detail: String,
+    /// The partition's index into `caches`.
+    part: usize,
+    next: i64,
+    touched: Vec<u64>,
+    effects: Vec<Effect>,
 }
 
 impl Failure {
@@ -414,12 +446,52 @@ impl Failure {
     }
 }
 
-impl Store for PostgresStore {
-    fn transact(&mut self, body: &mut Body<'_>) -> Result<Vec<Effect>, StoreError> {
+impl PostgresStore {
+    /// Partition `i`'s state brought up to date in one read-only snapshot (the version,
+    /// the globals and the rows agree), once more if the idle connection had broken.
+    fn refresh(&mut self, i: usize) -> Result<(), StoreError> {
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            let store = self.label.clone();
+            self.connection()?;
+            let Connection { client, statements } = self.conn.as_mut().expect("connected above");
+            let cache = &mut self.caches[i];
+            let read = (|| {
+                let mut tx = client
+                    .build_transaction()
+                    .isolation_level(IsolationLevel::RepeatableRead)
+                    .read_only(true)
+                    .start()
+                    .map_err(|e| map_err(&store, e))?;
+                let mut rows = PgRows {
+                    tx: &mut tx,
+                    st: statements,
+                    store: &store,
+                    failure: None,
+                    globals: None,
+                    handle: 0,
+                    part: part_key(i),
+                };
+                let version = rows.version()?;
+                cache.sync(&mut rows, version)?;
+                tx.commit().map_err(|e| map_err(&store, e))
+            })();
+            match read {
+                Ok(()) => return Ok(()),
+                // A connection that broke while idle (a restarted server): once more.
+                Err(StoreError::Unreachable { .. }) if tries == 1 => self.conn = None,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// `transact_in` for partition index `i`, its errors not yet named by partition.
+    fn transact_index(&mut self, i: usize, body: &mut Body<'_>) -> Result<Vec<Effect>, StoreError> {
         let mut conflicts = 0;
         let mut broken = 0;
         loop {
-            match self.attempt(body) {
+            match self.attempt(i, body) {
                 Ok(effects) => return Ok(effects),
                 Err(Failure::Before(e)) => return Err(e),
                 Err(Failure::Conflict(e)) => {
@@ -437,18 +509,29 @@ impl Store for PostgresStore {
                         return Err(e);
                     }
                 }
-                Err(Failure::Unknown {
-                    detail,
-                    next,
-                    touched,
-                    effects,
-                }) => return self.settle_unknown(detail, next, touched, effects),
+                Err(Failure::Unknown(unknown)) => return self.settle_unknown(unknown),
             }
         }
     }
+}
+
+impl Store for PostgresStore {
+    fn partitions(&self) -> PartitionCount {
+        self.count
+    }
+
+    fn transact_in(
+        &mut self,
+        p: Partition,
+        body: &mut Body<'_>,
+    ) -> Result<Vec<Effect>, StoreError> {
+        let i = self.index(p)?;
+        self.transact_index(i, body)
+            .map_err(|e| self.in_partition(p, e))
+    }
 
     fn next_process_id(&mut self) -> Result<duetime::ProcessId, StoreError> {
-        let store = self.cache.store.clone();
+        let store = self.label.clone();
         let conn = self.connection()?;
         let id: i64 = conn
             .client
@@ -458,41 +541,47 @@ impl Store for PostgresStore {
         Ok(duetime::ProcessId(id as u64))
     }
 
-    fn state(&mut self) -> Result<&State, StoreError> {
-        let mut tries = 0;
-        loop {
-            tries += 1;
-            let store = self.cache.store.clone();
-            self.connection()?;
-            let Connection { client, statements } = self.conn.as_mut().expect("connected above");
-            let cache = &mut self.cache;
-            // One snapshot: the version, the globals and the rows agree.
-            let read = (|| {
-                let mut tx = client
-                    .build_transaction()
-                    .isolation_level(IsolationLevel::RepeatableRead)
-                    .read_only(true)
-                    .start()
-                    .map_err(|e| map_err(&store, e))?;
-                let mut rows = PgRows {
-                    tx: &mut tx,
-                    st: statements,
-                    store: &store,
-                    failure: None,
-                    globals: None,
-                    handle: 0,
-                };
-                let version = rows.version()?;
-                cache.sync(&mut rows, version)?;
-                tx.commit().map_err(|e| map_err(&store, e))
-            })();
-            match read {
-                Ok(()) => return Ok(&self.cache.state),
-                // A connection that broke while idle (a restarted server): once more.
-                Err(StoreError::Unreachable { .. }) if tries == 1 => self.conn = None,
-                Err(e) => return Err(e),
-            }
+    fn state_in(&mut self, p: Partition) -> Result<&State, StoreError> {
+        let i = self.index(p)?;
+        match self.refresh(i) {
+            Ok(()) => Ok(&self.caches[i].state),
+            Err(e) => Err(self.in_partition(p, e)),
         }
+    }
+
+    fn locate(&mut self, job: &str) -> Result<Option<Partition>, StoreError> {
+        let store = self.label.clone();
+        let row = self
+            .connection()?
+            .client
+            .query_opt("SELECT part FROM jobs WHERE name = $1", &[&job])
+            .map_err(|e| map_err(&store, e))?;
+        Ok(row.map(|r| Partition(r.get::<_, i32>(0).unsigned_abs())))
+    }
+
+    fn partition_rows(&mut self) -> Result<Vec<PartitionRow>, StoreError> {
+        let store = self.label.clone();
+        let rows = self
+            .connection()?
+            .client
+            .query(
+                "SELECT g.part, g.version, g.owner, g.epoch, g.lease_until,
+                     (SELECT count(*) FROM jobs j WHERE j.part = g.part AND j.json IS NOT NULL)
+                 FROM globals g ORDER BY g.part",
+                &[],
+            )
+            .map_err(|e| map_err(&store, e))?;
+        Ok(rows
+            .iter()
+            .map(|r| PartitionRow {
+                partition: Partition(r.get::<_, i32>(0).unsigned_abs()),
+                version: r.get(1),
+                jobs: r.get::<_, i64>(5).unsigned_abs(),
+                owner: r.get(2),
+                epoch: r.get(3),
+                lease_until: r.get::<_, Option<i64>>(4).map(Timestamp::from_millis),
+            })
+            .collect())
     }
 
     fn journal_for(&mut self, job: &str, since: Timestamp) -> Result<Vec<Record>, StoreError> {
@@ -511,7 +600,7 @@ impl Store for PostgresStore {
         after: i64,
         kinds: &[&str],
     ) -> Result<Vec<(i64, Record)>, StoreError> {
-        let store = self.cache.store.clone();
+        let store = self.label.clone();
         let kinds: Vec<&str> = kinds.to_vec();
         let conn = self.connection()?;
         let rows = conn
@@ -531,7 +620,7 @@ impl Store for PostgresStore {
     }
 
     fn journal_end(&mut self) -> Result<i64, StoreError> {
-        let store = self.cache.store.clone();
+        let store = self.label.clone();
         self.connection()?
             .client
             .query_one("SELECT COALESCE(MAX(id), 0) FROM journal", &[])
@@ -539,8 +628,10 @@ impl Store for PostgresStore {
             .map_err(|e| map_err(&store, e))
     }
 
+    /// Daemons register in partition 0, whose state knows the processes (a daemon steps
+    /// partition 0 only until the multi-partition daemon of issue 43 lands).
     fn register_daemon(&mut self, info: &DaemonInfo) -> Result<(), StoreError> {
-        let store = self.cache.store.clone();
+        let store = self.label.clone();
         let json = serde_json::to_string(info).map_err(|e| StoreError::Database {
             store: store.clone(),
             detail: format!("cannot serialize: {e}"),
@@ -564,16 +655,18 @@ impl Store for PostgresStore {
             failure: None,
             globals: None,
             handle: 0,
+            part: 0,
         };
         let version = rows.version()?;
-        self.cache.sync(&mut rows, version)?;
+        let cache = &mut self.caches[0];
+        cache.sync(&mut rows, version)?;
         let daemons = tx
             .query("SELECT key, value FROM meta WHERE key LIKE 'daemon:%'", &[])
             .map_err(err)?
             .iter()
             .map(|r| parse_daemon(&store, r.get(0), r.get(1)))
             .collect::<Result<Vec<_>, _>>()?;
-        let forget = to_forget(&self.cache.state, &daemons, info);
+        let forget = to_forget(&cache.state, &daemons, info);
         tx.execute(
             "INSERT INTO meta (key, value) VALUES ($1, $2) \
              ON CONFLICT (key) DO UPDATE SET value = excluded.value",
@@ -588,7 +681,7 @@ impl Store for PostgresStore {
     }
 
     fn daemons(&mut self) -> Result<Vec<DaemonInfo>, StoreError> {
-        let store = self.cache.store.clone();
+        let store = self.label.clone();
         let rows = self
             .connection()?
             .client
@@ -603,21 +696,32 @@ impl Store for PostgresStore {
     }
 
     fn describe(&self) -> &str {
-        &self.cache.store
+        &self.label
     }
 
     fn version(&mut self) -> Result<i64, StoreError> {
-        let store = self.cache.store.clone();
+        let store = self.label.clone();
         self.connection()?
             .client
-            .query_one("SELECT version FROM globals WHERE id = 1", &[])
+            .query_one("SELECT version FROM globals WHERE part = 0", &[])
             .map(|r| r.get(0))
             .map_err(|e| map_err(&store, e))
     }
 
     fn loads(&self) -> Loads {
-        self.cache.loads
+        let mut all = Loads::default();
+        for c in &self.caches {
+            all.whole += c.loads.whole;
+            all.partial += c.loads.partial;
+        }
+        all
     }
+}
+
+/// A partition's number as the `part` columns hold it (`INTEGER`). Partitions number
+/// below `PartitionCount::MAX`, so it always fits.
+pub(super) fn part_key(i: usize) -> i32 {
+    i32::try_from(i).unwrap_or(i32::MAX)
 }
 
 /// The tables, read and written inside one open transaction.
@@ -632,6 +736,8 @@ struct PgRows<'a, 'c> {
     globals: Option<String>,
     /// This handle's row in `commits`.
     handle: i64,
+    /// The partition read and written.
+    part: i32,
 }
 
 #[derive(Clone, Copy)]
@@ -702,7 +808,8 @@ impl PgRows<'_, '_> {
 
     /// Takes the globals row's lock; the version, and the globals kept for the sync.
     fn lock(&mut self) -> Result<i64, StoreError> {
-        let rows = self.query(|s| &s.lock, &[])?;
+        let part = self.part;
+        let rows = self.query(|s| &s.lock, &[&part])?;
         let row = rows.first().ok_or_else(|| StoreError::Corrupt {
             store: self.store.to_string(),
             detail: "the globals row is missing".to_string(),
@@ -728,14 +835,16 @@ impl PgRows<'_, '_> {
 
 impl Rows for PgRows<'_, '_> {
     fn version(&mut self) -> Result<i64, StoreError> {
-        self.one_i64(|s| &s.version, &[])
+        let part = self.part;
+        self.one_i64(|s| &s.version, &[&part])
     }
 
     fn globals(&mut self) -> Result<String, StoreError> {
         if let Some(json) = self.globals.take() {
             return Ok(json);
         }
-        let rows = self.query(|s| &s.globals, &[])?;
+        let part = self.part;
+        let rows = self.query(|s| &s.globals, &[&part])?;
         rows.first()
             .map(|r| r.get(0))
             .ok_or_else(|| StoreError::Corrupt {
@@ -745,7 +854,8 @@ impl Rows for PgRows<'_, '_> {
     }
 
     fn changed_since(&mut self, seen: i64) -> Result<Vec<(u64, Option<String>)>, StoreError> {
-        let rows = self.query(|s| &s.changed, &[&seen])?;
+        let part = self.part;
+        let rows = self.query(|s| &s.changed, &[&part, &seen])?;
         Ok(rows
             .iter()
             .map(|r| (seq_of_key(r.get(0)), r.get(1)))
@@ -753,12 +863,14 @@ impl Rows for PgRows<'_, '_> {
     }
 
     fn job(&mut self, seq: u64) -> Result<Option<String>, StoreError> {
-        let rows = self.query(|s| &s.job, &[&seq_key(seq)])?;
+        let part = self.part;
+        let rows = self.query(|s| &s.job, &[&part, &seq_key(seq)])?;
         Ok(rows.first().and_then(|r| r.get(0)))
     }
 
     fn all_jobs(&mut self) -> Result<Vec<(u64, String)>, StoreError> {
-        let rows = self.query(|s| &s.all_jobs, &[])?;
+        let part = self.part;
+        let rows = self.query(|s| &s.all_jobs, &[&part])?;
         Ok(rows
             .iter()
             .map(|r| (seq_of_key(r.get(0)), r.get(1)))
@@ -783,98 +895,16 @@ impl Rows for PgRows<'_, '_> {
         let from: Vec<Option<i64>> = w.lines.iter().map(|l| l.due_from).collect();
         let to: Vec<Option<i64>> = w.lines.iter().map(|l| l.due_to).collect();
         let json: Vec<&str> = w.lines.iter().map(|l| l.json.as_str()).collect();
-        let handle = self.handle;
+        let (handle, part) = (self.handle, self.part);
         self.exec(
             |s| &s.write,
             &[
                 &w.version, &w.globals, &seqs, &names, &bodies, &at, &job, &kind, &from, &to,
-                &json, &handle,
+                &json, &handle, &part,
             ],
         )
         .map(|_| ())
     }
-}
-
-/// Creates the schema or brings it up to date; refuses a newer one, and a schema that
-/// holds some of duetime's tables but no `meta`. With `create` off, a schema without a
-/// store is `Missing`.
-fn migrate(client: &mut Client, store: &str, options: &Options) -> Result<(), StoreError> {
-    let err = |e| map_err(store, e);
-    let mut tx = client.transaction().map_err(err)?;
-    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
-        .map_err(err)?;
-    let has_meta: bool = tx
-        .query_one("SELECT to_regclass('meta') IS NOT NULL", &[])
-        .map_err(err)?
-        .get(0);
-    let found: i64 = if has_meta {
-        let value: Option<String> = tx
-            .query_opt("SELECT value FROM meta WHERE key = 'schema'", &[])
-            .map_err(err)?
-            .map(|r| r.get(0));
-        let value = value.ok_or_else(|| StoreError::Corrupt {
-            store: store.to_string(),
-            detail: "no schema version in `meta`".to_string(),
-        })?;
-        value.parse().map_err(|_| StoreError::Corrupt {
-            store: store.to_string(),
-            detail: format!("schema version {value:?} is not a number"),
-        })?
-    } else {
-        for table in OURS {
-            let exists: bool = tx
-                .query_one("SELECT to_regclass($1) IS NOT NULL", &[table])
-                .map_err(err)?
-                .get(0);
-            if exists {
-                return Err(StoreError::Corrupt {
-                    store: store.to_string(),
-                    detail: format!(
-                        "a table `{table}` but no `meta`: not a duetime store; give duetime \
-                         its own database or schema"
-                    ),
-                });
-            }
-        }
-        0
-    };
-    if found == SCHEMA_VERSION {
-        return tx.commit().map_err(err);
-    }
-    if found > SCHEMA_VERSION {
-        return Err(StoreError::NewerSchema {
-            store: store.to_string(),
-            found,
-            supported: SCHEMA_VERSION,
-        });
-    }
-    if found == 0 && !options.create {
-        return Err(StoreError::Missing {
-            store: store.to_string(),
-        });
-    }
-    for (v, sql) in MIGRATIONS.iter().enumerate().skip(found as usize) {
-        tx.batch_execute(sql).map_err(err)?;
-        if v == 0 {
-            let globals = State::new(options.config).globals();
-            let json = serde_json::to_string(&globals).map_err(|e| StoreError::Database {
-                store: store.to_string(),
-                detail: format!("cannot serialize: {e}"),
-            })?;
-            tx.execute(
-                "INSERT INTO globals (id, version, json) VALUES (1, 0, $1)",
-                &[&json],
-            )
-            .map_err(err)?;
-        }
-    }
-    tx.execute(
-        "INSERT INTO meta (key, value) VALUES ('schema', $1)
-         ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-        &[&SCHEMA_VERSION.to_string()],
-    )
-    .map_err(err)?;
-    tx.commit().map_err(err)
 }
 
 /// Up to 2^n hundred microseconds (capped at 50 ms), scattered by the clock's nanoseconds:
@@ -932,7 +962,7 @@ fn error_text(e: &postgres::Error) -> String {
 }
 
 /// Sorts PostgreSQL's errors into what a person can act on.
-fn map_err(store: &str, e: postgres::Error) -> StoreError {
+pub(super) fn map_err(store: &str, e: postgres::Error) -> StoreError {
     let store = store.to_string();
     if is_broken(&e) {
         return StoreError::Unreachable {
