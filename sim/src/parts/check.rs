@@ -10,6 +10,9 @@
 //!   that daemon, before its lease ran out (a stale epoch changes nothing);
 //! - P4: a claim never takes a partition from another daemon whose lease still runs, and
 //!   raises the epoch;
+//! - P5: at the end, after hours without faults, each partition is held by the daemon the
+//!   assignment gives it (rebalancing converged: the right thing happened, not only nothing
+//!   wrong);
 //! - D1: no due time of a job is settled twice, across every partition it lived in;
 //! - D2: every due time of a job up to half an hour before the end is in its ledger.
 
@@ -215,6 +218,26 @@ impl PartsCheck {
         if holding != [to.0 as usize] {
             let detail = format!("{job} moved from {from} to {to} is in partitions {holding:?}");
             self.violation("P1", detail);
+        }
+    }
+
+    /// P5 at the end: each partition's lease holder is the one the assignment names.
+    pub(super) fn converged(
+        &mut self,
+        holders: &[Option<ProcessId>],
+        members: &[duetime_loop::Member],
+        end: i64,
+    ) {
+        let count = duetime_loop::PartitionCount::new(holders.len() as u64).expect("a count");
+        let live = duetime_loop::live(members, Timestamp::from_millis(end));
+        let target = duetime_loop::assign(count, &live);
+        for (i, (held, meant)) in holders.iter().zip(&target).enumerate() {
+            if held != meant {
+                let detail = format!(
+                    "p{i} is held by {held:?} at the end; the assignment gives it to {meant:?}"
+                );
+                self.violation("P5", detail);
+            }
         }
     }
 

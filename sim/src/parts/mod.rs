@@ -457,6 +457,12 @@ impl PartsWorld {
         }
         let states: Vec<&State> = self.parts.iter().map(|p| &p.state).collect();
         self.check.finish(self.t, &states, &self.defs);
+        let holders: Vec<Option<ProcessId>> = self
+            .parts
+            .iter()
+            .map(|p| p.lease.owner.filter(|_| p.lease.is_held(ts(self.t))))
+            .collect();
+        self.check.converged(&holders, &self.members, self.t);
         PartsReport {
             seed: self.cfg.seed,
             partitions: self.cfg.partitions.get(),
