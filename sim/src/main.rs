@@ -56,7 +56,8 @@ lost commit answers), each checked against an oracle: every promise of the core 
                          of 1, 2, 7 or 64 partitions with leases and epochs, crashing,
                          stalling, stopping, joining, moving jobs between partitions;
                          checked for P1..P4, D1, D2 (docs/invariants.md)
-  --partitions N         with --partition-worlds: every world has N partitions (1 to 1024)
+  --partitions N         with --partition-worlds: every world has N partitions (1 to 1024);
+                         --faults heavy there: four times the faults, more answers lost
   -h, --help             this text
 ";
 
@@ -227,8 +228,12 @@ fn main() -> ExitCode {
 
 /// `--partition-worlds`: the seeds' partition worlds, their summary; exit 1 if any failed.
 fn partition_worlds(args: &Args) -> ExitCode {
+    let opts = duetime_sim::parts::PartsOptions {
+        partitions: args.partitions,
+        heavy: args.opts.overrides.faults == Some(FaultMode::Heavy),
+    };
     if args.trace {
-        let report = duetime_sim::parts::run_traced(args.seeds.start, args.partitions, true);
+        let report = duetime_sim::parts::run_traced(args.seeds.start, opts, true);
         for line in &report.trace {
             println!("{line}");
         }
@@ -237,7 +242,7 @@ fn partition_worlds(args: &Args) -> ExitCode {
         }
         return ExitCode::SUCCESS;
     }
-    let summary = duetime_sim::parts::run_range(args.seeds.clone(), args.threads, args.partitions);
+    let summary = duetime_sim::parts::run_range(args.seeds.clone(), args.threads, opts);
     print!("{}", summary.render());
     if summary.failures.is_empty() {
         ExitCode::SUCCESS

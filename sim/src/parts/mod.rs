@@ -74,13 +74,14 @@ pub struct PartsConfig {
 
 impl PartsConfig {
     /// The world of `seed`; `partitions` overrides the drawn count.
-    pub fn draw(seed: u64, partitions: Option<PartitionCount>) -> PartsConfig {
+    pub fn draw(seed: u64, opts: PartsOptions) -> PartsConfig {
         let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x7061_7274_0000_0000);
         let drawn = COUNTS[rng.gen_range(0..COUNTS.len())];
-        let partitions = partitions
+        let partitions = opts
+            .partitions
             .unwrap_or_else(|| PartitionCount::new(u64::from(drawn)).expect("a listed count"));
         let tick_ms = rng.gen_range(5..=15) * 1000;
-        PartsConfig {
+        let cfg = PartsConfig {
             seed,
             partitions,
             daemons: rng.gen_range(1..=4),
@@ -95,8 +96,35 @@ impl PartsConfig {
             join_per_hour: rng.gen_range(0.0..0.5),
             rekey_per_hour: rng.gen_range(0.0..8.0),
             lost_answer: rng.gen_range(0.0..0.05),
+        };
+        if opts.heavy {
+            cfg.heavier()
+        } else {
+            cfg
         }
     }
+
+    /// Four times the faults, and up to one answer in five lost.
+    fn heavier(self) -> PartsConfig {
+        PartsConfig {
+            crash_per_hour: self.crash_per_hour * 4.0,
+            stall_per_hour: self.stall_per_hour * 4.0,
+            stop_per_hour: self.stop_per_hour * 4.0,
+            join_per_hour: self.join_per_hour * 4.0,
+            rekey_per_hour: self.rekey_per_hour * 4.0,
+            lost_answer: self.lost_answer * 4.0,
+            ..self
+        }
+    }
+}
+
+/// How a range of partition worlds is drawn.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PartsOptions {
+    /// Every world with this many partitions (else drawn from `COUNTS`).
+    pub partitions: Option<PartitionCount>,
+    /// Heavy faults (`--faults heavy`): four times the rates, up to one answer in five lost.
+    pub heavy: bool,
 }
 
 /// What happens next in a world.
@@ -202,13 +230,13 @@ pub struct PartsReport {
 }
 
 /// Runs the partition world of `seed`.
-pub fn run_parts(seed: u64, partitions: Option<PartitionCount>) -> PartsReport {
-    run_traced(seed, partitions, false)
+pub fn run_parts(seed: u64, opts: PartsOptions) -> PartsReport {
+    run_traced(seed, opts, false)
 }
 
 /// Runs the partition world of `seed`, keeping a readable trace when `trace`.
-pub fn run_traced(seed: u64, partitions: Option<PartitionCount>, trace: bool) -> PartsReport {
-    let cfg = PartsConfig::draw(seed, partitions);
+pub fn run_traced(seed: u64, opts: PartsOptions, trace: bool) -> PartsReport {
+    let cfg = PartsConfig::draw(seed, opts);
     let mut world = PartsWorld::new(cfg);
     world.trace = trace.then(Vec::new);
     world.run();

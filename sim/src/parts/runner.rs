@@ -5,9 +5,7 @@ use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
-use duetime_loop::PartitionCount;
-
-use super::{run_parts, PartsReport};
+use super::{run_parts, PartsOptions, PartsReport};
 
 /// What a range of partition worlds found.
 #[derive(Debug, Default)]
@@ -23,11 +21,7 @@ pub struct PartsSummary {
 }
 
 /// Runs the partition worlds of `seeds` on `threads` threads.
-pub fn run_range(
-    seeds: std::ops::Range<u64>,
-    threads: usize,
-    partitions: Option<PartitionCount>,
-) -> PartsSummary {
+pub fn run_range(seeds: std::ops::Range<u64>, threads: usize, opts: PartsOptions) -> PartsSummary {
     let next = AtomicU64::new(seeds.start);
     let summary = Mutex::new(PartsSummary::default());
     std::thread::scope(|s| {
@@ -38,7 +32,7 @@ pub fn run_range(
                     break;
                 }
                 let began = std::time::Instant::now();
-                let report = run_parts(seed, partitions);
+                let report = run_parts(seed, opts);
                 let took = began.elapsed().as_secs_f64();
                 let mut sum = summary.lock().unwrap_or_else(|e| e.into_inner());
                 sum.add(report, took);
