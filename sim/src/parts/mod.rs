@@ -305,12 +305,34 @@ impl PartsWorld {
                 2 => (MissedRule::CatchUpOnce, Some(Overlap::BufferOne)),
                 _ => (MissedRule::Skip, Some(Overlap::Skip)),
             };
-            if period >= 60 && self.rng.gen_bool(0.5) {
+            if self.rng.gen_bool(0.5) {
                 let k = self.rng.gen_range(0..self.keys.len());
-                self.set_key(&mut def, Some(k));
+                let k = Some(k).filter(|&k| self.lane_room(k, &def));
+                self.set_key(&mut def, k);
             }
             self.defs.insert(def.name.clone(), def);
         }
+    }
+
+    /// Whether key `k`'s lane can take `def`'s runs and still keep up: runs of a lane last
+    /// at most three seconds (`drawn_run`) and are collected within one, so a lane takes at
+    /// most eight runs a minute per unit of width, about half its time; a job due more often
+    /// than once a minute never joins one (buffered overlaps run one at a time). A world
+    /// whose lane cannot keep up would owe more and more by design, which is the job mix's
+    /// doing, not the store's.
+    fn lane_room(&self, k: usize, def: &JobDef) -> bool {
+        let per_minute = |d: &JobDef| match &d.schedule {
+            Schedule::Every { period, .. } => 60_000.0 / period.as_millis() as f64,
+            _ => 1.0,
+        };
+        let (key, width) = (&self.keys[k].0, self.keys[k].1);
+        let load: f64 = self
+            .defs
+            .values()
+            .filter(|d| d.name != def.name && d.concurrency_key.as_ref() == Some(key))
+            .map(per_minute)
+            .sum();
+        per_minute(def) <= 1.0 && load + per_minute(def) <= 8.0 * f64::from(width)
     }
 
     /// Puts `def` under key number `k` (with the key's width), or under none.
@@ -473,7 +495,8 @@ impl PartsWorld {
             return;
         };
         let k = self.rng.gen_range(0..=self.keys.len());
-        self.set_key(&mut def, (k < self.keys.len()).then_some(k));
+        let k = Some(k).filter(|&k| k < self.keys.len() && self.lane_room(k, &def));
+        self.set_key(&mut def, k);
         self.defs.insert(def.name.clone(), def.clone());
         self.probe("concurrency key changed");
         self.place(def);
