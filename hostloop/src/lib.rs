@@ -8,13 +8,17 @@
 //!   sends `ProcessStarted`.
 //! - [`Incarnation`]: then, turn after turn, the runs it holds (ticked until their reports
 //!   commit), what each committed effect asks of it ([`Order`]), its reports and its drain.
+//! - [`Batch`]: group commit: the reports of one turn and its tick, stepped in one
+//!   transaction ([`Incarnation::batch`], then [`Incarnation::committed`]).
 
 #![warn(missing_docs, unreachable_pub)]
 
+mod batch;
 mod incarnation;
 mod startup;
 #[cfg(test)]
 mod testing;
 
+pub use batch::{Batch, BATCH_MAX};
 pub use incarnation::{backoff, Holding, Incarnation, Order};
 pub use startup::{LeftRun, Started, Startup};
