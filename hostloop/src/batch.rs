@@ -98,8 +98,9 @@ impl Incarnation {
         let mut ended: Vec<(RunId, Outcome)> = ended.into_iter().collect();
         ended.sort_by_key(|(run, _)| *run);
         ended.dedup_by_key(|(run, _)| *run);
-        let mut events = Vec::new();
-        let mut reports = Vec::new();
+        let size = ended.len().min(room) + usize::from(tick);
+        let mut events = Vec::with_capacity(size);
+        let mut reports = Vec::with_capacity(size - usize::from(tick));
         for (run, outcome) in ended {
             if reports.len() == room {
                 break;

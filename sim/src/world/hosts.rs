@@ -125,10 +125,15 @@ impl World {
         // The turn's batch: the reports that did not commit before (sent again), then the
         // tick. As the daemon's turn, a batch that failed ends the turn, and the next
         // comes after a short backoff (`duetime_loop::backoff`), before anything slow.
-        let again: Vec<_> = std::mem::take(&mut self.hosts[host].unreported)
-            .into_iter()
-            .map(|(run, (job, fence, outcome))| (run, job, fence, outcome))
-            .collect();
+        let unreported = &mut self.hosts[host].unreported;
+        let again: Vec<_> = if unreported.is_empty() {
+            Vec::new()
+        } else {
+            std::mem::take(unreported)
+                .into_iter()
+                .map(|(run, (job, fence, outcome))| (run, job, fence, outcome))
+                .collect()
+        };
         if self.report_batch(host, again, true) != Commit::Heard {
             return;
         }
@@ -210,6 +215,9 @@ impl World {
             for &(run, _) in batch.reports() {
                 kept.remove(&run);
                 h.unheard.remove(&run);
+            }
+            if kept.is_empty() {
+                return Commit::Heard;
             }
             tick = false;
         }
