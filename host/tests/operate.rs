@@ -461,8 +461,10 @@ fn the_reports_that_ended_together_commit_in_one_transaction() {
     };
     let batched = per_transaction(None);
     eprintln!("group commit: {batched:.2} events a transaction");
+    // About 5 on a quiet machine (each second: the tick, and the twelve reports in one or
+    // two batches as the commands end); start-up's transactions count too.
     assert!(
-        batched >= 3.0,
+        batched >= 2.0,
         "{batched} events a transaction with group commit"
     );
     let one = per_transaction(Some("1"));
