@@ -166,8 +166,8 @@ impl World {
         mut tick: bool,
     ) -> Commit {
         let process = self.hosts[host].inc.process();
-        let mut ended = Vec::new();
-        let mut kept = BTreeMap::new();
+        // The results of held runs, in the order they came (few: a vector, not a map).
+        let mut kept: Vec<(RunId, (JobName, Fence, Outcome))> = Vec::new();
         for (run, job, fence, outcome) in results {
             if self.sent_late_or_again(Some(host), process, run, (&job, fence, &outcome)) {
                 continue;
@@ -181,15 +181,17 @@ impl World {
                 .holding(run)
                 .is_some_and(|h| h.fence == fence)
             {
-                ended.push((run, outcome.clone()));
-                kept.insert(run, (job, fence, outcome));
+                kept.push((run, (job, fence, outcome)));
             } else {
                 self.send_alone(Some(host), process, run, (job, fence, outcome));
             }
         }
         loop {
             let inc = &self.hosts[host].inc;
-            let mut batch = inc.batch(ended.iter().cloned(), tick, duetime_loop::BATCH_MAX);
+            let ended = kept
+                .iter()
+                .map(|(run, (_, _, outcome))| (*run, outcome.clone()));
+            let mut batch = inc.batch(ended, tick, duetime_loop::BATCH_MAX);
             if batch.is_empty() {
                 return Commit::Heard;
             }
@@ -198,24 +200,28 @@ impl World {
             self.batch_probes(host, &batch, commit);
             let h = &mut self.hosts[host];
             if commit != Commit::Heard {
-                for &(run, _) in batch.reports() {
-                    if commit == Commit::Lost {
-                        h.unheard.insert(run);
-                    }
-                    if let Some(result) = kept.remove(&run) {
-                        h.unreported.insert(run, result);
-                    }
+                if commit == Commit::Lost {
+                    h.unheard
+                        .extend(batch.reports().iter().map(|(run, _)| *run));
                 }
-                // What did not fit in this batch waits for the next turn too.
-                h.unreported.append(&mut kept);
+                // Every result not committed, this batch's and those that did not fit in
+                // it, waits for the next turn.
+                h.unreported.extend(kept);
                 self.turn_failed(host, tick);
                 return commit;
             }
             h.inc.committed(&batch);
-            for &(run, _) in batch.reports() {
-                kept.remove(&run);
-                h.unheard.remove(&run);
+            if !h.unheard.is_empty() {
+                for &(run, _) in batch.reports() {
+                    h.unheard.remove(&run);
+                }
             }
+            kept.retain(|(run, _)| {
+                batch
+                    .reports()
+                    .binary_search_by_key(run, |(r, _)| *r)
+                    .is_err()
+            });
             if kept.is_empty() {
                 return Commit::Heard;
             }
