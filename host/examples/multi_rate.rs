@@ -4,7 +4,7 @@
 //! ```text
 //! cargo run --release -p duetime-host --example multi_rate -- --store URL|PATH
 //!     [--jobs 10000] [--daemons 3] [--events 3000] [--serializable] [--no-sync]
-//!     [--latency SECS [--period SECS]]
+//!     [--batch-max N] [--latency SECS [--period SECS]]
 //! ```
 //!
 //! Each daemon is a thread with its own store handle (its own connection), as a daemon on
@@ -16,8 +16,11 @@
 //!
 //! - Throughput (the default): simulated time. Jobs run daily at instants spread over the
 //!   day; each daemon ticks as fast as it can, each tick moving a shared simulated clock
-//!   by 30 s / daemons, and answers every run it starts with a `RunFinished` at once. An
-//!   event is a tick or a result, one transaction each.
+//!   by 30 s / daemons, and every run it starts ends at once. An event is a tick or a
+//!   result. Each turn commits the results of the runs the previous turn started and the
+//!   tick as the daemon does, in batches of at most `--batch-max` events (group commit,
+//!   `duetime_loop::Batch`; default `duetime_loop::BATCH_MAX`): `--batch-max 1` is one
+//!   event a transaction, the tick first, as before group commit.
 //! - `--latency SECS`: real time. Jobs run every `--period` (default 60 s) at offsets
 //!   spread over it (so jobs / period due times a second);
 //!   each daemon ticks when the store's next wake comes (and at least every second), as
@@ -29,11 +32,12 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+use duetime::RunId;
 use duetime::{
-    Actor, Duration, Effect, Event, JobDef, JobName, Now, Outcome, ProcessId, Schedule, State,
-    Timestamp,
+    Actor, Duration, Effect, Event, JobDef, JobName, Now, Outcome, Schedule, State, Timestamp,
 };
 use duetime_host::store::{self, AnyStore, Isolation, Options, Store, StoreError};
+use duetime_loop::{Batch, Incarnation, BATCH_MAX};
 
 /// 2025-06-02T00:00:00Z.
 const T0: i64 = 1_748_822_400_000;
@@ -47,6 +51,7 @@ struct Args {
     latency: Option<u64>,
     period: u64,
     durable: bool,
+    batch_max: usize,
 }
 
 fn args() -> Args {
@@ -59,6 +64,7 @@ fn args() -> Args {
         latency: None,
         period: 60,
         durable: true,
+        batch_max: BATCH_MAX,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -71,6 +77,7 @@ fn args() -> Args {
             "--latency" => a.latency = Some(value().parse().expect("seconds")),
             "--period" => a.period = value().parse().expect("seconds"),
             "--no-sync" => a.durable = false,
+            "--batch-max" => a.batch_max = value().parse().expect("a number"),
             "--serializable" => a.isolation = Isolation::Serializable,
             other => panic!("unknown flag {other}"),
         }
@@ -149,45 +156,56 @@ fn apply(store: &mut AnyStore, now: Now, event: Event, gave_up: &AtomicU64) -> V
     }
 }
 
-/// Answers every `Start` for `process` at once; returns the starts and their lateness.
-fn finish(
-    store: &mut AnyStore,
-    process: ProcessId,
-    now: Now,
+/// One batch, one transaction (sent again after the store gave up on it, as `apply`).
+fn commit(store: &mut AnyStore, now: Now, batch: &Batch, gave_up: &AtomicU64) -> Vec<Effect> {
+    loop {
+        let result = store.transact(&mut |state: &mut State, effects: &mut Vec<Effect>| {
+            for e in batch.events() {
+                state.step(now, e.clone(), effects);
+            }
+            Ok(())
+        });
+        match result {
+            Ok(effects) => return effects,
+            Err(StoreError::Locked { .. }) => {
+                gave_up.fetch_add(1, Ordering::SeqCst);
+            }
+            Err(e) => panic!("a batch of {}: {e}", batch.len()),
+        }
+    }
+}
+
+/// Holds every `Start` for this process, as its run, which ends at once (its result goes
+/// in the next turn's batch); returns how many started, noting each one's lateness.
+fn take_starts(
+    inc: &mut Incarnation,
     effects: &[Effect],
     returned_at: i64,
+    ended: &mut Vec<(RunId, Outcome)>,
     late: &mut Vec<i64>,
-    gave_up: &AtomicU64,
 ) -> u64 {
-    let mut events = 0;
+    let mut started = 0;
     for e in effects {
-        if let Effect::Do(Action::Start {
-            run,
-            job,
-            fence,
-            covers,
-            process: p,
-            ..
-        }) = e
-        {
-            if *p != process {
-                continue;
-            }
+        if inc.take(e).is_none() {
+            continue;
+        }
+        if let Effect::Do(Action::Start { run, covers, .. }) = e {
             if let Some(c) = covers {
                 late.push(returned_at - c.to.as_millis());
             }
-            let finished = Event::RunFinished {
-                process,
-                job: job.clone(),
-                run: *run,
-                fence: *fence,
-                outcome: Outcome::Ok,
-            };
-            apply(store, now, finished, gave_up);
-            events += 1;
+            ended.push((*run, Outcome::Ok));
+            started += 1;
         }
     }
-    events
+    started
+}
+
+/// What the daemon threads count together.
+#[derive(Default)]
+struct Counts {
+    events: AtomicU64,
+    started: AtomicU64,
+    transactions: AtomicU64,
 }
 
 fn main() {
@@ -214,7 +232,7 @@ fn main() {
     drop(first);
 
     let clock = Arc::new(AtomicI64::new(start_at));
-    let done = Arc::new(AtomicU64::new(0));
+    let counts = Arc::new(Counts::default());
     let gave_up = Arc::new(AtomicU64::new(0));
     let retried = Arc::new(AtomicU64::new(0));
     let late = Arc::new(Mutex::new(Vec::new()));
@@ -222,16 +240,21 @@ fn main() {
     let until = a.latency.map(|s| began + std::time::Duration::from_secs(s));
     let threads: Vec<_> = (0..a.daemons)
         .map(|d| {
-            let (location, clock, done, late, gave_up, retried) = (
+            let (location, clock, counts, late, gave_up, retried) = (
                 location.clone(),
                 Arc::clone(&clock),
-                Arc::clone(&done),
+                Arc::clone(&counts),
                 Arc::clone(&late),
                 Arc::clone(&gave_up),
                 Arc::clone(&retried),
             );
-            let (isolation, target, step, durable) =
-                (a.isolation, a.events, 30_000 / a.daemons as i64, a.durable);
+            let (isolation, target, step, durable, batch_max) = (
+                a.isolation,
+                a.events,
+                30_000 / a.daemons as i64,
+                a.durable,
+                a.batch_max,
+            );
             std::thread::spawn(move || {
                 let mut store = open(&location, isolation, durable);
                 let process = store.next_process_id().expect("an id");
@@ -243,13 +266,16 @@ fn main() {
                     };
                     Now::at(Timestamp::from_millis(ms))
                 };
-                apply(
+                let mut mine = Vec::new();
+                let mut inc = Incarnation::new(process);
+                let mut ended = Vec::new();
+                let effects = apply(
                     &mut store,
                     now(&clock),
                     Event::ProcessStarted { process },
                     &gave_up,
                 );
-                let mut mine = Vec::new();
+                take_starts(&mut inc, &effects, wall_ms(), &mut ended, &mut mine);
                 let mut last_tick = Instant::now();
                 loop {
                     if let Some(until) = until {
@@ -262,26 +288,33 @@ fn main() {
                             std::thread::sleep(std::time::Duration::from_millis(2));
                             continue;
                         }
-                    } else if done.load(Ordering::SeqCst) >= target {
+                    } else if counts.events.load(Ordering::SeqCst) >= target {
                         break;
                     }
+                    // The turn: the results collected since the last one, then the tick, in
+                    // batches; what this turn starts ends at once and waits for the next.
                     let at = now(&clock);
-                    let tick = Event::Tick {
-                        process,
-                        held: Vec::new(),
-                    };
-                    let effects = apply(&mut store, at, tick, &gave_up);
-                    last_tick = Instant::now();
-                    let results = finish(
-                        &mut store,
-                        process,
-                        at,
-                        &effects,
-                        wall_ms(),
-                        &mut mine,
-                        &gave_up,
-                    );
-                    done.fetch_add(1 + results, Ordering::SeqCst);
+                    let ready = std::mem::take(&mut ended);
+                    let mut tick = true;
+                    loop {
+                        let batch = inc.batch(ready.iter().cloned(), tick, batch_max);
+                        if batch.is_empty() {
+                            break;
+                        }
+                        let effects = commit(&mut store, at, &batch, &gave_up);
+                        inc.committed(&batch);
+                        if batch.ticks() {
+                            last_tick = Instant::now();
+                        }
+                        let started =
+                            take_starts(&mut inc, &effects, wall_ms(), &mut ended, &mut mine);
+                        counts.started.fetch_add(started, Ordering::SeqCst);
+                        counts
+                            .events
+                            .fetch_add(batch.len() as u64, Ordering::SeqCst);
+                        counts.transactions.fetch_add(1, Ordering::SeqCst);
+                        tick = false;
+                    }
                 }
                 late.lock().expect("not poisoned").extend(mine);
                 if let AnyStore::Postgres(pg) = &store {
@@ -295,10 +328,16 @@ fn main() {
         t.join().expect("a daemon thread");
     }
     let secs = began.elapsed().as_secs_f64();
-    let events = done.load(Ordering::SeqCst);
+    let events = counts.events.load(Ordering::SeqCst);
+    let started = counts.started.load(Ordering::SeqCst);
+    let transactions = counts.transactions.load(Ordering::SeqCst);
     println!(
-        "{events} events in {secs:.2} s: {:.0} events/s; {} run again after a conflict, {} gave up after every retry (and were sent again)",
+        "{events} events in {secs:.2} s: {:.0} events/s, {:.0} runs started/s, {:.0} transactions/s ({:.1} events a transaction, batches of at most {}); {} run again after a conflict, {} gave up after every retry (and were sent again)",
         events as f64 / secs,
+        started as f64 / secs,
+        transactions as f64 / secs,
+        events as f64 / transactions.max(1) as f64,
+        a.batch_max,
         retried.load(Ordering::SeqCst),
         gave_up.load(Ordering::SeqCst)
     );

@@ -66,6 +66,10 @@ pub struct Counters {
     pub transactions: Histogram,
     /// Failed transactions by the store error's kind (`locked`, `unreachable`, ...).
     pub transaction_failures: BTreeMap<&'static str, u64>,
+    /// Events the daemon's loop stepped in committed transactions (start-up, ticks,
+    /// reports, drain): over the transactions' count, how many events one commit (one
+    /// fsync) carried (group commit).
+    pub events_committed: u64,
     /// Alerts the core told this process, by job and incident kind.
     pub alerts_told: BTreeMap<(String, String), u64>,
     /// Delivery attempts by job, target and how they ended.
@@ -80,6 +84,7 @@ impl Default for Counters {
             process: None,
             transactions: Histogram::new(TRANSACTION_BOUNDS),
             transaction_failures: BTreeMap::new(),
+            events_committed: 0,
             alerts_told: BTreeMap::new(),
             deliveries: BTreeMap::new(),
             last_turn: None,
@@ -108,6 +113,11 @@ impl Telemetry {
         if let Some(kind) = failure {
             *c.transaction_failures.entry(kind).or_default() += 1;
         }
+    }
+
+    /// `n` events committed in one transaction.
+    pub fn events_committed(&self, n: u64) {
+        self.lock().events_committed += n;
     }
 
     pub fn alert_told(&self, job: &str, kind: &str) {

@@ -14,9 +14,12 @@
 //!   transaction over both; a job with an open run waits for it.
 //! - [`route`]: which [`Partition`] of a store a job lives in (by its concurrency key, else
 //!   its name), the one answer every host and the simulator share.
+//! - [`Batch`]: group commit: the reports of one turn and its tick, stepped in one
+//!   transaction ([`Incarnation::batch`], then [`Incarnation::committed`]).
 
 #![warn(missing_docs, unreachable_pub)]
 
+mod batch;
 mod incarnation;
 mod moves;
 mod ownership;
@@ -25,6 +28,7 @@ mod startup;
 #[cfg(test)]
 mod testing;
 
+pub use batch::{Batch, BATCH_MAX};
 pub use incarnation::{backoff, Holding, Incarnation, Order};
 pub use moves::{relocate, Relocated};
 pub use ownership::{assign, live, Lease, Member, Ownership, Phase, Step};

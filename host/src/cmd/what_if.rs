@@ -25,7 +25,9 @@
 //!   (`Adopt`), then sends `ProcessStarted`, the daemon's order. Overlapping windows merge.
 //! - **Runs.** Every `Start` succeeds after the job's assumed duration (`--duration JOB=90s`,
 //!   default 1 s): its `RunFinished` comes at that instant from the incarnation holding the
-//!   run, or, if none is up, from the next one when it starts. A run that outlives its
+//!   run, or, if none is up, from the next one when it starts. The reports of the runs that
+//!   end at one instant commit together, as the daemon's turn does (`duetime_loop::Batch`,
+//!   group commit), with the tick when one falls at that instant. A run that outlives its
 //!   timeout gets `Cancel { timeout }` from the core and then reports `timed_out` at once,
 //!   as a killed command does; a `Cancel { lease_lost }` makes the host drop the run.
 //!   Runs open in the store at `--from` are treated as an earlier incarnation's children:
@@ -65,7 +67,7 @@ use duetime::{
 };
 use duetime_host::jobs_file;
 use duetime_host::store::{self, Store};
-use duetime_loop::{Incarnation, LeftRun, Order, Started, Startup};
+use duetime_loop::{Incarnation, LeftRun, Order, Started, Startup, BATCH_MAX};
 use serde_json::{json, Value};
 
 /// The exit code of a usage error.
@@ -549,6 +551,8 @@ enum Happening {
     Pause(JobName),
     Resume(JobName),
     RunEnds(RunId),
+    /// The reports of the runs that ended at this instant, in one batch.
+    Report,
 }
 
 /// A run's command as the host sees it: it goes on whether or not a process is up.
@@ -588,6 +592,9 @@ struct World<'a> {
     queue: BTreeMap<(Timestamp, u64), Happening>,
     seq: u64,
     children: BTreeMap<RunId, Child>,
+    /// Runs of the incarnation up whose commands ended at this instant, to report in its
+    /// batch (`Happening::Report`, queued once per instant).
+    ended: Vec<(RunId, Outcome)>,
     last_tick: Timestamp,
     out: Replay,
 }
@@ -620,6 +627,7 @@ impl<'a> World<'a> {
             queue: BTreeMap::new(),
             seq: 0,
             children: BTreeMap::new(),
+            ended: Vec::new(),
             last_tick: from,
             out: Replay {
                 records: Vec::new(),
@@ -776,7 +784,16 @@ impl<'a> World<'a> {
     fn happen(&mut self, h: Happening) {
         match h {
             Happening::Jump(by) => self.offset = self.offset.saturating_add(by),
-            Happening::Crash => self.up = None,
+            Happening::Crash => {
+                // Its children go on; what ended and was not reported yet is theirs to
+                // report to the next incarnation.
+                for (run, _) in std::mem::take(&mut self.ended) {
+                    if let Some(c) = self.children.get_mut(&run) {
+                        c.exited = true;
+                    }
+                }
+                self.up = None;
+            }
             Happening::Start => self.start(),
             Happening::Pause(job) => {
                 self.step(Event::Pause {
@@ -792,6 +809,7 @@ impl<'a> World<'a> {
                 });
             }
             Happening::RunEnds(run) => self.run_ends(run),
+            Happening::Report => self.report(),
         }
     }
 
@@ -842,8 +860,8 @@ impl<'a> World<'a> {
         self.last_tick = self.now;
     }
 
-    /// A run's command ends: the incarnation holding it reports it (stepped at once: a
-    /// replay's transactions always commit); with none up, it waits for the next one.
+    /// A run's command ends: the incarnation holding it reports it in this instant's batch
+    /// (`report`); with none up, it waits for the next one.
     fn run_ends(&mut self, run: RunId) {
         let Some(c) = self.children.get_mut(&run) else {
             return;
@@ -852,22 +870,57 @@ impl<'a> World<'a> {
             // An earlier end replaced by a cancel.
             return;
         }
-        let report = self
+        let held = self
             .up
             .as_ref()
             .filter(|up| up.process() == c.holder)
-            .and_then(|up| up.ended(run, c.outcome.clone()));
-        match report {
-            Some(report) => {
-                let fence = c.fence;
-                self.children.remove(&run);
-                self.step(report);
-                if let Some(up) = &mut self.up {
-                    up.reported(run, fence);
-                }
-            }
-            None => c.exited = true,
+            .is_some_and(|up| up.holding(run).is_some());
+        if !held {
+            c.exited = true;
+            return;
         }
+        let outcome = c.outcome.clone();
+        if self.ended.is_empty() {
+            self.push(self.now, Happening::Report);
+        }
+        self.ended.push((run, outcome));
+    }
+
+    /// The batch of this instant: the reports of the runs that ended, then the tick if it
+    /// falls now (stepped at once: a replay's transactions always commit); every effect
+    /// carried out after the last step, as after a commit.
+    fn report(&mut self) {
+        let mut ended = std::mem::take(&mut self.ended);
+        let tick = self.next_tick() == self.now;
+        let Some(batch) = self
+            .up
+            .as_ref()
+            .map(|up| up.batch(ended.iter().cloned(), tick, BATCH_MAX))
+        else {
+            return;
+        };
+        let now = self.now();
+        let mut effects = Vec::new();
+        for e in batch.events() {
+            self.state.step(now, e.clone(), &mut effects);
+        }
+        for &(run, _) in batch.reports() {
+            self.children.remove(&run);
+        }
+        if let Some(up) = &mut self.up {
+            up.committed(&batch);
+        }
+        if batch.ticks() {
+            self.last_tick = self.now;
+        }
+        // More ended than a batch holds: the rest go in the next batch, at this instant.
+        let up = self.up.as_ref();
+        ended.retain(|(run, _)| up.is_some_and(|up| up.holding(*run).is_some()));
+        if !ended.is_empty() {
+            self.push(self.now, Happening::Report);
+            self.ended = ended;
+        }
+        self.carry_out(&effects);
     }
 
     fn carry_out(&mut self, effects: &[Effect]) {

@@ -2,8 +2,10 @@
 //! file (upserting each definition, removing the jobs the file no longer has), says it
 //! started, adopts or reports what its predecessors left running, then loops: collect
 //! finished runs, tick when the tick interval or the store's next wake says so, carry out
-//! the effects, log the commands people sent, prune old run directories, sleep. Every event
-//! is one store transaction, and effects are carried out only after the commit.
+//! the effects, log the commands people sent, prune old run directories, sleep. A turn's
+//! reports and its tick commit together, as one batch (`duetime_loop::Batch`: group
+//! commit, one fsync for many events); every other event is a transaction of its own, and
+//! effects are carried out only after their commit.
 //!
 //! Signals: SIGTERM (or a first SIGINT) drains: no new claims, the incarnation exits when
 //! its own runs have ended. A second SIGINT stops at once and leaves the children running,
@@ -22,7 +24,7 @@ use std::process::Child;
 use std::time::Instant;
 
 use duetime::{Actor, Alert, Effect, Entry, Event, History, ProcessId, RunId};
-use duetime_loop::{Incarnation, Order};
+use duetime_loop::{Batch, Incarnation, Order, BATCH_MAX};
 use tracing::{debug, info, warn};
 
 pub use clock::{backoff, install_signal_handlers, signalled, Clock};
@@ -39,6 +41,12 @@ const POLL: std::time::Duration = std::time::Duration::from_millis(200);
 const IDLE_POLL: std::time::Duration = std::time::Duration::from_secs(1);
 /// Who the jobs file's definitions and removals are recorded as.
 pub const JOBS_FILE_ACTOR: &str = "jobs-file";
+/// A measurement knob, not a setting: the most events one batch holds (1 to
+/// `duetime_loop::BATCH_MAX`, the default). `DUETIME_BATCH_MAX=1` turns group commit off,
+/// one event per transaction as before it, so benches/README.md can compare the two on one
+/// build. Undocumented for users on purpose: nothing but a measurement has a reason to
+/// commit less per fsync.
+const BATCH_MAX_ENV: &str = "DUETIME_BATCH_MAX";
 
 /// What a daemon is started with, beside its store.
 pub struct Setup {
@@ -88,6 +96,8 @@ pub struct Daemon<S: Store> {
     journal_seen: i64,
     /// Events that effects asked for (a run that could not even start reports at once).
     follow_ups: Vec<Event>,
+    /// The most events one batch holds (`BATCH_MAX_ENV`).
+    batch_max: usize,
     telemetry: Telemetry,
     /// The jobs file's `[alerts]`.
     alert_route: Option<Route>,
@@ -154,6 +164,7 @@ impl<S: Store> Daemon<S> {
             keep_runs: setup.keep_runs,
             journal_seen,
             follow_ups: Vec::new(),
+            batch_max: batch_max(),
             telemetry: setup.telemetry,
             alert_route: setup.alerts,
             courier,
@@ -173,13 +184,50 @@ impl<S: Store> Daemon<S> {
     fn apply(&mut self, event: Event) -> Result<Vec<Effect>, StoreError> {
         let now = self.clock.now();
         let effects = self.store.apply(now, event)?;
+        self.telemetry.events_committed(1);
         self.carry_out(&effects);
+        self.follow_up()?;
+        Ok(effects)
+    }
+
+    /// The reports of runs that could not even start (`launch`), each a transaction of its
+    /// own, and what they in turn ask.
+    fn follow_up(&mut self) -> Result<(), StoreError> {
         while let Some(e) = self.follow_ups.pop() {
             let now = self.clock.now();
             let more = self.store.apply(now, e)?;
+            self.telemetry.events_committed(1);
             self.carry_out(&more);
         }
-        Ok(effects)
+        Ok(())
+    }
+
+    /// One batch, one transaction (group commit): every event stepped on one reading of the
+    /// clocks, so a body the store runs again does the same work. Only after the commit are
+    /// its reports settled here (`Incarnation::committed`) and its effects carried out, in
+    /// order; a batch that failed changed nothing, and its reports go in next turn's batch.
+    fn commit(&mut self, batch: &Batch) -> Result<(), StoreError> {
+        let now = self.clock.now();
+        let events = batch.events();
+        let effects = self.store.transact(&mut |state, effects| {
+            for e in events {
+                state.step(now, e.clone(), effects);
+            }
+            Ok(())
+        })?;
+        self.telemetry.events_committed(events.len() as u64);
+        if batch.ticks() {
+            self.last_tick = Some(Instant::now());
+        }
+        self.incarnation.committed(batch);
+        for &(run, _) in batch.reports() {
+            if let Some(mut child) = self.supervisors.remove(&run) {
+                let _ = child.wait();
+            }
+            let _ = self.runs.mark_reported(run, "reported");
+        }
+        self.carry_out(&effects);
+        self.follow_up()
     }
 
     fn carry_out(&mut self, effects: &[Effect]) {
@@ -255,14 +303,16 @@ impl<S: Store> Daemon<S> {
         }
     }
 
-    /// Ticks when due, then collects finished runs, logs people's commands, prunes.
+    /// Commits the turn's batches (the reports of the runs that ended, and the tick when
+    /// the interval or `next_wake` says so), then logs people's commands, prunes.
     /// Returns how long to sleep before the next turn.
     ///
-    /// The tick comes first because it renews the leases of the runs this process holds:
-    /// reporting results is one transaction each, and a turn that reports many on a slow
-    /// store can take longer than a lease. Renewing before anything slow means a lease
-    /// lapses only when a whole turn outlasts it (see `Config::with_tick`'s floor), never
-    /// because results were being reported.
+    /// A batch is one transaction of at most `batch_max` events, its tick last; a turn
+    /// with more reports than fit commits several, and each after the first ticks again
+    /// when a third of a lease has passed since the last tick (`renew_due`), so reporting
+    /// many results on a slow store never outlasts the leases of the runs still going. A
+    /// batch that failed ends the turn (nothing it held committed; the next turn, after a
+    /// short backoff, sends it again).
     pub fn turn(&mut self) -> Result<std::time::Duration, StoreError> {
         if signalled() {
             self.drain()?;
@@ -274,38 +324,22 @@ impl<S: Store> Daemon<S> {
             .next_wake_for(self.incarnation.process());
         let tick_due = self.last_tick.is_none_or(|t| t.elapsed() >= self.tick);
         let wake_due = self.incarnation.work_due(wake, now.wall);
-        if tick_due || wake_due {
-            self.tick()?;
-        }
-        if self.collect()? > 0 {
+        if self.collect(tick_due || wake_due)? > 0 {
             self.prune();
         }
         self.log_people()?;
         self.sleep_time()
     }
 
-    /// A tick: renews the leases of the runs this process holds, enforces timeouts and
-    /// leases, claims what is due.
-    fn tick(&mut self) -> Result<(), StoreError> {
-        self.apply(self.incarnation.tick())?;
-        self.last_tick = Some(Instant::now());
-        Ok(())
-    }
-
-    /// Ticks again when the last tick was a third of a lease ago: called between the
-    /// reports of a long collect, so reporting many results on a slow store never
-    /// outlasts the leases of the runs still going.
-    fn renew_if_due(&mut self) -> Result<(), StoreError> {
+    /// Whether the leases of the runs held want a tick before the next batch commits: a
+    /// third of a lease since the last tick.
+    fn renew_due(&self) -> bool {
         let since = self
             .last_tick
             .map_or(std::time::Duration::ZERO, |t| t.elapsed());
         let since = duetime::Duration::from_millis(since.as_millis() as u64);
         let lease = duetime::Duration::from_millis(self.lease.as_millis() as u64);
-        if self.incarnation.renew_due(since, lease) {
-            info!(process = %self.incarnation.process(), runs = self.incarnation.len(), "a long turn: leases renewed between reports");
-            self.tick()?;
-        }
-        Ok(())
+        self.incarnation.renew_due(since, lease)
     }
 
     /// Until the next tick or wake, at most a poll.
@@ -387,6 +421,24 @@ impl<S: Store> Daemon<S> {
                 return Stopped::Drained;
             }
             std::thread::sleep(sleep.max(std::time::Duration::from_millis(10)));
+        }
+    }
+}
+
+/// The most events one batch holds: `BATCH_MAX_ENV` when it is a number from 1 to
+/// `BATCH_MAX`, else `BATCH_MAX` (a value it cannot take is warned about and left out).
+fn batch_max() -> usize {
+    let Ok(text) = std::env::var(BATCH_MAX_ENV) else {
+        return BATCH_MAX;
+    };
+    match text.trim().parse::<usize>() {
+        Ok(n) if (1..=BATCH_MAX).contains(&n) => {
+            info!(batch_max = n, "{BATCH_MAX_ENV}: a measurement knob");
+            n
+        }
+        _ => {
+            warn!("{BATCH_MAX_ENV}={text}: not a number from 1 to {BATCH_MAX}; left out");
+            BATCH_MAX
         }
     }
 }

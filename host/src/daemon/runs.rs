@@ -3,7 +3,7 @@
 
 use duetime::Action;
 
-use duetime::{CancelReason, Effect, Event, Fence, JobName, MissCause, Outcome, RunId};
+use duetime::{CancelReason, Effect, Fence, JobName, MissCause, RunId};
 use duetime_loop::{LeftRun, Started, Startup};
 use tracing::{debug, error, info, warn};
 
@@ -82,32 +82,6 @@ impl<S: Store> Daemon<S> {
         let _ = self.runs.set_process(run, self.incarnation.process());
         info!(%run, %job, "adopted");
         self.incarnation.adopt(run, job, fence);
-    }
-
-    /// Reports a held run that ended. It stays held (its lease renewed by the ticks)
-    /// until the report commits, so a report the store refused is sent again next turn.
-    fn report(&mut self, run: RunId, outcome: Outcome) -> Result<(), StoreError> {
-        let Some(event) = self.incarnation.ended(run, outcome) else {
-            return Ok(());
-        };
-        let Event::RunFinished {
-            job,
-            outcome,
-            fence,
-            ..
-        } = &event
-        else {
-            return Ok(());
-        };
-        debug!(%run, %job, %outcome, "finished");
-        let fence = *fence;
-        self.apply(event)?;
-        self.incarnation.reported(run, fence);
-        if let Some(mut child) = self.supervisors.remove(&run) {
-            let _ = child.wait();
-        }
-        let _ = self.runs.mark_reported(run, "reported");
-        Ok(())
     }
 
     /// Carries out a `Start` for this process: the run's directory and its supervisor.
@@ -229,10 +203,11 @@ impl<S: Store> Daemon<S> {
         }
     }
 
-    /// Reports every held run that has ended; lets go of one whose supervisor vanished.
-    /// Returns how many were reported.
-    pub(super) fn collect(&mut self) -> Result<usize, StoreError> {
-        let mut reported = 0;
+    /// Reports every held run that has ended, and ticks when `tick`, in batches (group
+    /// commit: `Daemon::commit`); lets go of a run whose supervisor vanished. Returns how
+    /// many runs were reported.
+    pub(super) fn collect(&mut self, tick: bool) -> Result<usize, StoreError> {
+        let mut ended = Vec::new();
         let held: Vec<(RunId, bool)> = self
             .incarnation
             .held()
@@ -241,14 +216,11 @@ impl<S: Store> Daemon<S> {
         for (run, timed_out) in held {
             match self.runs.state(run) {
                 RunState::Running => {}
-                RunState::Exited(exit) => match self.report(run, exit.outcome(timed_out)) {
-                    Ok(()) => {
-                        reported += 1;
-                        self.renew_if_due()?;
-                    }
-                    // The result stays in its exit file and the run held: next turn.
-                    Err(e) => warn!(%run, "could not report yet: {e}"),
-                },
+                RunState::Exited(exit) => {
+                    let outcome = exit.outcome(timed_out);
+                    debug!(%run, %outcome, "finished");
+                    ended.push((run, outcome));
+                }
                 RunState::Vanished => {
                     warn!(%run, "its supervisor vanished without a result; the lease will lapse");
                     let _ = self.runs.mark_reported(run, "vanished");
@@ -257,6 +229,27 @@ impl<S: Store> Daemon<S> {
                 }
             }
         }
-        Ok(reported)
+        let (mut tick, mut reported) = (tick, 0);
+        loop {
+            // (The runs a batch settled are no longer held: the next leaves them out.)
+            let batch = self
+                .incarnation
+                .batch(ended.iter().cloned(), tick, self.batch_max);
+            if batch.is_empty() {
+                return Ok(reported);
+            }
+            if reported > 0 && batch.ticks() {
+                info!(process = %self.incarnation.process(), runs = self.incarnation.len(), "a long turn: leases renewed between batches");
+            }
+            if let Err(e) = self.commit(&batch) {
+                // The results stay in their exit files and the runs held: next turn.
+                if !batch.reports().is_empty() {
+                    warn!(runs = batch.reports().len(), "could not report yet: {e}");
+                }
+                return Err(e);
+            }
+            reported += batch.reports().len();
+            tick = self.renew_due();
+        }
     }
 }

@@ -337,6 +337,16 @@ fn process_series(e: &mut Expo, state: &State, me: &Counters, now: Timestamp) {
         );
     }
     e.family(
+        "duetime_store_events_committed_total",
+        Kind::Counter,
+        "Events this daemon's loop stepped in committed transactions (start-up, ticks, reports, drain; a batch carries several). Per process.",
+    );
+    e.sample(
+        "duetime_store_events_committed_total",
+        &[],
+        me.events_committed as f64,
+    );
+    e.family(
         "duetime_alerts_told_total",
         Kind::Counter,
         "Alerts the core told this process to carry to a person, by incident kind. Per process.",

@@ -1,7 +1,9 @@
 //! The world's hosts: each process's turn (its tick, slow turns, its runs' results), its
 //! start-up, crashes, stalls, drains and restarts, and the runs it carries out. A process's
 //! runs and drain are a `duetime_loop::Incarnation`, its start-up a
-//! `duetime_loop::Startup`: the daemon's own code; what is here is the world's I/O.
+//! `duetime_loop::Startup`, its reports and tick committed together as a
+//! `duetime_loop::Batch` (group commit): the daemon's own code; what is here is the world's
+//! I/O.
 
 use super::*;
 
@@ -27,9 +29,13 @@ pub(super) struct Host {
     pub(super) ended: Vec<(RunId, JobName, Fence, Outcome)>,
     /// Results that came in while stalled, sent on waking.
     pub(super) queued: Vec<(RunId, JobName, Fence, Outcome)>,
-    /// Results whose report's transaction aborted: the run stays held (its lease renewed)
-    /// and the report is sent again (`Action::Deliver`), as the daemon's next turn does.
+    /// Results whose batch aborted or whose answer was lost: the run stays held (its lease
+    /// renewed) and the report goes in the next turn's batch (`tick_action`), as the
+    /// daemon's next turn does.
     pub(super) unreported: BTreeMap<RunId, (JobName, Fence, Outcome)>,
+    /// Runs whose report committed with its answer lost: sent again, the report must be
+    /// answered as stale (`report_batch`).
+    pub(super) unheard: std::collections::BTreeSet<RunId>,
     /// Invalidates scheduled ticks of an earlier incarnation or before a stall.
     pub(super) epoch: u64,
     /// True time of this incarnation's next heartbeat: a tick sent whatever the store says,
@@ -73,6 +79,7 @@ impl Host {
             ended: Vec::new(),
             queued: Vec::new(),
             unreported: BTreeMap::new(),
+            unheard: std::collections::BTreeSet::new(),
             epoch: 0,
             beat_at: i64::MIN,
             startup: None,
@@ -115,20 +122,140 @@ impl World {
             self.sleep(host);
             return;
         }
-        let tick = h.inc.tick();
-        let now = self.clock_now(host);
-        if !self.transact(Some(host), now, tick) {
-            // As the daemon's turn: a tick that failed ends the turn, and the next comes
-            // after a short backoff (`duetime_loop::backoff`), before anything slow.
-            let h = &mut self.hosts[host];
-            h.failures = h.failures.saturating_add(1);
-            h.beat_at = self.t + duetime_loop::backoff(h.failures).as_millis() as i64;
-            self.sleep(host);
+        // The turn's batch: the reports that did not commit before (sent again), then the
+        // tick. As the daemon's turn, a batch that failed ends the turn, and the next
+        // comes after a short backoff (`duetime_loop::backoff`), before anything slow.
+        let unreported = &mut self.hosts[host].unreported;
+        let again: Vec<_> = if unreported.is_empty() {
+            Vec::new()
+        } else {
+            std::mem::take(unreported)
+                .into_iter()
+                .map(|(run, (job, fence, outcome))| (run, job, fence, outcome))
+                .collect()
+        };
+        if self.report_batch(host, again, true) != Commit::Heard {
             return;
         }
         self.hosts[host].failures = 0;
         self.slow_turn(host);
         self.schedule_tick(host);
+    }
+
+    /// A turn of `host` that failed (its batch aborted, or its answer never came): the next
+    /// comes after `duetime_loop::backoff`; a failed tick's turn then, a failed report's no
+    /// later than its heartbeat.
+    fn turn_failed(&mut self, host: usize, ticked: bool) {
+        let h = &mut self.hosts[host];
+        h.failures = h.failures.saturating_add(1);
+        let retry = self.t + duetime_loop::backoff(h.failures).as_millis() as i64;
+        h.beat_at = if ticked { retry } else { h.beat_at.min(retry) };
+        self.sleep(host);
+    }
+
+    /// A batch of `host`'s incarnation (`Incarnation::batch`): the reports of `results` it
+    /// holds, in run-id order, then its tick when `tick`, one transaction (several when
+    /// more than `duetime_loop::BATCH_MAX`). Each result first meets the faults of delivery
+    /// (sent late or again, a mixed-up fence before it); one for a run the incarnation no
+    /// longer holds is sent alone, as a stale host would. Heard, the batch's runs are no
+    /// longer held; aborted or unheard, they stay held and go in the next turn's batch.
+    pub(super) fn report_batch(
+        &mut self,
+        host: usize,
+        results: Vec<(RunId, JobName, Fence, Outcome)>,
+        mut tick: bool,
+    ) -> Commit {
+        let process = self.hosts[host].inc.process();
+        // The results of held runs, in the order they came (few: a vector, not a map).
+        let mut kept: Vec<(RunId, (JobName, Fence, Outcome))> = Vec::new();
+        for (run, job, fence, outcome) in results {
+            if self.sent_late_or_again(Some(host), process, run, (&job, fence, &outcome)) {
+                continue;
+            }
+            if self.streams.edges.gen_ratio(1, 32) {
+                let now = self.clock_now(host);
+                self.mixed_up_fence(Some(host), now, process, run, (&job, fence, &outcome));
+            }
+            if self.hosts[host]
+                .inc
+                .holding(run)
+                .is_some_and(|h| h.fence == fence)
+            {
+                kept.push((run, (job, fence, outcome)));
+            } else {
+                self.send_alone(Some(host), process, run, (job, fence, outcome));
+            }
+        }
+        loop {
+            let inc = &self.hosts[host].inc;
+            let ended = kept
+                .iter()
+                .map(|(run, (_, _, outcome))| (*run, outcome.clone()));
+            let mut batch = inc.batch(ended, tick, duetime_loop::BATCH_MAX);
+            if batch.is_empty() {
+                return Commit::Heard;
+            }
+            let now = self.clock_now(host);
+            let commit = self.transact_all(Some(host), now, batch.take_events());
+            self.batch_probes(host, &batch, commit);
+            let h = &mut self.hosts[host];
+            if commit != Commit::Heard {
+                if commit == Commit::Lost {
+                    h.unheard
+                        .extend(batch.reports().iter().map(|(run, _)| *run));
+                }
+                // Every result not committed, this batch's and those that did not fit in
+                // it, waits for the next turn.
+                h.unreported.extend(kept);
+                self.turn_failed(host, tick);
+                return commit;
+            }
+            h.inc.committed(&batch);
+            if !h.unheard.is_empty() {
+                for &(run, _) in batch.reports() {
+                    h.unheard.remove(&run);
+                }
+            }
+            kept.retain(|(run, _)| {
+                batch
+                    .reports()
+                    .binary_search_by_key(run, |(r, _)| *r)
+                    .is_err()
+            });
+            if kept.is_empty() {
+                return Commit::Heard;
+            }
+            tick = false;
+        }
+    }
+
+    /// The probes of a batch: several events in one commit, and a report sent again after
+    /// its batch's answer was lost (which must have been answered as stale: S2 and S3
+    /// hold it to settling nothing twice).
+    fn batch_probes(&mut self, host: usize, batch: &duetime_loop::Batch, commit: Commit) {
+        if commit == Commit::Heard && batch.reports().len() > 1 {
+            *self
+                .probes
+                .entry("several reports committed in one batch")
+                .or_default() += 1;
+        }
+        if commit == Commit::Lost && !batch.reports().is_empty() {
+            *self
+                .probes
+                .entry("a batch's answer lost: its reports held to be sent again")
+                .or_default() += 1;
+        }
+        let h = &self.hosts[host];
+        if batch
+            .reports()
+            .iter()
+            .any(|(run, _)| h.unheard.contains(run))
+        {
+            *self
+                .probes
+                .entry("a report sent again after its batch's answer was lost")
+                .or_default() += 1;
+        }
     }
 
     /// A span of slow turns begins: for one to ten minutes, each turn of the host's
@@ -139,10 +266,10 @@ impl World {
         self.hosts[host].overloaded_until = self.t + span;
     }
 
-    /// After a tick of an overloaded host: its turn goes on past the tick. The daemon's
-    /// turn ticks first (renewing its leases before anything slow), then reports what
-    /// ended, one transaction each; here the reports wait for the turn's end, and so does
-    /// the next tick.
+    /// After a tick of an overloaded host: its turn goes on past the tick. Here the tick
+    /// commits at the turn's start (renewing its leases before anything slow), and what
+    /// ended meanwhile waits for the turn's end, reported there in one batch; so does the
+    /// next tick.
     pub(super) fn slow_turn(&mut self, host: usize) {
         if self.t >= self.hosts[host].overloaded_until || self.healed {
             return;
@@ -170,11 +297,8 @@ impl World {
             .probes
             .entry("results reported at a slow turn's end")
             .or_default() += 1;
-        let process = h.inc.process();
         let queued = std::mem::take(&mut self.hosts[host].queued);
-        for (run, job, fence, outcome) in queued {
-            self.send_result(Some(host), process, run, job, fence, outcome);
-        }
+        self.report_batch(host, queued, false);
     }
 
     /// A run's child finished: its result is sent by the incarnation holding it, queued while
@@ -193,8 +317,7 @@ impl World {
         // held (its lease renewed) until its report commits.
         let ours = h.state != HostState::Down && h.inc.holding(run).is_some();
         if ours && h.state == HostState::Up && self.t >= h.busy_until {
-            let current = h.inc.process();
-            self.send_result(Some(host), current, run, job, fence, outcome);
+            self.report_batch(host, vec![(run, job, fence, outcome)], false);
         } else if ours {
             if let Some(trace) = &mut self.trace {
                 trace.push(format!(
@@ -210,7 +333,7 @@ impl World {
                 .gen_bool(self.cfg.faults.orphan_delivers.clamp(0.0, 1.0))
             {
                 *self.faults.entry("orphan result delivered").or_default() += 1;
-                self.send_result(None, process, run, job, fence, outcome);
+                self.send_orphan_result(process, run, job, fence, outcome);
             } else if self.cfg.faults.adopt && h.state == HostState::Down {
                 // Left in its run directory for the next incarnation to report.
                 h.ended.push((run, job, fence, outcome));
@@ -278,11 +401,8 @@ impl World {
         self.hosts[host].state = HostState::Up;
         let t = self.t;
         self.hosts[host].clock.wake(t);
-        let process = self.hosts[host].inc.process();
         let queued = std::mem::take(&mut self.hosts[host].queued);
-        for (run, job, fence, outcome) in queued {
-            self.send_result(Some(host), process, run, job, fence, outcome);
-        }
+        self.report_batch(host, queued, false);
         self.hosts[host].beat_at = self.t;
         self.hosts[host].shown_at = i64::MIN;
         self.sleep(host);
@@ -432,6 +552,7 @@ impl World {
         // (`take_over`'s hosts).
         let mut queued = std::mem::take(&mut h.queued);
         let unreported = std::mem::take(&mut h.unreported);
+        h.unheard.clear();
         queued.extend(
             unreported
                 .into_iter()
@@ -554,36 +675,47 @@ impl World {
             )
     }
 
-    pub(super) fn send_result(
+    /// A result written by a child on its own (its process gone): the faults of delivery,
+    /// then its line alone.
+    pub(super) fn send_orphan_result(
         &mut self,
-        host: Option<usize>,
         process: ProcessId,
         run: RunId,
         job: JobName,
         fence: Fence,
         outcome: Outcome,
     ) {
-        if self.sent_late_or_again(host, process, run, (&job, fence, &outcome)) {
+        if self.sent_late_or_again(None, process, run, (&job, fence, &outcome)) {
             return;
         }
+        if self.streams.edges.gen_ratio(1, 32) {
+            let now = Now::at(Timestamp::from_millis(self.t));
+            self.mixed_up_fence(None, now, process, run, (&job, fence, &outcome));
+        }
+        self.send_alone(None, process, run, (job, fence, outcome));
+    }
+
+    /// A result in a transaction of its own: a child's on its own, or a host's for a run
+    /// its incarnation no longer holds (a stale report, which settles nothing).
+    fn send_alone(
+        &mut self,
+        host: Option<usize>,
+        process: ProcessId,
+        run: RunId,
+        (job, fence, outcome): (JobName, Fence, Outcome),
+    ) {
         let now = match host {
             Some(h) => self.clock_now(h),
             None => Now::at(Timestamp::from_millis(self.t)),
         };
-        if self.streams.edges.gen_ratio(1, 32) {
-            self.mixed_up_fence(host, now, process, run, (&job, fence, &outcome));
-        }
-        // The incarnation holding the run reports it (`Incarnation::ended`); a child on
-        // its own writes the same line.
-        let held = host.and_then(|h| self.hosts[h].inc.ended(run, outcome.clone()));
-        let event = held.unwrap_or_else(|| Event::RunFinished {
+        let event = Event::RunFinished {
             process,
             job: job.clone(),
             run,
             fence,
             outcome: outcome.clone(),
-        });
-        let committed = self.transact(host, now, event);
+        };
+        let committed = self.transact(host, now, event) && !self.lost_last;
         if let Some(h) = host {
             self.report_settled(h, run, committed, (job, fence, outcome));
         }
@@ -667,15 +799,16 @@ impl World {
             .hosts
             .iter()
             .position(|h| h.inc.process() == process && h.state == HostState::Up);
-        let committed = self.transact(sender, now, event);
+        let committed = self.transact(sender, now, event) && !self.lost_last;
         if let Some(h) = sender {
             self.report_settled(h, run, committed, (job, fence, outcome));
         }
     }
 
-    /// After a host's report of `run`: committed under the fence it holds the run by, the run
-    /// is no longer held (a mixed-up fence settles nothing); aborted, it
-    /// stays held (its lease renewed) until the report sent again commits.
+    /// After a host's report of `run` sent alone: committed and heard under the fence it
+    /// holds the run by, the run is no longer held (a mixed-up fence settles nothing);
+    /// aborted or unheard, it stays held (its lease renewed) and goes in the next turn's
+    /// batch.
     pub(super) fn report_settled(
         &mut self,
         host: usize,

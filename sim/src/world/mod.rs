@@ -27,6 +27,7 @@ mod store;
 use clocks::Clock;
 use hosts::{Host, HostState};
 use queue::{Action, Queue};
+use store::Commit;
 
 use duetime::Notice;
 use std::cmp::Reverse;

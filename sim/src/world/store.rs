@@ -1,5 +1,6 @@
-//! The world's store: one transaction per event, which may abort or lose its answer; what
-//! each step's effects mean for the processes that hear them, and what the checker is told.
+//! The world's store: transactions of one event, or of a process's batch (group commit:
+//! `duetime_loop::Batch`), which may abort or lose their answer as a whole; what each
+//! step's effects mean for the processes that hear them, and what the checker is told.
 
 use super::*;
 
@@ -15,6 +16,18 @@ pub(super) struct StepSeen {
     pub(super) backfill: bool,
     /// J2: the judged process's clocks as read before the step.
     pub(super) before: Option<crate::witness::Before>,
+}
+
+/// How a transaction ended, as its process saw it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Commit {
+    /// Aborted: nothing changed.
+    Aborted,
+    /// Committed, and its process never heard: it carries out nothing and sends its
+    /// reports again.
+    Lost,
+    /// Committed, and its process heard the answer.
+    Heard,
 }
 
 /// What a step's effects leave for after it (`World::after_transact`).
@@ -53,13 +66,46 @@ impl World {
         }
     }
 
-    /// One store transaction: it may abort (nothing happens), or commit with its answer
-    /// lost (the journal is written, the process never hears of its effects).
+    /// One store transaction of one event: it may abort (nothing happens), or commit with
+    /// its answer lost (the journal is written, the process never hears of its effects).
     /// Returns whether it committed (an aborted transaction changed nothing).
     pub(super) fn transact(&mut self, host: Option<usize>, now: Now, event: Event) -> bool {
-        if self.transaction_aborted(&event) {
+        if self.transaction_aborted(host, std::slice::from_ref(&event)) {
             return false;
         }
+        let lost = self.answer_lost();
+        self.step_one(host, now, event, lost);
+        true
+    }
+
+    /// One store transaction of several events, stepped in order on one reading of the
+    /// clocks (a process's batch): it aborts as a whole (nothing happens), or commits as a
+    /// whole, its answer heard or lost as a whole (a lost answer: the process carries out
+    /// none of its starts or cancels). Each event is still a step of its own for the
+    /// checker, which holds every invariant after each.
+    pub(super) fn transact_all(
+        &mut self,
+        host: Option<usize>,
+        now: Now,
+        events: Vec<Event>,
+    ) -> Commit {
+        if self.transaction_aborted(host, &events) {
+            return Commit::Aborted;
+        }
+        let lost = self.answer_lost();
+        for event in events {
+            self.step_one(host, now, event, lost);
+        }
+        if lost {
+            Commit::Lost
+        } else {
+            Commit::Heard
+        }
+    }
+
+    /// One event's step within a committed transaction: the input noted, the core's step,
+    /// S6, J2 and J3 around it, its effects taken (heard unless `lost`), the checker told.
+    fn step_one(&mut self, host: Option<usize>, now: Now, event: Event, lost: bool) {
         self.note_input(host, now, &event);
         let mut effects = std::mem::take(&mut self.effects);
         let wake_before = self.state.next_wake();
@@ -87,7 +133,6 @@ impl World {
         if let Some(p) = judged {
             self.gap_told(p, gap_expected, &effects, now);
         }
-        let lost = self.answer_lost();
         let seen = StepSeen {
             host,
             lost,
@@ -108,11 +153,8 @@ impl World {
         self.checker.step_done();
         self.checker.after_step(&self.state, now.wall);
         self.after_transact(ticked, owner_before, wake_before, left);
-        true
     }
 
-    /// Whether the store aborts the transaction carrying `event` (a fault): nothing is
-    /// stepped, and a process retries its report later.
     /// J2 (`witness.rs`): the process whose event the store judges by its clock, and what
     /// the store knew of it before.
     fn judged_before(
@@ -146,20 +188,34 @@ impl World {
         lost
     }
 
-    pub(super) fn transaction_aborted(&mut self, event: &Event) -> bool {
+    /// Whether the store aborts the transaction carrying `events` (a fault): nothing is
+    /// stepped. A result whose transaction aborted is delivered again later (`Action::Deliver`),
+    /// unless `host` holds its run under its fence: that host sends it again in its next
+    /// turn's batch (`Host::unreported`), as the daemon does.
+    pub(super) fn transaction_aborted(&mut self, host: Option<usize>, events: &[Event]) -> bool {
         let f = self.cfg.faults;
         if f.abort <= 0.0 || !self.rng.gen_bool(f.abort.min(1.0)) {
             return false;
         }
         *self.faults.entry("transaction aborted").or_default() += 1;
-        if let Event::RunFinished {
-            process,
-            job,
-            run,
-            fence,
-            outcome,
-        } = event
-        {
+        for event in events {
+            let Event::RunFinished {
+                process,
+                job,
+                run,
+                fence,
+                outcome,
+            } = event
+            else {
+                continue;
+            };
+            let held = host.is_some_and(|h| {
+                let inc = &self.hosts[h].inc;
+                inc.process() == *process && inc.holding(*run).is_some_and(|r| r.fence == *fence)
+            });
+            if held {
+                continue;
+            }
             let t = self.t + self.rng.gen_range(1_000..30_000);
             let deliver = Action::Deliver {
                 process: *process,
