@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use duetime::{Effect, Event, Outcome, ProcessId, RunId};
 use duetime_loop::{
-    Incarnation, Member, Order, Ownership, Partition, PartitionCount, Startup, Step,
+    Incarnation, Member, Order, Ownership, Partition, PartitionCount, Startup, Step, BATCH_MAX,
 };
 use rand::Rng;
 
@@ -341,36 +341,44 @@ impl PartsWorld {
             self.note(|| format!("d{d} holds {p} without an incarnation there"));
             return;
         };
-        let drain = x.leaving.then(|| x.inc.drain()).flatten();
-        let (events, reports) = match &x.startup {
-            Some(startup) => (startup.next_event().into_iter().collect(), Vec::new()),
-            None => {
-                let mut events: Vec<Event> = drain.iter().cloned().collect();
-                let mut reports = Vec::new();
-                for (&run, outcome) in &x.ended {
-                    if let Some(e @ Event::RunFinished { fence, .. }) =
-                        x.inc.ended(run, outcome.clone())
-                    {
-                        reports.push((run, fence));
-                        events.push(e);
-                    }
+        if let Some(startup) = &x.startup {
+            let events: Vec<Event> = startup.next_event().into_iter().collect();
+            if let Ok(effects) = self.transact(p, me, epoch, events) {
+                if !self.answer_lost() {
+                    self.heard(d, p, &effects, &[]);
                 }
-                events.push(x.inc.tick());
-                (events, reports)
             }
+            return;
+        }
+        if let Some(drain) = x.leaving.then(|| x.inc.drain()).flatten() {
+            // A drain commits on its own (docs/host-contract.md: a batch holds reports and
+            // a tick only), before the turn's batch.
+            let Ok(effects) = self.transact(p, me, epoch, vec![drain]) else {
+                return;
+            };
+            if self.answer_lost() {
+                return;
+            }
+            if let Some(x) = self.daemons[d].presences.get_mut(&p) {
+                x.inc.drain_committed();
+            }
+            self.heard(d, p, &effects, &[]);
+        }
+        let Some(x) = self.daemons[d].presences.get(&p) else {
+            return;
         };
-        let Ok(effects) = self.transact(p, me, epoch, events) else {
+        let ended = x.ended.iter().map(|(&run, o)| (run, o.clone()));
+        let mut batch = x.inc.batch(ended, true, BATCH_MAX);
+        let Ok(effects) = self.transact(p, me, epoch, batch.take_events()) else {
             return;
         };
         if self.answer_lost() {
             return;
         }
-        if drain.is_some() {
-            if let Some(x) = self.daemons[d].presences.get_mut(&p) {
-                x.inc.drain_committed();
-            }
+        if let Some(x) = self.daemons[d].presences.get_mut(&p) {
+            x.inc.committed(&batch);
         }
-        self.heard(d, p, &effects, &reports);
+        self.heard(d, p, &effects, batch.reports());
     }
 
     /// What a turn's committed answer means for the incarnation in `p`.
@@ -391,9 +399,8 @@ impl PartsWorld {
                 x.startup = None;
             }
         }
-        for &(run, fence) in reports {
-            x.inc.reported(run, fence);
-            x.ended.remove(&run);
+        for (run, _) in reports {
+            x.ended.remove(run);
         }
         let process = x.inc.process();
         let mut launches = Vec::new();
