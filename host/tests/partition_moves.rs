@@ -340,6 +340,8 @@ fn a_job_with_a_run_open_waits_until_its_report_commits() {
     let rec = st.record(st.seq_of_name("nightly").unwrap()).unwrap();
     assert_eq!(rec.def(), &before);
 
+    status_shows_the_pending_move(&url, target, r1.0);
+
     // Carried out while the run is open: nothing happens.
     assert!(carry_out_pending(&mut store, home, at(80))
         .unwrap()
@@ -378,6 +380,37 @@ fn a_job_with_a_run_open_waits_until_its_report_commits() {
     assert_eq!(rec.def(), &moved_def, "its new definition applies now");
     assert_eq!(rec.frontier().as_millis(), T0 + 60_000);
     assert_eq!(move_lines(&url, "nightly").len(), 2);
+}
+
+/// `duetime status` (text and `--json`) lists the pending move, the run it waits for and
+/// who asked.
+fn status_shows_the_pending_move(url: &str, target: Partition, run: RunId) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_duetime"))
+        .args(["status", "--store", url])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("move "))
+        .unwrap_or_else(|| panic!("a move line: {text}"));
+    assert!(
+        line.contains("nightly: ")
+            && line.contains(&format!("to {target}, when its run {run} has ended")),
+        "{line}"
+    );
+    assert!(line.contains("asked by jobs-file"), "{line}");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_duetime"))
+        .args(["status", "--json", "--store", url])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let m = &v["pending_moves"][0];
+    assert_eq!(m["job"], "nightly", "{v}");
+    assert_eq!(m["to"], target.to_string());
+    assert_eq!(m["waits_for"], run.to_string());
+    assert_eq!(m["actor"], "jobs-file");
 }
 
 #[test]
