@@ -471,6 +471,32 @@ fn a_pending_move_is_replaced_and_cleared() {
         store.pending_moves().unwrap().is_empty(),
         "its job left the file"
     );
+
+    // A reload places every definition again: a move whose run has ended happens then.
+    let weekly = def("weekly", None);
+    let w_home = route(&weekly, count());
+    upsert(&mut store, &weekly, at(130));
+    let p3 = ProcessId(3);
+    store
+        .apply_in(w_home, at(131), Event::ProcessStarted { process: p3 })
+        .unwrap();
+    let rw = starts(&tick(&mut store, w_home, p3, at(180)))[0];
+    let away = def("weekly", Some(&key_for(w_home, false)));
+    let file = [away, def("other", None)];
+    let synced = parts::sync_placed(&mut store, &file, &actor(), at(185)).unwrap();
+    assert!(matches!(synced.moves[..], [Placement::Pending { .. }]));
+    finish(&mut store, w_home, p3, "weekly", rw, at(190));
+    let synced = parts::sync_placed(&mut store, &file, &actor(), at(200)).unwrap();
+    assert!(
+        matches!(synced.moves[..], [Placement::Moved { from, .. }] if from == w_home),
+        "{:?}",
+        synced.moves
+    );
+    assert!(store.pending_moves().unwrap().is_empty());
+    assert_eq!(
+        store.locate("weekly").unwrap(),
+        Some(route(&file[0], count()))
+    );
 }
 
 #[test]
