@@ -58,7 +58,8 @@ error_kinds! {
     PartitionsDiffer => "partitions_differ": "`--partitions` asked for another count than the store was made with.",
     OnePartitionOnly => "one_partition_only": "`--partitions` other than 1 on an SQLite store.",
     NoSuchPartition => "no_such_partition": "A partition the store does not have.",
-    WouldMove => "would_move": "A definition whose concurrency key would move its job to another partition.",
+    NoPair => "no_pair": "A transaction over two partitions asked for one twice, or on a store of one (a host bug).",
+    MoveRefused => "move_refused": "A job's move to the partition its new concurrency key routes it to was refused by a state; nothing changed.",
 }
 
 /// A failure as every `--json` output spells it.

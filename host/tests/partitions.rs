@@ -3,8 +3,9 @@
 //! `locate` finds it and its key or name routes it; transactions on two partitions not
 //! queueing behind each other; a store of one state from before partitions migrated to
 //! one partition, losing nothing; a damaged partition refused by name while the others
-//! go on (in the library and in `list`, `status` and the commands); a key change that
-//! would move a job refused; SQLite keeping exactly one partition. The PostgreSQL tests
+//! go on (in the library and in `list`, `status` and the commands); a key change in the
+//! jobs file moving its job (partition_moves.rs: the moves themselves); SQLite keeping
+//! exactly one partition. The PostgreSQL tests
 //! need a server: see support/pg.rs.
 
 #[path = "support/pg.rs"]
@@ -15,7 +16,7 @@ use std::process::Command;
 
 use duetime::{Actor, Duration, Effect, Event, JobDef, JobName, Now, ProcessId, Schedule};
 use duetime::{State, Timestamp};
-use duetime_host::store::parts::{self, partition_of, place};
+use duetime_host::store::parts::{self, partition_of, place, Placement};
 use duetime_host::store::{Options, PostgresStore, SqliteStore, Store, StoreError};
 use duetime_loop::{route, route_of, Partition, PartitionCount};
 
@@ -459,7 +460,7 @@ fn a_store_of_one_state_migrates_to_one_partition_losing_nothing() {
             .unwrap()
             .get(0)
     };
-    assert_eq!(meta("schema", &mut raw), "2");
+    assert_eq!(meta("schema", &mut raw), "3");
     assert_eq!(meta("partitions", &mut raw), "1");
     // It goes on: a transaction commits, and another handle reads it back equal.
     let effects = after
@@ -655,8 +656,11 @@ fn commands_and_views_reach_every_partition() {
     assert_eq!(jobs, defs.len() as u64, "{out}");
 }
 
+/// A key change in the jobs file moves the job (`sync`: the move in a transaction of its
+/// own over both partitions, before the partitions' upserts); the same key, or another
+/// routing to the same partition, is no move. The moves themselves: partition_moves.rs.
 #[test]
-fn a_key_change_that_would_move_a_job_is_refused_and_changes_nothing() {
+fn a_key_change_in_the_jobs_file_moves_the_job() {
     let Some(url) = pg::fresh("key_change") else {
         return;
     };
@@ -670,50 +674,36 @@ fn a_key_change_that_would_move_a_job_is_refused_and_changes_nothing() {
         .unwrap();
     let moved = def("nightly", Some(&key));
     let target = route(&moved, count(8));
-    let versions = |s: &mut PostgresStore| -> Vec<i64> {
-        s.partition_rows()
-            .unwrap()
-            .iter()
-            .map(|r| r.version)
-            .collect()
-    };
-    let was = versions(&mut store);
-    let err = place(&mut store, &moved).err().unwrap();
-    assert!(
-        matches!(&err, StoreError::WouldMove { job, from, to, .. }
-            if job == "nightly" && *from == home && *to == target),
-        "{err:?}"
-    );
-    let text = err.to_string();
-    for needle in [
-        "job nightly lives in partition".to_string(),
-        format!("{home}"),
-        format!("concurrency key `{key}` would put it in {target}"),
-        "remove the job and add it again".to_string(),
-    ] {
-        assert!(text.contains(&needle), "{needle:?} in {text}");
-    }
-    assert_eq!(err.kind().name(), "would_move");
     let others = def("other", None);
-    let err = parts::sync(&mut store, &[others, moved], &actor(), at(1))
-        .err()
-        .unwrap();
-    assert!(matches!(err, StoreError::WouldMove { .. }), "{err:?}");
+    let synced = parts::sync_placed(&mut store, &[others, moved.clone()], &actor(), at(1)).unwrap();
     assert_eq!(
-        versions(&mut store),
-        was,
-        "nothing written in any partition"
+        synced.moves,
+        [Placement::Moved {
+            job: JobName::new("nightly").unwrap(),
+            from: home,
+            to: target
+        }]
     );
-    assert_eq!(store.locate("other").unwrap(), None);
+    assert_eq!(store.locate("nightly").unwrap(), Some(target));
+    assert!(store.locate("other").unwrap().is_some());
+    let state = store.state_in(target).unwrap();
+    let rec = state.record(state.seq_of_name("nightly").unwrap()).unwrap();
+    assert_eq!(rec.def(), &moved);
+    names_are_one_row_each(&url);
     // The same key, or one routing to the same partition, is no move.
     let kept = (0..)
         .map(|i| format!("same_{i}"))
-        .find(|k| route_of(Some(k), "", count(8)) == home)
+        .find(|k| route_of(Some(k), "", count(8)) == target)
         .unwrap();
+    let placed = place(&mut store, &def("nightly", Some(&kept)), &actor(), at(2)).unwrap();
     assert_eq!(
-        place(&mut store, &def("nightly", Some(&kept))).unwrap(),
-        home
+        placed.placement,
+        Placement::Here {
+            job: JobName::new("nightly").unwrap(),
+            partition: target
+        }
     );
+    assert!(placed.effects.is_empty());
 }
 
 #[test]

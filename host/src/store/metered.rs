@@ -8,7 +8,7 @@ use duetime::{Effect, Record, State, Timestamp};
 
 use duetime_loop::{Partition, PartitionCount};
 
-use super::{Body, DaemonInfo, Loads, PartitionRow, Store, StoreError};
+use super::{Body, DaemonInfo, Loads, PairBody, PartitionRow, PendingMove, Store, StoreError};
 use crate::telemetry::Telemetry;
 
 pub struct Metered<S> {
@@ -36,6 +36,27 @@ impl<S: Store> Store for Metered<S> {
         let failure = result.as_ref().err().map(|e| e.kind().name());
         self.telemetry.transaction(start.elapsed(), failure);
         result
+    }
+    fn transact_pair(
+        &mut self,
+        a: Partition,
+        b: Partition,
+        body: &mut PairBody<'_>,
+    ) -> Result<(Vec<Effect>, Vec<Effect>), StoreError> {
+        let start = Instant::now();
+        let result = self.inner.transact_pair(a, b, body);
+        let failure = result.as_ref().err().map(|e| e.kind().name());
+        self.telemetry.transaction(start.elapsed(), failure);
+        result
+    }
+    fn pending_moves(&mut self) -> Result<Vec<PendingMove>, StoreError> {
+        self.inner.pending_moves()
+    }
+    fn set_pending_move(&mut self, pending: &PendingMove) -> Result<(), StoreError> {
+        self.inner.set_pending_move(pending)
+    }
+    fn clear_pending_move(&mut self, job: &str) -> Result<bool, StoreError> {
+        self.inner.clear_pending_move(job)
     }
     fn next_process_id(&mut self) -> Result<duetime::ProcessId, StoreError> {
         self.inner.next_process_id()

@@ -24,13 +24,13 @@ pub mod tls;
 
 use std::fmt;
 
-use duetime::{Config, Effect, Event, LoadError, Now, Record, State, Timestamp};
+use duetime::{Config, Effect, Event, JobName, LoadError, Now, Record, Refusal, State, Timestamp};
 use duetime_loop::{Partition, PartitionCount};
 
 pub use cache::Loads;
 pub use daemons::DaemonInfo;
 pub use metered::Metered;
-pub use parts::PartitionRow;
+pub use parts::{PartitionRow, PendingMove};
 pub use postgres::{Isolation, PostgresStore};
 pub use sqlite::{SqliteStore, SCHEMA_VERSION};
 
@@ -120,6 +120,23 @@ impl Store for AnyStore {
         body: &mut Body<'_>,
     ) -> Result<Vec<Effect>, StoreError> {
         self.inner().transact_in(p, body)
+    }
+    fn transact_pair(
+        &mut self,
+        a: Partition,
+        b: Partition,
+        body: &mut PairBody<'_>,
+    ) -> Result<(Vec<Effect>, Vec<Effect>), StoreError> {
+        self.inner().transact_pair(a, b, body)
+    }
+    fn pending_moves(&mut self) -> Result<Vec<PendingMove>, StoreError> {
+        self.inner().pending_moves()
+    }
+    fn set_pending_move(&mut self, pending: &PendingMove) -> Result<(), StoreError> {
+        self.inner().set_pending_move(pending)
+    }
+    fn clear_pending_move(&mut self, job: &str) -> Result<bool, StoreError> {
+        self.inner().clear_pending_move(job)
     }
     fn next_process_id(&mut self) -> Result<duetime::ProcessId, StoreError> {
         self.inner().next_process_id()
@@ -224,13 +241,22 @@ pub enum StoreError {
         partition: Partition,
         error: Box<StoreError>,
     },
-    /// A definition whose concurrency key would put its job in another partition than the
-    /// one it lives in: moving a job's record between partitions is not built yet.
-    WouldMove {
-        job: String,
+    /// `transact_pair` asked for two partitions it cannot hold together: the same one
+    /// twice, or any on a store of one partition (SQLite), where no job ever moves.
+    NoPair {
+        store: String,
+        a: Partition,
+        b: Partition,
+        why: NoPairWhy,
+    },
+    /// Moving `job` from `from` to `to` was refused by a state (`Relocated::Refused`: its
+    /// record or its new definition not taken there); the transaction was aborted, so
+    /// nothing of the move was written and the job is where it was, as it was.
+    MoveRefused {
+        job: JobName,
         from: Partition,
         to: Partition,
-        key: Option<String>,
+        refusal: Refusal,
     },
 }
 
@@ -271,7 +297,8 @@ impl fmt::Display for StoreError {
             | StoreError::OnePartitionOnly { .. }
             | StoreError::NoSuchPartition { .. }
             | StoreError::InPartition { .. }
-            | StoreError::WouldMove { .. } => self.fmt_partitions(f),
+            | StoreError::NoPair { .. }
+            | StoreError::MoveRefused { .. } => self.fmt_partitions(f),
         }
     }
 }
@@ -308,23 +335,50 @@ impl StoreError {
             StoreError::InPartition { partition, error } => {
                 write!(f, "partition {partition}: {error}")
             }
-            StoreError::WouldMove { job, from, to, key } => {
-                let by = match key {
-                    Some(k) => format!("concurrency key `{k}`"),
-                    None => "name (it has no concurrency key now)".to_string(),
-                };
-                write!(
-                    f,
-                    "job {job} lives in partition {from}, and its {by} would put it in {to}: \
-                     moving a job between partitions is not built yet (issue 43); keep its \
-                     concurrency key, or remove the job and add it again with the new key \
-                     (its ledger starts over)"
-                )
-            }
+            StoreError::NoPair {
+                store,
+                a,
+                b,
+                why: NoPairWhy::Same,
+            } => write!(
+                f,
+                "the store {store}: a transaction over two partitions was asked for {a} and \
+                 {b}, the same one (a host bug: a job moves between two partitions)"
+            ),
+            StoreError::NoPair {
+                store,
+                a,
+                b,
+                why: NoPairWhy::OnePartition,
+            } => write!(
+                f,
+                "the store {store} has exactly one partition, so no job moves between \
+                 partitions there (a host bug asked to, with {a} and {b})"
+            ),
+            StoreError::MoveRefused {
+                job,
+                from,
+                to,
+                refusal,
+            } => write!(
+                f,
+                "job {job} could not move from partition {from} to {to} (its concurrency key \
+                 now puts it there): {refusal}; nothing was changed, it stays in {from} under \
+                 the definition it had"
+            ),
             // The others are `fmt`'s, which never sends them here.
             _ => Ok(()),
         }
     }
+}
+
+/// Why `transact_pair` refused its partitions (`StoreError::NoPair`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoPairWhy {
+    /// Both were the same partition.
+    Same,
+    /// The store has one partition (SQLite always).
+    OnePartition,
 }
 
 /// `1 partition`, `8 partitions`.
@@ -352,7 +406,8 @@ impl StoreError {
             StoreError::OnePartitionOnly { .. } => ErrorKind::OnePartitionOnly,
             StoreError::NoSuchPartition { .. } => ErrorKind::NoSuchPartition,
             StoreError::InPartition { error, .. } => error.kind(),
-            StoreError::WouldMove { .. } => ErrorKind::WouldMove,
+            StoreError::NoPair { .. } => ErrorKind::NoPair,
+            StoreError::MoveRefused { .. } => ErrorKind::MoveRefused,
         }
     }
 }
@@ -374,6 +429,12 @@ impl std::error::Error for StoreError {
 /// whole work on every call.
 pub type Body<'a> = dyn FnMut(&mut State, &mut Vec<Effect>) -> Result<(), StoreError> + 'a;
 
+/// The body of a transaction over two partitions (`Store::transact_pair`): the states of
+/// `a` and `b`, in the order asked (whatever order they were locked in), and the effects
+/// of each. The same contract as `Body`: an `Err` aborts both, and it may be run again.
+pub type PairBody<'a> = dyn FnMut(&mut State, &mut State, &mut Vec<Effect>, &mut Vec<Effect>) -> Result<(), StoreError>
+    + 'a;
+
 /// The state and the journal, kept together.
 pub trait Store {
     /// How many partitions the store has (fixed when it was made).
@@ -386,6 +447,41 @@ pub trait Store {
     /// store of several partitions an error names the partition (`InPartition`).
     fn transact_in(&mut self, p: Partition, body: &mut Body<'_>)
         -> Result<Vec<Effect>, StoreError>;
+
+    /// One transaction over two partitions, for moving a job from `a` to `b`
+    /// (`parts::place`): both partitions' globals rows are locked **in partition order**,
+    /// whichever is `a` (so two moves the other way round queue rather than deadlock),
+    /// both states brought up to date, `body` run, then `a`'s changed jobs, globals and
+    /// journal lines written before `b`'s (so a job moved from `a` to `b` gives up its name
+    /// in `a` before it takes it in `b`: a name is one row across partitions), each line
+    /// with its own partition, and one commit. The effects of `a` and of `b` come back only
+    /// after the commit; on any error nothing was stored and both states in memory equal
+    /// the store's.
+    ///
+    /// # Errors
+    ///
+    /// `NoPair` when `a` is `b`, or on a store of one partition (SQLite); `NoSuchPartition`;
+    /// the body's error; the store's, as `transact_in`'s.
+    fn transact_pair(
+        &mut self,
+        a: Partition,
+        b: Partition,
+        body: &mut PairBody<'_>,
+    ) -> Result<(Vec<Effect>, Vec<Effect>), StoreError>;
+
+    /// Every pending move (`parts::place`: a job whose run was open when its definition
+    /// came to route it elsewhere), oldest first. A store of one partition has none.
+    fn pending_moves(&mut self) -> Result<Vec<PendingMove>, StoreError>;
+
+    /// Keeps `pending` as its job's pending move, replacing any the job had.
+    ///
+    /// # Errors
+    ///
+    /// `NoPair` on a store of one partition (no job moves there); the store's.
+    fn set_pending_move(&mut self, pending: &PendingMove) -> Result<(), StoreError>;
+
+    /// Forgets `job`'s pending move; whether it had one.
+    fn clear_pending_move(&mut self, job: &str) -> Result<bool, StoreError>;
 
     /// `transact_in` partition 0: the whole store when it has one partition.
     fn transact(&mut self, body: &mut Body<'_>) -> Result<Vec<Effect>, StoreError> {

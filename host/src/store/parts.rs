@@ -3,15 +3,25 @@
 //!
 //! A job lives in exactly one partition (`duetime_loop::route`: by its concurrency key,
 //! else its name). A definition whose route differs from where its job lives (its key
-//! changed) would move the job; moving a record between two states needs core events not
-//! written yet, so it is refused (`StoreError::WouldMove`) before anything is written.
+//! changed) moves the job (`place`): `duetime_loop::relocate` in one transaction over both
+//! partitions (`Store::transact_pair`), the whole record going along. A job with a run
+//! open waits for the run (run ids and fences are counters of the state that made them):
+//! its new definition is kept in the store as a pending move, and carried out once the
+//! run has settled (`carry_out_pending`), the daemon holding the partition asking after
+//! its turns.
+
+mod moves;
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use duetime::{Actor, Effect, Event, JobDef, JobName, Now, Timestamp};
-use duetime_loop::{route, Partition, PartitionCount};
+use duetime_loop::{Partition, PartitionCount};
 
 use super::{Store, StoreError};
+
+pub use moves::{
+    carry_out_pending, pending, place, Carried, Pending, PendingMove, Placed, Placement,
+};
 
 /// One partition's row (`duetime status`, `/metrics`): read from the store, not from a
 /// state, so a partition whose state cannot be loaded is still listed.
@@ -70,56 +80,72 @@ pub fn partition_of<S: Store + ?Sized>(store: &mut S, job: &str) -> Result<Parti
     Ok(store.locate(job)?.unwrap_or(Partition::FIRST))
 }
 
-/// The partition definition `def` goes to: its route, which must be where its job lives
-/// already if it does.
-///
-/// # Errors
-///
-/// `WouldMove` when the job lives in another partition than its route (its concurrency
-/// key changed); the store's, reading where the job is.
-pub fn place<S: Store + ?Sized>(store: &mut S, def: &JobDef) -> Result<Partition, StoreError> {
-    let count = store.partitions();
-    let routed = route(def, count);
-    if count == PartitionCount::ONE {
-        return Ok(routed);
-    }
-    match store.locate(def.name.as_str())? {
-        Some(lives) if lives != routed => Err(StoreError::WouldMove {
-            job: def.name.to_string(),
-            from: lives,
-            to: routed,
-            key: def.concurrency_key.clone(),
-        }),
-        _ => Ok(routed),
-    }
+/// What `sync_placed` did: the effects of every transaction (the moves' and each
+/// partition's), and each definition that moved its job or waits to.
+#[derive(Debug, Default)]
+pub struct Synced {
+    pub effects: Vec<Effect>,
+    /// `Placement::Moved` and `Placement::Pending` only, in the file's order.
+    pub moves: Vec<Placement>,
 }
 
 /// Makes the store's jobs `defs`: each upserted in its partition, every job of every
 /// partition that `defs` lacks removed, all as `actor`. One transaction per partition
 /// with anything to do and partition 0, in partition order (so one transaction in all for
-/// a store of one, as before partitions).
-/// Every definition is placed before anything is written, so a refused move changes
-/// nothing.
+/// a store of one, as before partitions), after the moves.
 ///
 /// # Errors
 ///
-/// `WouldMove` (nothing written); a partition's store error (the partitions before it
-/// are written, the ones after are not: the next sync finishes the work).
+/// As `sync_placed`.
 pub fn sync<S: Store + ?Sized>(
     store: &mut S,
     defs: &[JobDef],
     actor: &Actor,
     now: Now,
 ) -> Result<Vec<Effect>, StoreError> {
+    sync_placed(store, defs, actor, now).map(|s| s.effects)
+}
+
+/// `sync`, saying which jobs moved and which wait for a run to move (each also logged).
+/// A job whose concurrency key moves it goes first, in a transaction of its own over
+/// both partitions; one that waits keeps its old definition in force (a new key would
+/// count its runs in a lane of the wrong partition) until `carry_out_pending`. A pending
+/// move of a job the file no longer has is forgotten.
+///
+/// # Errors
+///
+/// `MoveRefused` (that job's move wrote nothing; the moves before it are written); a
+/// partition's store error (the partitions before it are written, the ones after are
+/// not: the next sync finishes the work).
+pub fn sync_placed<S: Store + ?Sized>(
+    store: &mut S,
+    defs: &[JobDef],
+    actor: &Actor,
+    now: Now,
+) -> Result<Synced, StoreError> {
+    let mut synced = Synced::default();
+    let waiting = moves::waiting(store)?;
     let mut plan: BTreeMap<Partition, Vec<Event>> = BTreeMap::new();
     for def in defs {
-        let p = place(store, def)?;
-        plan.entry(p).or_default().push(Event::Upsert {
-            def: Box::new(def.clone()),
-            actor: actor.clone(),
-        });
+        let placed = moves::place_known(store, def, actor, now, &waiting)?;
+        synced.effects.extend(placed.effects);
+        match placed.placement {
+            Placement::Here { partition, .. } => {
+                plan.entry(partition).or_default().push(Event::Upsert {
+                    def: Box::new(def.clone()),
+                    actor: actor.clone(),
+                })
+            }
+            moved => synced.moves.push(moved),
+        }
+    }
+    for m in &synced.moves {
+        tracing::info!(job = %m.job(), "{m}");
     }
     let in_file: BTreeSet<&str> = defs.iter().map(|d| d.name.as_str()).collect();
+    for gone in waiting.iter().filter(|n| !in_file.contains(n.as_str())) {
+        store.clear_pending_move(gone.as_str())?;
+    }
     for p in store.partitions().iter() {
         let gone: Vec<JobName> = store
             .state_in(p)?
@@ -133,19 +159,20 @@ pub fn sync<S: Store + ?Sized>(
             actor: actor.clone(),
         }));
     }
-    let mut out = Vec::new();
     // Partition 0 always, so a store of one runs its one transaction as it always has.
     plan.entry(Partition::FIRST).or_default();
     for (p, events) in plan
         .into_iter()
         .filter(|(p, e)| !e.is_empty() || *p == Partition::FIRST)
     {
-        out.extend(store.transact_in(p, &mut |state, effects| {
-            for e in events.iter().cloned() {
-                state.step(now, e, effects);
-            }
-            Ok(())
-        })?);
+        synced
+            .effects
+            .extend(store.transact_in(p, &mut |state, effects| {
+                for e in events.iter().cloned() {
+                    state.step(now, e, effects);
+                }
+                Ok(())
+            })?);
     }
-    Ok(out)
+    Ok(synced)
 }

@@ -38,7 +38,9 @@ use super::cache::{parse_line, seq_key, seq_of_key, Cache, Loads, Rows, Writes};
 use super::daemons::{parse_daemon, to_forget};
 use duetime_loop::{Partition, PartitionCount};
 
-use super::{Body, DaemonInfo, Options, PartitionRow, Store, StoreError};
+use super::{
+    Body, DaemonInfo, NoPairWhy, Options, PairBody, PartitionRow, PendingMove, Store, StoreError,
+};
 
 /// The schema this build writes; a store with a newer one is refused.
 pub const SCHEMA_VERSION: i64 = 1;
@@ -228,6 +230,39 @@ impl Store for SqliteStore {
                 Err(e)
             }
         }
+    }
+
+    /// SQLite has one partition: no job moves between partitions, so no transaction
+    /// ever spans two.
+    fn transact_pair(
+        &mut self,
+        a: Partition,
+        b: Partition,
+        _body: &mut PairBody<'_>,
+    ) -> Result<(Vec<Effect>, Vec<Effect>), StoreError> {
+        Err(StoreError::NoPair {
+            store: self.cache.store.clone(),
+            a,
+            b,
+            why: NoPairWhy::OnePartition,
+        })
+    }
+
+    fn pending_moves(&mut self) -> Result<Vec<PendingMove>, StoreError> {
+        Ok(Vec::new())
+    }
+
+    fn set_pending_move(&mut self, pending: &PendingMove) -> Result<(), StoreError> {
+        Err(StoreError::NoPair {
+            store: self.cache.store.clone(),
+            a: Partition::FIRST,
+            b: duetime_loop::route(&pending.def, PartitionCount::ONE),
+            why: NoPairWhy::OnePartition,
+        })
+    }
+
+    fn clear_pending_move(&mut self, _job: &str) -> Result<bool, StoreError> {
+        Ok(false)
     }
 
     fn next_process_id(&mut self) -> Result<duetime::ProcessId, StoreError> {

@@ -8,7 +8,7 @@ use std::io::{self, Write};
 
 use duetime::{ProcessId, State, Timestamp};
 use duetime_host::store::daemons::host_name;
-use duetime_host::store::parts::{health, PartitionHealth};
+use duetime_host::store::parts::{health, pending, PartitionHealth, Pending};
 use duetime_host::store::{partitions_text, DaemonInfo, Store};
 use duetime_loop::PartitionCount;
 
@@ -132,6 +132,10 @@ pub fn status(args: &StatusArgs, out: &mut dyn Write, err: &mut dyn Write) -> io
         Ok(p) => p,
         Err(e) => return store_failed(&e, args.json, out, err),
     };
+    let moves = match pending(&mut store) {
+        Ok(m) => m,
+        Err(e) => return store_failed(&e, args.json, out, err),
+    };
     // The daemons are partition 0's processes: a store of several whose partition 0 is
     // refused still shows its partitions, and says why there is no more.
     let state = match store.state() {
@@ -160,6 +164,7 @@ pub fn status(args: &StatusArgs, out: &mut dyn Write, err: &mut dyn Write) -> io
             })),
             "daemons": list.iter().map(daemon_json).collect::<Vec<_>>(),
             "partitions": parts.iter().map(partition_json).collect::<Vec<_>>(),
+            "pending_moves": moves.iter().map(pending_json).collect::<Vec<_>>(),
         });
         writeln!(out, "{v:#}")?;
         return Ok(refused_code(&parts));
@@ -172,6 +177,9 @@ pub fn status(args: &StatusArgs, out: &mut dyn Write, err: &mut dyn Write) -> io
     )?;
     for h in &parts {
         writeln!(out, "{}", partition_line(h))?;
+    }
+    for m in &moves {
+        writeln!(out, "{}", pending_line(m, now))?;
     }
     if let Some(o) = owner {
         writeln!(
@@ -274,6 +282,42 @@ fn partition_json(h: &PartitionHealth) -> serde_json::Value {
         "epoch": r.epoch,
         "lease_until": json::time_opt(r.lease_until),
         "refused": h.refused,
+    })
+}
+
+/// A pending move's line: where its job goes, and what it waits for.
+fn pending_line(m: &Pending, now: Timestamp) -> String {
+    let job = &m.pending.def.name;
+    let asked = format!(
+        "asked by {} {}",
+        m.pending.actor.0,
+        relative(now, m.pending.asked_at)
+    );
+    match (m.from, m.run) {
+        (Some(from), Some(run)) => format!(
+            "  move  {job}: {from} to {}, when its run {run} has ended; its new definition \
+             applies then ({asked})",
+            m.to
+        ),
+        (Some(from), None) => format!(
+            "  move  {job}: {from} to {}, its run has ended: the daemon stepping {from} moves \
+             it after its next turn ({asked})",
+            m.to
+        ),
+        (None, _) => {
+            format!("  move  {job}: the job is gone; forgotten at the next turn ({asked})")
+        }
+    }
+}
+
+fn pending_json(m: &Pending) -> serde_json::Value {
+    serde_json::json!({
+        "job": m.pending.def.name.as_str(),
+        "from": m.from.map(|p| p.to_string()),
+        "to": m.to.to_string(),
+        "waits_for": m.run.map(|r| r.to_string()),
+        "actor": m.pending.actor.0,
+        "asked_at": json::time(m.pending.asked_at),
     })
 }
 

@@ -30,6 +30,10 @@
 //! tokens in `commits`. A transaction locks and writes one partition's row only, so
 //! transactions on different partitions do not queue behind each other. A job's name is
 //! unique across partitions (a unique index), so a job is in exactly one.
+//!
+//! Moving a job between partitions (schema version 3, `pair.rs`): `transact_pair` holds
+//! two partitions' rows in one transaction, locked in partition order; `pending_moves`
+//! keeps the new definition of a job that waits for its open run to move.
 
 use duetime::{Effect, Record, State, Timestamp};
 use postgres::error::SqlState;
@@ -42,8 +46,9 @@ use duetime_loop::{Partition, PartitionCount};
 
 use super::cache::{parse_line, seq_key, seq_of_key, Cache, Loads, Rows, Writes};
 use super::daemons::{parse_daemon, to_forget};
-use super::{Body, DaemonInfo, Options, PartitionRow, Store, StoreError};
+use super::{Body, DaemonInfo, Options, PairBody, PartitionRow, PendingMove, Store, StoreError};
 
+mod pair;
 mod schema;
 
 use schema::migrate;
@@ -275,7 +280,11 @@ impl PostgresStore {
     }
 
     /// One attempt at a transaction on the partition of index `i` into `caches`.
-    fn attempt(&mut self, i: usize, body: &mut Body<'_>) -> Result<Vec<Effect>, Failure> {
+    fn attempt(
+        &mut self,
+        i: usize,
+        body: &mut Body<'_>,
+    ) -> Result<Vec<Effect>, Failure<Vec<Effect>>> {
         let isolation = self.options.isolation;
         let handle = self.handle;
         self.connection().map_err(Failure::Before)?;
@@ -334,43 +343,52 @@ impl PostgresStore {
             // committed.
             Err(e) => Err(Failure::Unknown(Unknown {
                 detail: e.to_string(),
-                part: i,
-                next,
-                touched,
+                parts: vec![Unsure {
+                    part: i,
+                    next,
+                    touched,
+                }],
                 effects,
             })),
         }
     }
 
-    /// After a commit with no answer: reconnects and asks `commits` whether it happened.
-    fn settle_unknown(&mut self, unknown: Unknown) -> Result<Vec<Effect>, StoreError> {
+    /// After a commit with no answer: reconnects and asks `commits` whether it happened
+    /// (by the first partition's token: a transaction over two wrote both or neither).
+    fn settle_unknown<T>(&mut self, unknown: Unknown<T>) -> Result<T, StoreError> {
         let Unknown {
             detail,
-            part: i,
-            next,
-            touched,
+            parts,
             effects,
         } = unknown;
         self.conn = None;
         let deadline = std::time::Instant::now() + self.options.busy_timeout;
+        let Some(first) = parts.first() else {
+            return Ok(effects);
+        };
+        let (key, next) = (part_key(first.part), first.next);
         loop {
             let handle = self.handle;
             let asked = self.connection().and_then(|c| {
                 c.client
                     .query_opt(
                         "SELECT version FROM commits WHERE handle = $1 AND part = $2",
-                        &[&handle, &part_key(i)],
+                        &[&handle, &key],
                     )
                     .map_err(|e| map_err("", e))
             });
             match asked {
                 Ok(row) => {
                     let committed = row.is_some_and(|r| r.get::<_, i64>(0) >= next);
+                    for u in &parts {
+                        match committed {
+                            true => self.caches[u.part].committed(u.next),
+                            false => self.caches[u.part].forget(&u.touched),
+                        }
+                    }
                     return if committed {
-                        self.caches[i].committed(next);
                         Ok(effects)
                     } else {
-                        self.caches[i].forget(&touched);
                         Err(StoreError::Unreachable {
                             store: self.label.clone(),
                             detail: format!("{detail} (the transaction did not commit)"),
@@ -385,7 +403,9 @@ impl PostgresStore {
                     // did commit, its runs were recorded started by this process and never
                     // started; the core accounts them lost when their leases lapse.
                     self.conn = None;
-                    self.caches[i].distrust();
+                    for u in &parts {
+                        self.caches[u.part].distrust();
+                    }
                     return Err(StoreError::Unreachable {
                         store: self.label.clone(),
                         detail: format!(
@@ -414,8 +434,9 @@ impl PostgresStore {
     }
 }
 
-/// Why an attempt failed, and so what to do next.
-enum Failure {
+/// Why an attempt failed, and so what to do next; `T` is what a committed attempt gives
+/// back (one partition's effects, or a pair's).
+enum Failure<T> {
     /// Before anything was sent, or a plain error: return it.
     Before(StoreError),
     /// Lost to a concurrent transaction: run it again.
@@ -423,21 +444,27 @@ enum Failure {
     /// The connection broke before `COMMIT`: nothing happened; run it again on a new one.
     Broken(StoreError),
     /// The connection broke during `COMMIT`.
-    Unknown(Unknown),
+    Unknown(Unknown<T>),
 }
 
 /// A commit whose answer never came: what `settle_unknown` needs to find out.
-struct Unknown {
+struct Unknown<T> {
     detail: String,
+    /// Each partition the transaction wrote (one, or a pair).
+    parts: Vec<Unsure>,
+    effects: T,
+}
+
+/// One partition's part in a commit whose answer never came.
+struct Unsure {
     /// The partition's index into `caches`.
     part: usize,
     next: i64,
     touched: Vec<u64>,
-    effects: Vec<Effect>,
 }
 
-impl Failure {
-    fn classify(store: &str, e: postgres::Error) -> Failure {
+impl<T> Failure<T> {
+    fn classify(store: &str, e: postgres::Error) -> Failure<T> {
         match kind_of(&e) {
             Kind::Conflict => Failure::Conflict(map_err(store, e)),
             Kind::Broken => Failure::Broken(map_err(store, e)),
@@ -488,11 +515,21 @@ impl PostgresStore {
 
     /// `transact_in` for partition index `i`, its errors not yet named by partition.
     fn transact_index(&mut self, i: usize, body: &mut Body<'_>) -> Result<Vec<Effect>, StoreError> {
+        self.retrying(&mut |s| s.attempt(i, body))
+    }
+
+    /// Runs `attempt` until it commits, or fails in a way another try would not mend:
+    /// again after a conflict (up to `CONFLICT_RETRIES`, backing off) or once after a
+    /// broken connection; a commit with no answer is settled through `commits`.
+    fn retrying<T>(
+        &mut self,
+        attempt: &mut dyn FnMut(&mut Self) -> Result<T, Failure<T>>,
+    ) -> Result<T, StoreError> {
         let mut conflicts = 0;
         let mut broken = 0;
         loop {
-            match self.attempt(i, body) {
-                Ok(effects) => return Ok(effects),
+            match attempt(self) {
+                Ok(done) => return Ok(done),
                 Err(Failure::Before(e)) => return Err(e),
                 Err(Failure::Conflict(e)) => {
                     conflicts += 1;
@@ -528,6 +565,27 @@ impl Store for PostgresStore {
         let i = self.index(p)?;
         self.transact_index(i, body)
             .map_err(|e| self.in_partition(p, e))
+    }
+
+    fn transact_pair(
+        &mut self,
+        a: Partition,
+        b: Partition,
+        body: &mut PairBody<'_>,
+    ) -> Result<(Vec<Effect>, Vec<Effect>), StoreError> {
+        self.pair(a, b, body)
+    }
+
+    fn pending_moves(&mut self) -> Result<Vec<PendingMove>, StoreError> {
+        self.read_pending()
+    }
+
+    fn set_pending_move(&mut self, pending: &PendingMove) -> Result<(), StoreError> {
+        self.write_pending(pending)
+    }
+
+    fn clear_pending_move(&mut self, job: &str) -> Result<bool, StoreError> {
+        self.delete_pending(job)
     }
 
     fn next_process_id(&mut self) -> Result<duetime::ProcessId, StoreError> {
@@ -780,7 +838,7 @@ impl PgRows<'_, '_> {
     }
 
     /// The `Failure` an error inside the transaction amounts to.
-    fn failed(&mut self, e: StoreError) -> Failure {
+    fn failed<T>(&mut self, e: StoreError) -> Failure<T> {
         match self.failure.take() {
             Some(Kind::Conflict) => Failure::Conflict(e),
             Some(Kind::Broken) => Failure::Broken(e),

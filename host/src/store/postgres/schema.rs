@@ -10,9 +10,9 @@ use super::{map_err, part_key};
 use crate::store::{Options, StoreError, NEW_STORE_PARTITIONS};
 
 /// The schema this build writes on PostgreSQL. Versions 0 and 1 are SQLite's too (the same
-/// tables); 2, partitions, is PostgreSQL's alone: SQLite has one writer at a time, so it
-/// keeps one partition and schema 1.
-pub const SCHEMA_VERSION: i64 = 2;
+/// tables); 2, partitions, and 3, pending moves between them, are PostgreSQL's alone:
+/// SQLite has one writer at a time, so it keeps one partition and schema 1.
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// `MIGRATIONS[v]` takes a store from schema version `v` to `v + 1`. Append only: a step
 /// once released is never edited, since stores in the field have already run it.
@@ -66,6 +66,16 @@ const MIGRATIONS: &[&str] = &[
      ALTER TABLE commits DROP CONSTRAINT commits_pkey;
      ALTER TABLE commits ADD PRIMARY KEY (handle, part);
      INSERT INTO meta (key, value) VALUES ('partitions', '1');",
+    // 2 -> 3: pending moves. A job whose concurrency key came to route it to another
+    // partition while a run of it was open waits there; its new definition (JSON, as a
+    // job row holds it), who asked and when are kept here until the move is carried out.
+    // Only a table is added: every row of every other table stays as it was.
+    "CREATE TABLE pending_moves (
+         job TEXT PRIMARY KEY,
+         def TEXT NOT NULL,
+         actor TEXT NOT NULL,
+         asked_at BIGINT NOT NULL
+     );",
 ];
 
 /// The tables a duetime store has; a schema holding some of them but no `meta` is not
