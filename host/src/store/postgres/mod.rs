@@ -301,15 +301,7 @@ impl PostgresStore {
             .start()
             .map_err(|e| Failure::classify(&store, e))?;
         let cache = &mut self.caches[i];
-        let mut rows = PgRows {
-            tx: &mut tx,
-            st: statements,
-            store: &store,
-            failure: None,
-            globals: None,
-            handle,
-            part: part_key(i),
-        };
+        let mut rows = PgRows::new(&mut tx, statements, &store, handle, part_key(i));
         let read = match isolation {
             Isolation::LockRow => rows.lock(),
             Isolation::Serializable => rows.version(),
@@ -491,15 +483,7 @@ impl PostgresStore {
                     .read_only(true)
                     .start()
                     .map_err(|e| map_err(&store, e))?;
-                let mut rows = PgRows {
-                    tx: &mut tx,
-                    st: statements,
-                    store: &store,
-                    failure: None,
-                    globals: None,
-                    handle: 0,
-                    part: part_key(i),
-                };
+                let mut rows = PgRows::new(&mut tx, statements, &store, 0, part_key(i));
                 let version = rows.version()?;
                 cache.sync(&mut rows, version)?;
                 tx.commit().map_err(|e| map_err(&store, e))
@@ -706,15 +690,7 @@ impl Store for PostgresStore {
         // The state and the rows read in this transaction, not from a cache: a daemon
         // that started a moment ago is seen (its row was written before its start
         // reached the core, which `to_forget` allows for).
-        let mut rows = PgRows {
-            tx: &mut tx,
-            st: statements,
-            store: &store,
-            failure: None,
-            globals: None,
-            handle: 0,
-            part: 0,
-        };
+        let mut rows = PgRows::new(&mut tx, statements, &store, 0, 0);
         let version = rows.version()?;
         let cache = &mut self.caches[0];
         cache.sync(&mut rows, version)?;
@@ -796,6 +772,27 @@ struct PgRows<'a, 'c> {
     handle: i64,
     /// The partition read and written.
     part: i32,
+}
+
+impl<'a, 'c> PgRows<'a, 'c> {
+    /// Rows of `part` read and written in `tx` for `handle`, nothing read or failed yet.
+    fn new(
+        tx: &'a mut postgres::Transaction<'c>,
+        st: &'a Statements,
+        store: &'a str,
+        handle: i64,
+        part: i32,
+    ) -> PgRows<'a, 'c> {
+        PgRows {
+            tx,
+            st,
+            store,
+            failure: None,
+            globals: None,
+            handle,
+            part,
+        }
+    }
 }
 
 #[derive(Clone, Copy)]

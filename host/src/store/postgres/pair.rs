@@ -66,15 +66,7 @@ impl PostgresStore {
             .start()
             .map_err(|e| Failure::classify(&store, e))?;
         let (ca, cb) = two_mut(&mut self.caches, a, b);
-        let mut rows = PgRows {
-            tx: &mut tx,
-            st: statements,
-            store: &store,
-            failure: None,
-            globals: None,
-            handle,
-            part: 0,
-        };
+        let mut rows = PgRows::new(&mut tx, statements, &store, handle, 0);
         let (va, vb) = if a < b {
             let va = ready(&mut rows, a, ca, isolation, several)?;
             (va, ready(&mut rows, b, cb, isolation, several)?)
