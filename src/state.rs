@@ -1652,7 +1652,7 @@ fn check_open_run(
 }
 
 /// `State::check_owed_counts` for one job.
-fn check_owed_counts_of(job: &JobRecord) -> Result<(), Inconsistency> {
+pub(crate) fn check_owed_counts_of(job: &JobRecord) -> Result<(), Inconsistency> {
     let Some(a) = job.act() else { return Ok(()) };
     for o in &a.pending {
         // Walked in pieces, or open to merging (an untagged segment is the current

@@ -201,3 +201,108 @@ fn the_handover_survives_the_wire_and_both_journals_name_the_move() {
     assert!(matches!(history_of(&b.last)[..], [History::MovedIn { .. }]));
     assert!(b.state.job("report", at("09:00:10")).is_some());
 }
+
+#[test]
+fn a_record_whose_owed_counts_are_wrong_is_refused_and_changes_nothing() {
+    let (mut a, mut b) = (Story::new(), Story::new());
+    let mut def = queued("report");
+    def.missed = MissedRule::Required;
+    a.define("09:00", def);
+    a.start("09:00", 1);
+    a.command("09:00:30", "pause report", pause("report"));
+    a.tick_through("09:01", "09:05", "1m", 1);
+    a.command("09:05:10", "resume report", resume("report"));
+    let record = move_out(&mut a, "09:05:20", "report").expect("no run open");
+    assert!(
+        record.owed() > 0,
+        "the record owes what passed while paused"
+    );
+    // A record as bad input could carry it: an owed segment claiming one due time more
+    // than its range holds.
+    let mut value = serde_json::to_value(&record).unwrap();
+    let segment = &mut value["activity"]["pending"][0];
+    let count = segment["count"].as_u64().unwrap();
+    segment["count"] = serde_json::json!(count + 1);
+    let forged: JobRecord = serde_json::from_value(value).unwrap();
+    let before = b.state.clone();
+    let refused = move_in(&mut b, "09:05:20", forged);
+    assert!(
+        matches!(refused, Some(Refusal::NotMovable { .. })),
+        "{refused:?}"
+    );
+    assert_eq!(b.state, before, "a refused move_in changes nothing");
+}
+
+/// Every numeric field of a handed-over record, nudged: `move_in` never panics (debug
+/// builds check every invariant after each step), and a refused one changes nothing.
+#[test]
+fn move_in_of_a_nudged_record_never_breaks_the_state() {
+    let mut a = Story::new();
+    let mut def = queued("report");
+    def.missed = MissedRule::Required;
+    def.retries = 2;
+    a.define("09:00", def);
+    a.start("09:00", 1);
+    a.tick("09:01", 1);
+    a.finish("09:01:30", 1, Outcome::failed("exit 1"));
+    a.command("09:01:40", "pause report", pause("report"));
+    a.tick_through("09:02", "09:05", "1m", 1);
+    let record = move_out(&mut a, "09:05:20", "report").expect("no run open");
+    let value = serde_json::to_value(&record).unwrap();
+    let mut paths = Vec::new();
+    numbers(&value, &mut Vec::new(), &mut paths);
+    assert!(paths.len() > 5, "the record has numbers to nudge: {value}");
+    let mut tried = 0;
+    for path in &paths {
+        for nudge in [-60_000i64, -1, 1, 60_000] {
+            let mut v = value.clone();
+            let leaf = path.iter().fold(&mut v, |v, step| match step {
+                Step::Key(key) => &mut v[key.as_str()],
+                Step::Index(i) => &mut v[*i],
+            });
+            let Some(n) = leaf.as_i64() else { continue };
+            *leaf = serde_json::json!(n.saturating_add(nudge));
+            let Ok(nudged) = serde_json::from_value::<JobRecord>(v) else {
+                continue;
+            };
+            let mut b = Story::new();
+            let before = b.state.clone();
+            let refused = move_in(&mut b, "09:05:20", nudged);
+            if refused.is_some() {
+                assert_eq!(b.state, before, "{path:?} {nudge:+}: refused, yet changed");
+            }
+            b.tick("09:06", 1);
+            tried += 1;
+        }
+    }
+    assert!(tried > 10, "only {tried} nudged records read back");
+}
+
+/// One step into a JSON value.
+#[derive(Debug, Clone)]
+enum Step {
+    Key(String),
+    Index(usize),
+}
+
+/// The paths of the numbers in `v`.
+fn numbers(v: &serde_json::Value, at: &mut Vec<Step>, out: &mut Vec<Vec<Step>>) {
+    match v {
+        serde_json::Value::Number(_) => out.push(at.clone()),
+        serde_json::Value::Object(map) => {
+            for (k, child) in map {
+                at.push(Step::Key(k.clone()));
+                numbers(child, at, out);
+                at.pop();
+            }
+        }
+        serde_json::Value::Array(items) => {
+            for (i, child) in items.iter().enumerate() {
+                at.push(Step::Index(i));
+                numbers(child, at, out);
+                at.pop();
+            }
+        }
+        _ => {}
+    }
+}

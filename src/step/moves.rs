@@ -17,7 +17,7 @@
 
 use crate::effect::{Effect, History, Refusal};
 use crate::event::Actor;
-use crate::state::{check_record, JobRecord, State};
+use crate::state::{check_owed_counts_of, check_record, JobRecord, State};
 
 use super::Out;
 
@@ -87,7 +87,11 @@ impl State {
         if self.next_seq == u64::MAX {
             return Some(Refusal::Full);
         }
+        // The checks `State::put_parts` makes of a record from outside: a record is input
+        // here too (it may come over the wire), and one this state could not have made
+        // would break its invariants at the next step.
         check_record(record, &self.config, self.next_run, self.next_fence)
+            .and_then(|()| check_owed_counts_of(record))
             .err()
             .map(|broken| Refusal::NotMovable {
                 why: broken.to_string(),
