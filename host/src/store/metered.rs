@@ -20,6 +20,18 @@ impl<S: Store> Metered<S> {
     pub fn new(inner: S, telemetry: Telemetry) -> Metered<S> {
         Metered { inner, telemetry }
     }
+
+    /// One transaction of the inner store, timed and its failure counted by kind.
+    fn timed<T>(
+        &mut self,
+        run: impl FnOnce(&mut S) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let start = Instant::now();
+        let result = run(&mut self.inner);
+        let failure = result.as_ref().err().map(|e| e.kind().name());
+        self.telemetry.transaction(start.elapsed(), failure);
+        result
+    }
 }
 
 impl<S: Store> Store for Metered<S> {
@@ -31,11 +43,7 @@ impl<S: Store> Store for Metered<S> {
         p: Partition,
         body: &mut Body<'_>,
     ) -> Result<Vec<Effect>, StoreError> {
-        let start = Instant::now();
-        let result = self.inner.transact_in(p, body);
-        let failure = result.as_ref().err().map(|e| e.kind().name());
-        self.telemetry.transaction(start.elapsed(), failure);
-        result
+        self.timed(|inner| inner.transact_in(p, body))
     }
     fn transact_pair(
         &mut self,
@@ -43,11 +51,7 @@ impl<S: Store> Store for Metered<S> {
         b: Partition,
         body: &mut PairBody<'_>,
     ) -> Result<(Vec<Effect>, Vec<Effect>), StoreError> {
-        let start = Instant::now();
-        let result = self.inner.transact_pair(a, b, body);
-        let failure = result.as_ref().err().map(|e| e.kind().name());
-        self.telemetry.transaction(start.elapsed(), failure);
-        result
+        self.timed(|inner| inner.transact_pair(a, b, body))
     }
     fn pending_moves(&mut self) -> Result<Vec<PendingMove>, StoreError> {
         self.inner.pending_moves()

@@ -151,7 +151,7 @@ impl PartsCheck {
     }
 
     /// A release committed: the partition waits for its next owner (P2).
-    pub(super) fn released(&mut self, p: Partition, _me: ProcessId, t: i64) {
+    pub(super) fn released(&mut self, p: Partition, t: i64) {
         let i = p.0 as usize;
         self.owners[i] = None;
         self.orphaned[i] = Some(t);

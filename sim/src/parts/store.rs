@@ -78,7 +78,7 @@ impl PartsWorld {
         }
         self.parts[p.0 as usize].lease = lease.released();
         self.note(|| format!("{p} released by {me}"));
-        self.check.released(p, me, self.t);
+        self.check.released(p, self.t);
         true
     }
 
