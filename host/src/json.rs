@@ -59,6 +59,8 @@ error_kinds! {
     OnePartitionOnly => "one_partition_only": "`--partitions` other than 1 on an SQLite store.",
     NoSuchPartition => "no_such_partition": "A partition the store does not have.",
     NoPair => "no_pair": "A transaction over two partitions asked for one twice, or on a store of one (a host bug).",
+    Fenced => "fenced": "A daemon wrote to a partition it no longer holds (another claimed it, or its lease ran out); nothing was written.",
+    NotPartitioned => "not_partitioned": "Partition ownership was asked of a store of one partition, which no daemon divides (a host bug).",
     MoveRefused => "move_refused": "A job's move to the partition its new concurrency key routes it to was refused by a state; nothing changed.",
 }
 

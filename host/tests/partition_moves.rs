@@ -607,9 +607,10 @@ fn moves_the_other_way_round_at_once_both_commit() {
 }
 
 /// A store of schema 2 (partitions, before pending moves) is this build's store without
-/// the `pending_moves` table at version 2 (the 2 -> 3 step only adds that table; schema 1
-/// to 3 is checked from schema 1's own SQL in partitions.rs): opened, it migrates to 3
-/// with every partition's state and every journal line as they were.
+/// the `pending_moves` and `members` tables at version 2 (the 2 -> 3 and 3 -> 4 steps only
+/// add those tables; schema 1 to 4 is checked from schema 1's own SQL in partitions.rs):
+/// opened, it migrates to 4 with every partition's state and every journal line as they
+/// were.
 #[test]
 fn a_store_of_schema_2_migrates_losing_nothing() {
     let Some(url) = pg::fresh("migrate_to_3") else {
@@ -631,8 +632,11 @@ fn a_store_of_schema_2_migrates_losing_nothing() {
         .collect();
     let journal = store.journal_all().unwrap();
     let mut raw = postgres::Client::connect(&url, postgres::NoTls).unwrap();
-    raw.batch_execute("DROP TABLE pending_moves; UPDATE meta SET value = '2' WHERE key = 'schema'")
-        .unwrap();
+    raw.batch_execute(
+        "DROP TABLE pending_moves; DROP TABLE members; \
+         UPDATE meta SET value = '2' WHERE key = 'schema'",
+    )
+    .unwrap();
     drop(store);
 
     let mut after = PostgresStore::open_with(&url, options(None)).unwrap();
@@ -640,7 +644,7 @@ fn a_store_of_schema_2_migrates_losing_nothing() {
         .query_one("SELECT value FROM meta WHERE key = 'schema'", &[])
         .unwrap()
         .get(0);
-    assert_eq!(schema, "3");
+    assert_eq!(schema, "4");
     for (p, state) in count().iter().zip(&states) {
         assert_eq!(after.state_in(p).unwrap(), state, "{p}");
     }

@@ -116,7 +116,9 @@ pub fn gather(alert: &Alert) -> Value {
     static HOST: OnceLock<String> = OnceLock::new();
     let host = HOST.get_or_init(crate::store::daemons::host_name);
     let details = match (RUNS.get(), run_of(&alert.kind)) {
-        (Some(root), Some(run)) => RunDetails::read(&Runs::at(root), run),
+        (Some(root), Some(run)) => {
+            RunDetails::read(&Runs::holding(root, alert.job.as_str(), run), run)
+        }
         _ => RunDetails::default(),
     };
     payload(alert, host, &details)

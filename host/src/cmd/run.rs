@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use duetime::{Config, Coordination, Duration};
 use duetime_host::config::{ConfigFlags, ConfigMismatch};
-use duetime_host::daemon::{self, preflight, Daemon, Setup, Stopped};
+use duetime_host::daemon::{self, preflight, Daemon, Opener, Partitioned, Setup, Stopped};
 use duetime_host::http::{self, Listen};
 use duetime_host::jobs_file::{self, JobsFileError};
 use duetime_host::log::{LogFormat, LogLevel};
@@ -46,8 +46,8 @@ pub struct Args {
     pub max_runs_per_process: Option<u32>,
     /// How many partitions a new store has (1 to 1024; kept for life, like --tick). Left
     /// out, a new store has one and an existing one keeps its own; given and different
-    /// from an existing store's, the daemon refuses to start. SQLite has exactly one. For
-    /// now the daemon runs stores of one partition only (docs/scale-out.md)
+    /// from an existing store's, the daemon refuses to start. SQLite has exactly one. On a
+    /// store of several, each daemon claims its share and steps it (docs/scale-out.md)
     #[arg(long, value_name = "N")]
     pub partitions: Option<PartitionCount>,
     /// How many finished run directories (output and exit status) to keep per job; older
@@ -106,36 +106,13 @@ enum NotStarted {
     Jobs(Vec<JobsFileError>),
     /// The runs directory could not be made.
     Runs(String),
-    /// The store has more partitions than the daemon steps yet.
-    Partitions {
-        store: String,
-        count: PartitionCount,
-    },
 }
 
-/// `--partitions` above 1 on PostgreSQL, refused before any store is made: a new store of
-/// several partitions would be one this daemon then refuses to run. (SQLite's own refusal
-/// of any count but one comes from opening it, before it makes anything either.)
-fn refuse_partitions(args: &Args, err: &mut dyn Write) -> io::Result<Option<u8>> {
-    match args.partitions.filter(|&n| n != PartitionCount::ONE) {
-        Some(count) if store::is_url(&args.store.store) => {
-            let what = format!("--partitions {count} was asked");
-            writeln!(err, "duetime run: {}", not_yet(&what))?;
-            Ok(Some(USAGE))
-        }
-        _ => Ok(None),
-    }
-}
-
-/// Why `duetime run` does not run a store of several partitions (yet), after `what` (the
-/// store's count, or the flag's): it steps partition 0 only, and a daemon that left the
-/// other partitions' jobs unstepped would look like it works while most jobs never run.
-fn not_yet(what: &str) -> String {
-    format!(
-        "{what}, and this daemon steps one partition: the daemon of several lands with \
-         issue 43 (docs/scale-out.md); until then run a store of one partition (leave \
-         --partitions out, or give 1)"
-    )
+/// The daemon started: of a store of one partition, or of several (`Partitioned`: it
+/// claims its share of the partitions and steps each on a seat of its own).
+enum Running {
+    One(Box<Daemon<Metered<AnyStore>>>),
+    Several(Box<Partitioned<Metered<AnyStore>>>),
 }
 
 impl From<StoreError> for NotStarted {
@@ -181,9 +158,6 @@ pub fn run(args: &Args, _out: &mut dyn Write, err: &mut dyn Write) -> io::Result
         partitions: args.partitions,
         ..Options::default()
     };
-    if let Some(code) = refuse_partitions(args, err)? {
-        return Ok(code);
-    }
     // Only checks until the store has been opened and accepted: a refused store (not a
     // duetime store, a port in use) is left exactly as it was, with no runs directory
     // made beside it and no mode changed (issue 42).
@@ -205,13 +179,16 @@ pub fn run(args: &Args, _out: &mut dyn Write, err: &mut dyn Write) -> io::Result
             return Ok(1);
         }
     }
-    let mut d = match start_daemon(args, &flags, &options, &telemetry, err)? {
-        Ok(d) => d,
+    let stopped = match start_daemon(args, &flags, &options, &telemetry, err)? {
+        Ok(Running::One(mut d)) => d.run(),
+        Ok(Running::Several(mut d)) => d.run(),
         Err(code) => return Ok(code),
     };
-    Ok(match d.run() {
+    Ok(match stopped {
         Stopped::Drained => 0,
         Stopped::Interrupted => 130,
+        // Only a seat ends so; a daemon's owner never does.
+        Stopped::Lost => 1,
     })
 }
 
@@ -224,7 +201,7 @@ fn start_daemon(
     options: &Options,
     telemetry: &Telemetry,
     err: &mut dyn Write,
-) -> io::Result<Result<Daemon<Metered<AnyStore>>, u8>> {
+) -> io::Result<Result<Running, u8>> {
     let exe = std::env::current_exe()?;
     let mut waited = 0u32;
     let daemon = loop {
@@ -232,10 +209,6 @@ fn start_daemon(
             .map_err(NotStarted::from)
             .and_then(|mut store| {
                 let count = store.partitions();
-                if count != PartitionCount::ONE {
-                    let store = store.describe().to_string();
-                    return Err(NotStarted::Partitions { store, count });
-                }
                 let file = agreed_jobs(&mut store, flags, &args.jobs)?;
                 let runs = prepare_runs(args, err)?;
                 let setup = Setup {
@@ -247,10 +220,14 @@ fn start_daemon(
                     keep_runs: args.keep_runs,
                     telemetry: telemetry.clone(),
                 };
-                Ok(Daemon::start(
-                    Metered::new(store, telemetry.clone()),
-                    setup,
-                )?)
+                let store = Metered::new(store, telemetry.clone());
+                if count == PartitionCount::ONE {
+                    return Ok(Running::One(Box::new(Daemon::start(store, setup)?)));
+                }
+                let open = opener(&args.store.store, options, telemetry);
+                Ok(Running::Several(Box::new(Partitioned::start(
+                    store, setup, open,
+                )?)))
             });
         match started {
             Ok(d) => break d,
@@ -270,6 +247,16 @@ fn start_daemon(
         }
     };
     Ok(Ok(daemon))
+}
+
+/// How the seats of a store of several partitions open their handles: the store the
+/// daemon opened, each handle metered into this process's telemetry.
+fn opener(location: &str, options: &Options, telemetry: &Telemetry) -> Opener<Metered<AnyStore>> {
+    let (location, options, telemetry) = (location.to_string(), options.clone(), telemetry.clone());
+    std::sync::Arc::new(move || {
+        let store = store::open(&location, options.clone())?;
+        Ok(Metered::new(store, telemetry.clone()))
+    })
 }
 
 /// Says why the daemon did not start; the exit code: 64 for flags that contradict the
@@ -293,11 +280,6 @@ fn not_started(why: NotStarted, err: &mut dyn Write) -> io::Result<u8> {
         NotStarted::Jobs(errors) => jobs_errors(err, errors),
         NotStarted::Runs(why) => {
             writeln!(err, "duetime run: {why}")?;
-            Ok(1)
-        }
-        NotStarted::Partitions { store, count } => {
-            let what = format!("the store {store} has {}", store::partitions_text(count));
-            writeln!(err, "duetime run: {}", not_yet(&what))?;
             Ok(1)
         }
     }

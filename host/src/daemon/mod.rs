@@ -12,10 +12,12 @@
 //! for the next incarnation to adopt. SIGHUP rereads the jobs file (`reload.rs`).
 
 mod clock;
+mod partitioned;
 mod people;
 pub mod preflight;
 mod reload;
 mod runs;
+mod seat;
 
 use duetime::Notice;
 use std::collections::BTreeMap;
@@ -24,10 +26,12 @@ use std::process::Child;
 use std::time::Instant;
 
 use duetime::{Actor, Alert, Effect, Entry, Event, History, ProcessId, RunId};
-use duetime_loop::{Batch, Incarnation, Order, BATCH_MAX};
+use duetime_loop::{Batch, Incarnation, Order, Partition, BATCH_MAX};
 use tracing::{debug, info, warn};
 
 pub use clock::{backoff, install_signal_handlers, signalled, Clock};
+pub use partitioned::{partition_runs, Opener, Partitioned};
+use seat::SeatLink;
 
 use crate::alerts::{Courier, Route};
 use crate::jobs_file::HostJob;
@@ -49,6 +53,7 @@ pub const JOBS_FILE_ACTOR: &str = "jobs-file";
 const BATCH_MAX_ENV: &str = "DUETIME_BATCH_MAX";
 
 /// What a daemon is started with, beside its store.
+#[derive(Clone)]
 pub struct Setup {
     pub runs: Runs,
     /// The jobs file's jobs, in file order.
@@ -70,10 +75,20 @@ pub struct Setup {
 pub enum Stopped {
     Drained,
     Interrupted,
+    /// A seat's partition is held by another daemon now (its writes were fenced, or its
+    /// owner found it lost): it stopped without writing, its runs left to the leases.
+    Lost,
 }
 
 pub struct Daemon<S: Store> {
     store: S,
+    /// The partition it steps: 0 in a store of one; in a store of several, the seat's
+    /// (`Partitioned` runs one `Daemon` per partition it holds, each on a thread and a
+    /// store handle of its own, every write fenced by the partition's lease).
+    partition: Partition,
+    /// How its owner tells a seat to leave or that its partition is lost; `None` for the
+    /// daemon of a store of one, which answers signals itself.
+    seat: Option<SeatLink>,
     runs: Runs,
     /// The jobs file's jobs by name: what this daemon agrees to run (`runs.rs`).
     jobs: BTreeMap<String, HostJob>,
@@ -110,17 +125,14 @@ impl<S: Store> Daemon<S> {
     /// what earlier ones left behind.
     pub fn start(mut store: S, setup: Setup) -> Result<Daemon<S>, StoreError> {
         let clock = Clock::default();
-        let (tick, lease) = {
-            let config = store.state()?.config();
-            (config.tick, config.lease_ttl)
-        };
         let effects = sync_jobs(&mut store, &setup.jobs, &clock)?;
         log_sync(&effects);
-        warn_unknown_commands(&mut store)?;
+        warn_unknown_commands(&mut store, Partition::FIRST)?;
         let process = store.next_process_id()?;
         let journal_seen = store.journal_end()?;
         let info = DaemonInfo::of_this_process(process, &setup.jobs_file, setup.runs.root());
         store.register_daemon(&info)?;
+        let tick = store.state()?.config().tick;
         info!(
             process = %process,
             pid = info.pid,
@@ -132,21 +144,50 @@ impl<S: Store> Daemon<S> {
             keep_runs = setup.keep_runs,
             "started"
         );
-        let sends = setup.alerts.as_ref().is_some_and(Route::sends)
-            || setup
-                .jobs
-                .iter()
-                .any(|j| j.alerts.as_ref().is_some_and(Route::sends));
-        let courier = match sends.then(|| Courier::start(setup.telemetry.clone())) {
-            Some(Ok(c)) => Some(c),
-            Some(Err(e)) => {
-                warn!("alerts: the delivery thread did not start ({e}); alerts are only logged");
-                None
-            }
-            None => None,
+        let mut daemon = Daemon::assemble(store, setup, Partition::FIRST, process, None)?;
+        daemon.journal_seen = journal_seen;
+        daemon.telemetry.set_process(process);
+        daemon.begin()?;
+        Ok(daemon)
+    }
+
+    /// A seat: the incarnation `process` in partition `partition` of a store of several,
+    /// which `Partitioned` has claimed (and whose lease `store` holds, so every write is
+    /// fenced). The jobs file was made the store's by the owner; a seat only starts up
+    /// there (adopting what earlier incarnations of this machine left in the partition's
+    /// runs directory) and steps it.
+    fn seated(
+        store: S,
+        setup: Setup,
+        partition: Partition,
+        process: ProcessId,
+        link: SeatLink,
+    ) -> Result<Daemon<S>, StoreError> {
+        let mut daemon = Daemon::assemble(store, setup, partition, process, Some(link))?;
+        // Ticks renew the partition's lease: at least three a lease.
+        daemon.tick = daemon.tick.min(daemon.lease / 3);
+        info!(%partition, process = %process, "seat started");
+        daemon.begin()?;
+        Ok(daemon)
+    }
+
+    /// The daemon's parts, nothing stored yet.
+    fn assemble(
+        mut store: S,
+        setup: Setup,
+        partition: Partition,
+        process: ProcessId,
+        seat: Option<SeatLink>,
+    ) -> Result<Daemon<S>, StoreError> {
+        let (tick, lease) = {
+            let config = store.state_in(partition)?.config();
+            (config.tick, config.lease_ttl)
         };
-        let mut daemon = Daemon {
+        let courier = courier_for(&setup);
+        Ok(Daemon {
             store,
+            partition,
+            seat,
             runs: setup.runs,
             jobs: setup
                 .jobs
@@ -154,7 +195,7 @@ impl<S: Store> Daemon<S> {
                 .map(|j| (j.def.name.to_string(), j))
                 .collect(),
             jobs_file: setup.jobs_file.clone(),
-            clock,
+            clock: Clock::default(),
             incarnation: Incarnation::new(process),
             supervisors: BTreeMap::new(),
             exe: setup.exe,
@@ -162,18 +203,21 @@ impl<S: Store> Daemon<S> {
             tick: std::time::Duration::from_millis(tick.as_millis()),
             lease: std::time::Duration::from_millis(lease.as_millis()),
             keep_runs: setup.keep_runs,
-            journal_seen,
+            journal_seen: 0,
             follow_ups: Vec::new(),
             batch_max: batch_max(),
             telemetry: setup.telemetry,
             alert_route: setup.alerts,
             courier,
-        };
-        daemon.telemetry.set_process(process);
-        daemon.start_up()?;
-        daemon.last_tick = Some(Instant::now());
-        daemon.prune();
-        Ok(daemon)
+        })
+    }
+
+    /// Start-up (adoption, then `ProcessStarted`), the first tick's clock, the first prune.
+    fn begin(&mut self) -> Result<(), StoreError> {
+        self.start_up()?;
+        self.last_tick = Some(Instant::now());
+        self.prune();
+        Ok(())
     }
 
     pub fn process(&self) -> ProcessId {
@@ -183,7 +227,7 @@ impl<S: Store> Daemon<S> {
     /// One event, one transaction; then its effects.
     fn apply(&mut self, event: Event) -> Result<Vec<Effect>, StoreError> {
         let now = self.clock.now();
-        let effects = self.store.apply(now, event)?;
+        let effects = self.store.apply_in(self.partition, now, event)?;
         self.telemetry.events_committed(1);
         self.carry_out(&effects);
         self.follow_up()?;
@@ -195,7 +239,7 @@ impl<S: Store> Daemon<S> {
     fn follow_up(&mut self) -> Result<(), StoreError> {
         while let Some(e) = self.follow_ups.pop() {
             let now = self.clock.now();
-            let more = self.store.apply(now, e)?;
+            let more = self.store.apply_in(self.partition, now, e)?;
             self.telemetry.events_committed(1);
             self.carry_out(&more);
         }
@@ -209,12 +253,14 @@ impl<S: Store> Daemon<S> {
     fn commit(&mut self, batch: &Batch) -> Result<(), StoreError> {
         let now = self.clock.now();
         let events = batch.events();
-        let effects = self.store.transact(&mut |state, effects| {
-            for e in events {
-                state.step(now, e.clone(), effects);
-            }
-            Ok(())
-        })?;
+        let effects = self
+            .store
+            .transact_in(self.partition, &mut |state, effects| {
+                for e in events {
+                    state.step(now, e.clone(), effects);
+                }
+                Ok(())
+            })?;
         self.telemetry.events_committed(events.len() as u64);
         if batch.ticks() {
             self.last_tick = Some(Instant::now());
@@ -314,20 +360,24 @@ impl<S: Store> Daemon<S> {
     /// batch that failed ends the turn (nothing it held committed; the next turn, after a
     /// short backoff, sends it again).
     pub fn turn(&mut self) -> Result<std::time::Duration, StoreError> {
-        if signalled() {
+        if signalled() || self.seat.as_ref().is_some_and(SeatLink::is_leaving) {
             self.drain()?;
         }
         let now = self.clock.now();
         let wake = self
             .store
-            .state()?
+            .state_in(self.partition)?
             .next_wake_for(self.incarnation.process());
         let tick_due = self.last_tick.is_none_or(|t| t.elapsed() >= self.tick);
         let wake_due = self.incarnation.work_due(wake, now.wall);
         if self.collect(tick_due || wake_due)? > 0 {
             self.prune();
         }
-        self.log_people()?;
+        // People's commands are logged once per daemon, by the owner of a store of
+        // several partitions rather than by each seat.
+        if self.seat.is_none() {
+            self.log_people()?;
+        }
         self.sleep_time()
     }
 
@@ -349,7 +399,7 @@ impl<S: Store> Daemon<S> {
             .saturating_sub(self.last_tick.map_or(self.tick, |t| t.elapsed()));
         let until_wake = match self
             .store
-            .state()?
+            .state_in(self.partition)?
             .next_wake_for(self.incarnation.process())
         {
             Some(w) if !self.incarnation.is_draining() => {
@@ -395,7 +445,15 @@ impl<S: Store> Daemon<S> {
                 info!(process = %self.incarnation.process(), runs = self.incarnation.len(), "interrupted: leaving runs to the next incarnation");
                 return Stopped::Interrupted;
             }
-            self.reload_if_asked();
+            match &self.seat {
+                None => self.reload_if_asked(),
+                Some(link) if link.is_lost() => return self.lost(),
+                Some(link) => {
+                    if let Some(file) = link.take_jobs() {
+                        self.take_jobs(file);
+                    }
+                }
+            }
             let sleep = match self.turn() {
                 Ok(d) => {
                     self.telemetry.turned();
@@ -405,6 +463,7 @@ impl<S: Store> Daemon<S> {
                     }
                     d
                 }
+                Err(e) if e.is_fenced() => return self.lost(),
                 Err(e) => {
                     // A locked or unreachable store: nothing was changed; try again,
                     // less often the longer it lasts. Runs go on meanwhile; their leases
@@ -422,6 +481,23 @@ impl<S: Store> Daemon<S> {
             }
             std::thread::sleep(sleep.max(std::time::Duration::from_millis(10)));
         }
+    }
+}
+
+/// The delivery thread, when any of the jobs' alerts (or the file's) go anywhere.
+fn courier_for(setup: &Setup) -> Option<Courier> {
+    let sends = setup.alerts.as_ref().is_some_and(Route::sends)
+        || setup
+            .jobs
+            .iter()
+            .any(|j| j.alerts.as_ref().is_some_and(Route::sends));
+    match sends.then(|| Courier::start(setup.telemetry.clone())) {
+        Some(Ok(c)) => Some(c),
+        Some(Err(e)) => {
+            warn!("alerts: the delivery thread did not start ({e}); alerts are only logged");
+            None
+        }
+        None => None,
     }
 }
 
@@ -462,8 +538,8 @@ fn sync_jobs<S: Store>(
 /// confirmations covered what runs (a store from before), its runs fail (`not started`)
 /// until a person confirms the held definition, which names one. Running the jobs file's
 /// command instead would run what nobody confirmed.
-fn warn_unknown_commands<S: Store>(store: &mut S) -> Result<(), StoreError> {
-    for (_, record) in store.state()?.records() {
+fn warn_unknown_commands<S: Store>(store: &mut S, p: Partition) -> Result<(), StoreError> {
+    for (_, record) in store.state_in(p)?.records() {
         if record.def().payload.is_none() {
             warn!(
                 job = %record.def().name,

@@ -25,9 +25,16 @@ pub(super) const PEOPLE_KINDS: &[&str] = &[
 impl<S: Store> Daemon<S> {
     /// Logs the people's commands written since the last look.
     pub(super) fn log_people(&mut self) -> Result<(), StoreError> {
-        let lines = self.store.journal_after(self.journal_seen, PEOPLE_KINDS)?;
+        log_people_in(&mut self.store, &mut self.journal_seen)
+    }
+}
+
+/// Logs the people's commands written to `store` after line `seen`, and moves `seen` on.
+pub(super) fn log_people_in<S: Store>(store: &mut S, seen: &mut i64) -> Result<(), StoreError> {
+    {
+        let lines = store.journal_after(*seen, PEOPLE_KINDS)?;
         for (id, record) in lines {
-            self.journal_seen = self.journal_seen.max(id);
+            *seen = (*seen).max(id);
             let by_system = matches!(
                 &record.entry,
                 Entry::History(History::Paused {

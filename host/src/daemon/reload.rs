@@ -103,7 +103,7 @@ impl<S: Store> Daemon<S> {
 
     /// The new file's jobs and `[alerts]` in force in this daemon; the delivery thread
     /// started if alerts now go somewhere and it was not running.
-    fn take_jobs(&mut self, file: JobsFile) {
+    pub(super) fn take_jobs(&mut self, file: JobsFile) {
         let sends = file.alerts.as_ref().is_some_and(Route::sends)
             || file
                 .jobs

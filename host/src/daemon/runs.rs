@@ -150,7 +150,10 @@ impl<S: Store> Daemon<S> {
             return Err("not in the jobs file of the daemon that claimed it".into());
         };
         let (own, guarded) = (file_job.command.clone(), file_job.def.requires_confirmation);
-        let state = self.store.state().map_err(|e| e.to_string())?;
+        let state = self
+            .store
+            .state_in(self.partition)
+            .map_err(|e| e.to_string())?;
         let def = state
             .seq_of_name(job)
             .and_then(|seq| state.record(seq))
@@ -174,7 +177,7 @@ impl<S: Store> Daemon<S> {
     /// Whether the run just started covers due times a person asked for with `duetime
     /// backfill`: its open run, in the state the start committed, is late with that cause.
     fn is_backfill(&mut self, job: &str, run: RunId) -> bool {
-        let Ok(state) = self.store.state() else {
+        let Ok(state) = self.store.state_in(self.partition) else {
             return false;
         };
         state

@@ -138,7 +138,8 @@ impl FailedOutput {
             return None;
         }
         let tail = runs.and_then(|root| {
-            crate::runner::tail(&crate::runner::Runs::at(root).log_path(last.run))
+            let runs = crate::runner::Runs::holding(root, view.name.as_str(), last.run);
+            crate::runner::tail(&runs.log_path(last.run))
         });
         Some(FailedOutput {
             run: last.run,

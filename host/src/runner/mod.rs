@@ -185,6 +185,38 @@ impl Runs {
         }
     }
 
+    /// The runs directory at `root` and, after it, those of the partitions under it
+    /// (`p<N>`: the daemon of a store of several keeps each partition's runs apart, as run
+    /// ids are a partition's own counters), for readers that look for a job's runs.
+    pub fn all_at(root: &Path) -> Vec<Runs> {
+        let mut places = vec![Runs::at(root)];
+        let Ok(entries) = fs::read_dir(root) else {
+            return places;
+        };
+        let mut parts: Vec<(u32, PathBuf)> = entries
+            .filter_map(|e| e.ok())
+            .filter_map(|e| {
+                let name = e.file_name().to_str()?.to_string();
+                let n = name.strip_prefix('p')?.parse::<u32>().ok()?;
+                e.path().is_dir().then(|| (n, e.path()))
+            })
+            .collect();
+        parts.sort();
+        places.extend(parts.into_iter().map(|(_, path)| Runs { root: path }));
+        places
+    }
+
+    /// Where `job`'s run `run` is kept under `root`: its partition's directory when one
+    /// holds a run of that id for that job, else `root`'s.
+    pub fn holding(root: &Path, job: &str, run: RunId) -> Runs {
+        Runs::all_at(root)
+            .into_iter()
+            .find(|r| {
+                read_json::<RunFile>(&r.dir(run).join("run.json")).is_some_and(|f| f.job == job)
+            })
+            .unwrap_or_else(|| Runs::at(root))
+    }
+
     /// The directory holding the run directories.
     pub fn root(&self) -> &Path {
         &self.root

@@ -83,9 +83,20 @@ pub(crate) fn to_forget(
 ) -> Vec<String> {
     let globals = state.globals();
     let known = globals.processes();
+    forget_unknown(|p| known.contains_key(&p), rows, info)
+}
+
+/// `to_forget` where `known` says which processes are still known: on a store of several
+/// partitions, the daemons whose heartbeat is in `members` (a daemon there is no process
+/// of any partition's state; its incarnations in the partitions are).
+pub(crate) fn forget_unknown(
+    known: impl Fn(ProcessId) -> bool,
+    rows: &[DaemonInfo],
+    info: &DaemonInfo,
+) -> Vec<String> {
     let before = info.started.as_millis().saturating_sub(UNKNOWN_KEPT_MS);
     rows.iter()
-        .filter(|d| d.process != info.process && !known.contains_key(&d.process))
+        .filter(|d| d.process != info.process && !known(d.process))
         .filter(|d| d.started.as_millis() < before)
         .map(DaemonInfo::key)
         .collect()

@@ -105,4 +105,32 @@ impl<S: Store> Store for Metered<S> {
     fn loads(&self) -> Loads {
         self.inner.loads()
     }
+    fn beat(
+        &mut self,
+        me: duetime::ProcessId,
+        stopping: bool,
+        ttl: duetime::Duration,
+    ) -> Result<super::Roster, StoreError> {
+        self.timed(|inner| inner.beat(me, stopping, ttl))
+    }
+    fn claim(
+        &mut self,
+        p: Partition,
+        me: duetime::ProcessId,
+        seen: u64,
+        ttl: duetime::Duration,
+    ) -> Result<Option<u64>, StoreError> {
+        self.timed(|inner| inner.claim(p, me, seen, ttl))
+    }
+    fn release(
+        &mut self,
+        p: Partition,
+        me: duetime::ProcessId,
+        epoch: u64,
+    ) -> Result<bool, StoreError> {
+        self.timed(|inner| inner.release(p, me, epoch))
+    }
+    fn hold(&mut self, p: Partition, holder: super::Holder) -> Result<(), StoreError> {
+        self.inner.hold(p, holder)
+    }
 }

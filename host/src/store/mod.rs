@@ -24,8 +24,10 @@ pub mod tls;
 
 use std::fmt;
 
-use duetime::{Config, Effect, Event, JobName, LoadError, Now, Record, Refusal, State, Timestamp};
-use duetime_loop::{Partition, PartitionCount};
+use duetime::{
+    Config, Effect, Event, JobName, LoadError, Now, ProcessId, Record, Refusal, State, Timestamp,
+};
+use duetime_loop::{Lease, Member, Partition, PartitionCount};
 
 pub use cache::Loads;
 pub use daemons::DaemonInfo;
@@ -187,6 +189,29 @@ impl Store for AnyStore {
             AnyStore::Postgres(s) => s.loads(),
         }
     }
+    fn beat(
+        &mut self,
+        me: ProcessId,
+        stopping: bool,
+        ttl: duetime::Duration,
+    ) -> Result<Roster, StoreError> {
+        self.inner().beat(me, stopping, ttl)
+    }
+    fn claim(
+        &mut self,
+        p: Partition,
+        me: ProcessId,
+        seen: u64,
+        ttl: duetime::Duration,
+    ) -> Result<Option<u64>, StoreError> {
+        self.inner().claim(p, me, seen, ttl)
+    }
+    fn release(&mut self, p: Partition, me: ProcessId, epoch: u64) -> Result<bool, StoreError> {
+        self.inner().release(p, me, epoch)
+    }
+    fn hold(&mut self, p: Partition, holder: Holder) -> Result<(), StoreError> {
+        self.inner().hold(p, holder)
+    }
 }
 
 /// Why the store could not do what was asked. Every variant names the store (a path, or a
@@ -249,6 +274,18 @@ pub enum StoreError {
         b: Partition,
         why: NoPairWhy,
     },
+    /// A transaction of a daemon on a partition it no longer holds (`Store::hold`): the
+    /// lease the store has is another's, under a newer epoch, or ended. Checked in the
+    /// same transaction as the write, so nothing was written.
+    Fenced {
+        store: String,
+        partition: Partition,
+        holder: Holder,
+        found: Lease,
+    },
+    /// Partition ownership (`beat`, `claim`, `release`, `hold`) asked of a store of one
+    /// partition, where no daemon divides anything (the daemon steps it unfenced).
+    NotPartitioned { store: String },
     /// Moving `job` from `from` to `to` was refused by a state (`Relocated::Refused`: its
     /// record or its new definition not taken there); the transaction was aborted, so
     /// nothing of the move was written and the job is where it was, as it was.
@@ -298,6 +335,8 @@ impl fmt::Display for StoreError {
             | StoreError::NoSuchPartition { .. }
             | StoreError::InPartition { .. }
             | StoreError::NoPair { .. }
+            | StoreError::Fenced { .. }
+            | StoreError::NotPartitioned { .. }
             | StoreError::MoveRefused { .. } => self.fmt_partitions(f),
         }
     }
@@ -355,6 +394,25 @@ impl StoreError {
                 "the store {store} has exactly one partition, so no job moves between \
                  partitions there (a host bug asked to, with {a} and {b})"
             ),
+            StoreError::Fenced {
+                store,
+                partition,
+                holder,
+                found,
+            } => write!(
+                f,
+                "the store {store}: {partition} is no longer held by process {} under epoch \
+                 {} (the store has {}); nothing was written, and this daemon lets the \
+                 partition go",
+                holder.owner,
+                holder.epoch,
+                lease_text(found)
+            ),
+            StoreError::NotPartitioned { store } => write!(
+                f,
+                "the store {store} has one partition, which no daemon divides (a host bug \
+                 asked for partition ownership there)"
+            ),
             StoreError::MoveRefused {
                 job,
                 from,
@@ -379,6 +437,17 @@ pub enum NoPairWhy {
     Same,
     /// The store has one partition (SQLite always).
     OnePartition,
+}
+
+/// A lease as an error message says it.
+fn lease_text(lease: &Lease) -> String {
+    match lease.owner {
+        Some(owner) => format!(
+            "owner {owner}, epoch {}, until {}",
+            lease.epoch, lease.until
+        ),
+        None => format!("no owner, epoch {}", lease.epoch),
+    }
 }
 
 /// `1 partition`, `8 partitions`.
@@ -407,7 +476,20 @@ impl StoreError {
             StoreError::NoSuchPartition { .. } => ErrorKind::NoSuchPartition,
             StoreError::InPartition { error, .. } => error.kind(),
             StoreError::NoPair { .. } => ErrorKind::NoPair,
+            StoreError::Fenced { .. } => ErrorKind::Fenced,
+            StoreError::NotPartitioned { .. } => ErrorKind::NotPartitioned,
             StoreError::MoveRefused { .. } => ErrorKind::MoveRefused,
+        }
+    }
+}
+
+impl StoreError {
+    /// Whether it is `Fenced`, alone or in its partition's `InPartition`.
+    pub fn is_fenced(&self) -> bool {
+        match self {
+            StoreError::Fenced { .. } => true,
+            StoreError::InPartition { error, .. } => error.is_fenced(),
+            _ => false,
         }
     }
 }
@@ -434,6 +516,26 @@ pub type Body<'a> = dyn FnMut(&mut State, &mut Vec<Effect>) -> Result<(), StoreE
 /// of each. The same contract as `Body`: an `Err` aborts both, and it may be run again.
 pub type PairBody<'a> = dyn FnMut(&mut State, &mut State, &mut Vec<Effect>, &mut Vec<Effect>) -> Result<(), StoreError>
     + 'a;
+
+/// A daemon's hold on a partition (`Store::hold`): its process, the epoch its claim
+/// raised, and how long each write renews the lease for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Holder {
+    pub owner: ProcessId,
+    pub epoch: u64,
+    pub ttl: duetime::Duration,
+}
+
+/// What one heartbeat reads back (`Store::beat`): the store's clock, every partition's
+/// lease in partition order, and the daemons alive or not yet forgotten. What
+/// `duetime_loop::Ownership::round` takes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Roster {
+    /// The store's clock (the database server's) when the beat was written.
+    pub now: Timestamp,
+    pub leases: Vec<Lease>,
+    pub members: Vec<Member>,
+}
 
 /// The state and the journal, kept together.
 pub trait Store {
@@ -557,4 +659,68 @@ pub trait Store {
 
     /// How this handle has kept its state up to date.
     fn loads(&self) -> Loads;
+
+    /// One heartbeat of daemon `me` (docs/scale-out.md): its row in `members` written
+    /// alive for `ttl` by the store's clock (and whether it is `stopping`), the rows of
+    /// daemons gone for a `ttl` forgotten, then every lease and member read back, all in
+    /// one transaction.
+    ///
+    /// # Errors
+    ///
+    /// `NotPartitioned` on a store of one partition; the store's.
+    fn beat(
+        &mut self,
+        _me: ProcessId,
+        _stopping: bool,
+        _ttl: duetime::Duration,
+    ) -> Result<Roster, StoreError> {
+        Err(self.not_partitioned())
+    }
+
+    /// Claims partition `p` for `me`, which found its epoch `seen` and no live lease (or
+    /// its own): the new epoch, or `None` when another came first (the epoch moved, or a
+    /// live lease is another's). Checked and written in one statement, by the store's
+    /// clock.
+    ///
+    /// # Errors
+    ///
+    /// `NotPartitioned` on a store of one partition; the store's.
+    fn claim(
+        &mut self,
+        _p: Partition,
+        _me: ProcessId,
+        _seen: u64,
+        _ttl: duetime::Duration,
+    ) -> Result<Option<u64>, StoreError> {
+        Err(self.not_partitioned())
+    }
+
+    /// Hands partition `p` back (its owner cleared, its epoch kept) if `me` still holds it
+    /// under `epoch`; whether it did.
+    ///
+    /// # Errors
+    ///
+    /// `NotPartitioned` on a store of one partition; the store's.
+    fn release(&mut self, _p: Partition, _me: ProcessId, _epoch: u64) -> Result<bool, StoreError> {
+        Err(self.not_partitioned())
+    }
+
+    /// From now on, every transaction of this handle on partition `p` checks, in the same
+    /// transaction and before its body runs, that `holder` still holds it (its owner, its
+    /// epoch, its lease not ended by the store's clock), and renews the lease by
+    /// `holder.ttl` as it writes; one that does not is `Fenced` and writes nothing.
+    ///
+    /// # Errors
+    ///
+    /// `NotPartitioned` on a store of one partition; `NoSuchPartition`.
+    fn hold(&mut self, _p: Partition, _holder: Holder) -> Result<(), StoreError> {
+        Err(self.not_partitioned())
+    }
+
+    /// `NotPartitioned`, naming this store.
+    fn not_partitioned(&self) -> StoreError {
+        StoreError::NotPartitioned {
+            store: self.describe().to_string(),
+        }
+    }
 }

@@ -29,9 +29,11 @@ const FOLLOW_POLL: Duration = Duration::from_millis(200);
 
 pub fn logs(args: &LogsArgs, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<u8> {
     let dir = args.store.runs_dir();
-    let runs = Runs::at(&dir);
     let job = crate::cmd::cut(&args.job);
-    let known = runs.runs_of(&args.job);
+    let known: Vec<_> = Runs::all_at(&dir)
+        .iter()
+        .flat_map(|r| r.runs_of(&args.job))
+        .collect();
     let run = match args.run {
         Some(r) if known.iter().any(|f| f.run == r.0) => r,
         Some(r) => {
@@ -57,6 +59,7 @@ pub fn logs(args: &LogsArgs, out: &mut dyn Write, err: &mut dyn Write) -> io::Re
             }
         },
     };
+    let runs = Runs::holding(&dir, &args.job, run);
     let mut file = match std::fs::File::open(runs.log_path(run)) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => {

@@ -45,9 +45,10 @@ use super::tls;
 use duetime_loop::{Partition, PartitionCount};
 
 use super::cache::{parse_line, seq_key, seq_of_key, Cache, Loads, Rows, Writes};
-use super::daemons::{parse_daemon, to_forget};
+use super::daemons::{forget_unknown, parse_daemon, to_forget};
 use super::{Body, DaemonInfo, Options, PairBody, PartitionRow, PendingMove, Store, StoreError};
 
+mod leases;
 mod pair;
 mod schema;
 
@@ -75,6 +76,9 @@ pub enum Isolation {
 /// as few as the statements allow.
 struct Statements {
     lock: Statement,
+    /// The lock of a held partition (`Store::hold`): checks the holder's lease and renews
+    /// it in the statement that takes the row's lock (`leases.rs`).
+    lock_held: Statement,
     version: Statement,
     globals: Statement,
     changed: Statement,
@@ -87,6 +91,7 @@ impl Statements {
     fn prepare(client: &mut Client) -> Result<Statements, postgres::Error> {
         Ok(Statements {
             lock: client.prepare("SELECT version, json FROM globals WHERE part = $1 FOR UPDATE")?,
+            lock_held: client.prepare(leases::LOCK_HELD)?,
             version: client.prepare("SELECT version FROM globals WHERE part = $1")?,
             globals: client.prepare("SELECT json FROM globals WHERE part = $1")?,
             changed: client.prepare(
@@ -144,6 +149,9 @@ pub struct PostgresStore {
     caches: Vec<Cache>,
     /// Transactions this handle ran again after losing a conflict.
     conflicts: u64,
+    /// The partitions this handle writes to as their lease holder (`Store::hold`), by
+    /// partition number: each transaction there is fenced by the lease.
+    holders: Vec<Option<super::Holder>>,
 }
 
 impl PostgresStore {
@@ -176,6 +184,7 @@ impl PostgresStore {
             count: PartitionCount::ONE,
             caches: Vec::new(),
             conflicts: 0,
+            holders: Vec::new(),
         };
         let conn = store.connection()?;
         let count = migrate(&mut conn.client, &label, &options)?;
@@ -189,6 +198,7 @@ impl PostgresStore {
             .iter()
             .map(|_| Cache::new(label.clone(), State::new(options.config)))
             .collect();
+        store.holders = vec![None; store.caches.len()];
         // A store of one is loaded now, so a store that cannot be loaded is refused at
         // once, as always; in a store of several each partition is loaded when first
         // used, so a damaged one does not keep the others from being served.
@@ -302,9 +312,12 @@ impl PostgresStore {
             .map_err(|e| Failure::classify(&store, e))?;
         let cache = &mut self.caches[i];
         let mut rows = PgRows::new(&mut tx, statements, &store, handle, part_key(i));
-        let read = match isolation {
-            Isolation::LockRow => rows.lock(),
-            Isolation::Serializable => rows.version(),
+        // A held partition is always locked: its lease is checked and renewed under the
+        // row's lock, whatever the isolation.
+        let read = match (self.holders[i], isolation) {
+            (Some(holder), _) => rows.lock_held(&holder),
+            (None, Isolation::LockRow) => rows.lock(),
+            (None, Isolation::Serializable) => rows.version(),
         };
         let version = match read.and_then(|v| cache.sync(&mut rows, v).map(|()| v)) {
             Ok(v) => v,
@@ -700,7 +713,18 @@ impl Store for PostgresStore {
             .iter()
             .map(|r| parse_daemon(&store, r.get(0), r.get(1)))
             .collect::<Result<Vec<_>, _>>()?;
-        let forget = to_forget(&cache.state, &daemons, info);
+        let forget = match self.count.get() {
+            1 => to_forget(&cache.state, &daemons, info),
+            _ => {
+                let members: Vec<i64> = tx
+                    .query("SELECT process FROM members", &[])
+                    .map_err(err)?
+                    .iter()
+                    .map(|r| r.get(0))
+                    .collect();
+                forget_unknown(|p| members.contains(&(p.0 as i64)), &daemons, info)
+            }
+        };
         tx.execute(
             "INSERT INTO meta (key, value) VALUES ($1, $2) \
              ON CONFLICT (key) DO UPDATE SET value = excluded.value",
@@ -740,6 +764,38 @@ impl Store for PostgresStore {
             .query_one("SELECT version FROM globals WHERE part = 0", &[])
             .map(|r| r.get(0))
             .map_err(|e| map_err(&store, e))
+    }
+
+    fn beat(
+        &mut self,
+        me: duetime::ProcessId,
+        stopping: bool,
+        ttl: duetime::Duration,
+    ) -> Result<super::Roster, StoreError> {
+        self.beat_now(me, stopping, ttl)
+    }
+
+    fn claim(
+        &mut self,
+        p: Partition,
+        me: duetime::ProcessId,
+        seen: u64,
+        ttl: duetime::Duration,
+    ) -> Result<Option<u64>, StoreError> {
+        self.claim_now(p, me, seen, ttl)
+    }
+
+    fn release(
+        &mut self,
+        p: Partition,
+        me: duetime::ProcessId,
+        epoch: u64,
+    ) -> Result<bool, StoreError> {
+        self.release_now(p, me, epoch)
+    }
+
+    fn hold(&mut self, p: Partition, holder: super::Holder) -> Result<(), StoreError> {
+        self.hold_now(p, holder)
     }
 
     fn loads(&self) -> Loads {

@@ -10,9 +10,10 @@ use super::{map_err, part_key};
 use crate::store::{Options, StoreError, NEW_STORE_PARTITIONS};
 
 /// The schema this build writes on PostgreSQL. Versions 0 and 1 are SQLite's too (the same
-/// tables); 2, partitions, and 3, pending moves between them, are PostgreSQL's alone:
-/// SQLite has one writer at a time, so it keeps one partition and schema 1.
-pub const SCHEMA_VERSION: i64 = 3;
+/// tables); 2, partitions, 3, pending moves between them, and 4, the daemons' heartbeats,
+/// are PostgreSQL's alone: SQLite has one writer at a time, so it keeps one partition and
+/// schema 1.
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// `MIGRATIONS[v]` takes a store from schema version `v` to `v + 1`. Append only: a step
 /// once released is never edited, since stores in the field have already run it.
@@ -75,6 +76,15 @@ const MIGRATIONS: &[&str] = &[
          def TEXT NOT NULL,
          actor TEXT NOT NULL,
          asked_at BIGINT NOT NULL
+     );",
+    // 3 -> 4: heartbeats. Each daemon of a store of several partitions beats here once a
+    // round (`Store::beat`): until when it is taken for alive, by the server's clock, and
+    // whether it is stopping. The partitions are divided among the live ones
+    // (`duetime_loop::assign`). Only a table is added.
+    "CREATE TABLE members (
+         process BIGINT PRIMARY KEY,
+         alive_until BIGINT NOT NULL,
+         stopping BOOLEAN NOT NULL
      );",
 ];
 

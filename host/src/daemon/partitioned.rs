@@ -1,0 +1,340 @@
+//! The daemon of a store of several partitions (PostgreSQL, docs/scale-out.md): it makes
+//! the store's jobs the file's, then loops in rounds. Each round it beats its heart in the
+//! store (`Store::beat`, which reads back every lease and every live daemon), asks its
+//! `duetime_loop::Ownership` what to do (the same machine the simulator's partition worlds
+//! drive) and does it:
+//!
+//! - **claim** a partition the assignment gives it: the lease taken under a raised epoch,
+//!   then a **seat** started there (`seat.rs`: a `Daemon` on a thread and a store handle
+//!   of its own, every write fenced by the lease, its runs in `RUNS/p<N>/`);
+//! - **leave** one the assignment now gives another live daemon: its seat drains (no new
+//!   claims; its runs end and are reported), then the lease is **released**;
+//! - **lost**: the store shows another owner or epoch: the seat stops without writing.
+//!
+//! Then it carries out the pending moves of jobs in the partitions it holds, and logs
+//! people's commands. SIGTERM: every seat drains, every partition is handed back, then it
+//! exits; a second SIGINT stops every seat at once, leaving runs to the next owner.
+//! SIGHUP: the jobs file is read and checked again, made the store's, and given to every
+//! seat.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration as StdDuration;
+
+use duetime::{Actor, ProcessId};
+use duetime_loop::{Ownership, Partition, Step};
+use tracing::{info, warn};
+
+use super::seat::Seat;
+use super::{clock, preflight, Clock, Setup, Stopped, JOBS_FILE_ACTOR};
+use crate::jobs_file::{self, JobsFile};
+use crate::runner::Runs;
+use crate::store::{parts, DaemonInfo, Holder, Store, StoreError};
+
+/// The most partitions a daemon leaves in one round to rebalance: a daemon joining takes
+/// its share a few at a time rather than stopping them all at once.
+const MAX_MOVES: usize = 4;
+
+/// How a daemon opens another handle on its store (one per seat).
+pub type Opener<S> = Arc<dyn Fn() -> Result<S, StoreError> + Send + Sync>;
+
+/// The owner of the partitions one daemon holds.
+pub struct Partitioned<S: Store> {
+    /// The owner's own handle: heartbeats, claims, releases, moves, people's commands.
+    store: S,
+    open: Opener<S>,
+    me: ProcessId,
+    own: Ownership,
+    seats: BTreeMap<Partition, Seat>,
+    /// Seats told their partition is lost, until their threads end.
+    gone: Vec<Seat>,
+    /// What each seat is started with (its runs directory is a partition's under it).
+    setup: Setup,
+    /// A partition's lease: the core's run lease, so a daemon that died lets go of its
+    /// partitions as soon as of its runs.
+    lease: duetime::Duration,
+    /// Between rounds: a tick, at most a third of a lease.
+    round: StdDuration,
+    clock: Clock,
+    journal_seen: i64,
+}
+
+impl<S: Store + 'static> Partitioned<S> {
+    /// Makes the store's jobs those of the file (each in its partition), says who this
+    /// daemon is, and is ready for its first round. `open` makes the seats' handles.
+    pub fn start(mut store: S, setup: Setup, open: Opener<S>) -> Result<Self, StoreError> {
+        let clock = Clock::default();
+        let effects = super::sync_jobs(&mut store, &setup.jobs, &clock)?;
+        super::log_sync(&effects);
+        for p in store.partitions().iter() {
+            super::warn_unknown_commands(&mut store, p)?;
+        }
+        let me = store.next_process_id()?;
+        let journal_seen = store.journal_end()?;
+        let info = DaemonInfo::of_this_process(me, &setup.jobs_file, setup.runs.root());
+        store.register_daemon(&info)?;
+        let config = *store.state_in(Partition::FIRST)?.config();
+        let (tick, lease) = (config.tick, config.lease_ttl);
+        let round = StdDuration::from_millis(tick.as_millis().min(lease.as_millis() / 3));
+        info!(
+            process = %me,
+            pid = info.pid,
+            store = store.describe(),
+            partitions = store.partitions().get(),
+            tick = %tick,
+            lease = %lease,
+            runs = %setup.runs.root().display(),
+            jobs = setup.jobs.len(),
+            jobs_file = %setup.jobs_file.display(),
+            "started"
+        );
+        setup.telemetry.set_process(me);
+        Ok(Partitioned {
+            own: Ownership::new(me, store.partitions(), MAX_MOVES),
+            store,
+            open,
+            me,
+            seats: BTreeMap::new(),
+            gone: Vec::new(),
+            setup,
+            lease,
+            round,
+            clock,
+            journal_seen,
+        })
+    }
+
+    /// Rounds until every partition is handed back after SIGTERM, or a second SIGINT.
+    pub fn run(&mut self) -> Stopped {
+        let mut failures = 0u32;
+        loop {
+            if clock::ints() >= 2 {
+                return self.interrupted();
+            }
+            if super::signalled() && !self.own.is_stopping() {
+                info!(process = %self.me, partitions = self.seats.len(), "stopping: every partition drains, then is handed back");
+                self.own.stop();
+            }
+            self.reload_if_asked();
+            let sleep = match self.turn() {
+                Ok(()) => {
+                    if failures > 0 {
+                        info!(failures, "store reachable again");
+                    }
+                    failures = 0;
+                    self.round
+                }
+                Err(e) => {
+                    if failures.is_multiple_of(10) {
+                        warn!(failures, "store: {e}; retrying (the seats go on meanwhile)");
+                    }
+                    failures += 1;
+                    super::backoff(failures).min(self.round)
+                }
+            };
+            if self.own.is_done() {
+                for seat in &mut self.gone {
+                    seat.join();
+                }
+                info!(process = %self.me, "drained: every partition handed back");
+                return Stopped::Drained;
+            }
+            std::thread::sleep(sleep);
+        }
+    }
+
+    /// A second SIGINT: every seat stops at once (each sees the signal itself).
+    fn interrupted(&mut self) -> Stopped {
+        for seat in self.seats.values_mut().chain(self.gone.iter_mut()) {
+            seat.join();
+        }
+        info!(process = %self.me, "interrupted: partitions left to their leases");
+        Stopped::Interrupted
+    }
+
+    /// One round: the heartbeat, the steps ownership asks for, the moves owed, people's
+    /// commands.
+    fn turn(&mut self) -> Result<(), StoreError> {
+        let roster = self
+            .store
+            .beat(self.me, self.own.is_stopping(), self.lease)?;
+        self.reap()?;
+        let drained: Vec<Partition> = self
+            .seats
+            .iter_mut()
+            .filter_map(|(&p, s)| matches!(s.ended(), Some(Stopped::Drained)).then_some(p))
+            .collect();
+        let steps = self
+            .own
+            .round(roster.now, &roster.leases, &roster.members, |p| {
+                drained.contains(&p) || !self.seats.contains_key(&p)
+            });
+        for step in steps {
+            self.take(step)?;
+        }
+        self.carry_out_moves();
+        super::people::log_people_in(&mut self.store, &mut self.journal_seen)
+    }
+
+    /// Seats that ended while this daemon still steps their partition (a store error at
+    /// start, a write fenced, a panic): the partition is handed back at once, so the next
+    /// round claims it again under a new epoch (with a new seat) rather than leaving it
+    /// unstepped until its lease ends.
+    fn reap(&mut self) -> Result<(), StoreError> {
+        self.gone.retain_mut(|s| s.ended().is_none());
+        let stepping: Vec<(Partition, u64)> = self
+            .own
+            .held()
+            .filter(|&(_, _, phase)| phase == duetime_loop::Phase::Stepping)
+            .map(|(p, e, _)| (p, e))
+            .collect();
+        for (p, epoch) in stepping {
+            let ended = self.seats.get_mut(&p).map(|s| s.ended().is_some());
+            if ended == Some(true) {
+                warn!(partition = %p, "its seat ended unasked: handing the partition back");
+                self.store.release(p, self.me, epoch)?;
+                self.own.released(p);
+                self.seats.remove(&p);
+            }
+        }
+        Ok(())
+    }
+
+    fn take(&mut self, step: Step) -> Result<(), StoreError> {
+        match step {
+            Step::Claim { partition, seen } => self.claim(partition, seen),
+            Step::Leave { partition } => {
+                info!(%partition, "leaving: the partition goes to another daemon once its runs end");
+                if let Some(seat) = self.seats.get(&partition) {
+                    seat.link.leave();
+                }
+                Ok(())
+            }
+            Step::Release { partition, epoch } => {
+                if self.store.release(partition, self.me, epoch)? {
+                    info!(%partition, epoch, "handed back");
+                }
+                self.own.released(partition);
+                if let Some(mut seat) = self.seats.remove(&partition) {
+                    seat.join();
+                }
+                Ok(())
+            }
+            Step::Lost { partition } => {
+                warn!(%partition, "lost: the store shows another owner or epoch");
+                if let Some(seat) = self.seats.remove(&partition) {
+                    seat.link.lose();
+                    self.gone.push(seat);
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Claims `partition` and starts a seat there under the new epoch.
+    fn claim(&mut self, partition: Partition, seen: u64) -> Result<(), StoreError> {
+        let Some(epoch) = self.store.claim(partition, self.me, seen, self.lease)? else {
+            return Ok(());
+        };
+        self.own.claimed(partition, epoch);
+        let process = self.store.next_process_id()?;
+        let holder = Holder {
+            owner: self.me,
+            epoch,
+            ttl: self.lease,
+        };
+        let spawned = self.seat_setup(partition).and_then(|setup| {
+            let open = Arc::clone(&self.open);
+            Seat::spawn(move || open(), setup, partition, process, holder)
+        });
+        match spawned {
+            Ok(seat) => {
+                info!(%partition, epoch, seat = %process, "claimed");
+                self.seats.insert(partition, seat);
+            }
+            Err(e) => {
+                warn!(%partition, "claimed, but its seat did not start ({e}): handed back");
+                self.store.release(partition, self.me, epoch)?;
+                self.own.released(partition);
+            }
+        }
+        Ok(())
+    }
+
+    /// A seat's setup: this daemon's, with the partition's own runs directory (run ids
+    /// are a partition's counters, so each partition keeps its runs apart).
+    fn seat_setup(&self, partition: Partition) -> std::io::Result<Setup> {
+        let mut setup = self.setup.clone();
+        setup.runs = Runs::open(partition_runs(self.setup.runs.root(), partition))?;
+        Ok(setup)
+    }
+
+    /// The pending moves of jobs in partitions this daemon steps, now that their runs may
+    /// have settled (`parts::carry_out_pending`). A move that fails is tried next round.
+    fn carry_out_moves(&mut self) {
+        let now = self.clock.now();
+        let stepping: Vec<Partition> = self
+            .own
+            .held()
+            .filter(|&(_, _, phase)| phase == duetime_loop::Phase::Stepping)
+            .map(|(p, _, _)| p)
+            .collect();
+        for p in stepping {
+            match parts::carry_out_pending(&mut self.store, p, now) {
+                Ok(carried) => {
+                    for c in carried {
+                        info!(partition = %p, "pending move: {c:?}");
+                    }
+                }
+                Err(e) => warn!(partition = %p, "pending moves: {e}; tried again next round"),
+            }
+        }
+    }
+
+    /// SIGHUP: the file read and checked again, made the store's (each job in its
+    /// partition), then given to every seat. A file with an error changes nothing.
+    fn reload_if_asked(&mut self) {
+        if !clock::take_hup() {
+            return;
+        }
+        info!(jobs_file = %self.setup.jobs_file.display(), "SIGHUP: reloading the jobs file");
+        match self.reload() {
+            Ok(jobs) => {
+                for seat in self.seats.values() {
+                    seat.link.send_jobs(jobs.clone());
+                }
+                info!(jobs = jobs.jobs.len(), "reloaded the jobs file");
+                self.setup.jobs = jobs.jobs;
+                self.setup.alerts = jobs.alerts;
+            }
+            Err(errors) => {
+                for e in &errors {
+                    warn!("reload: {e}");
+                }
+                warn!("reload refused: the definitions in force are kept; fix the file and send HUP again");
+            }
+        }
+    }
+
+    fn reload(&mut self) -> Result<JobsFile, Vec<String>> {
+        let one = |e: StoreError| vec![e.to_string()];
+        let config = *self.store.state_in(Partition::FIRST).map_err(one)?.config();
+        let file = jobs_file::load_with(&self.setup.jobs_file, &config)
+            .map_err(|errors| errors.iter().map(ToString::to_string).collect::<Vec<_>>())?;
+        let refusals =
+            preflight::refusals(&self.setup.jobs_file, &file, self.setup.runs.root(), None);
+        if !refusals.is_empty() {
+            return Err(refusals);
+        }
+        let defs: Vec<duetime::JobDef> = file.jobs.iter().map(|j| j.def.clone()).collect();
+        let actor = Actor::new(JOBS_FILE_ACTOR);
+        let effects = parts::sync(&mut self.store, &defs, &actor, self.clock.now()).map_err(one)?;
+        super::log_sync(&effects);
+        Ok(file)
+    }
+}
+
+/// Where the runs of partition `p` are kept under a daemon's runs directory.
+pub fn partition_runs(root: &std::path::Path, p: Partition) -> std::path::PathBuf {
+    root.join(format!("p{}", p.0))
+}

@@ -1,0 +1,147 @@
+//! A seat: the daemon's incarnation in one partition it holds, on a store of several
+//! (`partitioned.rs`). Each seat is a `Daemon` of its own (the same turn, batches, runs and
+//! start-up as the daemon of a store of one), on a thread of its own and a store handle of
+//! its own that holds the partition's lease (`Store::hold`), so every write it makes is
+//! fenced by the lease in the same transaction, and seats step their partitions side by
+//! side rather than queueing behind one connection.
+//!
+//! The owner talks to a seat through its `SeatLink`: leave (drain, then stop: the
+//! partition is handed to another daemon), lost (stop at once without writing: another
+//! daemon holds it now), and a reloaded jobs file to take.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+use duetime::ProcessId;
+use duetime_loop::Partition;
+use tracing::{error, warn};
+
+use super::{Daemon, Setup, Stopped};
+use crate::jobs_file::JobsFile;
+use crate::store::{Holder, Store, StoreError};
+
+/// What the owner and a seat share.
+#[derive(Clone, Default)]
+pub(super) struct SeatLink(Arc<Shared>);
+
+#[derive(Default)]
+struct Shared {
+    leave: AtomicBool,
+    lost: AtomicBool,
+    jobs: Mutex<Option<JobsFile>>,
+}
+
+impl SeatLink {
+    /// Whether the seat is to drain and stop (its partition goes to another daemon).
+    pub(super) fn is_leaving(&self) -> bool {
+        self.0.leave.load(Ordering::SeqCst)
+    }
+
+    pub(super) fn leave(&self) {
+        self.0.leave.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether the seat is to stop without writing (another daemon holds the partition).
+    pub(super) fn is_lost(&self) -> bool {
+        self.0.lost.load(Ordering::SeqCst)
+    }
+
+    pub(super) fn lose(&self) {
+        self.0.lost.store(true, Ordering::SeqCst);
+    }
+
+    /// A reloaded jobs file for the seat to take at its next turn (the owner has made the
+    /// store's jobs match it).
+    pub(super) fn send_jobs(&self, file: JobsFile) {
+        if let Ok(mut slot) = self.0.jobs.lock() {
+            *slot = Some(file);
+        }
+    }
+
+    pub(super) fn take_jobs(&self) -> Option<JobsFile> {
+        self.0.jobs.lock().ok().and_then(|mut slot| slot.take())
+    }
+}
+
+impl<S: Store> Daemon<S> {
+    /// Stops a seat whose partition another daemon holds now, writing nothing: its
+    /// commands go on (their supervisors are not its children to stop), their results
+    /// reach no one here, and the core's leases decide what becomes of their runs.
+    pub(super) fn lost(&mut self) -> Stopped {
+        warn!(
+            partition = %self.partition,
+            process = %self.incarnation.process(),
+            runs = self.incarnation.len(),
+            "partition lost to another daemon: stopped without writing; its runs are left to their leases"
+        );
+        Stopped::Lost
+    }
+}
+
+/// A seat as its owner keeps it: the link, and the thread (joined once it has ended).
+pub(super) struct Seat {
+    pub(super) link: SeatLink,
+    thread: Option<JoinHandle<Stopped>>,
+    ended: Option<Stopped>,
+}
+
+impl Seat {
+    /// Starts the seat's thread: opens its store handle (`open`), holds the partition
+    /// under `holder` (the owner's lease), starts the incarnation `process` there and
+    /// runs until drained, lost or interrupted. A seat
+    /// that cannot start (the store unreachable, the lease already lost) ends at once, and
+    /// its owner hands the partition back or finds it lost.
+    pub(super) fn spawn<S, F>(
+        open: F,
+        setup: Setup,
+        partition: Partition,
+        process: ProcessId,
+        holder: Holder,
+    ) -> std::io::Result<Seat>
+    where
+        S: Store + 'static,
+        F: FnOnce() -> Result<S, StoreError> + Send + 'static,
+    {
+        let link = SeatLink::default();
+        let theirs = link.clone();
+        let thread = std::thread::Builder::new()
+            .name(format!("seat-{partition}"))
+            .spawn(move || {
+                let started = open().and_then(|mut store| {
+                    store.hold(partition, holder)?;
+                    Daemon::seated(store, setup, partition, process, theirs)
+                });
+                match started {
+                    Ok(mut daemon) => daemon.run(),
+                    Err(e) if e.is_fenced() => Stopped::Lost,
+                    Err(e) => {
+                        error!(%partition, "the seat did not start: {e}");
+                        Stopped::Lost
+                    }
+                }
+            })?;
+        Ok(Seat {
+            link,
+            thread: Some(thread),
+            ended: None,
+        })
+    }
+
+    /// How the seat ended, once it has (its thread joined); `None` while it runs.
+    pub(super) fn ended(&mut self) -> Option<&Stopped> {
+        if self.thread.as_ref().is_some_and(JoinHandle::is_finished) {
+            self.join();
+        }
+        self.ended.as_ref()
+    }
+
+    /// Waits for the seat's thread to end; how it ended (a thread that panicked counts as
+    /// lost: it wrote nothing after the panic).
+    pub(super) fn join(&mut self) -> &Stopped {
+        if let Some(thread) = self.thread.take() {
+            self.ended = Some(thread.join().unwrap_or(Stopped::Lost));
+        }
+        self.ended.get_or_insert(Stopped::Lost)
+    }
+}

@@ -1,0 +1,162 @@
+//! Partition ownership in the PostgreSQL store (issue 43, docs/scale-out.md): the
+//! heartbeat, a claim that raises the epoch and loses to one that came first, the fence
+//! that refuses a write under a lease no longer the writer's (nothing written), the lease
+//! renewed by each write, a release only by the holder. SQLite has no partitions to own.
+//! The PostgreSQL tests need a server: see support/pg.rs.
+
+#[path = "support/pg.rs"]
+mod pg;
+
+use duetime::{Duration, Event, Now, ProcessId, Timestamp};
+use duetime_host::store::{Holder, Options, PostgresStore, SqliteStore, Store, StoreError};
+use duetime_loop::{Lease, Partition, PartitionCount};
+
+fn options(partitions: u64) -> Options {
+    Options {
+        durable: false,
+        partitions: Some(PartitionCount::new(partitions).unwrap()),
+        ..Options::default()
+    }
+}
+
+fn now() -> Now {
+    Now::at(Timestamp::from_millis(1_748_854_800_000))
+}
+
+fn started(p: u64) -> Event {
+    Event::ProcessStarted {
+        process: ProcessId(p),
+    }
+}
+
+const A: ProcessId = ProcessId(1001);
+const B: ProcessId = ProcessId(1002);
+const P1: Partition = Partition(1);
+
+#[test]
+fn a_claim_fences_the_old_holder_and_only_the_holder_releases() {
+    let Some(url) = pg::fresh("leases") else {
+        return;
+    };
+    let mut a = PostgresStore::open_with(&url, options(3)).unwrap();
+    let mut b = PostgresStore::open_with(&url, options(3)).unwrap();
+    let long = Duration::from_secs(60);
+
+    // The first heartbeat: every partition free, the daemon a member.
+    let roster = a.beat(A, false, long).unwrap();
+    assert_eq!(roster.leases, vec![Lease::FREE; 3]);
+    assert_eq!(roster.members.len(), 1);
+    assert_eq!(roster.members[0].process, A);
+    assert!(roster.members[0].alive_until > roster.now);
+
+    // A claims p1 (epoch 0 -> 1); B, having seen epoch 0 too, comes second and gets nothing.
+    assert_eq!(a.claim(P1, A, 0, long).unwrap(), Some(1));
+    assert_eq!(b.claim(P1, B, 0, long).unwrap(), None, "the epoch moved");
+    assert_eq!(b.claim(P1, B, 1, long).unwrap(), None, "A's lease is live");
+    let roster = b.beat(B, false, long).unwrap();
+    assert_eq!(roster.leases[1].owner, Some(A));
+    assert_eq!(roster.leases[1].epoch, 1);
+    assert_eq!(roster.members.len(), 2);
+
+    // A writes as the holder; each write renews the lease.
+    let short = Duration::from_millis(300);
+    a.hold(
+        P1,
+        Holder {
+            owner: A,
+            epoch: 1,
+            ttl: short,
+        },
+    )
+    .unwrap();
+    a.apply_in(P1, now(), started(7)).unwrap();
+    let version = a.partition_rows().unwrap()[1].version;
+    assert_eq!(version, 1);
+
+    // A claims again under its own live lease (as a daemon whose claim's answer was lost
+    // does), now for a short lease, and goes quiet past it.
+    assert_eq!(a.claim(P1, A, 1, short).unwrap(), Some(2));
+    a.hold(
+        P1,
+        Holder {
+            owner: A,
+            epoch: 2,
+            ttl: short,
+        },
+    )
+    .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(600));
+    // The lease has ended: B claims it, and A's next write is fenced, writing nothing.
+    assert_eq!(b.claim(P1, B, 2, long).unwrap(), Some(3));
+    let err = a.apply_in(P1, now(), started(8)).unwrap_err();
+    assert!(err.is_fenced(), "{err}");
+    let text = err.to_string();
+    assert!(
+        text.contains("no longer held by process p1001 under epoch 2")
+            && text.contains("owner p1002, epoch 3"),
+        "{text}"
+    );
+    assert_eq!(err.kind().name(), "fenced");
+    assert_eq!(
+        a.partition_rows().unwrap()[1].version,
+        version,
+        "nothing written"
+    );
+    assert!(!a
+        .state_in(P1)
+        .unwrap()
+        .globals()
+        .processes()
+        .contains_key(&ProcessId(8)));
+
+    // Only the holder hands it back; the epoch stays, so the next claim raises it again.
+    assert!(!a.release(P1, A, 2).unwrap());
+    assert!(b.release(P1, B, 3).unwrap());
+    let roster = b.beat(B, true, long).unwrap();
+    assert_eq!(roster.leases[1].owner, None);
+    assert_eq!(roster.leases[1].epoch, 3);
+    assert!(roster.members.iter().any(|m| m.process == B && m.stopping));
+    // An unheld partition is written to by no one fenced (people's commands are unfenced).
+    b.apply_in(P1, now(), started(9)).unwrap();
+}
+
+#[test]
+fn a_member_gone_a_lease_is_forgotten() {
+    let Some(url) = pg::fresh("members") else {
+        return;
+    };
+    let mut a = PostgresStore::open_with(&url, options(2)).unwrap();
+    a.beat(A, false, Duration::from_millis(200)).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(400));
+    let roster = a.beat(B, false, Duration::from_secs(60)).unwrap();
+    let members: Vec<ProcessId> = roster.members.iter().map(|m| m.process).collect();
+    assert_eq!(members, vec![B], "A's heartbeat ended and its row went");
+}
+
+#[test]
+fn a_store_of_one_partition_has_nothing_to_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = SqliteStore::open(&dir.path().join("one.db")).unwrap();
+    let err = s.beat(A, false, Duration::from_secs(60)).unwrap_err();
+    assert!(matches!(err, StoreError::NotPartitioned { .. }), "{err}");
+    assert!(err.to_string().contains("has one partition"), "{err}");
+    assert!(s
+        .claim(Partition::FIRST, A, 0, Duration::from_secs(1))
+        .is_err());
+    assert!(s.release(Partition::FIRST, A, 0).is_err());
+    let Some(url) = pg::fresh("one_partition_leases") else {
+        return;
+    };
+    let mut one = PostgresStore::open_with(&url, options(1)).unwrap();
+    let err = one
+        .hold(
+            Partition::FIRST,
+            Holder {
+                owner: A,
+                epoch: 1,
+                ttl: Duration::from_secs(1),
+            },
+        )
+        .unwrap_err();
+    assert_eq!(err.kind().name(), "not_partitioned");
+}

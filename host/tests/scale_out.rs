@@ -1,0 +1,175 @@
+//! Two daemons dividing a PostgreSQL store of four partitions (issue 43): each claims its
+//! share and steps it, every job runs; one is killed with `kill -9` and the other takes
+//! its partitions over once their leases end, so the jobs keep running (a job not safe to
+//! repeat whose run the kill left unreported is paused by the system, as promised); no due
+//! time of a job not safe to repeat runs twice across the failover; the survivor drains on
+//! SIGTERM and hands every partition back.
+
+#[path = "support/pg.rs"]
+mod pg;
+#[path = "support/world.rs"]
+mod world;
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::thread::sleep;
+use std::time::Duration;
+
+use duetime_host::store::{self, Store};
+use world::{poll, signal, wait, World};
+
+/// The jobs below `SAFE` are not safe to repeat (the default): a due time of theirs
+/// written twice is a run started twice.
+const SAFE: usize = 4;
+
+/// Eight jobs every second, each writing its due time to a file of its own; the last four
+/// safe to repeat.
+fn jobs() -> String {
+    (0..8)
+        .map(|i| {
+            format!(
+                "[[job]]\nname = \"job_{i}\"\nevery = \"1s\"\nsafe_to_repeat = {}\n\
+                 command = [\"sh\", \"-c\", \"echo $DUETIME_DUE >> {{dir}}/job_{i}.txt\"]\n\n",
+                i >= SAFE
+            )
+        })
+        .collect()
+}
+
+/// The jobs the system paused after a run of theirs was lost.
+fn paused_by_loss(w: &World) -> Vec<usize> {
+    w.journal()
+        .iter()
+        .filter(|r| world::paused_by_system(r))
+        .filter_map(|r| r.job.as_str().strip_prefix("job_")?.parse().ok())
+        .collect()
+}
+
+/// The due times each job's runs wrote, by job.
+fn written(w: &World) -> BTreeMap<usize, Vec<String>> {
+    (0..8)
+        .map(|i| {
+            let text = fs::read_to_string(w.path(&format!("job_{i}.txt"))).unwrap_or_default();
+            (i, text.lines().map(str::to_string).collect())
+        })
+        .collect()
+}
+
+/// Each partition's owner as the store's rows say (`None`: unheld).
+fn owners(url: &str) -> Vec<Option<i64>> {
+    let options = store::Options {
+        create: false,
+        ..Default::default()
+    };
+    let mut s = store::open(url, options).unwrap();
+    s.partition_rows()
+        .unwrap()
+        .into_iter()
+        .map(|r| r.owner.filter(|_| r.lease_until.is_some()))
+        .collect()
+}
+
+fn log(w: &World, name: &str) -> String {
+    fs::read_to_string(w.path(name)).unwrap_or_default()
+}
+
+#[test]
+fn two_daemons_divide_the_partitions_and_one_takes_over_after_a_kill_9() {
+    let Some(url) = pg::fresh("scale_out") else {
+        return;
+    };
+    let w = World::on(&url, &jobs());
+    let flags = ["--tick", "1s", "--partitions", "4"];
+    let mut a = w.daemon_with("a.log", Some("a.runs"), &flags);
+    let mut b = w.daemon_with("b.log", Some("b.runs"), &flags);
+
+    // Both hold a share: two partitions each, once the second has joined and the first
+    // has handed it two.
+    let divided = poll(Duration::from_secs(60), || {
+        let o = owners(&url);
+        let mut distinct: Vec<i64> = o.iter().flatten().copied().collect();
+        distinct.sort_unstable();
+        distinct.dedup();
+        (o.iter().all(Option::is_some) && distinct.len() == 2).then_some(o)
+    });
+    assert!(
+        divided.is_some(),
+        "the partitions were never divided between the two: {:?}\na:\n{}\nb:\n{}",
+        owners(&url),
+        log(&w, "a.log"),
+        log(&w, "b.log")
+    );
+    // Every job runs, wherever its partition is.
+    let all_ran = |at_least: usize| {
+        poll(Duration::from_secs(60), || {
+            let runs = written(&w);
+            runs.values().all(|r| r.len() >= at_least).then_some(())
+        })
+    };
+    assert!(all_ran(3).is_some(), "not every job ran: {:?}", written(&w));
+
+    // kill -9 one: its leases end (ten seconds under a one-second tick) and the other
+    // claims its partitions, so every job runs again after the kill.
+    signal(&a, libc::SIGKILL);
+    wait(&mut a, Duration::from_secs(10));
+    let before: BTreeMap<usize, usize> =
+        written(&w).into_iter().map(|(i, r)| (i, r.len())).collect();
+    let taken_over = poll(Duration::from_secs(60), || {
+        let o = owners(&url);
+        let distinct: std::collections::BTreeSet<i64> = o.iter().flatten().copied().collect();
+        (o.iter().all(Option::is_some) && distinct.len() == 1).then_some(())
+    });
+    assert!(
+        taken_over.is_some(),
+        "the survivor never took every partition: {:?}\nb:\n{}",
+        owners(&url),
+        log(&w, "b.log")
+    );
+    let kept_running = poll(Duration::from_secs(60), || {
+        let runs = written(&w);
+        let paused = paused_by_loss(&w);
+        runs.iter()
+            .all(|(i, r)| r.len() >= before[i] + 3 || (*i < SAFE && paused.contains(i)))
+            .then_some(())
+    });
+    assert!(
+        kept_running.is_some(),
+        "a job stopped running after the kill: before {before:?}, now {:?}\nb:\n{}",
+        written(&w)
+            .iter()
+            .map(|(i, r)| (*i, r.len()))
+            .collect::<Vec<_>>(),
+        log(&w, "b.log")
+    );
+
+    // SIGTERM: every seat drains, every partition is handed back, exit 0.
+    signal(&b, libc::SIGTERM);
+    assert_eq!(
+        wait(&mut b, Duration::from_secs(60)),
+        Some(0),
+        "the survivor did not drain:\n{}",
+        log(&w, "b.log")
+    );
+    assert!(
+        owners(&url).iter().all(Option::is_none),
+        "a partition still held after a clean stop: {:?}",
+        owners(&url)
+    );
+    eprintln!(
+        "scale_out: divided {divided:?}; runs per job {:?}; paused by a loss {:?}",
+        written(&w)
+            .iter()
+            .map(|(i, r)| (*i, r.len()))
+            .collect::<Vec<_>>(),
+        paused_by_loss(&w)
+    );
+    // No due time of a job not safe to repeat ran twice, across the division, the kill
+    // and the takeover.
+    sleep(Duration::from_millis(200));
+    for (i, dues) in written(&w).into_iter().filter(|(i, _)| *i < SAFE) {
+        let mut seen = std::collections::BTreeSet::new();
+        for d in &dues {
+            assert!(seen.insert(d), "job_{i}: due time {d} ran twice: {dues:?}");
+        }
+    }
+}
