@@ -179,7 +179,8 @@ impl<S: Store + 'static> Partitioned<S> {
     /// Seats that ended while this daemon still steps their partition (a store error at
     /// start, a write fenced, a panic): the partition is handed back at once, so the next
     /// round claims it again under a new epoch (with a new seat) rather than leaving it
-    /// unstepped until its lease ends.
+    /// unstepped until its lease ends. A seat that drained (SIGTERM reaches every seat
+    /// as it reaches the owner) is left to this round's leave and the next one's release.
     fn reap(&mut self) -> Result<(), StoreError> {
         self.gone.retain_mut(|s| s.ended().is_none());
         let stepping: Vec<(Partition, u64)> = self
@@ -189,7 +190,10 @@ impl<S: Store + 'static> Partitioned<S> {
             .map(|(p, e, _)| (p, e))
             .collect();
         for (p, epoch) in stepping {
-            let ended = self.seats.get_mut(&p).map(|s| s.ended().is_some());
+            let ended = self
+                .seats
+                .get_mut(&p)
+                .and_then(|s| s.ended().map(|e| *e != Stopped::Drained));
             if ended == Some(true) {
                 warn!(partition = %p, "its seat ended unasked: handing the partition back");
                 self.store.release(p, self.me, epoch)?;
