@@ -99,6 +99,12 @@ fn two_daemons_divide_the_partitions_and_one_takes_over_after_a_kill_9() {
         log(&w, "a.log"),
         log(&w, "b.log")
     );
+    // `duetime status` shows both daemons alive (their heartbeats), each holding a share.
+    let (code, out, _) = w.cli(&["status"]);
+    assert_eq!(code, 0, "{out}");
+    let alive = out.lines().filter(|l| l.contains(" alive ")).count();
+    assert_eq!(alive, 2, "{out}");
+    assert_eq!(out.matches(", owner p").count(), 4, "{out}");
     // Every job runs, wherever its partition is.
     let all_ran = |at_least: usize| {
         poll(Duration::from_secs(60), || {

@@ -130,6 +130,9 @@ impl<S: Store> Store for Metered<S> {
     ) -> Result<bool, StoreError> {
         self.timed(|inner| inner.release(p, me, epoch))
     }
+    fn members(&mut self) -> Result<Vec<duetime_loop::Member>, StoreError> {
+        self.inner.members()
+    }
     fn hold(&mut self, p: Partition, holder: super::Holder) -> Result<(), StoreError> {
         self.inner.hold(p, holder)
     }

@@ -209,6 +209,9 @@ impl Store for AnyStore {
     fn release(&mut self, p: Partition, me: ProcessId, epoch: u64) -> Result<bool, StoreError> {
         self.inner().release(p, me, epoch)
     }
+    fn members(&mut self) -> Result<Vec<Member>, StoreError> {
+        self.inner().members()
+    }
     fn hold(&mut self, p: Partition, holder: Holder) -> Result<(), StoreError> {
         self.inner().hold(p, holder)
     }
@@ -692,6 +695,16 @@ pub trait Store {
         _seen: u64,
         _ttl: duetime::Duration,
     ) -> Result<Option<u64>, StoreError> {
+        Err(self.not_partitioned())
+    }
+
+    /// The daemons' heartbeats (`members`) as they stand, without beating (`duetime
+    /// status`).
+    ///
+    /// # Errors
+    ///
+    /// `NotPartitioned` on a store of one partition; the store's.
+    fn members(&mut self) -> Result<Vec<Member>, StoreError> {
         Err(self.not_partitioned())
     }
 

@@ -116,6 +116,63 @@ fn daemons(state: &State, infos: Vec<DaemonInfo>, now: Timestamp) -> Vec<Daemon>
         .collect()
 }
 
+/// The daemons of a store of several partitions: each daemon's heartbeat (`members`) says
+/// whether it is alive or stopping (a daemon there is no process of any partition's state;
+/// its seats are, one per partition), and its runs are the open runs of the partitions
+/// whose lease it holds.
+fn partitioned_daemons<S: Store>(
+    store: &mut S,
+    infos: Vec<DaemonInfo>,
+    parts: &[PartitionHealth],
+    now: Timestamp,
+) -> Result<Vec<Daemon>, duetime_host::store::StoreError> {
+    let members = store.members()?;
+    let mut runs: BTreeMap<ProcessId, usize> = BTreeMap::new();
+    for h in parts.iter().filter(|h| h.refused.is_none()) {
+        let Some(owner) = h
+            .row
+            .owner
+            .filter(|_| h.row.lease_until.is_some_and(|u| u > now))
+        else {
+            continue;
+        };
+        let open = store
+            .state_in(h.row.partition)?
+            .records()
+            .filter(|(_, r)| r.run_holder().is_some())
+            .count();
+        *runs.entry(ProcessId(owner.max(0) as u64)).or_default() += open;
+    }
+    let lease = store
+        .state_in(duetime_loop::Partition::FIRST)?
+        .config()
+        .lease_ttl;
+    let here = host_name();
+    Ok(infos
+        .into_iter()
+        .map(|info| {
+            let member = members.iter().find(|m| m.process == info.process);
+            let local_dead = info.host == here && !pid_alive(info.pid);
+            let health = match member {
+                _ if local_dead => Health::Gone,
+                Some(m) if m.alive_until <= now => Health::Silent,
+                Some(m) if m.stopping => Health::Draining,
+                Some(_) => Health::Alive,
+                None => Health::Silent,
+            };
+            Daemon {
+                process: info.process,
+                last_heard: member.map(|m| {
+                    Timestamp::from_millis(m.alive_until.as_millis() - lease.as_millis() as i64)
+                }),
+                runs: runs.get(&info.process).copied().unwrap_or(0),
+                info: Some(info),
+                health,
+            }
+        })
+        .collect())
+}
+
 pub fn status(args: &StatusArgs, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<u8> {
     let mut store = match open(&args.store, args.json, out, err)? {
         Ok(s) => s,
@@ -145,13 +202,19 @@ pub fn status(args: &StatusArgs, out: &mut dyn Write, err: &mut dyn Write) -> io
         }
         Err(e) => return store_failed(&e, args.json, out, err),
     };
-    let list = daemons(state, infos, now);
-    let config = state.config();
+    let mut list = daemons(state, infos.clone(), now);
+    let config = *state.config();
+    let owner = state.owner(now);
+    if count != PartitionCount::ONE {
+        list = match partitioned_daemons(&mut store, infos, &parts, now) {
+            Ok(l) => l,
+            Err(e) => return store_failed(&e, args.json, out, err),
+        };
+    }
     let coordination = serde_json::to_value(config.coordination)
         .ok()
         .and_then(|v| v.as_str().map(String::from))
         .unwrap_or_default();
-    let owner = state.owner(now);
     if args.json {
         let v = serde_json::json!({
             "ok": true,

@@ -33,6 +33,17 @@ pub(super) const LOCK_HELD: &str = "
 /// The server's clock, in milliseconds.
 const NOW_MS: &str = "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint";
 
+/// Every heartbeat, in process order.
+const MEMBERS: &str = "SELECT process, alive_until, stopping FROM members ORDER BY process";
+
+fn member_of(r: &postgres::Row) -> Member {
+    Member {
+        process: ProcessId(r.get::<_, i64>(0).max(0) as u64),
+        alive_until: Timestamp::from_millis(r.get(1)),
+        stopping: r.get(2),
+    }
+}
+
 /// A process id as a `BIGINT` column holds it (ids come from a sequence, far below 2^63).
 fn id_key(p: ProcessId) -> i64 {
     i64::try_from(p.0).unwrap_or(i64::MAX)
@@ -127,17 +138,10 @@ impl PostgresStore {
         tx.execute("DELETE FROM members WHERE alive_until <= $1", &[&now])
             .map_err(err)?;
         let members = tx
-            .query(
-                "SELECT process, alive_until, stopping FROM members ORDER BY process",
-                &[],
-            )
+            .query(MEMBERS, &[])
             .map_err(err)?
             .iter()
-            .map(|r| Member {
-                process: ProcessId(r.get::<_, i64>(0).max(0) as u64),
-                alive_until: Timestamp::from_millis(r.get(1)),
-                stopping: r.get(2),
-            })
+            .map(member_of)
             .collect();
         let leases = tx
             .query(
@@ -154,6 +158,18 @@ impl PostgresStore {
             leases,
             members,
         })
+    }
+
+    /// `Store::members`: the heartbeats as they stand.
+    pub(super) fn read_members(&mut self) -> Result<Vec<Member>, StoreError> {
+        self.partitioned()?;
+        let store = self.label.clone();
+        let rows = self
+            .connection()?
+            .client
+            .query(MEMBERS, &[])
+            .map_err(|e| map_err(&store, e))?;
+        Ok(rows.iter().map(member_of).collect())
     }
 
     /// `Store::claim`: the lease taken, the epoch raised, if it is still as `seen` and

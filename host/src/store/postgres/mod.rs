@@ -798,6 +798,10 @@ impl Store for PostgresStore {
         self.hold_now(p, holder)
     }
 
+    fn members(&mut self) -> Result<Vec<duetime_loop::Member>, StoreError> {
+        self.read_members()
+    }
+
     fn loads(&self) -> Loads {
         let mut all = Loads::default();
         for c in &self.caches {
