@@ -179,3 +179,81 @@ fn two_daemons_divide_the_partitions_and_one_takes_over_after_a_kill_9() {
         }
     }
 }
+
+/// A daemon frozen (SIGSTOP) past its leases while another takes its partitions over, then
+/// thawed: its seats wake believing they hold their partitions, and each stops without
+/// writing (its write under the old epoch fenced, or its owner's first round finding the
+/// partition lost, whichever comes first); then it takes its share again under new epochs.
+/// No due time of a job not safe to repeat runs twice.
+#[test]
+fn a_daemon_frozen_past_its_leases_is_fenced_when_it_thaws() {
+    let Some(url) = pg::fresh("scale_out_frozen") else {
+        return;
+    };
+    let w = World::on(&url, &jobs());
+    let flags = ["--tick", "1s", "--partitions", "4"];
+    let mut a = w.daemon_with("a.log", Some("a.runs"), &flags);
+    let mut b = w.daemon_with("b.log", Some("b.runs"), &flags);
+    let two_owners = |o: &[Option<i64>]| {
+        let distinct: std::collections::BTreeSet<i64> = o.iter().flatten().copied().collect();
+        o.iter().all(Option::is_some) && distinct.len() == 2
+    };
+    let divided = poll(Duration::from_secs(60), || {
+        let o = owners(&url);
+        two_owners(&o).then_some(o)
+    });
+    assert!(divided.is_some(), "never divided:\n{}", log(&w, "a.log"));
+
+    signal(&a, libc::SIGSTOP);
+    let taken_over = poll(Duration::from_secs(60), || {
+        let o = owners(&url);
+        let distinct: std::collections::BTreeSet<i64> = o.iter().flatten().copied().collect();
+        (o.iter().all(Option::is_some) && distinct.len() == 1).then_some(())
+    });
+    assert!(
+        taken_over.is_some(),
+        "never taken over:\n{}",
+        log(&w, "b.log")
+    );
+    signal(&a, libc::SIGCONT);
+
+    // The thawed daemon's writes under its old epochs are refused, and it divides the
+    // partitions with the other again.
+    let fenced = poll(Duration::from_secs(60), || {
+        log(&w, "a.log")
+            .contains("partition lost to another daemon")
+            .then_some(())
+    });
+    assert!(
+        fenced.is_some(),
+        "no seat of the thawed daemon stopped:\n{}",
+        log(&w, "a.log")
+    );
+    let again = poll(Duration::from_secs(60), || {
+        two_owners(&owners(&url)).then_some(())
+    });
+    assert!(
+        again.is_some(),
+        "never divided again: {:?}\na:\n{}",
+        owners(&url),
+        log(&w, "a.log")
+    );
+
+    for d in [&a, &b] {
+        signal(d, libc::SIGTERM);
+    }
+    for (name, d) in [("a.log", &mut a), ("b.log", &mut b)] {
+        assert_eq!(
+            wait(d, Duration::from_secs(60)),
+            Some(0),
+            "{}",
+            log(&w, name)
+        );
+    }
+    for (i, dues) in written(&w).into_iter().filter(|(i, _)| *i < SAFE) {
+        let mut seen = std::collections::BTreeSet::new();
+        for d in &dues {
+            assert!(seen.insert(d), "job_{i}: due time {d} ran twice: {dues:?}");
+        }
+    }
+}
