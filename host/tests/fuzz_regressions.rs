@@ -23,7 +23,12 @@ fn kept(target: &str) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = entries
         .map(|e| e.expect("a readable directory").path())
         .filter(|p| p.is_file())
-        .map(|p| (p.display().to_string(), std::fs::read(&p).expect("readable")))
+        .map(|p| {
+            (
+                p.display().to_string(),
+                std::fs::read(&p).expect("readable"),
+            )
+        })
         .filter(|(_, data)| data.first().is_none_or(|&b| b >= 0x10))
         .map(|(name, data)| (name, String::from_utf8_lossy(&data).into_owned()))
         .collect();
@@ -38,8 +43,14 @@ fn kept_jobs_file_inputs_replay() {
         assert_eq!(first, parse_str(&text, "jobs.toml"), "{name}");
         for e in first.err().unwrap_or_default() {
             let lines = text.split('\n').count();
-            assert!(e.line().is_none_or(|l| (1..=lines).contains(&l)), "{name}: {e}");
-            assert!(e.line().is_some() || e.field().is_some() || e.job().is_some(), "{name}: {e}");
+            assert!(
+                e.line().is_none_or(|l| (1..=lines).contains(&l)),
+                "{name}: {e}"
+            );
+            assert!(
+                e.line().is_some() || e.field().is_some() || e.job().is_some(),
+                "{name}: {e}"
+            );
         }
     }
 }
@@ -54,7 +65,10 @@ fn kept_human_input_inputs_replay() {
         }
         if let Ok(t) = parse_time(&text) {
             let shown = t.to_string();
-            assert!(shown.starts_with('@') || parse_time(&shown) == Ok(t), "{name}");
+            assert!(
+                shown.starts_with('@') || parse_time(&shown) == Ok(t),
+                "{name}"
+            );
         }
     }
 }
@@ -65,7 +79,10 @@ fn kept_http_query_inputs_replay() {
     let fitted = timeline::Window::fitted(None, now);
     for (name, url) in kept("http_query") {
         let (_, q) = url.split_once('?').unwrap_or((&url, ""));
-        assert!(query::days(q).is_ok_and(|d| d <= 3660) || query::days(q).is_err(), "{name}");
+        assert!(
+            query::days(q).is_ok_and(|d| d <= 3660) || query::days(q).is_err(),
+            "{name}"
+        );
         if let Ok(w) = query::window(q, fitted) {
             assert!(w.from < w.to, "{name}");
         }

@@ -22,7 +22,12 @@ fn kept(target: &str) -> Vec<(String, Vec<u8>)> {
     let mut out: Vec<(String, Vec<u8>)> = entries
         .map(|e| e.expect("a readable directory").path())
         .filter(|p| p.is_file())
-        .map(|p| (p.display().to_string(), std::fs::read(&p).expect("readable")))
+        .map(|p| {
+            (
+                p.display().to_string(),
+                std::fs::read(&p).expect("readable"),
+            )
+        })
         .filter(|(_, data)| data.first().is_none_or(|&b| b >= 0x10))
         .collect();
     out.sort();
@@ -39,7 +44,11 @@ fn send(core: &mut Core, line: &str) -> Value {
         Value::Bool(false) => {
             assert!(reply["error"]["kind"].is_string(), "{line:?}: {answer}");
             assert!(reply["error"]["message"].is_string(), "{line:?}: {answer}");
-            assert_eq!(serde_json::to_vec(core.state()).unwrap(), before, "{line:?}");
+            assert_eq!(
+                serde_json::to_vec(core.state()).unwrap(),
+                before,
+                "{line:?}"
+            );
         }
         _ => panic!("{line:?}: {answer}"),
     }
