@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Runs every duetime fuzz target for a bounded time: fuzz/run.sh [SECONDS_PER_TARGET]
 #
-#   fuzz/run.sh            one hour per target (the documented long run)
-#   fuzz/run.sh 45         what CI does (.ci/run passes FUZZ_SECONDS, default 45)
+#   fuzz/run.sh            one hour per target (scripts/fuzz-long runs this, then minimizes)
+#   fuzz/run.sh 22         what CI does (.ci/run passes FUZZ_SECONDS, default 22)
 #
 # Targets are whatever `cargo fuzz list` names (cron_text, schedule_next, step_sequence,
-# state_bytes); a new [[bin]] in Cargo.toml is picked up with its corpus/ and regressions/.
+# state_bytes, wire_request, jobs_file, stored_rows, http_query, human_input); a new [[bin]]
+# in Cargo.toml is picked up with its corpus/, regressions/ and dictionary (dict_for below).
 #
 # Needs nightly and cargo-fuzz (`cargo install cargo-fuzz --locked`). Targets run side by
 # side, FUZZ_JOBS at a time (default: the number of cores). Each reads its committed seeds
@@ -15,7 +16,7 @@
 # non-zero; replay it with `cargo run --example replay -- <target> FILE` from fuzz/ (prints
 # the decoded input) and keep it under fuzz/regressions/<target>/.
 #
-# Knobs: FUZZ_SANITIZER (default none: the code under test is safe Rust, and without ASan
+# Knobs: FUZZ_ONLY (space-separated targets to run instead of all), FUZZ_SANITIZER (default none: the code under test is safe Rust, and without ASan
 # targets run about three times faster; overflow checks and debug assertions stay on),
 # FUZZ_TARGET_DIR (cargo's target dir, default fuzz/target), FUZZ_CODEGEN_UNITS (16 builds
 # about twice as fast from cold for slightly slower runs; unset uses cargo-fuzz's default of 1).
@@ -34,11 +35,18 @@ fi
 dict_for() {
   case "$1" in
     cron_text) echo cron.dict ;;
+    wire_request | stored_rows) echo json.dict ;;
+    jobs_file) echo toml.dict ;;
   esac
 }
 
 cargo +nightly fuzz build "${build_args[@]}"
-mapfile -t targets < <(cargo +nightly fuzz list)
+if [[ -n "${FUZZ_ONLY:-}" ]]; then
+  # Only these targets (scripts/fuzz-long TARGET...), space-separated.
+  read -ra targets <<<"$FUZZ_ONLY"
+else
+  mapfile -t targets < <(cargo +nightly fuzz list)
+fi
 mkdir -p work/logs
 
 run_one() {

@@ -14,6 +14,10 @@ fn main() {
     let commit = git(&["rev-parse", "--short=12", "HEAD"]).unwrap_or_else(|| "unknown".into());
     println!("cargo:rustc-env=DUETIME_COMMIT={commit}");
     // Built again when HEAD moves: the file HEAD names (a branch's ref) or HEAD itself.
+    // Only files that exist are named: cargo takes a missing one as changed at every build,
+    // which rebuilt the host (and everything above it) every time in a clone without
+    // `packed-refs` (a fresh worktree; every `cargo fuzz run`). A ref that moves from its
+    // own file into `packed-refs` deletes that file, which cargo notices.
     for path in [
         git(&["rev-parse", "--git-path", "HEAD"]),
         git(&["rev-parse", "--symbolic-full-name", "HEAD"])
@@ -22,6 +26,7 @@ fn main() {
     ]
     .into_iter()
     .flatten()
+    .filter(|p| std::path::Path::new(p).exists())
     {
         println!("cargo:rerun-if-changed={path}");
     }

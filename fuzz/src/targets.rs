@@ -576,6 +576,19 @@ fn check_window(s: &Schedule, t: i64, due: &[i64], until: Option<i128>) {
 // ---------------------------------------------------------------------------------------------
 // Replay
 
+/// Every target, as `cargo fuzz list` names them.
+pub const TARGETS: [&str; 9] = [
+    "cron_text",
+    "schedule_next",
+    "step_sequence",
+    "state_bytes",
+    "wire_request",
+    "jobs_file",
+    "stored_rows",
+    "http_query",
+    "human_input",
+];
+
 /// Runs the named target's check on one input.
 pub fn run(target: &str, data: &[u8]) {
     match target {
@@ -583,6 +596,11 @@ pub fn run(target: &str, data: &[u8]) {
         "schedule_next" => schedule_next(data),
         "step_sequence" => crate::step_sequence::step_sequence(data),
         "state_bytes" => crate::state_bytes::state_bytes(data),
+        "wire_request" => crate::wire_request::wire_request(data),
+        "jobs_file" => crate::jobs_file::jobs_file(data),
+        "stored_rows" => crate::stored_rows::stored_rows(data),
+        "http_query" => crate::http_query::http_query(data),
+        "human_input" => crate::human_input::human_input(data),
         other => panic!("unknown target {other:?}"),
     }
 }
@@ -627,6 +645,11 @@ pub fn describe(target: &str, data: &[u8]) -> String {
         },
         "step_sequence" => crate::step_sequence::describe(data),
         "state_bytes" => crate::state_bytes::describe(data),
+        "wire_request" => crate::wire_request::describe(data),
+        "jobs_file" => crate::jobs_file::describe(data),
+        "stored_rows" => crate::stored_rows::describe(data),
+        "http_query" => crate::http_query::describe(data),
+        "human_input" => crate::human_input::describe(data),
         other => panic!("unknown target {other:?}"),
     }
 }

@@ -131,7 +131,7 @@ fn fold_cases_pass_the_checks() {
 #[test]
 fn regressions_replay_clean() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("regressions");
-    for target in ["cron_text", "schedule_next", "step_sequence", "state_bytes"] {
+    for target in duetime_fuzz::targets::TARGETS {
         let Ok(dir) = std::fs::read_dir(root.join(target)) else {
             continue;
         };
@@ -139,6 +139,36 @@ fn regressions_replay_clean() {
             let path = entry.unwrap().path();
             let data = std::fs::read(&path).unwrap();
             duetime_fuzz::targets::run(target, &data);
+        }
+    }
+}
+
+/// The committed seeds of the door targets (issue 47) pass their checks: a seed that fails
+/// would make every run of the target fail at once.
+#[test]
+fn door_target_seeds_replay_clean() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus");
+    for target in [
+        "wire_request",
+        "jobs_file",
+        "stored_rows",
+        "http_query",
+        "human_input",
+    ] {
+        let mut seeds: Vec<_> = std::fs::read_dir(root.join(target))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| {
+                p.file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .starts_with("seed-")
+            })
+            .collect();
+        seeds.sort();
+        assert!(!seeds.is_empty(), "{target} has no seeds");
+        for path in seeds {
+            duetime_fuzz::targets::run(target, &std::fs::read(&path).unwrap());
         }
     }
 }

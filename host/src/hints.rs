@@ -43,8 +43,14 @@ pub fn nearest<'a>(
     max: usize,
 ) -> Option<&'a str> {
     let word = word.to_ascii_lowercase();
+    // The distance is at least the difference in length (of the 64 characters compared),
+    // so a candidate that differs by more is passed over without its table: a misspelt
+    // zone is weighed against some 600 names, most of them far longer or shorter.
+    let len = |s: &str| s.chars().take(64).count();
+    let word_len = len(&word);
     candidates
         .into_iter()
+        .filter(|c| len(c).abs_diff(word_len) <= max)
         .map(|c| (distance(&word, &c.to_ascii_lowercase()), c))
         .filter(|(d, _)| *d <= max)
         .min_by_key(|(d, _)| *d)

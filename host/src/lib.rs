@@ -8,6 +8,7 @@ pub mod config;
 pub mod daemon;
 pub mod hints;
 pub mod http;
+pub mod human;
 pub mod jobs_file;
 pub mod json;
 pub mod log;

@@ -28,24 +28,11 @@ pub struct Args {
     pub json: bool,
     /// The tick the daemon will run with (`duetime run --tick`): `every` periods must be
     /// at least this long
-    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = duetime_host::human::parse_tick)]
     pub tick: duetime::Duration,
     /// Check against this store's tick (the store a daemon will run on) instead of --tick
     #[arg(long, value_name = "PATH|URL", conflicts_with = "tick")]
     pub store: Option<String>,
-}
-
-fn parse_duration(text: &str) -> Result<duetime::Duration, String> {
-    let d = text.parse::<duetime::Duration>().map_err(|_| {
-        format!(
-            "`{}` is not a duration; accepted: such as 30s, 1m, 1h30m",
-            super::cut(text)
-        )
-    })?;
-    duetime::Config::with_tick(d)
-        .check()
-        .map(|()| d)
-        .map_err(|e| e.to_string())
 }
 
 /// Exit 0 when the file is valid, 1 when it is not (or cannot be read).

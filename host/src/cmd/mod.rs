@@ -16,31 +16,9 @@ pub mod what_if;
 
 use duetime::Timestamp;
 
-/// `--from` and similar: the same text `what-if` accepts (RFC 3339, or a date and time with
-/// no offset read as UTC), so one time typed for one command works in the others.
-pub fn parse_instant(text: &str) -> Result<Timestamp, String> {
-    what_if::parse_time(text).map_err(|_| {
-        format!(
-            "`{}` is not an instant; accepted: {}",
-            cut(text),
-            what_if::TIMES
-        )
-    })
-}
-
-/// The longest piece of a person's input echoed back in a message.
-pub const ECHO_MAX: usize = 80;
-
-/// `text` as an error message may echo it: at most `ECHO_MAX` characters, then `…` and how
-/// long it really was, so a pasted megabyte does not come back as a megabyte.
-pub fn cut(text: &str) -> String {
-    let mut chars = text.chars();
-    let head: String = chars.by_ref().take(ECHO_MAX).collect();
-    match chars.count() {
-        0 => head,
-        rest => format!("{head}… ({} characters)", ECHO_MAX + rest),
-    }
-}
+// What people type (instants, durations) is parsed in the library (`duetime_host::human`),
+// where the `human_input` fuzz target reaches it; the subcommands name it from here.
+pub use duetime_host::human::{cut, parse_instant};
 
 /// The wall clock, read once per command (never by the core).
 pub fn now() -> Timestamp {

@@ -33,7 +33,7 @@ pub struct Args {
     pub store: StoreArgs,
     /// The tick of a new store (default 30s). A store keeps the config it was made with:
     /// left out, the store's is used; given and different, the daemon refuses to start
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = duetime_host::human::parse_duration)]
     pub tick: Option<Duration>,
     /// Who may start runs, for a new store: every daemon (`shared`, the default) or only
     /// the holder of the owner lease (`single_owner`; the others stand by). Kept for life,
@@ -88,15 +88,6 @@ impl From<CoordinationArg> for Coordination {
             CoordinationArg::SingleOwner => Coordination::SingleOwner,
         }
     }
-}
-
-fn parse_duration(text: &str) -> Result<Duration, String> {
-    text.parse::<Duration>().map_err(|_| {
-        format!(
-            "`{}` is not a duration; accepted: such as 30s, 1m, 1h30m",
-            super::cut(text)
-        )
-    })
 }
 
 /// Why the daemon could not start (beyond a store to wait for).

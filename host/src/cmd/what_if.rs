@@ -58,13 +58,13 @@ use std::fmt::Write as _;
 use std::io::{self, Write};
 use std::path::PathBuf;
 
-use chrono::TimeZone;
 use chrono_tz::Tz;
 use duetime::{
     Actor, Alert, CancelReason, Config, Duration, Effect, Entry, Event, Fence, History, JobDef,
     JobName, LedgerEntry, LedgerKind, MissAction, MissCause, Now, Outcome, ProcessId, Record,
     RunId, Schedule, State, Timestamp,
 };
+use duetime_host::human::{parse_time, TIMES};
 use duetime_host::jobs_file;
 use duetime_host::store::{self, Store};
 use duetime_loop::{Incarnation, LeftRun, Order, Started, Startup, BATCH_MAX};
@@ -83,9 +83,6 @@ const MAX_EVENTS: u64 = 5_000_000;
 /// The least time between two ticks the core's wake time asks for, as the daemon's poll.
 const MIN_WAKE_GAP: Duration = Duration::from_secs(1);
 const ACTOR: &str = "what-if";
-pub(crate) const TIMES: &str =
-    "2025-03-09T01:00 or 2025-03-09T01:00:00 (UTC), or RFC 3339 with an \
-                     offset such as 2025-03-09T01:00:00-05:00";
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -141,50 +138,6 @@ pub struct PauseWindow {
 pub struct Jump {
     pub at: Timestamp,
     pub by_ms: i64,
-}
-
-/// A time as the flags take it: RFC 3339, or `YYYY-MM-DDTHH:MM[:SS[.fff]]` with an optional
-/// `Z` or `±HH:MM` (no offset: UTC), since typing seconds and offsets for a scenario is noise.
-pub fn parse_time(text: &str) -> Result<Timestamp, String> {
-    let t = text.trim();
-    if let Ok(ts) = t.parse::<Timestamp>() {
-        return Ok(ts);
-    }
-    let err = || format!("`{text}` is not a time; accepted: {TIMES}");
-    let (local, offset_secs) = if let Some(rest) = t.strip_suffix(['Z', 'z']) {
-        (rest, 0i64)
-    } else if t.len() > 16 && t.is_char_boundary(t.len() - 6) {
-        let (head, tail) = t.split_at(t.len() - 6);
-        let b = tail.as_bytes();
-        let sign = match b[0] {
-            b'+' => 1,
-            b'-' => -1,
-            _ => 0,
-        };
-        let digits = |s: &str| s.bytes().all(|c| c.is_ascii_digit());
-        if sign != 0 && b[3] == b':' && digits(&tail[1..3]) && digits(&tail[4..]) {
-            let h: i64 = tail[1..3].parse().map_err(|_| err())?;
-            let m: i64 = tail[4..].parse().map_err(|_| err())?;
-            if h > 23 || m > 59 {
-                return Err(err());
-            }
-            (head, sign * (h * 3600 + m * 60))
-        } else {
-            (t, 0)
-        }
-    } else {
-        (t, 0)
-    };
-    let naive = ["%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%dT%H:%M"]
-        .iter()
-        .find_map(|f| chrono::NaiveDateTime::parse_from_str(local, f).ok())
-        .ok_or_else(err)?;
-    let utc = chrono::Utc.from_utc_datetime(&naive);
-    let ms = utc
-        .timestamp_millis()
-        .checked_sub(offset_secs * 1000)
-        .ok_or_else(err)?;
-    Ok(Timestamp::from_millis(ms))
 }
 
 fn parse_window(text: &str) -> Result<Window, String> {

@@ -11,7 +11,7 @@
 pub mod expo;
 pub mod metrics;
 pub mod page;
-mod query;
+pub mod query;
 pub mod tally;
 pub mod timeline;
 

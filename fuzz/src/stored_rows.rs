@@ -1,0 +1,512 @@
+//! The `stored_rows` target: what the host's store reads back from SQLite or PostgreSQL, as
+//! text, damaged. The store keeps the core's state as rows (the globals, one JSON row per
+//! job), the journal as lines (`at`, job name, entry JSON) and each daemon's description as
+//! a `meta` row; its loaders (`store/cache.rs`: `parse_globals`, `parse_job`, `parse_line`,
+//! `load_whole`, the partial `sync`; `store/daemons.rs`: `parse_daemon`) turn them back
+//! into the core's types with `serde_json`, `JobName::new`, `State::from_parts` and
+//! `State::put_parts`. Those loaders are private to the host's store, so this target makes
+//! the same calls on the same public types (see `load_whole` and `put_changed` below); a
+//! change to the loaders must be mirrored here.
+//!
+//! What it asserts: damaged input is refused with a typed error (a serde error, a
+//! `JobNameError`, a `LoadError`), never a panic. An accepted set of rows gives a state that
+//! passes its self-check (`State::self_check`), round-trips through serde and takes a tick.
+//! A refused partial load (`put_parts`) leaves the state byte for byte as it was; an
+//! accepted one leaves the state a whole load of the same rows gives (the store trusts
+//! the pieces instead of reloading). An accepted journal line or daemon row writes back to
+//! an equal value.
+//!
+//! Inputs are structured damage of real rows (the state fixtures split as the store splits
+//! them, the journal lines of a conformance trace: `json_edit`), or text, one row a line
+//! (`globals JSON`, `job SEQ JSON`, `gone SEQ`, `line AT JOB JSON`, `daemon KEY JSON`, and
+//! `partial` to offer the job rows to `put_parts` instead of a whole load), which is what
+//! the seeds are.
+
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+use arbitrary::{Arbitrary, Unstructured};
+use duetime::{Entry, Event, Globals, JobName, JobRecord, Now, ProcessId, Record, State};
+use duetime_host::store::daemons::{DaemonInfo, META_PREFIX};
+use serde_json::Value;
+
+use crate::json_edit::{self, Edit, Vocab};
+use crate::step_sequence::{check_round_trip, check_step};
+
+/// States whose rows are damaged: every committed format fixture.
+const FIXTURES: [&str; 8] = [
+    include_str!("../../tests/fixtures/state-v8.json"),
+    include_str!("../../tests/fixtures/state-v7.json"),
+    include_str!("../../tests/fixtures/state-v6.json"),
+    include_str!("../../tests/fixtures/state-v5.json"),
+    include_str!("../../tests/fixtures/state-v4.json"),
+    include_str!("../../tests/fixtures/state-v3.json"),
+    include_str!("../../tests/fixtures/state-v2.json"),
+    include_str!("../../tests/fixtures/state-v1.json"),
+];
+
+/// Journal lines come from a conformance trace's answers (every `record` effect).
+const ANSWERS: &str = include_str!("../../tests/wire/seed-0.answers.jsonl");
+
+const MAX_ROWS: usize = 12;
+const MAX_LINES: usize = 8;
+
+/// The rows a store holds for one state.
+#[derive(Debug, Clone)]
+pub struct Rows {
+    pub state: State,
+    pub globals: String,
+    pub jobs: Vec<(u64, String)>,
+}
+
+/// One journal line as the tables keep it.
+#[derive(Debug, Clone)]
+pub struct Line {
+    pub at: i64,
+    pub job: String,
+    pub json: String,
+}
+
+fn rows_of(state: State) -> Rows {
+    let globals = serde_json::to_string(&state.globals()).expect("globals serialize");
+    let jobs = state
+        .records()
+        .map(|(seq, r)| (seq, serde_json::to_string(r).expect("records serialize")))
+        .collect();
+    Rows {
+        state,
+        globals,
+        jobs,
+    }
+}
+
+fn bases() -> &'static [Rows] {
+    static BASES: OnceLock<Vec<Rows>> = OnceLock::new();
+    BASES.get_or_init(|| {
+        FIXTURES
+            .iter()
+            .map(|f| rows_of(serde_json::from_str(f).expect("fixtures load")))
+            .collect()
+    })
+}
+
+fn lines() -> &'static [Line] {
+    static LINES: OnceLock<Vec<Line>> = OnceLock::new();
+    LINES.get_or_init(|| {
+        let mut out = Vec::new();
+        for answer in ANSWERS.lines() {
+            let v: Value = serde_json::from_str(answer).expect("answers are JSON");
+            for e in v["effects"].as_array().into_iter().flatten() {
+                if e["effect"] == "record" && out.len() < 400 {
+                    out.push(Line {
+                        at: e["at"].as_i64().unwrap_or(0),
+                        job: e["job"].as_str().unwrap_or_default().to_string(),
+                        json: e["entry"].to_string(),
+                    });
+                }
+            }
+        }
+        out
+    })
+}
+
+/// A daemon's `meta` row as `DaemonInfo::of_this_process` writes it.
+const DAEMON: &str = r#"{"process":3,"pid":4242,"host":"db-1","started":1741503600000,"jobs_file":"/etc/duetime/jobs.toml","runs":"/var/lib/duetime/runs","version":"0.1.0"}"#;
+
+const WORDS: [&str; 24] = [
+    "required",
+    "skip",
+    "down",
+    "paused",
+    "clock_forward",
+    "ledger",
+    "history",
+    "ran",
+    "missed",
+    "lost",
+    "started",
+    "settled",
+    "defined",
+    "ok",
+    "failed",
+    "cron",
+    "every",
+    "UTC",
+    "*/15 * * * *",
+    "job0",
+    "a",
+    "",
+    "Bad Name",
+    "\u{0}",
+];
+
+const KEYS: [&str; 24] = [
+    "format",
+    "next_seq",
+    "next_run",
+    "next_fence",
+    "processes",
+    "clock",
+    "owner",
+    "def",
+    "frontier",
+    "activity",
+    "pending",
+    "run",
+    "retry",
+    "from",
+    "to",
+    "count",
+    "cause",
+    "type",
+    "what",
+    "covers",
+    "process",
+    "pid",
+    "started",
+    "name",
+];
+
+const VOCAB: Vocab = Vocab {
+    words: &WORDS,
+    keys: &KEYS,
+};
+
+#[derive(Arbitrary, Debug, Clone)]
+pub enum RowOp {
+    Edit {
+        row: u8,
+        edits: Vec<Edit>,
+    },
+    /// The row missing from a whole load.
+    Drop {
+        row: u8,
+    },
+    /// The row given twice.
+    Twice {
+        row: u8,
+    },
+    /// The row under another sequence number.
+    Renumber {
+        row: u8,
+        seq: u64,
+    },
+    /// A tombstone for the row (a partial load's `None`).
+    Gone {
+        row: u8,
+    },
+    /// Arbitrary text as the row.
+    Text {
+        row: u8,
+        text: String,
+    },
+}
+
+#[derive(Arbitrary, Debug, Clone)]
+pub struct LineOp {
+    pub line: u16,
+    pub at: Option<i64>,
+    pub job: Option<String>,
+    pub edits: Vec<Edit>,
+}
+
+#[derive(Arbitrary, Debug, Clone)]
+pub struct RowsInput {
+    pub base: u8,
+    pub globals: Vec<Edit>,
+    pub rows: Vec<RowOp>,
+    pub partial: bool,
+    pub lines: Vec<LineOp>,
+    pub daemon: Vec<Edit>,
+}
+
+/// Rows as offered to a load: the globals' text, job rows (`None`: a tombstone).
+#[derive(Debug, Clone, Default)]
+pub struct Offer {
+    pub globals: Option<String>,
+    pub jobs: Vec<(u64, Option<String>)>,
+    pub partial: bool,
+    pub lines: Vec<Line>,
+    pub daemons: Vec<(String, String)>,
+}
+
+fn edited(json: &str, edits: &[Edit]) -> String {
+    let mut doc: Value = serde_json::from_str(json).expect("stored rows are JSON");
+    json_edit::apply(&mut doc, edits, &VOCAB);
+    doc.to_string()
+}
+
+impl RowsInput {
+    pub fn offer(&self) -> (usize, Offer) {
+        let bases = bases();
+        let b = usize::from(self.base) % bases.len();
+        let base = &bases[b];
+        let mut jobs: Vec<(u64, Option<String>)> = if self.partial {
+            Vec::new()
+        } else {
+            base.jobs
+                .iter()
+                .map(|(s, j)| (*s, Some(j.clone())))
+                .collect()
+        };
+        let pick = |row: u8| base.jobs.get(usize::from(row) % base.jobs.len().max(1));
+        for op in self.rows.iter().take(MAX_ROWS) {
+            let (row, change) = match op {
+                RowOp::Edit { row, edits } => {
+                    (row, pick(*row).map(|(s, j)| (*s, Some(edited(j, edits)))))
+                }
+                RowOp::Drop { row } => {
+                    if let Some((s, _)) = pick(*row) {
+                        jobs.retain(|(k, _)| k != s);
+                    }
+                    continue;
+                }
+                RowOp::Twice { row } => (row, pick(*row).map(|(s, j)| (*s, Some(j.clone())))),
+                RowOp::Renumber { row, seq } => {
+                    (row, pick(*row).map(|(_, j)| (*seq, Some(j.clone()))))
+                }
+                RowOp::Gone { row } => (row, pick(*row).map(|(s, _)| (*s, None))),
+                RowOp::Text { row, text } => {
+                    (row, pick(*row).map(|(s, _)| (*s, Some(text.clone()))))
+                }
+            };
+            let _ = row;
+            let Some((seq, json)) = change else { continue };
+            // An edit replaces the row; `Twice` and `Renumber` add one beside it.
+            match op {
+                RowOp::Twice { .. } | RowOp::Renumber { .. } => jobs.push((seq, json)),
+                _ => match jobs.iter_mut().find(|(k, _)| *k == seq) {
+                    Some(slot) => slot.1 = json,
+                    None => jobs.push((seq, json)),
+                },
+            }
+        }
+        let all = lines();
+        let lines = self
+            .lines
+            .iter()
+            .take(MAX_LINES)
+            .map(|op| {
+                let line = &all[usize::from(op.line) % all.len()];
+                Line {
+                    at: op.at.unwrap_or(line.at),
+                    job: op.job.clone().unwrap_or_else(|| line.job.clone()),
+                    json: edited(&line.json, &op.edits),
+                }
+            })
+            .collect();
+        let daemon = (format!("{META_PREFIX}3"), edited(DAEMON, &self.daemon));
+        let offer = Offer {
+            globals: Some(edited(&base.globals, &self.globals)),
+            jobs,
+            partial: self.partial,
+            lines,
+            daemons: vec![daemon],
+        };
+        (b, offer)
+    }
+}
+
+/// Input layout: a first byte below 0x10 selects structured mode (the rest is
+/// `RowsInput`); anything else is rows as text, one a line (see the module's documentation).
+pub fn stored_rows(data: &[u8]) {
+    match data.first() {
+        Some(&b) if b < 0x10 => {
+            if let Ok(input) = RowsInput::arbitrary_take_rest(Unstructured::new(&data[1..])) {
+                let (base, offer) = input.offer();
+                check_offer(base, &offer);
+            }
+        }
+        _ => check_offer(0, &parse_text(&String::from_utf8_lossy(data))),
+    }
+}
+
+/// The text form: one row a line.
+pub fn parse_text(text: &str) -> Offer {
+    let mut offer = Offer::default();
+    for line in text.lines() {
+        let (tag, rest) = line.split_once(' ').unwrap_or((line, ""));
+        match tag {
+            "partial" => offer.partial = true,
+            "globals" => offer.globals = Some(rest.to_string()),
+            "job" | "gone" => {
+                let (seq, json) = rest.split_once(' ').unwrap_or((rest, ""));
+                let Ok(seq) = seq.parse::<u64>() else {
+                    continue;
+                };
+                let json = (tag == "job").then(|| json.to_string());
+                offer.jobs.push((seq, json));
+            }
+            "line" => {
+                let mut parts = rest.splitn(3, ' ');
+                let (Some(at), Some(job), Some(json)) = (parts.next(), parts.next(), parts.next())
+                else {
+                    continue;
+                };
+                let Ok(at) = at.parse::<i64>() else { continue };
+                offer.lines.push(Line {
+                    at,
+                    job: job.to_string(),
+                    json: json.to_string(),
+                });
+            }
+            "daemon" => {
+                let (key, json) = rest.split_once(' ').unwrap_or((rest, ""));
+                offer.daemons.push((key.to_string(), json.to_string()));
+            }
+            _ => {}
+        }
+    }
+    offer
+}
+
+/// What the input decodes to.
+pub fn describe(data: &[u8]) -> String {
+    match data.first() {
+        Some(&b) if b < 0x10 => match RowsInput::arbitrary_take_rest(Unstructured::new(&data[1..]))
+        {
+            Ok(input) => {
+                let (base, offer) = input.offer();
+                format!("{input:?}\nbase {base}\n{offer:#?}")
+            }
+            Err(e) => format!("undecodable: {e}"),
+        },
+        _ => format!("{:#?}", parse_text(&String::from_utf8_lossy(data))),
+    }
+}
+
+/// Every row of `offer` through the loaders; `base` is the state a partial load updates.
+pub fn check_offer(base: usize, offer: &Offer) {
+    if let Some(globals) = &offer.globals {
+        if offer.partial {
+            put_changed(&bases()[base % bases().len()].state, globals, &offer.jobs);
+        } else {
+            let rows: Vec<(u64, String)> = offer
+                .jobs
+                .iter()
+                .filter_map(|(s, j)| Some((*s, j.clone()?)))
+                .collect();
+            if let Ok(state) = load_whole(globals, &rows) {
+                check_loaded(&state);
+            }
+        }
+    }
+    for line in &offer.lines {
+        check_line(line);
+    }
+    for (key, json) in &offer.daemons {
+        check_daemon(key, json);
+    }
+}
+
+/// Why rows were refused: the store's `StoreError::Corrupt` (a row's JSON) or
+/// `StoreError::Load` (the core's checks), as their typed causes.
+#[derive(Debug)]
+pub enum Refused {
+    Json(serde_json::Error),
+    Load(duetime::LoadError),
+}
+
+/// `Cache::load_whole`: the globals, every job row, then `State::from_parts`.
+pub fn load_whole(globals: &str, rows: &[(u64, String)]) -> Result<State, Refused> {
+    let globals: Globals = serde_json::from_str(globals).map_err(Refused::Json)?;
+    let mut jobs = Vec::new();
+    for (seq, json) in rows {
+        jobs.push((
+            *seq,
+            serde_json::from_str::<JobRecord>(json).map_err(Refused::Json)?,
+        ));
+    }
+    State::from_parts(globals, jobs).map_err(Refused::Load)
+}
+
+/// A state a load accepted: its self-check passes, it round-trips, it takes a tick and a
+/// restart.
+fn check_loaded(state: &State) {
+    if let Err(broken) = state.self_check() {
+        panic!("rows accepted, yet the state fails its self-check: {broken}");
+    }
+    let loaded = check_round_trip(state);
+    let wake = state.next_wake().unwrap_or(duetime::Timestamp::EPOCH);
+    let (mut s, mut l) = (state.clone(), loaded);
+    let tick = Event::Tick {
+        process: ProcessId(1),
+        held: Vec::new(),
+    };
+    check_step(&mut s, &mut l, Now::at(wake), tick);
+}
+
+/// `Cache::sync`'s partial path: the changed rows put into a loaded state. A refusal leaves
+/// it byte for byte as it was; an acceptance gives the state a whole load of the store's
+/// rows afterwards would.
+fn put_changed(base: &State, globals: &str, changed: &[(u64, Option<String>)]) {
+    let Ok(parsed) = serde_json::from_str::<Globals>(globals) else {
+        return;
+    };
+    let mut records = Vec::new();
+    for (seq, json) in changed {
+        match json {
+            None => records.push((*seq, None)),
+            Some(j) => match serde_json::from_str::<JobRecord>(j) {
+                Ok(r) => records.push((*seq, Some(r))),
+                Err(_) => return,
+            },
+        }
+    }
+    let before = serde_json::to_vec(base).expect("a state serializes");
+    let mut state = base.clone();
+    match state.put_parts(parsed.clone(), records.clone()) {
+        Err(_) => assert!(
+            serde_json::to_vec(&state).expect("a state serializes") == before,
+            "put_parts refused the rows but changed the state"
+        ),
+        Ok(()) => {
+            check_loaded(&state);
+            let mut rows: BTreeMap<u64, JobRecord> =
+                base.records().map(|(s, r)| (s, r.clone())).collect();
+            for (seq, r) in records {
+                match r {
+                    Some(r) => rows.insert(seq, r),
+                    None => rows.remove(&seq),
+                };
+            }
+            let whole = State::from_parts(parsed, rows)
+                .unwrap_or_else(|e| panic!("put_parts took rows that a whole load refuses: {e}"));
+            assert!(
+                serde_json::to_value(&whole).ok() == serde_json::to_value(&state).ok(),
+                "put_parts left a state other than a whole load of the same rows"
+            );
+        }
+    }
+}
+
+/// `cache::parse_line`: the job's name, then the entry; what is accepted writes back equal.
+fn check_line(line: &Line) {
+    let Ok(job) = JobName::new(&line.job) else {
+        return;
+    };
+    let Ok(entry) = serde_json::from_str::<Entry>(&line.json) else {
+        return;
+    };
+    let record = Record {
+        at: duetime::Timestamp::from_millis(line.at),
+        job,
+        entry,
+    };
+    let json = serde_json::to_string(&record.entry).expect("an entry serializes");
+    let back: Entry = serde_json::from_str(&json)
+        .unwrap_or_else(|e| panic!("an entry written back does not load ({e}): {json}"));
+    assert_eq!(back, record.entry, "an entry loads back different: {json}");
+    let _ = record.to_string();
+}
+
+/// `daemons::parse_daemon`: what is accepted writes back equal.
+fn check_daemon(key: &str, json: &str) {
+    let Ok(info) = serde_json::from_str::<DaemonInfo>(json) else {
+        return;
+    };
+    let back: DaemonInfo = serde_json::from_str(&serde_json::to_string(&info).expect("writes"))
+        .expect("a daemon row written back loads");
+    assert_eq!(back, info, "a daemon row loads back different ({key})");
+    assert!(info.key().starts_with(META_PREFIX));
+}
