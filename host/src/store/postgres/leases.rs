@@ -231,6 +231,8 @@ impl PostgresStore {
         self.partitioned()?;
         let i = self.index(p)?;
         self.holders[i] = Some(holder);
+        // The next connection ends a transaction left idle past the lease.
+        self.conn = None;
         Ok(())
     }
 }

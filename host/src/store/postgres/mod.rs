@@ -261,11 +261,14 @@ impl PostgresStore {
             })?;
             // A lock held past the busy timeout is `Locked`; a transaction left open by a
             // host that hung (not one that died: the server sees that socket close) is
-            // ended by the server, releasing the globals row for everyone else.
+            // ended by the server, releasing the globals row for everyone else: after a
+            // minute, or, on a handle that holds partitions, after the shortest of their
+            // leases (`idle_limit_ms`).
             let settings = format!(
-                "SET lock_timeout = {}; SET idle_in_transaction_session_timeout = 60000; \
+                "SET lock_timeout = {}; SET idle_in_transaction_session_timeout = {}; \
                  SET synchronous_commit = {}",
                 self.options.busy_timeout.as_millis().max(1),
+                self.idle_limit_ms(),
                 if self.options.durable { "on" } else { "off" },
             );
             client
@@ -508,6 +511,21 @@ impl PostgresStore {
                 Err(e) => return Err(e),
             }
         }
+    }
+
+    /// How long the server lets this handle's connection sit idle inside a transaction
+    /// before ending it: a minute, or the shortest lease of the partitions it holds. A
+    /// daemon frozen in the middle of a transaction (a stopped process, a suspended
+    /// machine) holds its partition's row lock, and the next owner's claim waits on that
+    /// lock: past the lease, the partition is no longer the frozen daemon's to hold up.
+    fn idle_limit_ms(&self) -> u64 {
+        self.holders
+            .iter()
+            .flatten()
+            .map(|h| h.ttl.as_millis())
+            .min()
+            .unwrap_or(60_000)
+            .clamp(1_000, 60_000)
     }
 
     /// `transact_in` for partition index `i`, its errors not yet named by partition.
