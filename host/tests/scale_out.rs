@@ -225,13 +225,16 @@ fn a_daemon_frozen_past_its_leases_is_fenced_when_it_thaws() {
     signal(&a, libc::SIGCONT);
 
     // The thawed daemon's seats stop without writing, and it divides the partitions with
-    // the other again. (A seat frozen in the middle of its start-up's transaction finds
-    // its connection ended by the server, a lease after it went idle there, so that the
-    // other's claim waited no longer: it ends unasked and its partition is handed back.)
+    // the other again. A seat says so one of three ways: fenced or found lost once
+    // started, or before it had started (frozen between its claim and its start-up);
+    // ended unasked (frozen in the middle of its start-up's transaction, whose connection
+    // the server ended a lease after it went idle, so the other's claim waited no longer);
+    // or not started at all (its store handle refused).
     let fenced = poll(Duration::from_secs(60), || {
         let text = log(&w, "a.log");
         (text.contains("partition lost to another daemon")
-            || text.contains("its seat ended unasked"))
+            || text.contains("its seat ended unasked")
+            || text.contains("the seat did not start"))
         .then_some(())
     });
     assert!(

@@ -114,7 +114,10 @@ impl Seat {
                 });
                 match started {
                     Ok(mut daemon) => daemon.run(),
-                    Err(e) if e.is_fenced() => Stopped::Lost,
+                    Err(e) if e.is_fenced() => {
+                        warn!(%partition, "partition lost to another daemon before its seat had started: stopped without writing");
+                        Stopped::Lost
+                    }
                     Err(e) => {
                         error!(%partition, "the seat did not start: {e}");
                         Stopped::Lost
