@@ -183,13 +183,7 @@ impl<S: Store + 'static> Partitioned<S> {
     /// as it reaches the owner) is left to this round's leave and the next one's release.
     fn reap(&mut self) -> Result<(), StoreError> {
         self.gone.retain_mut(|s| s.ended().is_none());
-        let stepping: Vec<(Partition, u64)> = self
-            .own
-            .held()
-            .filter(|&(_, _, phase)| phase == duetime_loop::Phase::Stepping)
-            .map(|(p, e, _)| (p, e))
-            .collect();
-        for (p, epoch) in stepping {
+        for (p, epoch) in self.stepping() {
             let ended = self
                 .seats
                 .get_mut(&p)
@@ -265,6 +259,15 @@ impl<S: Store + 'static> Partitioned<S> {
         Ok(())
     }
 
+    /// The partitions this daemon steps (not those it is leaving), with their epochs.
+    fn stepping(&self) -> Vec<(Partition, u64)> {
+        self.own
+            .held()
+            .filter(|&(_, _, phase)| phase == duetime_loop::Phase::Stepping)
+            .map(|(p, e, _)| (p, e))
+            .collect()
+    }
+
     /// A seat's setup: this daemon's, with the partition's own runs directory (run ids
     /// are a partition's counters, so each partition keeps its runs apart).
     fn seat_setup(&self, partition: Partition) -> std::io::Result<Setup> {
@@ -276,14 +279,18 @@ impl<S: Store + 'static> Partitioned<S> {
     /// The pending moves of jobs in partitions this daemon steps, now that their runs may
     /// have settled (`parts::carry_out_pending`). A move that fails is tried next round.
     fn carry_out_moves(&mut self) {
+        // One read of the (nearly always empty) table a round, rather than one for each
+        // partition held.
+        match self.store.pending_moves() {
+            Ok(pending) if pending.is_empty() => return,
+            Ok(_) => {}
+            Err(e) => {
+                warn!("pending moves: {e}; tried again next round");
+                return;
+            }
+        }
         let now = self.clock.now();
-        let stepping: Vec<Partition> = self
-            .own
-            .held()
-            .filter(|&(_, _, phase)| phase == duetime_loop::Phase::Stepping)
-            .map(|(p, _, _)| p)
-            .collect();
-        for p in stepping {
+        for (p, _) in self.stepping() {
             match parts::carry_out_pending(&mut self.store, p, now) {
                 Ok(carried) => {
                     for c in carried {

@@ -202,15 +202,16 @@ pub fn status(args: &StatusArgs, out: &mut dyn Write, err: &mut dyn Write) -> io
         }
         Err(e) => return store_failed(&e, args.json, out, err),
     };
-    let mut list = daemons(state, infos.clone(), now);
     let config = *state.config();
     let owner = state.owner(now);
-    if count != PartitionCount::ONE {
-        list = match partitioned_daemons(&mut store, infos, &parts, now) {
+    let list = if count == PartitionCount::ONE {
+        daemons(state, infos, now)
+    } else {
+        match partitioned_daemons(&mut store, infos, &parts, now) {
             Ok(l) => l,
             Err(e) => return store_failed(&e, args.json, out, err),
-        };
-    }
+        }
+    };
     let coordination = serde_json::to_value(config.coordination)
         .ok()
         .and_then(|v| v.as_str().map(String::from))
