@@ -80,15 +80,9 @@ impl LaneEntry {
         }
     }
 
-    pub(crate) fn of(job: &JobRecord) -> Option<LaneEntry> {
-        LaneEntry::seat_of(job).map(|s| LaneEntry {
-            key: s.key.map(str::to_string),
-            moved: moved_lane(job),
-            slot: s.slot,
-        })
-    }
-
-    /// Whether `of(job)` would give this entry, without building one.
+    /// Whether this entry counts in the indexes what the job's record asks for now (key, run
+    /// key and slot), without building an entry: what `relane` moves by, and the entry's
+    /// check.
     pub(crate) fn matches(entry: Option<&LaneEntry>, job: &JobRecord) -> bool {
         entry.map(LaneEntry::seat) == LaneEntry::seat_of(job)
     }
@@ -422,16 +416,26 @@ impl State {
     }
 
     /// Checks the indexes against a fresh build from the jobs.
+    #[cfg(test)]
     pub(crate) fn check_lanes(&self) -> Result<(), crate::inconsistency::Inconsistency> {
+        let jobs: Vec<_> = self.jobs.iter().collect();
+        self.check_lanes_of(&jobs)
+    }
+
+    /// `check_lanes` over `jobs`, the job table in sequence order.
+    pub(crate) fn check_lanes_of(
+        &self,
+        jobs: &[(&u64, &JobRecord)],
+    ) -> Result<(), crate::inconsistency::Inconsistency> {
         let mut fresh = Lanes::default();
-        for (&seq, job) in &self.jobs {
-            let entry = LaneEntry::of(job);
-            if job.lane.as_deref() != entry.as_ref() {
+        for &(&seq, job) in jobs {
+            // Compared as borrowed seats: building each job's entry cloned its key.
+            if !LaneEntry::matches(job.lane.as_deref(), job) {
                 return Err(crate::inconsistency::Inconsistency::LaneEntryStale {
                     job: job.def.name.clone(),
                 });
             }
-            fresh.shift(seq, None, entry.as_ref().map(LaneEntry::seat));
+            fresh.shift(seq, None, job.lane.as_deref().map(LaneEntry::seat));
         }
         // The ready heads depend on the order entries were added only through `head`,
         // which is recomputed from the lane on every add, so a fresh build must agree.

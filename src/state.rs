@@ -1450,18 +1450,6 @@ impl State {
         }
     }
 
-    /// On load, beyond `check_invariants` (too costly for every step): an owed segment that
-    /// will be started in pieces (a `required` catch-up over `REQUIRED_BATCH`, buffered
-    /// overlaps one by one) starts and ends on a due time of its schedule and counts exactly
-    /// the due times between, which walking it relies on. Smaller segments are started whole
-    /// and may hold a failed run's due times from a schedule since replaced, so they are not
-    /// held to the current one.
-    pub(crate) fn check_owed_counts(&self) -> Result<(), Inconsistency> {
-        self.jobs
-            .iter()
-            .try_for_each(|(_, job)| check_owed_counts_of(job))
-    }
-
     /// Everything loading checks of a state whose indexes are built: `check_invariants`
     /// and the owed segments' counts. What a host or simulator asks of a state before it
     /// commits it, so that nothing is stored that would not load.
@@ -1470,8 +1458,50 @@ impl State {
     ///
     /// The first invariant broken.
     pub fn self_check(&self) -> Result<(), Inconsistency> {
-        self.check_invariants()
-            .and_then(|()| self.check_owed_counts())
+        // The job table in sequence order once (it is a hash map: each ordered walk sorts).
+        let jobs: Vec<_> = self.jobs.iter().collect();
+        self.check_invariants_of(&jobs)?;
+        jobs.iter()
+            .try_for_each(|(_, job)| check_owed_counts_of(job))
+    }
+
+    /// `self_check` of what a step can have changed, for a host or simulator that checks
+    /// every step and cannot pay for the whole check each time: the records of the jobs
+    /// the step handed out for change (`take_touched`'s list, removed jobs included) with
+    /// their index entries and owed counts, and the whole-state checks that cost little
+    /// (the indexes' sizes, every open run's index entry, the owner lease, the held
+    /// clocks). A record the step did not hand out is as the last whole check found it
+    /// (`track_changes` names every job a step can change, which the simulator's store of
+    /// rows holds the core to). Left to `self_check`: the concurrency indexes rebuilt from
+    /// every job, and an untouched job's entry in the name or wake index that a step
+    /// overwrote; so a caller runs `self_check` now and then as well (the simulator: every
+    /// 16 committed steps), and `Err` here is always an `Err` of `self_check` too.
+    ///
+    /// # Errors
+    ///
+    /// The first invariant broken among those it checks.
+    pub fn self_check_touched(&self, touched: &[u64]) -> Result<(), Inconsistency> {
+        for &seq in touched {
+            // A removed job: the sizes below hold its index entries to the table's.
+            let Some(job) = self.jobs.get(&seq) else {
+                continue;
+            };
+            self.check_indexed(seq, job)?;
+            check_owed_counts_of(job)?;
+            if !crate::lanes::LaneEntry::matches(job.lane.as_deref(), job) {
+                let job = job.def.name.clone();
+                return Err(Inconsistency::LaneEntryStale { job });
+            }
+        }
+        // Each touched job's open run is in the run index (above); each entry of the index
+        // names a job whose open run it is: so the index holds exactly the open runs.
+        let stray = |(id, seq): (&RunId, &u64)| {
+            self.jobs.get(seq).and_then(JobRecord::run).map(|r| r.id) != Some(*id)
+        };
+        if self.runs.iter().any(stray) {
+            return Err(Inconsistency::RunIndexExtra);
+        }
+        self.check_whole_state()
     }
 
     /// Checks what must always hold; `Err` names the first broken invariant. Run after every
@@ -1481,35 +1511,55 @@ impl State {
     ///
     /// The first invariant broken.
     pub fn check_invariants(&self) -> Result<(), Inconsistency> {
+        let jobs: Vec<_> = self.jobs.iter().collect();
+        self.check_invariants_of(&jobs)
+    }
+
+    /// `check_invariants` over `jobs`, the job table in sequence order.
+    fn check_invariants_of(&self, jobs: &[(&u64, &JobRecord)]) -> Result<(), Inconsistency> {
         let mut runs = 0;
-        for (&seq, job) in &self.jobs {
-            let name = || job.def.name.clone();
-            if self.by_name.get(&job.def.name) != Some(&seq) {
-                return Err(Inconsistency::NameIndexStale { job: name() });
-            }
-            if job.next_due != job.def.schedule.next_after(job.frontier) {
-                return Err(Inconsistency::NextDueStale { job: name() });
-            }
-            if wake_of(job, &self.config) != job.wake {
-                return Err(Inconsistency::WakeStale { job: name() });
-            }
-            if job.wake.is_some_and(|w| !self.wake.contains(&(w, seq))) {
-                return Err(Inconsistency::MissingFromWakeIndex { job: name() });
-            }
-            check_record(job, &self.config, self.next_run, self.next_fence)?;
-            if let Some(run) = job.run() {
-                runs += 1;
-                if self.runs.get(&run.id) != Some(&seq) {
-                    return Err(Inconsistency::MissingFromRunIndex {
-                        job: name(),
-                        run: run.id,
-                    });
-                }
-            }
+        for &(&seq, job) in jobs {
+            self.check_indexed(seq, job)?;
+            runs += usize::from(job.run().is_some());
         }
         if runs != self.runs.len() {
             return Err(Inconsistency::RunIndexExtra);
         }
+        self.check_whole_state()?;
+        self.check_lanes_of(jobs)
+    }
+
+    /// One job's record, on its own and against the counters and config, and its entries
+    /// in the name, wake and run indexes.
+    fn check_indexed(&self, seq: u64, job: &JobRecord) -> Result<(), Inconsistency> {
+        let name = || job.def.name.clone();
+        if self.by_name.get(&job.def.name) != Some(&seq) {
+            return Err(Inconsistency::NameIndexStale { job: name() });
+        }
+        if job.next_due != job.def.schedule.next_after(job.frontier) {
+            return Err(Inconsistency::NextDueStale { job: name() });
+        }
+        if wake_of(job, &self.config) != job.wake {
+            return Err(Inconsistency::WakeStale { job: name() });
+        }
+        if job.wake.is_some_and(|w| !self.wake.contains(&(w, seq))) {
+            return Err(Inconsistency::MissingFromWakeIndex { job: name() });
+        }
+        check_record(job, &self.config, self.next_run, self.next_fence)?;
+        match job.run() {
+            Some(run) if self.runs.get(&run.id) != Some(&seq) => {
+                Err(Inconsistency::MissingFromRunIndex {
+                    job: name(),
+                    run: run.id,
+                })
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// The checks of the state as a whole that cost little: the indexes' sizes against
+    /// the table's, the owner lease, the held clocks' count.
+    fn check_whole_state(&self) -> Result<(), Inconsistency> {
         if self.by_name.len() != self.jobs.len() || self.wake.len() > self.jobs.len() {
             return Err(Inconsistency::IndexSizes);
         }
@@ -1517,7 +1567,7 @@ impl State {
         if self.holds != HoldCounts::of(&self.processes) {
             return Err(Inconsistency::HeldClockCountStale);
         }
-        self.check_lanes()
+        Ok(())
     }
 }
 
@@ -1651,7 +1701,12 @@ fn check_open_run(
     Ok(())
 }
 
-/// `State::check_owed_counts` for one job.
+/// On load, beyond `check_invariants` (too costly for every step): an owed segment of the
+/// job's that will be started in pieces (a `required` catch-up over `REQUIRED_BATCH`,
+/// buffered overlaps one by one) starts and ends on a due time of its schedule and counts
+/// exactly the due times between, which walking it relies on. Smaller segments are started
+/// whole and may hold a failed run's due times from a schedule since replaced, so they are
+/// not held to the current one.
 pub(crate) fn check_owed_counts_of(job: &JobRecord) -> Result<(), Inconsistency> {
     let Some(a) = job.act() else { return Ok(()) };
     for o in &a.pending {
@@ -1736,6 +1791,10 @@ pub(crate) fn wake_of(job: &JobRecord, config: &Config) -> Option<Timestamp> {
     }
     wake
 }
+
+#[cfg(test)]
+#[path = "state/touched_check_tests.rs"]
+mod touched_check_tests;
 
 #[cfg(test)]
 mod activity_tests {

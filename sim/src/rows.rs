@@ -24,6 +24,9 @@ pub(crate) struct Rows {
     replica: State,
     steps: u64,
     damager: Damager,
+    /// The jobs the last committed step touched (`State::take_touched`), for the state's
+    /// own check of that step (`State::self_check_touched`).
+    touched: Vec<u64>,
 }
 
 impl Rows {
@@ -36,6 +39,7 @@ impl Rows {
             replica: state.clone(),
             steps: 0,
             damager: Damager::new(seed),
+            touched: Vec::new(),
         }
     }
 
@@ -49,8 +53,9 @@ impl Rows {
         faults: &mut Counts,
         probes: &mut Counts,
     ) -> Result<(), String> {
-        let touched = state.take_touched();
-        let mut changed: BTreeMap<u64, Option<JobRecord>> = touched
+        self.touched = state.take_touched();
+        let mut changed: BTreeMap<u64, Option<JobRecord>> = self
+            .touched
             .iter()
             .map(|&seq| (seq, state.record(seq).cloned()))
             .collect();
@@ -118,6 +123,18 @@ impl Rows {
                 .or_insert_with(|| self.jobs.get(seq).cloned());
         }
         Ok(())
+    }
+
+    /// The jobs the last committed step touched.
+    pub(crate) fn touched(&self) -> &[u64] {
+        &self.touched
+    }
+
+    /// Whether the last committed step was one of those after which the copies are compared
+    /// with the live state and the copy takes over (every `COMPARE_EVERY`th): its indexes
+    /// were built by `put_parts`, record by record, and not by the steps.
+    pub(crate) fn took_over(&self) -> bool {
+        self.steps.is_multiple_of(COMPARE_EVERY)
     }
 
     /// The live state was replaced by a round-tripped copy (which tracks nothing): it

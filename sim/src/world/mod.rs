@@ -147,6 +147,8 @@ pub struct World {
     /// Every committed state passes the core's self-check (S6), not only those round
     /// tripped now and then.
     pub check_state: bool,
+    /// Committed states checked under `check_state` (`World::self_check_committed`).
+    states_checked: u64,
     /// A committed state failed S6: the world stops there.
     broken: bool,
     /// The watchdog found the world making no progress (see `watchdog_bites`): why.
@@ -270,6 +272,7 @@ impl World {
             trace: None,
             keep_durations: false,
             check_state: false,
+            states_checked: 0,
             broken: false,
             stuck: None,
             started: std::time::Instant::now(),
@@ -332,6 +335,10 @@ impl World {
     pub fn run(&mut self) {
         let t0 = self.t;
         self.t0 = t0;
+        if self.check_state {
+            // What each step touched, for its check (`self_check_committed`).
+            self.state.track_changes(true);
+        }
         self.started = std::time::Instant::now();
         for i in 0..self.jobs.len() {
             let def = self.jobs[i].def.clone();
@@ -393,6 +400,21 @@ impl World {
             }
         }
         self.t = self.end;
+        self.check_at_end();
+    }
+
+    /// Under `check_state`, the state the world ends with passes the core's whole load
+    /// check (the steps between two whole checks were checked for what they touched).
+    fn check_at_end(&mut self) {
+        if !self.check_state || self.broken {
+            return;
+        }
+        if let Err(e) = self.state.self_check() {
+            let what = format!("the state fails its own load check: {e}");
+            self.checker
+                .state_broken(format!("at the world's end: {what}"));
+            self.broken = true;
+        }
     }
 
     /// At the liveness phase's end, while the jobs still owe due times and owe fewer than
