@@ -41,6 +41,9 @@ dict_for() {
 }
 
 cargo +nightly fuzz build "${build_args[@]}"
+# `run.sh --build-only`: the build above and nothing else (.ci/run builds early, in the
+# background, with the same arguments, so its later run finds the build done).
+[[ "$seconds" == --build-only ]] && exit 0
 if [[ -n "${FUZZ_ONLY:-}" ]]; then
   # Only these targets (scripts/fuzz-long TARGET...), space-separated.
   read -ra targets <<<"$FUZZ_ONLY"
