@@ -313,6 +313,11 @@ impl Damager {
         Damager { rng, next }
     }
 
+    /// Whether a damage is due at committed step `step` (`draw` then draws one).
+    pub(crate) fn due(&self, step: u64) -> bool {
+        step >= self.next
+    }
+
     /// A damage for committed step `step`, when one is due and the store has something a
     /// damage drawn can take; `Err` when a damage does not decode.
     pub(crate) fn draw(&mut self, step: u64, site: &Site) -> Result<Option<Made>, String> {

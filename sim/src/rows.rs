@@ -6,8 +6,15 @@
 //! state, record for record (S6): a job changed without being named as touched, or a change
 //! `put_parts` applies otherwise than the step did, shows there. Now and then a row is
 //! damaged on its way to the copy (`damage.rs`), and must be refused for what it is.
+//!
+//! The copy reads the rows as a host's cache does: not after every step, but when it is
+//! next asked (here on about a quarter of the steps, drawn by the step's number, and always
+//! before a comparison or a damage), then every row written since it last read, and the
+//! globals as they are then. So `put_parts` takes one step's rows or the rows of many, as
+//! a host that was busy or idle would give it; reading after every step built the globals
+//! (every process's record) at every step and was a tenth of a world's instructions.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use duetime::{JobRecord, State};
 
@@ -27,6 +34,8 @@ pub(crate) struct Rows {
     /// The jobs the last committed step touched (`State::take_touched`), for the state's
     /// own check of that step (`State::self_check_touched`).
     touched: Vec<u64>,
+    /// The rows written since the copy last read them.
+    unread: BTreeSet<u64>,
 }
 
 impl Rows {
@@ -40,13 +49,15 @@ impl Rows {
             steps: 0,
             damager: Damager::new(seed),
             touched: Vec::new(),
+            unread: BTreeSet::new(),
         }
     }
 
-    /// After a committed step of `state`: its touched jobs and globals are written, the
-    /// copy takes them (after refusing a damaged row now and then, counted in `faults`,
-    /// each kind answered as it must be in `probes`), and every `COMPARE_EVERY` steps
-    /// both copies are compared with it. `Err`: what broke, for S6.
+    /// After a committed step of `state`: its touched jobs are written; when the copy reads
+    /// (see the module's doc), it takes every row written since it last read and the
+    /// globals (after refusing a damaged row now and then, counted in `faults`, each kind
+    /// answered as it must be in `probes`); and every `COMPARE_EVERY` steps both copies are
+    /// compared with the live state. `Err`: what broke, for S6.
     pub(crate) fn write(
         &mut self,
         state: &mut State,
@@ -54,19 +65,23 @@ impl Rows {
         probes: &mut Counts,
     ) -> Result<(), String> {
         self.touched = state.take_touched();
-        let mut changed: BTreeMap<u64, Option<JobRecord>> = self
-            .touched
-            .iter()
-            .map(|&seq| (seq, state.record(seq).cloned()))
-            .collect();
-        for (seq, record) in &changed {
-            match record {
-                Some(r) => self.jobs.insert(*seq, r.clone()),
-                None => self.jobs.remove(seq),
+        for &seq in &self.touched {
+            match state.record(seq) {
+                Some(r) => self.jobs.insert(seq, r.clone()),
+                None => self.jobs.remove(&seq),
             };
+            self.unread.insert(seq);
         }
-        let globals = state.globals();
         self.steps += 1;
+        let compare = self.steps.is_multiple_of(COMPARE_EVERY);
+        if !compare && !self.damager.due(self.steps) && !reads_at(self.steps) {
+            return Ok(());
+        }
+        let mut changed: BTreeMap<u64, Option<JobRecord>> = std::mem::take(&mut self.unread)
+            .into_iter()
+            .map(|seq| (seq, self.jobs.get(&seq).cloned()))
+            .collect();
+        let globals = state.globals();
         self.damage(&globals, &mut changed, faults, probes)?;
         // The copy takes these globals themselves, not a clone (a clone of every process's
         // record at every step was 2% of a world's instructions): a comparison step builds
@@ -74,7 +89,7 @@ impl Rows {
         self.replica
             .put_parts(globals, changed)
             .map_err(|e| format!("a copy following the store's rows refuses a step's rows: {e}"))?;
-        if !self.steps.is_multiple_of(COMPARE_EVERY) {
+        if !compare {
             return Ok(());
         }
         if !same(state, &self.replica) {
@@ -142,6 +157,13 @@ impl Rows {
     pub(crate) fn follow(state: &mut State) {
         state.track_changes(true);
     }
+}
+
+/// Whether the copy reads the rows after committed step `step`: on about a quarter of the
+/// steps, spread by a multiplicative hash of the number so that it reads after one step
+/// or after many, in no fixed rhythm.
+fn reads_at(step: u64) -> bool {
+    step.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 62 == 0
 }
 
 /// Whether two states hold the same: their globals and every job's record, the caches a
