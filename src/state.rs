@@ -1458,10 +1458,9 @@ impl State {
     ///
     /// The first invariant broken.
     pub fn self_check(&self) -> Result<(), Inconsistency> {
-        // The job table in sequence order once (it is a hash map: each ordered walk sorts).
-        let jobs: Vec<_> = self.jobs.iter().collect();
-        self.check_invariants_of(&jobs)?;
-        jobs.iter()
+        self.check_invariants()?;
+        self.jobs
+            .iter()
             .try_for_each(|(_, job)| check_owed_counts_of(job))
     }
 
@@ -1511,14 +1510,11 @@ impl State {
     ///
     /// The first invariant broken.
     pub fn check_invariants(&self) -> Result<(), Inconsistency> {
+        // The job table in sequence order once for both walks (it is a hash map: each
+        // ordered walk sorts).
         let jobs: Vec<_> = self.jobs.iter().collect();
-        self.check_invariants_of(&jobs)
-    }
-
-    /// `check_invariants` over `jobs`, the job table in sequence order.
-    fn check_invariants_of(&self, jobs: &[(&u64, &JobRecord)]) -> Result<(), Inconsistency> {
         let mut runs = 0;
-        for &(&seq, job) in jobs {
+        for &(&seq, job) in &jobs {
             self.check_indexed(seq, job)?;
             runs += usize::from(job.run().is_some());
         }
@@ -1526,7 +1522,7 @@ impl State {
             return Err(Inconsistency::RunIndexExtra);
         }
         self.check_whole_state()?;
-        self.check_lanes_of(jobs)
+        self.check_lanes_of(&jobs)
     }
 
     /// One job's record, on its own and against the counters and config, and its entries
