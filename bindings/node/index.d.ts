@@ -48,11 +48,30 @@ export class DuetimeError extends Error {
   readonly error: WireError;
 }
 
+/** A step's effects; `refused` holds the refusal of the command the event carried, if the core refused it. */
+export interface Effects extends Array<Effect> {
+  readonly refused: { refusal: string; [field: string]: unknown } | null;
+}
+
+/** State parts, each the text to store: the globals, and records by sequence number (null: removed). */
+export interface Parts {
+  globals: string;
+  jobs: Record<string, string | null>;
+}
+
+type Part = string | Uint8Array | object;
+type PartsOfJobs = Record<string, Part | null> | Map<number | string, Part | null> | Array<[number | string, Part | null]>;
+
 export class Core {
   constructor(config?: Record<string, unknown>);
-  static fromJSON(state: string | object): Core;
+  static fromJSON(state: string | Uint8Array | object): Core;
+  static fromParts(globals: Part, jobs: PartsOfJobs): Core;
   toJSON(): string;
-  step(now: Now, event: Event): Effect[];
+  step(now: Now, event: Event): Effects;
+  trackChanges(on?: boolean): void;
+  takeParts(): Parts;
+  saveParts(): Parts;
+  putParts(globals: Part, jobs: PartsOfJobs): void;
   nextWake(): number | null;
   nextWakeFor(process: number): number | null;
   job(name: string, now?: number): JobView | null;
