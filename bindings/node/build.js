@@ -7,7 +7,10 @@
 // repository's own sources (their `src/` and a manifest of what building needs: no
 // workspace, tests or benches); the tarball carries `vendor/` as it was packed, so an
 // install builds from what it holds. `--vendor-only` copies and stops (CI's format check
-// of the native crate needs the manifests before any build).
+// of the native crate needs the manifests before any build). `--prebuilt-ok` (the
+// package's install script) keeps a `duetime.node` the tarball carries, so a tarball packed
+// after a build installs without cargo on the installing machine (same platform and Node
+// ABI range: Node-API 4, any Node from 18); inside the repository it always builds.
 'use strict';
 const { execFileSync } = require('node:child_process');
 const fs = require('node:fs');
@@ -46,8 +49,12 @@ function vendorSources() {
   copyCrate(path.join(repo, 'wire'), 'duetime-wire', { '..': '../duetime' });
 }
 
+const built = path.join(__dirname, 'duetime.node');
+const prebuilt = process.argv.includes('--prebuilt-ok') && !inRepository() && fs.existsSync(built);
 if (inRepository()) vendorSources();
-if (!process.argv.includes('--vendor-only')) {
+if (prebuilt) {
+  console.error('duetime.node carried by the package: not built');
+} else if (!process.argv.includes('--vendor-only')) {
   const release = !process.argv.includes('--debug');
   const native = path.join(__dirname, 'native');
   const args = ['build', '--manifest-path', path.join(native, 'Cargo.toml')];
@@ -55,6 +62,6 @@ if (!process.argv.includes('--vendor-only')) {
   execFileSync('cargo', args, { stdio: 'inherit' });
   const target = process.env.CARGO_TARGET_DIR || path.join(native, 'target');
   const file = { darwin: 'libduetime_node.dylib', win32: 'duetime_node.dll' }[process.platform] || 'libduetime_node.so';
-  fs.copyFileSync(path.join(target, release ? 'release' : 'debug', file), path.join(__dirname, 'duetime.node'));
+  fs.copyFileSync(path.join(target, release ? 'release' : 'debug', file), built);
   console.error('built duetime.node');
 }

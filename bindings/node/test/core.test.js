@@ -5,7 +5,7 @@ const { test } = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
-const { Core, DuetimeError, WIRE_VERSION } = require('..');
+const { Core, DuetimeError, WIRE_VERSION } = require(process.env.DUETIME_PACKAGE || '..');
 
 const WIRE = path.join(__dirname, '..', '..', '..', 'tests', 'wire');
 const T = 1750000020000;

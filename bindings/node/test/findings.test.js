@@ -6,7 +6,7 @@ const { test } = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
-const { Core, DuetimeError } = require('..');
+const { Core, DuetimeError } = require(process.env.DUETIME_PACKAGE || '..');
 
 const T = 1750000020000;
 const every = (name, period) => ({ name, schedule: { kind: 'every', period, offset: 0 } });

@@ -1,8 +1,9 @@
 // Finding 1 of issue 48: `npm pack`'s tarball could not be installed (the native crate
 // reached ../../../wire, outside the package, and native/Cargo.lock was not packed). The
 // tarball must hold every crate the native build reaches. With DUETIME_PACK_INSTALL=1 the
-// tarball is also installed into a fresh project (its install script builds the module
-// with cargo: about a minute) and used there.
+// tarball, packed after a build so it carries duetime.node, is also installed into a fresh
+// project on a PATH without cargo (issue 48, item 4) and used there. CI runs the whole test
+// suite against such an install too (.ci/run, DUETIME_PACKAGE).
 'use strict';
 const { test } = require('node:test');
 const assert = require('node:assert/strict');
@@ -17,6 +18,7 @@ const npm = (args, cwd) => execFileSync('npm', args, { cwd, encoding: 'utf8', st
 test('the packed files hold every crate the native build reaches, and its lock', () => {
   const [{ files }] = JSON.parse(npm(['pack', '--dry-run', '--json', '--ignore-scripts=false'], pkg));
   const packed = new Set(files.map((f) => f.path));
+  assert.ok(packed.has('duetime.node'), 'the built module is not packed (node build.js first)');
   for (const f of ['native/Cargo.lock', 'native/src/lib.rs', 'vendor/duetime/src/lib.rs', 'vendor/duetime-wire/src/lib.rs', 'build.js']) {
     assert.ok(packed.has(f), `${f} is not packed`);
   }
@@ -38,7 +40,8 @@ test('the tarball installs into a fresh project and runs', { skip: !process.env.
   const project = path.join(dir, 'project');
   fs.mkdirSync(project);
   npm(['init', '-y'], project);
-  npm(['install', '--foreground-scripts', path.join(dir, filename)], project);
+  const noCargo = process.env.PATH.split(path.delimiter).filter((d) => !fs.existsSync(path.join(d, 'cargo'))).join(path.delimiter);
+  execFileSync('npm', ['install', '--foreground-scripts', path.join(dir, filename)], { cwd: project, stdio: 'ignore', env: { ...process.env, PATH: noCargo } });
   const script = `const { Core } = require('duetime');
     const core = new Core();
     const def = { name: 'hello', schedule: { kind: 'every', period: 60000, offset: 0 } };

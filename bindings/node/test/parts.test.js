@@ -3,7 +3,7 @@
 'use strict';
 const { test } = require('node:test');
 const assert = require('node:assert/strict');
-const { Core, DuetimeError } = require('..');
+const { Core, DuetimeError } = require(process.env.DUETIME_PACKAGE || '..');
 
 const T = 1750000020000;
 const MINUTE = 60000;

@@ -17,6 +17,15 @@ def upsert(core, job=JOB):
     return core.step({"wall": T, "mono": 0}, {"event": "upsert", "def": job, "actor": "me"})
 
 
+def test_the_package_under_test_is_the_installed_one_when_asked():
+    import os
+
+    import duetime
+
+    if os.environ.get("DUETIME_INSTALLED"):  # CI's wheel in a fresh virtualenv (issue 48)
+        assert "site-packages" in duetime.__file__, duetime.__file__
+
+
 def test_a_job_runs_on_its_grid_and_reads_show_it():
     core = Core()
     reply = upsert(core)[-1]
