@@ -4,21 +4,14 @@ from typing import Any, Dict, List, Optional, TypedDict, Union
 
 WIRE_VERSION: int
 
-class Now(TypedDict, total=False):
-    wall: int
-    mono: int
-    boot: int
-
-Event = Dict[str, Any]
-Effect = Dict[str, Any]
-JobView = Dict[str, Any]
+from .wire import ConfigIn, Effect, Event, JobView, Now, Refusal
 
 class Page(TypedDict, total=False):
     items: List[JobView]
     next: str
 
 class Effects(List[Effect]):
-    refused: Optional[Dict[str, Any]]
+    refused: Optional[Refusal]
 
 class Parts(TypedDict):
     globals: str
@@ -32,7 +25,7 @@ class DuetimeError(Exception):
     def __init__(self, error: Dict[str, Any]) -> None: ...
 
 class Core:
-    def __init__(self, config: Optional[Dict[str, Any]] = ...) -> None: ...
+    def __init__(self, config: Optional[ConfigIn] = ...) -> None: ...
     @classmethod
     def from_json(cls, state: Union[str, bytes, bytearray, memoryview, Dict[str, Any]]) -> "Core": ...
     def to_json(self) -> str: ...
