@@ -170,3 +170,38 @@ fn a_restart_with_sane_clocks_after_a_nanosecond_tick_runs_every_job() {
     // (Process 1 again, the harder case: its last readings were the bad ones.)
     sane_ticks_run_every_minute(&mut state, T0 + 2 * MINUTE, 0);
 }
+
+/// A process held ahead while it read nanoseconds is released as any other once it reads
+/// milliseconds again: its solitude was marked on the nanosecond readings, which the
+/// millisecond ones never reach (light seed 1371: held for good, the store's clock minutes
+/// behind every clock, J4). Here the store's clock is left behind by a freeze the measure
+/// cannot vouch for; the next readings are the only witness, and release it.
+#[test]
+fn a_clock_held_while_it_read_nanoseconds_is_released_once_it_reads_milliseconds() {
+    let (mut state, _) = one_job();
+    let ns = |ms: i64| at(ms * 1_000_000);
+    step(&mut state, Now::new(at(T0 + 30_000), ns(30_000)), tick());
+    // Frozen ten minutes: the nanosecond measure is believed for two minutes at most.
+    let frozen = Now::new(at(T0 + 630_000), ns(630_000));
+    let effects = step(&mut state, frozen, tick());
+    assert!(
+        gaps(&effects).contains(&ClockGapKind::HeldAhead),
+        "{effects:?}"
+    );
+    // Milliseconds again (the monotonic clock reads behind its last reading), ticks 30 s
+    // apart: released within two ticks of solitude, and the store's clock is the wall's.
+    let mut released = None;
+    for k in 1..=4 {
+        let wall = T0 + 630_000 + k * 30_000;
+        let effects = step(&mut state, Now::new(at(wall), at(k * 30_000)), tick());
+        if gaps(&effects).contains(&ClockGapKind::Released) {
+            released = Some(k);
+            assert_eq!(state.clock(), Some(at(wall)));
+            break;
+        }
+    }
+    assert!(
+        released.is_some_and(|k| k <= 3),
+        "released at tick {released:?}"
+    );
+}

@@ -548,6 +548,9 @@ fn seeds_with_a_monotonic_clock_in_a_wrong_unit_hold() {
     for seed in [1, 3, 314, 1913, 2949] {
         held_drawn(seed, duetime_sim::gen::FaultMode::Swarm, false);
     }
+    // A clock held ahead while its host read nanoseconds, its solitude marked on those
+    // readings, was never released once the host read milliseconds (J4; `rebase_solitude`).
+    held_drawn(1371, duetime_sim::gen::FaultMode::Light, false);
 }
 
 /// Runs each seed in its fault mode, in the world it was found in (drawn as before the

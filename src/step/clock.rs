@@ -131,6 +131,26 @@ fn believed(config: &Config, measured: u64, wall: u64) -> u64 {
     }
 }
 
+/// A held process's solitude is counted on its monotonic clock (`ClockHold::alone_since`
+/// is a reading of it). When that clock moved otherwise than what is believed of it (read
+/// behind its last reading, or further than `believed` takes), the mark moves with the
+/// readings so that the solitude counted so far grows by what is believed, no more: a mark
+/// taken in nanoseconds would otherwise release a held clock at its next reading, and one
+/// taken before the host read milliseconds again would never be reached (light seed 1371:
+/// a clock held ahead after a host's nanosecond readings stayed held, the store's clock
+/// minutes behind clocks that all agreed, J4).
+fn rebase_solitude(rec: &mut ProcessRec, now: Now, believed: Duration) {
+    let moved = i128::from(now.mono.as_millis()) - i128::from(rec.last_mono.as_millis());
+    if (0..=i128::from(believed.as_millis())).contains(&moved) {
+        return;
+    }
+    let last = rec.last_mono;
+    if let Some(since) = rec.hold.as_mut().and_then(|h| h.alone_since.as_mut()) {
+        let so_far = last.saturating_since(*since);
+        *since = now.mono.saturating_sub(so_far.saturating_add(believed));
+    }
+}
+
 /// What a result's reading measured since its process's last event, if the reading is the
 /// process's own: its wall clock moved as much as its monotonic (or sleep-counting) clock,
 /// within `clock_jump`. A reading from another hand counts from another origin (a
@@ -239,6 +259,9 @@ impl State {
         // (A monotonic clock read behind its last reading is a host's anomaly: nothing
         // elapsed, and the readings start again from here.)
         let measured = known.then(|| believed_elapsed(&config, rec, now));
+        if let Some(believed) = measured {
+            rebase_solitude(rec, now, believed);
+        }
         rec.last_wall = now.wall;
         rec.last_mono = now.mono;
         rec.last_boot = now.boot;
