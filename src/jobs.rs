@@ -138,13 +138,6 @@ impl Jobs {
     }
 
     /// In sequence order.
-    pub(crate) fn keys(&self) -> std::vec::IntoIter<&u64> {
-        let mut all: Vec<&u64> = self.map.keys().collect();
-        all.sort_unstable();
-        all.into_iter()
-    }
-
-    /// In sequence order.
     pub(crate) fn values_mut(&mut self) -> impl Iterator<Item = &mut JobRecord> {
         self.iter_mut().map(|(_, v)| v)
     }

@@ -181,14 +181,7 @@ impl State {
     pub(crate) fn view_seq(&self, seq: u64, now: Timestamp) -> Option<JobView> {
         let job = self.jobs.get(&seq)?;
         let act = job.act();
-        let day_ago = now.saturating_sub(Duration::from_days(1));
-        let missed_24h = act.map_or(0, |a| {
-            a.missed_recent
-                .iter()
-                .filter(|(h, _)| *h >= day_ago)
-                .map(|(_, n)| n)
-                .sum()
-        });
+        let missed_24h = missed_24h(job, now);
         let settled_through = match job.first_unsettled() {
             Some(t) => t.saturating_sub(Duration::from_millis(1)).min(job.frontier),
             None => job.frontier,
@@ -248,32 +241,61 @@ impl State {
     /// ```
     pub fn jobs(&self, filter: &Filter, after: Option<&str>, limit: usize, now: Timestamp) -> Page {
         let resume: Option<(Status, String)> = after.and_then(parse_page_key);
-        let mut views: Vec<JobView> = self
+        // Ranked by (status, name) alone, then only the page's views are built: a view
+        // prints its schedule and copies its texts, and building one per job made a page
+        // of 100 cost 10 ms at 10,000 jobs (issue 48). The status still needs every job.
+        let mut keys: Vec<(Status, &str, u64)> = self
             .jobs
-            .keys()
-            .filter_map(|&seq| self.view_seq(seq, now))
-            .filter(|v| filter.status.is_none_or(|s| s == v.status))
-            .filter(|v| {
+            .iter()
+            .filter(|(_, job)| {
                 filter
                     .name_prefix
                     .as_deref()
-                    .is_none_or(|p| v.name.as_str().starts_with(p))
+                    .is_none_or(|p| job.def.name.as_str().starts_with(p))
             })
-            .filter(|v| {
+            .map(|(&seq, job)| {
+                (
+                    status_of(job, now, missed_24h(job, now)),
+                    job.def.name.as_str(),
+                    seq,
+                )
+            })
+            .filter(|(status, _, _)| filter.status.is_none_or(|s| s == *status))
+            .filter(|(status, name, _)| {
                 resume
                     .as_ref()
-                    .is_none_or(|(s, n)| (v.status, v.name.as_str()) > (*s, n.as_str()))
+                    .is_none_or(|(s, n)| (*status, *name) > (*s, n.as_str()))
             })
             .collect();
-        views.sort_by(|a, b| (a.status, a.name.as_str()).cmp(&(b.status, b.name.as_str())));
         let limit = limit.max(1);
-        let next = (views.len() > limit).then(|| {
-            let last = &views[limit - 1];
-            format!("{}:{}", last.status.name(), last.name)
-        });
-        views.truncate(limit);
-        Page { items: views, next }
+        if keys.len() > limit {
+            keys.select_nth_unstable(limit);
+        }
+        let more = keys.len() > limit;
+        keys.truncate(limit);
+        keys.sort_unstable();
+        let next = keys
+            .last()
+            .filter(|_| more)
+            .map(|(status, name, _)| format!("{}:{}", status.name(), name));
+        let items = keys
+            .iter()
+            .filter_map(|&(_, _, seq)| self.view_seq(seq, now))
+            .collect();
+        Page { items, next }
     }
+}
+
+/// How many of the job's due times were missed in the day before `now`.
+fn missed_24h(job: &JobRecord, now: Timestamp) -> u64 {
+    let day_ago = now.saturating_sub(Duration::from_days(1));
+    job.act().map_or(0, |a| {
+        a.missed_recent
+            .iter()
+            .filter(|(h, _)| *h >= day_ago)
+            .map(|(_, n)| n)
+            .sum()
+    })
 }
 
 fn parse_page_key(key: &str) -> Option<(Status, String)> {

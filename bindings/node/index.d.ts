@@ -1,29 +1,11 @@
 // TypeScript declarations of the duetime Node package. Values are the wire format's
-// (docs/wire-format.md; the JSON Schema is docs/wire-format.schema.json): times are integer
-// milliseconds since the epoch, keys snake_case, tagged objects carry their tag.
+// (docs/wire-format.md): times are integer milliseconds since the epoch, keys snake_case,
+// tagged objects carry their tag. The wire's types (Event, Effect, JobDef, JobView,
+// LedgerEntry, Refusal, ...: discriminated unions on their tags) are generated from its JSON
+// Schema into wire.d.ts (scripts/gen-types.js) and exported from here too.
 
-/** What the process read from its clocks. */
-export interface Now {
-  wall: number;
-  mono: number;
-  boot?: number;
-}
-
-/** An event, tagged by `event`: {event: 'tick', process: 1, held: []}, ... */
-export type Event = { event: string; [field: string]: unknown };
-
-/** An effect, tagged by `effect`: 'start' | 'cancel' | 'record' | 'clock_gap' | 'alert' | 'reply' | 'owner' | 'owner_released' | 'drained'. */
-export type Effect = { effect: string; [field: string]: unknown };
-
-export interface JobView {
-  name: string;
-  title: string;
-  schedule: string;
-  status: 'failed' | 'stalled' | 'missed' | 'paused' | 'running' | 'ok' | 'no_run';
-  next_due: number | null;
-  settled_through: number;
-  [field: string]: unknown;
-}
+import type { ConfigIn, Effect, Event, JobView, Now, Refusal } from './wire';
+export * from './wire';
 
 export interface JobsFilter {
   status?: JobView['status'];
@@ -48,11 +30,30 @@ export class DuetimeError extends Error {
   readonly error: WireError;
 }
 
+/** A step's effects; `refused` holds the refusal of the command the event carried, if the core refused it. */
+export interface Effects extends Array<Effect> {
+  readonly refused: Refusal | null;
+}
+
+/** State parts, each the text to store: the globals, and records by sequence number (null: removed). */
+export interface Parts {
+  globals: string;
+  jobs: Record<string, string | null>;
+}
+
+type Part = string | Uint8Array | object;
+type PartsOfJobs = Record<string, Part | null> | Map<number | string, Part | null> | Array<[number | string, Part | null]>;
+
 export class Core {
-  constructor(config?: Record<string, unknown>);
-  static fromJSON(state: string | object): Core;
+  constructor(config?: ConfigIn);
+  static fromJSON(state: string | Uint8Array | object): Core;
+  static fromParts(globals: Part, jobs: PartsOfJobs): Core;
   toJSON(): string;
-  step(now: Now, event: Event): Effect[];
+  step(now: Now, event: Event): Effects;
+  trackChanges(on?: boolean): void;
+  takeParts(): Parts;
+  saveParts(): Parts;
+  putParts(globals: Part, jobs: PartsOfJobs): void;
   nextWake(): number | null;
   nextWakeFor(process: number): number | null;
   job(name: string, now?: number): JobView | null;

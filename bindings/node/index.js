@@ -19,6 +19,69 @@ class DuetimeError extends Error {
 
 const SAVED = '{"ok":true,"state":';
 
+/**
+ * The first value under `value` that JSON cannot carry (a BigInt, a symbol, a function, a
+ * circular reference), as `{field, what}` with its path as the wire names paths
+ * (`now.wall`, `event.held[0].fence`), or null. `JSON.stringify` throws a bare TypeError
+ * for these (issue 48); the host gets a `DuetimeError` naming the field instead.
+ */
+function unsendable(value, path = '', seen = new Set()) {
+  const kind = typeof value;
+  if (kind === 'bigint' || kind === 'symbol' || kind === 'function') return { field: path, what: `a ${kind}` };
+  if (value === null || kind !== 'object' || typeof value.toJSON === 'function') return null;
+  if (seen.has(value)) return { field: path, what: 'a circular reference' };
+  seen.add(value);
+  const entries = Array.isArray(value) ? value.entries() : Object.entries(value);
+  for (const [key, child] of entries) {
+    const at = Array.isArray(value) ? `${path}[${key}]` : path ? `${path}.${key}` : key;
+    const found = unsendable(child, at, seen);
+    if (found) return found;
+  }
+  seen.delete(value);
+  return null;
+}
+
+/** `request` as one wire line, or a `DuetimeError` naming what JSON cannot carry. */
+function toLine(request) {
+  const found = unsendable(request);
+  if (found) {
+    throw new DuetimeError({
+      kind: 'bad_field',
+      field: found.field,
+      message: `${found.what} cannot be sent: accepted are JSON values (numbers: integer milliseconds, exact to 2^53; for more digits send the line yourself with core.request)`,
+    });
+  }
+  return JSON.stringify(request);
+}
+
+/** A stored state as text: a string, a Buffer or Uint8Array (UTF-8), or the parsed object. */
+function stateText(state) {
+  if (typeof state === 'string') return state;
+  if (state instanceof Uint8Array) return Buffer.from(state).toString('utf8');
+  if (state !== null && typeof state === 'object') return toLine(state);
+  throw new DuetimeError({
+    kind: 'bad_field',
+    field: 'state',
+    message: `the stored state is ${state === null ? 'null' : `a ${typeof state}`}; accepted: the text toJSON() gave (a string or Buffer), or the object it parses to`,
+  });
+}
+
+/** The native module's flat parts (`[null, globals, seq, record, ...]` or `[error]`). */
+function parts(flat) {
+  if (flat[0] !== null) throw new DuetimeError(JSON.parse(flat[0]).error);
+  const jobs = {};
+  for (let i = 2; i < flat.length; i += 2) jobs[flat[i]] = flat[i + 1];
+  return { globals: flat[1], jobs };
+}
+
+/** A stored part as text: a string, a Buffer, or the object it parses to. */
+function partText(part, field) {
+  if (typeof part === 'string') return part;
+  if (part instanceof Uint8Array) return Buffer.from(part).toString('utf8');
+  if (part !== null && typeof part === 'object') return toLine(part);
+  throw new DuetimeError({ kind: 'bad_field', field, message: `a ${typeof part}; accepted: the text takeParts() or saveParts() gave, or the object it parses to` });
+}
+
 class Core {
   /** An empty state with `config` (absent: the default, a 30 s tick). */
   constructor(config) {
@@ -29,8 +92,9 @@ class Core {
   /** A core holding a state `toJSON()` gave (text, or the object it parses to). */
   static fromJSON(state) {
     const core = new Core();
-    const text = typeof state === 'string' ? state : JSON.stringify(state);
-    core._call(`{"op":"load","state":${text}}`);
+    // Loaded from its own text, so a decode error is placed in it (not in a wrapping line).
+    const answer = JSON.parse(core._native.loadText(stateText(state)));
+    if (!answer.ok) throw new DuetimeError(answer.error);
     return core;
   }
 
@@ -41,9 +105,17 @@ class Core {
     return answer.slice(SAVED.length, -1);
   }
 
-  /** Feeds one event with the time the process read ({wall, mono}); the effects, in order. */
+  /**
+   * Feeds one event with the time the process read ({wall, mono}); the effects, in order.
+   * When the core refused the command the event carried (an invalid definition, a pause of
+   * a job that does not exist), the array's `refused` property holds the refusal (the same
+   * as its `reply` effect's `Err`); it is null otherwise. Not an exception: the step may
+   * still have written journal lines to keep.
+   */
   step(now, event) {
-    return this._ask({ op: 'step', now, event }).effects;
+    const answer = this._ask({ op: 'step', now, event });
+    Object.defineProperty(answer.effects, 'refused', { value: answer.refused ?? null, enumerable: false });
+    return answer.effects;
   }
 
   /** The earliest instant a tick can change anything, or null. */
@@ -66,13 +138,64 @@ class Core {
     return this._ask({ op: 'jobs', filter, after, limit, now }).page;
   }
 
+  /**
+   * Notes the jobs each step touches, for `takeParts()` (off in a new or loaded core).
+   * A store keeping a row per job turns it on once, stores `saveParts()` whole, then after
+   * each step writes what `takeParts()` gives: bytes in proportion to what changed.
+   */
+  trackChanges(on = true) {
+    this._native.trackChanges(Boolean(on));
+  }
+
+  /**
+   * The jobs touched since the last call, and the globals, each the text to store:
+   * `{ globals, jobs: { [seq]: text | null } }` (null: removed). Throws while changes are
+   * not tracked (an empty answer would let a store fall behind without a word).
+   */
+  takeParts() {
+    return parts(this._native.parts(false));
+  }
+
+  /** Every job's record and the globals, as `takeParts()` gives them: the whole state. */
+  saveParts() {
+    return parts(this._native.parts(true));
+  }
+
+  /**
+   * A core holding the state stored as parts: `globals` (text or object) and `jobs`, each
+   * job's record by sequence number (an object or Map of text or objects, or [seq, record]
+   * pairs).
+   */
+  static fromParts(globals, jobs) {
+    const core = new Core();
+    core._putParts(true, globals, jobs);
+    return core;
+  }
+
+  /** Brings this core up to date with parts another process stored (null: a job removed). */
+  putParts(globals, jobs) {
+    this._putParts(false, globals, jobs);
+  }
+
+  _putParts(load, globals, jobs) {
+    const seqs = [];
+    const records = [];
+    const pairs = jobs instanceof Map || Array.isArray(jobs) ? jobs : Object.entries(jobs ?? {});
+    for (const [seq, record] of pairs) {
+      seqs.push(String(seq));
+      records.push(record === null || record === undefined ? null : partText(record, `parts.jobs.${seq}`));
+    }
+    const answer = JSON.parse(this._native.putParts(load, partText(globals, 'parts.globals'), seqs, records));
+    if (!answer.ok) throw new DuetimeError(answer.error);
+  }
+
   /** One wire-format request line answered with its answer line, as text. */
   request(line) {
     return this._native.handle(line);
   }
 
   _ask(request) {
-    return this._call(JSON.stringify(request));
+    return this._call(toLine(request));
   }
 
   _call(line) {

@@ -544,6 +544,8 @@ pub(crate) enum Stream {
     ClockSets = 19,
     /// Slow turns of overloaded hosts (`World::turns`).
     Turns = 20,
+    /// Monotonic clocks read in a wrong unit (`World::schedule_mono_units`).
+    MonoUnits = 21,
 }
 
 /// The random stream `stream` of world `seed`.

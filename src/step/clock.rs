@@ -94,6 +94,63 @@ fn elapsed(rec: &ProcessRec, now: Now) -> Duration {
     Duration::from_millis(mono.max(boot))
 }
 
+/// What the store believes of the process's measure since its previous event (`elapsed`,
+/// bounded by `believed` when it cannot be true).
+fn believed_elapsed(config: &Config, rec: &ProcessRec, now: Now) -> Duration {
+    let wall = now
+        .wall
+        .as_millis()
+        .saturating_sub(rec.last_wall.as_millis());
+    let wall = u64::try_from(wall).unwrap_or(0);
+    Duration::from_millis(believed(config, elapsed(rec, now).as_millis(), wall))
+}
+
+/// How much of a measure of `measured` ms between two events of a process is believed, its
+/// wall clock having moved `wall` ms (0 when it went back) meanwhile. A monotonic clock
+/// that moved further than the wall clock by more than a lease plus `clock_jump` cannot be
+/// trusted: a reading in the wrong unit (nanoseconds, as Python's `time.monotonic_ns()`
+/// gives them, moves it a million times faster than the wall clock) or at the end of time
+/// would carry the store's clock, which never goes back, and every frontier with it, years
+/// ahead (issue 48: a "missed, count 999998" line per job and a run 694 days early). Of two
+/// measures that disagree, the smaller is believed, and no more than that bound: the wall
+/// clock's advance (so a host that always reads nanoseconds works on its wall clock, its
+/// holds measured and released as anyone's), never a jump of it. Its gap is told as any
+/// other (`clock_backward`: the wall clock moved that much less). The cost: a process
+/// frozen longer than the bound while its wall clock was set back carries the store's
+/// clock by nothing for the freeze (due times found late, not early): a delay the clocks
+/// that speak next undo, where a leap ahead could never be undone.
+fn believed(config: &Config, measured: u64, wall: u64) -> u64 {
+    let bound = config
+        .lease_ttl
+        .saturating_add(config.clock_jump)
+        .as_millis();
+    if measured <= wall.saturating_add(bound) {
+        measured
+    } else {
+        wall.min(bound)
+    }
+}
+
+/// A held process's solitude is counted on its monotonic clock (`ClockHold::alone_since`
+/// is a reading of it). When that clock moved otherwise than what is believed of it (read
+/// behind its last reading, or further than `believed` takes), the mark moves with the
+/// readings so that the solitude counted so far grows by what is believed, no more: a mark
+/// taken in nanoseconds would otherwise release a held clock at its next reading, and one
+/// taken before the host read milliseconds again would never be reached (light seed 1371:
+/// a clock held ahead after a host's nanosecond readings stayed held, the store's clock
+/// minutes behind clocks that all agreed, J4).
+fn rebase_solitude(rec: &mut ProcessRec, now: Now, believed: Duration) {
+    let moved = i128::from(now.mono.as_millis()) - i128::from(rec.last_mono.as_millis());
+    if (0..=i128::from(believed.as_millis())).contains(&moved) {
+        return;
+    }
+    let last = rec.last_mono;
+    if let Some(since) = rec.hold.as_mut().and_then(|h| h.alone_since.as_mut()) {
+        let so_far = last.saturating_since(*since);
+        *since = now.mono.saturating_sub(so_far.saturating_add(believed));
+    }
+}
+
 /// What a result's reading measured since its process's last event, if the reading is the
 /// process's own: its wall clock moved as much as its monotonic (or sleep-counting) clock,
 /// within `clock_jump`. A reading from another hand counts from another origin (a
@@ -201,7 +258,10 @@ impl State {
         };
         // (A monotonic clock read behind its last reading is a host's anomaly: nothing
         // elapsed, and the readings start again from here.)
-        let measured = known.then(|| elapsed(rec, now));
+        let measured = known.then(|| believed_elapsed(&config, rec, now));
+        if let Some(believed) = measured {
+            rebase_solitude(rec, now, believed);
+        }
         rec.last_wall = now.wall;
         rec.last_mono = now.mono;
         rec.last_boot = now.boot;

@@ -5,8 +5,9 @@
 use duetime::{Config, Effect, Filter, State, Timestamp};
 
 use crate::error::{ErrorKind, WireError};
+use crate::parts::{self, PartsIn, PartsText};
 use crate::request::{checked_config, load_state, parse_line, JobsFilter, Request, DEFAULT_PAGE};
-use crate::response::{No, PageOut, Response, Versions, Yes};
+use crate::response::{refused, No, PageOut, Response, Versions, Yes};
 
 /// A state and the buffer its steps write effects into (kept, so a step allocates only
 /// what its effects need).
@@ -90,7 +91,39 @@ impl Core {
                 Ok(line(&Response::Effects {
                     ok: Yes,
                     effects: &self.effects,
+                    refused: refused(&self.effects),
                 }))
+            }
+            Request::TrackChanges { on } => {
+                self.state.track_changes(on);
+                Ok(line(&Response::Done { ok: Yes }))
+            }
+            Request::TakeParts {} => {
+                let seqs = parts::touched(&mut self.state)?;
+                let parts = parts::parts_out(&self.state, &seqs);
+                Ok(line(&Response::Parts {
+                    ok: Yes,
+                    parts: &parts,
+                }))
+            }
+            Request::SaveParts {} => {
+                let seqs = self.all_parts();
+                let parts = parts::parts_out(&self.state, &seqs);
+                Ok(line(&Response::Parts {
+                    ok: Yes,
+                    parts: &parts,
+                }))
+            }
+            Request::LoadParts { parts } => {
+                self.state = parts::load_parts(*parts)?;
+                Ok(line(&Response::Done { ok: Yes }))
+            }
+            Request::PutParts { parts } => {
+                let PartsIn { globals, jobs } = *parts;
+                self.state
+                    .put_parts(globals, jobs)
+                    .map_err(parts::load_error)?;
+                Ok(line(&Response::Done { ok: Yes }))
             }
             Request::NextWake {} => Ok(wake(self.state.next_wake())),
             Request::NextWakeFor { process } => Ok(wake(self.state.next_wake_for(process))),
@@ -132,6 +165,63 @@ impl Core {
                 next: page.next.as_deref(),
             },
         }))
+    }
+
+    /// `State::track_changes` (see the `track_changes` request).
+    pub fn track_changes(&mut self, on: bool) {
+        self.state.track_changes(on);
+    }
+
+    /// `take_parts`, each part as the text to store (for the packages: no answer line to
+    /// parse, each record handed over as its own text).
+    pub fn take_parts_text(&mut self) -> Result<PartsText, WireError> {
+        let seqs = parts::touched(&mut self.state)?;
+        parts::parts_text(&self.state, &seqs)
+    }
+
+    /// `save_parts`, each part as the text to store.
+    pub fn save_parts_text(&mut self) -> Result<PartsText, WireError> {
+        let seqs = self.all_parts();
+        parts::parts_text(&self.state, &seqs)
+    }
+
+    /// `load_parts` from each part's own text (errors placed in that text, under
+    /// `parts.globals` or `parts.jobs.<seq>`).
+    pub fn load_parts_text(
+        &mut self,
+        globals: &str,
+        jobs: Vec<(u64, String)>,
+    ) -> Result<(), WireError> {
+        let globals = parts::globals_of(globals)?;
+        let jobs = parts::records_of(jobs.into_iter().map(|(s, t)| (s, Some(t))).collect())?;
+        let parts = PartsIn {
+            globals,
+            jobs: jobs.into_iter().collect(),
+        };
+        self.state = parts::load_parts(parts)?;
+        Ok(())
+    }
+
+    /// `put_parts` from each part's own text (`None`: the job was removed).
+    pub fn put_parts_text(
+        &mut self,
+        globals: &str,
+        jobs: Vec<(u64, Option<String>)>,
+    ) -> Result<(), WireError> {
+        let globals = parts::globals_of(globals)?;
+        let jobs = parts::records_of(jobs)?;
+        self.state
+            .put_parts(globals, jobs)
+            .map_err(parts::load_error)
+    }
+
+    /// Every job's sequence number; what `take_parts` would answer is cleared, since the
+    /// whole is about to be stored.
+    fn all_parts(&mut self) -> Vec<u64> {
+        if self.state.tracks_changes() {
+            self.state.take_touched();
+        }
+        self.state.records().map(|(seq, _)| seq).collect()
     }
 
     /// The instant a view is taken at: the request's, else the store's clock.

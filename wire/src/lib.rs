@@ -8,6 +8,7 @@ mod decode;
 mod error;
 mod known;
 mod line;
+mod parts;
 mod request;
 mod response;
 #[cfg(feature = "schema")]
@@ -16,5 +17,6 @@ pub mod schema;
 pub use crate::core::{error_line, Core};
 pub use crate::decode::decode;
 pub use crate::error::{ErrorKind, WireError};
+pub use crate::parts::{PartsIn, PartsOut, PartsText};
 pub use crate::request::{parse_line, ConfigIn, JobsFilter, Request, DEFAULT_PAGE, OPS};
-pub use crate::response::{PageOut, Response, Versions, WIRE_VERSION};
+pub use crate::response::{refused, PageOut, Response, Versions, WIRE_VERSION};

@@ -11,6 +11,7 @@ use serde_json::{Map, Value};
 
 use crate::decode::decode;
 use crate::error::{ErrorKind, WireError};
+use crate::parts::{parts_in, PartsIn};
 
 /// One request. `op` is the tag; the other fields are the operation's. Unknown fields of a
 /// request are refused (a misspelt `nwo` is an error, not a missing `now`); unknown fields
@@ -44,6 +45,22 @@ pub enum Request {
         #[cfg_attr(feature = "schema", serde(default))]
         now: Option<Timestamp>,
     },
+    /// `State::track_changes(on)`: note the jobs each step touches, for `take_parts`. Off
+    /// in a state made by `new`, `load` or `load_parts`.
+    TrackChanges { on: bool },
+    /// The jobs touched since the last `take_parts` (or since tracking was turned on), each
+    /// with its record now (`null`: removed), and the globals: what a store keeping a row
+    /// per job writes after a step. Refused while changes are not tracked.
+    TakeParts {},
+    /// Every job's record and the globals: the whole state as parts, to store once (it
+    /// clears what `take_parts` would answer, when tracking).
+    SaveParts {},
+    /// Replace the state with one made from stored parts (`State::from_parts`).
+    LoadParts { parts: Box<PartsIn> },
+    /// Bring the state up to date with parts another process wrote to the store: the
+    /// globals as the store holds them and each changed job's record (`null`: removed)
+    /// (`State::put_parts`).
+    PutParts { parts: Box<PartsIn> },
     /// A page of job views, ranked attention first.
     Jobs {
         #[cfg_attr(feature = "schema", serde(default))]
@@ -122,7 +139,7 @@ impl ConfigIn {
 }
 
 /// The operations, as `op` names them.
-pub const OPS: [&str; 9] = [
+pub const OPS: [&str; 14] = [
     "version",
     "new",
     "load",
@@ -132,6 +149,11 @@ pub const OPS: [&str; 9] = [
     "next_wake_for",
     "job",
     "jobs",
+    "track_changes",
+    "take_parts",
+    "save_parts",
+    "load_parts",
+    "put_parts",
 ];
 
 /// Decodes one line. Never panics: any text is a `Request` or a `WireError`.
@@ -188,6 +210,17 @@ fn parse_op(op: &str, fields: Map<String, Value>) -> Result<Request, WireError> 
         "job" => Request::Job {
             name: f.required("name")?,
             now: f.optional("now")?,
+        },
+        "track_changes" => Request::TrackChanges {
+            on: f.required("on")?,
+        },
+        "take_parts" => Request::TakeParts {},
+        "save_parts" => Request::SaveParts {},
+        "load_parts" => Request::LoadParts {
+            parts: Box::new(parts_in(&f.required_raw("parts")?)?),
+        },
+        "put_parts" => Request::PutParts {
+            parts: Box::new(parts_in(&f.required_raw("parts")?)?),
         },
         "jobs" => Request::Jobs {
             filter: f.optional("filter")?,

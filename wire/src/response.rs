@@ -1,7 +1,7 @@
 //! The responses of the wire format: `{"ok":true, <one field>}` for a request that was
 //! carried out, `{"ok":false,"error":{...}}` for one that was refused.
 
-use duetime::{Effect, JobView, State, Timestamp, FORMAT_VERSION};
+use duetime::{Effect, JobView, Refusal, State, Timestamp, FORMAT_VERSION};
 use serde::Serialize;
 
 use crate::error::WireError;
@@ -72,16 +72,41 @@ pub enum Response<'a> {
     Done { ok: Yes },
     /// `save`.
     State { ok: Yes, state: &'a State },
-    /// `step`.
-    Effects { ok: Yes, effects: &'a [Effect] },
+    /// `step`. `refused`: the refusal of the command the step carried, when the core
+    /// refused it (the same as its `reply` effect's `Err`), so a host that reads no reply
+    /// still sees that its definition or command was not taken (issue 48); absent
+    /// otherwise.
+    Effects {
+        ok: Yes,
+        effects: &'a [Effect],
+        #[serde(skip_serializing_if = "Option::is_none")]
+        refused: Option<&'a Refusal>,
+    },
     /// `next_wake`, `next_wake_for`: the instant, or `null` when there is none.
     Wake { ok: Yes, wake: Option<Timestamp> },
     /// `job`: the view, or `null` when no job has the name.
     Job { ok: Yes, job: Option<&'a JobView> },
     /// `jobs`.
     Page { ok: Yes, page: PageOut<'a> },
+    /// `take_parts`, `save_parts`.
+    Parts {
+        ok: Yes,
+        parts: &'a crate::parts::PartsOut<'a>,
+    },
     /// Any request refused.
     Error { ok: No, error: &'a WireError },
+}
+
+/// The refusal among a step's effects: the `Err` of its reply, if any (a step answers at
+/// most one command).
+pub fn refused(effects: &[Effect]) -> Option<&Refusal> {
+    effects.iter().find_map(|e| match e {
+        Effect::Reply {
+            result: Err(refusal),
+            ..
+        } => Some(refusal),
+        _ => None,
+    })
 }
 
 #[cfg(feature = "schema")]

@@ -522,6 +522,27 @@ fn a_refused_upsert_is_an_ok_step_whose_reply_holds_err() {
     assert_eq!(core.state().job_count(), 0, "the job was not defined");
 }
 
+/// Finding 8: a host that reads no reply lost a refused upsert without a word. The step's
+/// answer says so beside its effects (`refused`, the reply's `Err`), and says nothing of
+/// the kind when the command was carried out.
+#[test]
+fn a_refused_command_is_named_in_the_step_answer_itself() {
+    let mut core = Core::default();
+    let fast =
+        json!({"name": "fast", "schedule": {"kind": "every", "period": 10_000, "offset": 0}});
+    let a = ask(&mut core, upsert(fast));
+    assert_eq!(a["refused"]["refusal"], "invalid", "{a}");
+    assert_eq!(
+        a["refused"]["error"]["error"], "every_shorter_than_tick",
+        "{a}"
+    );
+    let a = ask(&mut core, upsert(good_def()));
+    assert!(a.get("refused").is_none(), "{a}");
+    let tick = json!({"op": "step", "now": {"wall": T0, "mono": 0},
+        "event": {"event": "tick", "process": 1, "held": []}});
+    assert!(ask(&mut core, tick).get("refused").is_none());
+}
+
 /// Finding 4, its wire half: `limit: 0` answered one job; it is refused.
 #[test]
 fn a_page_of_zero_jobs_is_refused() {

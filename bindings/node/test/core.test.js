@@ -5,7 +5,7 @@ const { test } = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
-const { Core, DuetimeError, WIRE_VERSION } = require('..');
+const { Core, DuetimeError, WIRE_VERSION } = require(process.env.DUETIME_PACKAGE || '..');
 
 const WIRE = path.join(__dirname, '..', '..', '..', 'tests', 'wire');
 const T = 1750000020000;
@@ -55,11 +55,25 @@ test('a refused command is a reply effect, not an exception', () => {
   assert.equal(effects.at(-1).result.Err.refusal, 'not_found');
 });
 
+/** Parts as the package gives them (texts), parsed as the wire's answer holds them. */
+function parsedParts({ globals, jobs }) {
+  const parsed = {};
+  for (const [seq, record] of Object.entries(jobs)) parsed[seq] = record === null ? null : JSON.parse(record);
+  return { globals: JSON.parse(globals), jobs: parsed };
+}
+
 /** A request carried out by the Core method it names, answered as the wire would. */
 function throughTheApi(core, r) {
   switch (r.op) {
     case 'new': return { ok: true, replaced: new Core(r.config) };
-    case 'step': return { ok: true, effects: core.step(r.now, r.event) };
+    case 'step': {
+      const effects = core.step(r.now, r.event);
+      return effects.refused ? { ok: true, effects: [...effects], refused: effects.refused } : { ok: true, effects: [...effects] };
+    }
+    case 'track_changes': core.trackChanges(r.on); return { ok: true };
+    case 'take_parts': return { ok: true, parts: parsedParts(core.takeParts()) };
+    case 'save_parts': return { ok: true, parts: parsedParts(core.saveParts()) };
+    case 'load_parts': return { ok: true, replaced: Core.fromParts(r.parts.globals, r.parts.jobs) };
     case 'save': return { ok: true, state: JSON.parse(core.toJSON()) };
     case 'next_wake': return { ok: true, wake: core.nextWake() };
     case 'next_wake_for': return { ok: true, wake: core.nextWakeFor(r.process) };

@@ -25,6 +25,62 @@ impl NativeCore {
     fn handle(&mut self, line: &str) -> String {
         self.core.handle_line(line)
     }
+
+    /// Loads a stored state from its own text (what `save` answered), answered as `load`
+    /// is, with a decode error placed in that text.
+    fn load_text(&mut self, text: &str) -> String {
+        self.core.load_text(text)
+    }
+
+    /// `State::track_changes`.
+    fn track_changes(&mut self, on: bool) {
+        self.core.track_changes(on);
+    }
+
+    /// The touched jobs' parts (`all`: every job's) as `(None, globals, [(seq, record |
+    /// None)])`, each part the text to store, or `(error line, "", [])`.
+    #[allow(clippy::type_complexity)]
+    fn parts(&mut self, all: bool) -> (Option<String>, String, Vec<(u64, Option<String>)>) {
+        let taken = if all {
+            self.core.save_parts_text()
+        } else {
+            self.core.take_parts_text()
+        };
+        match taken {
+            Ok(parts) => (None, parts.globals, parts.jobs),
+            Err(e) => (
+                Some(duetime_wire::error_line(&e)),
+                String::new(),
+                Vec::new(),
+            ),
+        }
+    }
+
+    /// A state made from parts' texts (`load`: replaces the state; else brings it up to
+    /// date, `None` a removed job), answered as a request line is.
+    fn put_parts(&mut self, load: bool, globals: &str, jobs: Vec<(u64, Option<String>)>) -> String {
+        let done = if load {
+            match jobs
+                .into_iter()
+                .map(|(s, r)| r.map(|r| (s, r)).ok_or(s))
+                .collect()
+            {
+                Ok(jobs) => self.core.load_parts_text(globals, jobs),
+                Err(seq) => Err(duetime_wire::WireError::new(
+                    duetime_wire::ErrorKind::BadField,
+                    Some(format!("parts.jobs.{seq}")),
+                    "None: a job to load needs its record; accepted: the text save_parts or \
+                     take_parts gave (None is for put_parts: a job removed)",
+                )),
+            }
+        } else {
+            self.core.put_parts_text(globals, jobs)
+        };
+        match done {
+            Ok(()) => r#"{"ok":true}"#.to_string(),
+            Err(e) => duetime_wire::error_line(&e),
+        }
+    }
 }
 
 #[pymodule]

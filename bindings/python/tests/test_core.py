@@ -17,6 +17,15 @@ def upsert(core, job=JOB):
     return core.step({"wall": T, "mono": 0}, {"event": "upsert", "def": job, "actor": "me"})
 
 
+def test_the_package_under_test_is_the_installed_one_when_asked():
+    import os
+
+    import duetime
+
+    if os.environ.get("DUETIME_INSTALLED"):  # CI's wheel in a fresh virtualenv (issue 48)
+        assert "site-packages" in duetime.__file__, duetime.__file__
+
+
 def test_a_job_runs_on_its_grid_and_reads_show_it():
     core = Core()
     reply = upsert(core)[-1]
@@ -98,7 +107,22 @@ def through_the_api(core, r):
         core.__init__(r["config"])
         return {"ok": True}
     if op == "step":
-        return {"ok": True, "effects": core.step(r["now"], r["event"])}
+        effects = core.step(r["now"], r["event"])
+        answer = {"ok": True, "effects": list(effects)}
+        if effects.refused is not None:
+            answer["refused"] = effects.refused
+        return answer
+    if op == "track_changes":
+        core.track_changes(r["on"])
+        return {"ok": True}
+    if op in ("take_parts", "save_parts"):
+        parts = core.take_parts() if op == "take_parts" else core.save_parts()
+        jobs = {str(seq): None if text is None else json.loads(text) for seq, text in parts["jobs"].items()}
+        return {"ok": True, "parts": {"globals": json.loads(parts["globals"]), "jobs": jobs}}
+    if op == "load_parts":
+        loaded = Core.from_parts(r["parts"]["globals"], r["parts"]["jobs"])
+        core.__dict__.update(loaded.__dict__)
+        return {"ok": True}
     if op == "save":
         return {"ok": True, "state": json.loads(core.to_json())}
     if op == "next_wake":
@@ -110,3 +134,108 @@ def through_the_api(core, r):
     if op == "job":
         return {"ok": True, "job": core.job(r["name"], r.get("now"))}
     raise AssertionError(f"the fixtures hold no {op}")
+
+
+# Issue 48's findings, as a Python developer met them.
+
+
+def test_finding_2_the_readme_snippet_runs_as_written():
+    readme = (pathlib.Path(__file__).resolve().parents[1] / "README.md").read_text()
+    snippet = readme.split("```python\n", 1)[1].split("```", 1)[0]
+    exec(compile(snippet, "README.md", "exec"), {})
+
+
+def test_finding_7_a_value_json_cannot_carry_is_a_duetime_error_naming_the_field():
+    import datetime
+
+    core = Core()
+    with pytest.raises(DuetimeError) as e:
+        core.step({"wall": datetime.datetime.now(), "mono": 0}, {"event": "tick", "process": 1, "held": []})
+    assert (e.value.kind, e.value.field) == ("bad_field", "now.wall")
+    with pytest.raises(DuetimeError) as e:
+        held = [{"run": 1, "fence": b"2"}]
+        core.step({"wall": T, "mono": 0}, {"event": "tick", "process": 1, "held": held})
+    assert e.value.field == "event.held[0].fence"
+
+
+def test_finding_7_a_stored_state_loads_from_bytes_or_a_dict_and_its_errors_are_its_own():
+    core = Core()
+    upsert(core)
+    text = core.to_json()
+    assert Core.from_json(text.encode()).to_json() == text
+    assert Core.from_json(json.loads(text)).to_json() == text
+    with pytest.raises(DuetimeError) as e:
+        Core.from_json("")
+    assert e.value.field == "state" and "column 22" not in e.value.message
+    with pytest.raises(DuetimeError) as e:
+        Core.from_json(42)
+    assert e.value.field == "state" and "accepted" in e.value.message
+
+
+def test_finding_8_a_refused_upsert_is_named_on_the_step_itself():
+    core = Core()
+    refused = upsert(core, {**JOB, "name": "fast", "schedule": {"kind": "every", "period": 10_000, "offset": 0}})
+    assert refused.refused["refusal"] == "invalid"
+    assert refused.refused["error"]["error"] == "every_shorter_than_tick"
+    taken = upsert(core)
+    assert taken.refused is None and taken[-1]["result"]["Ok"]["name"] == "hello"
+    assert isinstance(taken, list)
+
+
+# State parts (issue 48, item 2).
+
+MINUTE = 60_000
+
+
+def _three_jobs():
+    core = Core()
+    for name in ("a", "b", "c"):
+        job = {"name": name, "schedule": {"kind": "every", "period": MINUTE, "offset": 0}}
+        core.step({"wall": T, "mono": 0}, {"event": "upsert", "def": job, "actor": "me"})
+    core.step({"wall": T + 1000, "mono": 1000}, {"event": "process_started", "process": 1})
+    core.track_changes()
+    return core
+
+
+def _tick(core, at):
+    core.step({"wall": at, "mono": at - T}, {"event": "tick", "process": 1, "held": []})
+
+
+def test_parts_a_step_touches_what_it_changed_and_parts_make_the_same_state():
+    core = _three_jobs()
+    whole = core.save_parts()
+    assert sorted(whole["jobs"]) == [0, 1, 2] and json.loads(whole["globals"])["next_seq"] == 3
+    assert core.take_parts()["jobs"] == {}
+    _tick(core, T + MINUTE)
+    assert sorted(core.take_parts()["jobs"]) == [0, 1, 2]
+    core.step({"wall": T + MINUTE, "mono": MINUTE}, {"event": "remove", "job": "b", "actor": "me"})
+    assert core.take_parts()["jobs"] == {1: None}
+    every = core.save_parts()
+    assert Core.from_parts(every["globals"], every["jobs"]).to_json() == core.to_json()
+    as_dicts = {str(s): json.loads(r) for s, r in every["jobs"].items()}
+    assert Core.from_parts(json.loads(every["globals"]), as_dicts).to_json() == core.to_json()
+
+
+def test_parts_another_process_wrote_bring_a_loaded_core_up_to_date():
+    writer = _three_jobs()
+    stored = writer.save_parts()
+    reader = Core.from_parts(stored["globals"], stored["jobs"])
+    _tick(writer, T + MINUTE)
+    changed = writer.take_parts()
+    reader.put_parts(changed["globals"], changed["jobs"])
+    assert reader.to_json() == writer.to_json()
+
+
+def test_parts_untracked_or_bad_raise_the_typed_errors_of_a_load():
+    with pytest.raises(DuetimeError) as e:
+        Core().take_parts()
+    assert (e.value.kind, e.value.field) == ("bad_field", "op")
+    every = _three_jobs().save_parts()
+    for jobs, field in [({**every["jobs"], 1: None}, "parts.jobs.1"), ({**every["jobs"], "x": "{}"}, "parts.jobs.x"),
+                        ({**every["jobs"], 2: '{"def":'}, "parts.jobs.2")]:
+        with pytest.raises(DuetimeError) as e:
+            Core.from_parts(every["globals"], jobs)
+        assert (e.value.kind, e.value.field) == ("bad_field", field)
+    with pytest.raises(DuetimeError) as e:
+        Core.from_parts({**json.loads(every["globals"]), "format": 10_000}, every["jobs"])
+    assert (e.value.kind, e.value.field) == ("newer_format", "parts")

@@ -14,6 +14,21 @@ pub(super) struct Clock {
     pub(super) slept: i64,
     /// When the sleep going on now began (true time), if one is.
     pub(super) asleep_since: Option<i64>,
+    /// The unit its process reads the monotonic clock in (issue 48).
+    pub(super) mono_unit: MonoUnit,
+}
+
+/// How a process reads its monotonic clock: right (milliseconds), or wrong as hosts in
+/// other languages get it wrong: in microseconds or nanoseconds (Python's
+/// `time.monotonic_ns()` given where milliseconds are asked), or stuck at the end of time
+/// (a reading that overflowed). The core must not carry its clock by such a reading.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) enum MonoUnit {
+    #[default]
+    Millis,
+    Micros,
+    Nanos,
+    End,
 }
 
 impl Clock {
@@ -39,10 +54,17 @@ impl Clock {
         // Worlds last days and drift is at most a few hundred ppm: no overflow in i64.
         let drift = (t - t0).saturating_mul(self.drift_ppm) / 1_000_000;
         let sleeping = self.asleep_since.map_or(0, |since| (t - since).max(0));
+        let mono = t - self.slept - sleeping;
+        let mono = match self.mono_unit {
+            MonoUnit::Millis => mono,
+            MonoUnit::Micros => mono.saturating_mul(1_000),
+            MonoUnit::Nanos => mono.saturating_mul(1_000_000),
+            MonoUnit::End => i64::MAX,
+        };
         // The boot clock counts true time, sleep included (no world jumps or skews it).
         Now::with_boot(
             Timestamp::from_millis(t + self.skew + drift + self.jumped),
-            Timestamp::from_millis(t - self.slept - sleeping),
+            Timestamp::from_millis(mono),
             Timestamp::from_millis(t),
         )
     }
@@ -99,6 +121,50 @@ impl World {
                 _ => sets.gen_range(-86_400_000..86_400_000),
             };
             self.at(t, Action::SetClocks { off });
+        }
+    }
+
+    /// In a quarter of the worlds of late draws, one or two hosts' processes start reading
+    /// their monotonic clocks in a wrong unit (microseconds, nanoseconds) or at the end of
+    /// time (one reading or two), in the safety phase, until they restart or the world heals (issue 48): the
+    /// store's clock must not be carried by such a reading (a tick in nanoseconds once
+    /// carried it, and every frontier, 694 days ahead), and the healed world must bring
+    /// every job back (L1). From a stream of its own.
+    pub(super) fn schedule_mono_units(&mut self, t0: i64) {
+        let mut units = stream_rng(self.cfg.seed, Stream::MonoUnits);
+        if !units.gen_ratio(1, 4) {
+            return;
+        }
+        for _ in 0..units.gen_range(1..=2) {
+            let t = t0 + units.gen_range(0..self.cfg.safety_ms.max(1));
+            let host = units.gen_range(0..self.hosts.len());
+            let unit = match units.gen_range(0..3) {
+                0 => MonoUnit::Micros,
+                1 => MonoUnit::Nanos,
+                _ => MonoUnit::End,
+            };
+            self.at(t, Action::MonoUnit { host, unit });
+        }
+    }
+
+    /// Host `host`'s process reads its monotonic clock in `unit` from now on.
+    pub(super) fn mono_unit(&mut self, host: usize, unit: MonoUnit) {
+        let name = match unit {
+            MonoUnit::Millis => {
+                self.hosts[host].clock.mono_unit = unit;
+                return;
+            }
+            MonoUnit::Micros => "monotonic clock in microseconds",
+            MonoUnit::Nanos => "monotonic clock in nanoseconds",
+            MonoUnit::End => "monotonic clock at the end of time",
+        };
+        *self.faults.entry(name).or_default() += 1;
+        self.hosts[host].clock.mono_unit = unit;
+        if unit == MonoUnit::End {
+            // One absurd reading or two (an overflow), then the clock reads right again.
+            let t = self.t + self.cfg.tick_ms.max(1);
+            let unit = MonoUnit::Millis;
+            self.at(t, Action::MonoUnit { host, unit });
         }
     }
 

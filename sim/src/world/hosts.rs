@@ -353,6 +353,8 @@ impl World {
         // A process starts on a machine awake (one that crashed while its machine
         // slept would otherwise tick on a monotonic clock standing still).
         h.clock.wake(self.t);
+        // A new incarnation reads its monotonic clock right (its host was fixed).
+        h.clock.mono_unit = MonoUnit::Millis;
         h.state = HostState::Up;
         h.inc = Incarnation::new(process);
         h.failures = 0;

@@ -24,7 +24,7 @@ mod people;
 mod queue;
 mod store;
 
-use clocks::Clock;
+use clocks::{Clock, MonoUnit};
 use hosts::{Host, HostState};
 use queue::{Action, Queue};
 use store::Commit;
@@ -361,6 +361,7 @@ impl World {
             self.schedule_presses(t0);
             if self.cfg.mode != crate::gen::FaultMode::Overload {
                 self.schedule_clock_sets(t0);
+                self.schedule_mono_units(t0);
             }
         }
         let heal_at = t0 + self.cfg.safety_ms;
@@ -532,6 +533,7 @@ impl World {
             }
             Action::TurnEnds { host } => self.turn_ends(host),
             Action::SetClocks { off } => self.set_clocks(off),
+            Action::MonoUnit { host, unit } => self.mono_unit(host, unit),
             Action::DrainAgain { host, process } => self.drain_again(host, process),
             Action::PauseWaiting { job, resume } => self.pause_waiting(job, resume),
             Action::Burst { host } => {

@@ -53,6 +53,12 @@ pub(super) enum Action {
     SetClocks {
         off: i64,
     },
+    /// A host's process starts reading its monotonic clock in a wrong unit, or at the end
+    /// of time (`World::mono_unit`), until it restarts or the world heals.
+    MonoUnit {
+        host: usize,
+        unit: MonoUnit,
+    },
     Drain {
         host: usize,
     },
@@ -109,6 +115,7 @@ impl Action {
                 | Action::Jump { .. }
                 | Action::Overload { .. }
                 | Action::SetClocks { .. }
+                | Action::MonoUnit { .. }
                 | Action::Drain { .. }
                 | Action::DrainNow { .. }
                 | Action::DrainAgain { .. }
