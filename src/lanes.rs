@@ -449,14 +449,15 @@ impl State {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use crate::inconsistency::Inconsistency;
     use crate::{
         Actor, Config, Duration, Event, JobDef, JobName, Now, ProcessId, Schedule, State, Timestamp,
     };
 
     /// Two jobs of one key, one running and one waiting for the lane: every index in use.
-    fn a_busy_lane() -> State {
+    /// (Also the start of `state::touched_check_tests`' busy state.)
+    pub(crate) fn a_busy_lane() -> State {
         let mut state = State::new(Config::default());
         let mut out = Vec::new();
         let hour = Schedule::every(Duration::from_hours(1), Duration::ZERO).unwrap();

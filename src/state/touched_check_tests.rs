@@ -4,32 +4,18 @@
 //! written down by a test too.
 
 use crate::inconsistency::Inconsistency;
-use crate::{
-    Actor, Config, Duration, Event, JobDef, JobName, Now, ProcessId, Schedule, State, Timestamp,
-};
+use crate::{Actor, Duration, Event, JobDef, JobName, Now, Schedule, State, Timestamp};
 
-/// Two jobs of one key, one running and one waiting for the lane, and a third without a
-/// key, idle: the name, wake, run and lane indexes all in use.
+/// `lanes::tests::a_busy_lane` (two jobs of one key, one running and one waiting for the
+/// lane) and a third job without a key, idle: the name, wake, run and lane indexes all in
+/// use.
 fn a_busy_state() -> State {
-    let mut state = State::new(Config::default());
-    let mut out = Vec::new();
+    let mut state = crate::lanes::tests::a_busy_lane();
     let hour = Schedule::every(Duration::from_hours(1), Duration::ZERO).unwrap();
-    let t = |s: i64| Now::at(Timestamp::from_millis(s * 1000));
-    for (name, key) in [
-        ("write_a", Some("/srv")),
-        ("write_b", Some("/srv")),
-        ("tidy", None),
-    ] {
-        let mut def = JobDef::new(JobName::new(name).unwrap(), hour.clone());
-        def.concurrency_key = key.map(str::to_string);
-        let (def, actor) = (Box::new(def), Actor::new("ana"));
-        state.step(t(3000), Event::Upsert { def, actor }, &mut out);
-    }
-    let process = ProcessId(1);
-    state.step(t(3500), Event::ProcessStarted { process }, &mut out);
-    let held = Vec::new();
-    state.step(t(3610), Event::Tick { process, held }, &mut out);
-    assert_eq!(state.open_runs_of_key("/srv"), 1);
+    let def = Box::new(JobDef::new(job("tidy"), hour));
+    let now = Now::at(Timestamp::from_millis(3_620_000));
+    let actor = Actor::new("ana");
+    state.step(now, Event::Upsert { def, actor }, &mut Vec::new());
     assert_eq!(state.self_check(), Ok(()));
     state
 }
