@@ -1435,8 +1435,16 @@ impl State {
         // While a new incarnation waits or a clock is held behind, every process shows
         // itself once a tick, so that a held one is released only when it really is alone
         // (and one held behind, which runs early by its own clock, is released promptly).
+        // A held process shows itself once a tick too: its solitude is counted on what it
+        // measures between its events, and a measure that cannot be true (a monotonic clock
+        // read in nanoseconds) is believed only up to a bound. Asleep to its next due time,
+        // half an hour by the store's clock, such a process carried the store's clock by
+        // the bound only, its lead grew past `clock_jump` at every event (a new jump, its
+        // solitude started again), and it stayed held for hours, the store's clock hours
+        // behind clocks that all agreed (light seeds 10313, 12205: J4). A tick apart, its
+        // wall clock's advance is believed whole.
         let witness = rec
-            .filter(|_| self.holds.waiting > 0 || !self.holds.behind.is_empty())
+            .filter(|r| r.hold.is_some() || self.holds.waiting > 0 || !self.holds.behind.is_empty())
             .map(|r| r.last_wall.saturating_add(self.config.tick));
         match (wake, witness) {
             (Some(w), Some(v)) => Some(w.min(v)),

@@ -205,3 +205,44 @@ fn a_clock_held_while_it_read_nanoseconds_is_released_once_it_reads_milliseconds
         "released at tick {released:?}"
     );
 }
+
+/// A lone host that always reads nanoseconds and sleeps half an hour to its next due time:
+/// its measure is bounded, so the store's clock moves by the bound only and the host is
+/// held ahead. Held, it is asked to wake within a tick (`next_wake_for`), and a tick apart
+/// its wall clock's advance is believed whole: its lead holds still, no one contradicts it,
+/// and it is released after two ticks of solitude, the store's clock its wall clock's again
+/// (light seeds 10313 and 12205: it slept to its due time by the store's clock, its lead
+/// grew at every event, each taken as a new jump, and it stayed held for hours, J4).
+#[test]
+fn a_lone_host_reading_nanoseconds_through_long_sleeps_is_released() {
+    let (mut state, _) = one_job();
+    let ns = |ms: i64| at(ms * 1_000_000);
+    let p1 = ProcessId(1);
+    step(&mut state, Now::new(at(T0 + 30_000), ns(30_000)), tick());
+    let mut wall = T0 + 30 * MINUTE;
+    let effects = step(&mut state, Now::new(at(wall), ns(wall - T0)), tick());
+    assert!(
+        gaps(&effects).contains(&ClockGapKind::HeldAhead),
+        "{effects:?}"
+    );
+    // It ticks when the store asks it to, by its own clock: within a tick.
+    let mut released = None;
+    for k in 1..=4 {
+        let wake = state.next_wake_for(p1).expect("a held process wakes");
+        assert!(
+            wake.as_millis() <= wall + 30_000,
+            "tick {k}: wakes at {wake:?}"
+        );
+        wall = wake.as_millis().max(wall + 1);
+        let effects = step(&mut state, Now::new(at(wall), ns(wall - T0)), tick());
+        if gaps(&effects).contains(&ClockGapKind::Released) {
+            released = Some(k);
+            break;
+        }
+    }
+    assert!(
+        released.is_some_and(|k| k <= 3),
+        "released at tick {released:?}"
+    );
+    assert_eq!(state.clock(), Some(at(wall)));
+}

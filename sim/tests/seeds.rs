@@ -551,6 +551,17 @@ fn seeds_with_a_monotonic_clock_in_a_wrong_unit_hold() {
     // A clock held ahead while its host read nanoseconds, its solitude marked on those
     // readings, was never released once the host read milliseconds (J4; `rebase_solitude`).
     held_drawn(1371, duetime_sim::gen::FaultMode::Light, false);
+    // A lone host reading nanoseconds slept half an hour to a due time: the store's clock
+    // moved by the bound only, and held ahead it slept on to its next due time by the
+    // store's clock; its lead grew past clock_jump at every event, each taken as a new
+    // jump (its solitude started again), so it stayed held with the store's clock hours
+    // behind (J4). A held process now wakes once a tick (`State::next_wake_for`). Light
+    // 4419 and 1142 broke J2 under a first fix that let the solitude go on counting while
+    // the measure was bounded: a host reading nanoseconds whose wall clock was then set an
+    // hour on was released by that very event.
+    for seed in [10313, 12205, 4419, 1142] {
+        held_drawn(seed, duetime_sim::gen::FaultMode::Light, false);
+    }
 }
 
 /// Runs each seed in its fault mode, in the world it was found in (drawn as before the

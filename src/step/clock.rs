@@ -30,7 +30,8 @@
 //!   estimates of the store's time, so they are no evidence against each other (two
 //!   processes restarted after one outage are released together). While anyone waits,
 //!   every other process wakes at least once a tick (`State::next_wake_for`), so a process
-//!   that hears nobody really is alone;
+//!   that hears nobody really is alone; and a held process itself wakes once a tick, so
+//!   its solitude is measured on short, believable steps (see `believed`);
 //! - a process held behind that no one has contradicted for `solitude` (every sane clock
 //!   contradicts it, and any held one more than `disagreement` from it) is released
 //!   too (`released_behind`): the store's clock was set by a clock that ran fast and has
