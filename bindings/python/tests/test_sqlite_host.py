@@ -1,10 +1,11 @@
-"""examples/sqlite_host.py end to end (issue 48, item 3): a real command on a two-second grid
-(a tick of one second), the host killed with SIGKILL at random moments between runs, and
-once by its own command after the command did its work and before the host heard how it
-ended (where a careless host would run it again). From the commands' own log and the
-store's journal: no due time ran twice, no due time is in two ledger lines, and every due
-time from the first to the last accounted is accounted (ran, missed, or the one run cut
-short). The kill points come from a seed printed on failure."""
+"""examples/sqlite_host.py end to end (issue 48, item 3): a real command of 1.5 s on a
+two-second grid (a tick of one second), the host killed with SIGKILL many times at random
+points: inside a run and restarted at once (the new incarnation must adopt the command
+still going), inside a run and restarted after it ended (the new one must report it), and
+anywhere. From the commands' own log and the store's journal: no due time ran twice, no due
+time is in two ledger lines, every due time from the first to the last accounted is
+accounted, no run was lost, and every adopted run settled once. The kill points come from
+a seed printed on failure; DUETIME_KILL_SECONDS bounds the killing (default 40 s)."""
 
 import json
 import os
@@ -15,56 +16,92 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections import Counter
 
 EXAMPLE = pathlib.Path(__file__).resolve().parents[1] / "examples" / "sqlite_host.py"
 PERIOD = 2000
+RUN = 1.5  # the command's length in seconds: kills land inside runs as often as between
 
 
-def life(db, command, seconds):
-    """One life of the host: killed after `seconds`, or dead by itself before."""
-    env = {**os.environ, "EVERY_MS": str(PERIOD)}
-    host = subprocess.Popen([sys.executable, str(EXAMPLE), str(db), *command], env=env,
+def runs_in(log):
+    """The commands' own log: (run, from, to) of every command that began."""
+    lines = log.read_text().split("\n") if log.exists() else []
+    return [tuple(map(int, line.split())) for line in lines if line]
+
+
+def life(db, command, log, rng, mode):
+    """One life of the host, killed by `mode`: "adopt" and "report" inside a run (restarted
+    while the command still runs, or after it ended), "anywhere" at a random moment."""
+    before = len(runs_in(log))
+    host = subprocess.Popen([sys.executable, str(EXAMPLE), str(db), *command],
+                            env={**os.environ, "EVERY_MS": str(PERIOD)},
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     started = time.time() * 1000
-    try:
-        host.wait(timeout=seconds)
-        return started, "died"
-    except subprocess.TimeoutExpired:
-        host.send_signal(signal.SIGKILL)
-        host.wait()
-        return started, "killed"
+    if mode == "anywhere":
+        time.sleep(rng.uniform(0.3, 3.5) * PERIOD / 1000)
+    else:
+        limit = time.time() + 3 * PERIOD / 1000
+        while len(runs_in(log)) == before and time.time() < limit:
+            time.sleep(0.02)
+        time.sleep(rng.uniform(0, 0.3) * RUN)
+    assert host.poll() is None, "the host died by itself"
+    host.send_signal(signal.SIGKILL)
+    host.wait()
+    time.sleep(RUN + 0.3 if mode == "report" else rng.uniform(0, 0.3))
+    return started
 
 
-def ledger(db):
-    rows = sqlite3.connect(db).execute("select body from journal order by id").fetchall()
-    entries = [json.loads(body)["entry"] for (body,) in rows]
-    return [e for e in entries if e["type"] == "ledger"], entries
+def journal(db):
+    """The journal's entries, each with the process that wrote it."""
+    rows = sqlite3.connect(db).execute("select process, body from journal order by id").fetchall()
+    return [(process, json.loads(body)["entry"]) for process, body in rows]
 
 
-def test_kill_9_at_random_moments_never_runs_a_due_time_twice_and_loses_none(tmp_path):
+def check_runs(entries, seed):
+    """No run lost or settled twice; adopted runs settled once; an ended run reported by a
+    later incarnation."""
+    history = [(p, e) for p, e in entries if e["type"] == "history"]
+    assert not [e for _, e in history if e["what"] == "lost"], f"a run was lost (seed {seed})"
+    settled = Counter(e["run"] for _, e in history if e["what"] == "settled")
+    assert all(n == 1 for n in settled.values()), f"a run settled twice: {settled} (seed {seed})"
+    adopted = {e["run"] for _, e in history if e["what"] == "adopted"}
+    assert adopted, f"no run was adopted (seed {seed})"
+    assert all(settled[run] == 1 for run in adopted), f"an adopted run never settled (seed {seed})"
+    starter = {e["run"]: e["process"] for _, e in history if e["what"] == "started"}
+    later = [e["run"] for p, e in history
+             if e["what"] == "settled" and p != starter[e["run"]] and e["run"] not in adopted]
+    assert later, f"no run that ended while its host was down was reported (seed {seed})"
+
+
+def test_kill_9_at_random_points_runs_every_due_time_once_and_adopts(tmp_path):
     seed = int(os.environ.get("DUETIME_KILL_SEED", random.randrange(1 << 30)))
+    budget = float(os.environ.get("DUETIME_KILL_SECONDS", "40"))
     rng = random.Random(seed)
-    db, log, marker = tmp_path / "store.db", tmp_path / "runs.log", tmp_path / "kill-me"
-    script = f"echo \"$DUETIME_FROM $DUETIME_TO\" >> '{log}'; if [ -e '{marker}' ]; then rm '{marker}'; kill -9 $PPID; fi"
-    command = ["sh", "-c", script]
-    lives = [life(db, command, rng.uniform(2.5, 3.5) * PERIOD / 1000) for _ in range(3)]
-    marker.write_text("")
-    lives.append(life(db, command, 4 * PERIOD / 1000))
-    assert lives[-1][1] == "died", f"the command killed its host (seed {seed})"
-    lives.append(life(db, command, 3 * PERIOD / 1000))
+    db, log = tmp_path / "store.db", tmp_path / "runs.log"
+    command = ["sh", "-c", f"echo \"$DUETIME_RUN $DUETIME_FROM $DUETIME_TO\" >> '{log}'; sleep {RUN}"]
+    modes, lives, begun = ["adopt", "report", "anywhere"], [], time.time()
+    while len(lives) < len(modes) or time.time() - begun < budget:
+        mode = modes[len(lives)] if len(lives) < len(modes) else rng.choice(modes)
+        lives.append(life(db, command, log, rng, mode))
+    last = time.time() * 1000
+    host = subprocess.Popen([sys.executable, str(EXAMPLE), str(db), *command],
+                            env={**os.environ, "EVERY_MS": str(PERIOD)}, stderr=subprocess.DEVNULL)
+    time.sleep(3 * PERIOD / 1000)
+    host.send_signal(signal.SIGTERM)
+    host.wait()
 
-    runs = [tuple(map(int, line.split())) for line in log.read_text().split("\n") if line]
-    ran = [t for a, b in runs for t in range(a, b + PERIOD, PERIOD)]
+    runs = runs_in(log)
+    assert len({run for run, _, _ in runs}) == len(runs), f"a run's command began twice (seed {seed})"
+    ran = [t for _, a, b in runs for t in range(a, b + PERIOD, PERIOD)]
     assert len(set(ran)) == len(ran), f"a due time ran twice: {runs} (seed {seed})"
-    for started, _ in lives[:3]:
-        assert any(t > started for t in ran), f"no run in the life from {started}: {runs} (seed {seed})"
-    lines, entries = ledger(db)
+    assert any(t > last for t in ran), f"no run after {len(lives)} kills (seed {seed})"
+    entries = journal(db)
+    lines = [e for _, e in entries if e["type"] == "ledger"]
     accounted = [t for e in lines for t in range(e["from"], e["to"] + PERIOD, PERIOD)]
     assert len(set(accounted)) == len(accounted), f"a due time in two ledger lines (seed {seed})"
     seen = set(accounted) | set(ran)
-    grid = range(min(seen), max(seen) + PERIOD, PERIOD)
-    missing = [t for t in grid if t not in seen]
+    missing = [t for t in range(min(seen), max(seen) + PERIOD, PERIOD) if t not in seen]
     assert not missing, f"due times never accounted: {missing} (seed {seed})"
-    assert any(e.get("what") == "settled" for e in entries), "the journal is kept"
+    check_runs(entries, seed)
     process = sqlite3.connect(db).execute("select process from meta").fetchone()[0]
-    assert process == len(lives), "each start is a new process"
+    assert process == len(lives) + 1, "each start is a new process"
