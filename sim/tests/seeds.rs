@@ -166,6 +166,7 @@ const PROBES: &[&str] = &[
     "damage refused: counters behind a row left as it is",
     "bound accepted: a config at its bound, loaded whole (put_parts: changed)",
     "witnesses told to wake within a tick",
+    "held process told to wake within a tick",
     "wait kept through a new incarnation's event",
     "idle process told to wake for work alone",
     "adoption under the run's own fence",

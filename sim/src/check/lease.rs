@@ -331,6 +331,7 @@ impl Checker {
             self.witnesses_wake(state, rec, s.process);
             self.waits_end_only_when_vouched(state, s.process);
             self.idle_wakes_for_work(state, rec, s.process, s.starts);
+            self.held_wakes_within_a_tick(state, rec, s.process);
         }
         if let (Some(s), Some(at)) = (&step, at) {
             self.leases.heard.insert(s.process, heard_now.unwrap_or(at));
@@ -460,6 +461,38 @@ impl Checker {
         }
         let detail = format!(
             "{process} is told to wake at {wake:?} though no process waits or is held: the store's next work is at {work:?}"
+        );
+        self.violation_of("J2", "(clocks)".to_string(), detail);
+    }
+
+    /// J2, the held: a process whose clock the store holds (its `heard_at` further than
+    /// `clock_jump` from its wall clock), neither waiting nor draining, is told to wake
+    /// within a tick of its last event: its solitude is counted on what it measures between
+    /// events, and a measure that cannot be true is believed only up to a bound, so a held
+    /// host reading nanoseconds that slept to its next due time stayed held for hours
+    /// (light seeds 10313, 12205: J4). Runs only while the process is held.
+    fn held_wakes_within_a_tick(
+        &mut self,
+        state: &State,
+        rec: Option<&ProcessRec>,
+        process: ProcessId,
+    ) {
+        let (Some(r), Some((_, _, jump))) = (rec, self.leases.config) else {
+            return;
+        };
+        let off = r.heard_at().as_millis().abs_diff(r.last_wall().as_millis());
+        if off <= jump.unsigned_abs() || r.waits_for_clock() || r.draining() {
+            return;
+        }
+        let by = r.last_wall().saturating_add(state.config().tick);
+        let wake = state.next_wake_for(process);
+        if wake.is_some_and(|w| w <= by) {
+            self.probe("held process told to wake within a tick");
+            return;
+        }
+        let detail = format!(
+            "{process} is held ({off} ms off the store's clock) but told to wake at {wake:?}, not within a tick of its last event ({})",
+            r.last_wall()
         );
         self.violation_of("J2", "(clocks)".to_string(), detail);
     }
