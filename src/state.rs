@@ -753,6 +753,16 @@ pub(crate) struct ClockHold {
     /// was looking while it was silent.
     #[serde(default, skip_serializing_if = "is_false")]
     pub(crate) dormant: bool,
+    /// Its measure since its previous event could not be true and was bounded
+    /// (`step/clock.rs`, `believed`: a monotonic clock read in a wrong unit): it is asked
+    /// to wake once a tick (`State::next_wake_for`), so that its wall clock's advance is
+    /// believed whole. Asleep to its next due time by the store's clock, half an hour, a
+    /// host reading nanoseconds carried the store's clock by the bound only, its lead grew
+    /// past `clock_jump` at every event (each a new jump: its solitude started again), and
+    /// it stayed held for hours, the store's clock hours behind clocks that all agreed
+    /// (light seeds 10313, 12205: J4).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub(crate) bounded: bool,
 }
 
 impl ProcessRec {
@@ -1435,17 +1445,20 @@ impl State {
         // While a new incarnation waits or a clock is held behind, every process shows
         // itself once a tick, so that a held one is released only when it really is alone
         // (and one held behind, which runs early by its own clock, is released promptly).
-        // A held process shows itself once a tick too: its solitude is counted on what it
-        // measures between its events, and a measure that cannot be true (a monotonic clock
-        // read in nanoseconds) is believed only up to a bound. Asleep to its next due time,
-        // half an hour by the store's clock, such a process carried the store's clock by
-        // the bound only, its lead grew past `clock_jump` at every event (a new jump, its
-        // solitude started again), and it stayed held for hours, the store's clock hours
-        // behind clocks that all agreed (light seeds 10313, 12205: J4). A tick apart, its
-        // wall clock's advance is believed whole.
+        // A held process whose measure could not be true shows itself once a tick too, and
+        // once a `clock_jump` (`ClockHold::bounded`): so near, its wall clock's advance is
+        // believed whole (`step/clock.rs`, `believed`).
+        let bounded = rec.and_then(|r| r.hold).is_some_and(|h| h.bounded);
         let witness = rec
-            .filter(|r| r.hold.is_some() || self.holds.waiting > 0 || !self.holds.behind.is_empty())
-            .map(|r| r.last_wall.saturating_add(self.config.tick));
+            .filter(|_| bounded || self.holds.waiting > 0 || !self.holds.behind.is_empty())
+            .map(|r| {
+                let every = if bounded {
+                    self.config.tick.min(self.config.clock_jump)
+                } else {
+                    self.config.tick
+                };
+                r.last_wall.saturating_add(every)
+            });
         match (wake, witness) {
             (Some(w), Some(v)) => Some(w.min(v)),
             (w, v) => w.or(v),

@@ -246,3 +246,40 @@ fn a_lone_host_reading_nanoseconds_through_long_sleeps_is_released() {
     );
     assert_eq!(state.clock(), Some(at(wall)));
 }
+
+/// A held host reading nanoseconds whose wall clock is set two and a half minutes on
+/// between two ticks half a minute apart: its measure cannot tell the jump from time
+/// passing, so no more than `clock_jump` of its wall clock's advance is believed, its lead
+/// moves by more than `clock_jump`, and its solitude starts again: it is not released by
+/// that event (swarm seed 26663: believing up to a lease plus `clock_jump`, its lead held
+/// still and the jump released it at once, J2). Ticks half a minute apart then release it.
+#[test]
+fn a_jump_of_a_held_host_reading_nanoseconds_is_no_solitude() {
+    let (mut state, _) = one_job();
+    let ns = |ms: i64| at(ms * 1_000_000);
+    step(&mut state, Now::new(at(T0 + 30_000), ns(30_000)), tick());
+    let asleep = 30 * MINUTE;
+    let effects = step(&mut state, Now::new(at(T0 + asleep), ns(asleep)), tick());
+    assert!(gaps(&effects).contains(&ClockGapKind::HeldAhead));
+    // Half a minute on by its monotonic clock, three by its wall clock (set on 2m30s).
+    let (mut wall, mut mono) = (T0 + asleep + 180_000, asleep + 30_000);
+    let effects = step(&mut state, Now::new(at(wall), ns(mono)), tick());
+    assert!(
+        !gaps(&effects).contains(&ClockGapKind::Released),
+        "released by the jump: {effects:?}"
+    );
+    let mut released = None;
+    for k in 1..=4 {
+        (wall, mono) = (wall + 30_000, mono + 30_000);
+        let effects = step(&mut state, Now::new(at(wall), ns(mono)), tick());
+        if gaps(&effects).contains(&ClockGapKind::Released) {
+            released = Some(k);
+            break;
+        }
+    }
+    assert!(
+        released.is_some_and(|k| k <= 3),
+        "released at tick {released:?}"
+    );
+    assert_eq!(state.clock(), Some(at(wall)));
+}

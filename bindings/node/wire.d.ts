@@ -93,6 +93,8 @@ export type ClockGapKind = ("asleep" | "clock_forward" | "clock_backward" | "hel
 export type ClockHold = {
   /** Its monotonic reading when it last found itself alone (no process with a sane clock */
   alone_since?: (Timestamp | null);
+  /** Its measure since its previous event could not be true and was bounded */
+  bounded?: boolean;
   /** The store has not heard from it for longer than a lease (`State::holder_silent`): */
   dormant?: boolean;
   /** How far its wall clock read from the store's at its last event, in ms (negative: */

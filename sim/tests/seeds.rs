@@ -556,13 +556,19 @@ fn seeds_with_a_monotonic_clock_in_a_wrong_unit_hold() {
     // moved by the bound only, and held ahead it slept on to its next due time by the
     // store's clock; its lead grew past clock_jump at every event, each taken as a new
     // jump (its solitude started again), so it stayed held with the store's clock hours
-    // behind (J4). A held process now wakes once a tick (`State::next_wake_for`). Light
+    // behind (J4). A held process whose measure was bounded now wakes once a tick
+    // (`State::next_wake_for`, `ClockHold::bounded`). Light
     // 4419 and 1142 broke J2 under a first fix that let the solitude go on counting while
     // the measure was bounded: a host reading nanoseconds whose wall clock was then set an
     // hour on was released by that very event.
     for seed in [10313, 12205, 4419, 1142] {
         held_drawn(seed, duetime_sim::gen::FaultMode::Light, false);
     }
+    // A held host reading nanoseconds whose wall clock was set 2m30s on between two ticks
+    // half a minute apart: believing up to a lease plus clock_jump of its wall clock's
+    // advance, its lead held still and the jump released it (J2). No more than clock_jump
+    // is believed now (`step/clock.rs`, `believed`).
+    held_drawn(26663, duetime_sim::gen::FaultMode::Swarm, false);
 }
 
 /// Runs each seed in its fault mode, in the world it was found in (drawn as before the

@@ -30,8 +30,9 @@
 //!   estimates of the store's time, so they are no evidence against each other (two
 //!   processes restarted after one outage are released together). While anyone waits,
 //!   every other process wakes at least once a tick (`State::next_wake_for`), so a process
-//!   that hears nobody really is alone; and a held process itself wakes once a tick, so
-//!   its solitude is measured on short, believable steps (see `believed`);
+//!   that hears nobody really is alone; and a held process whose measure could not be
+//!   true wakes once a tick itself, so its wall clock's advance is believed whole (see
+//!   `believed`, `ClockHold::bounded`);
 //! - a process held behind that no one has contradicted for `solitude` (every sane clock
 //!   contradicts it, and any held one more than `disagreement` from it) is released
 //!   too (`released_behind`): the store's clock was set by a clock that ran fast and has
@@ -96,14 +97,16 @@ fn elapsed(rec: &ProcessRec, now: Now) -> Duration {
 }
 
 /// What the store believes of the process's measure since its previous event (`elapsed`,
-/// bounded by `believed` when it cannot be true).
-fn believed_elapsed(config: &Config, rec: &ProcessRec, now: Now) -> Duration {
+/// bounded by `believed` when it cannot be true), and whether it was bounded.
+fn believed_elapsed(config: &Config, rec: &ProcessRec, now: Now) -> (Duration, bool) {
     let wall = now
         .wall
         .as_millis()
         .saturating_sub(rec.last_wall.as_millis());
     let wall = u64::try_from(wall).unwrap_or(0);
-    Duration::from_millis(believed(config, elapsed(rec, now).as_millis(), wall))
+    let measured = elapsed(rec, now).as_millis();
+    let believed = believed(config, measured, wall);
+    (Duration::from_millis(believed), believed != measured)
 }
 
 /// How much of a measure of `measured` ms between two events of a process is believed, its
@@ -113,9 +116,16 @@ fn believed_elapsed(config: &Config, rec: &ProcessRec, now: Now) -> Duration {
 /// gives them, moves it a million times faster than the wall clock) or at the end of time
 /// would carry the store's clock, which never goes back, and every frontier with it, years
 /// ahead (issue 48: a "missed, count 999998" line per job and a run 694 days early). Of two
-/// measures that disagree, the smaller is believed, and no more than that bound: the wall
+/// measures that disagree, the smaller is believed, and no more than `clock_jump`: the wall
 /// clock's advance (so a host that always reads nanoseconds works on its wall clock, its
-/// holds measured and released as anyone's), never a jump of it. Its gap is told as any
+/// holds measured and released as anyone's), never a jump of it. Any more would let a
+/// jump pass for time elapsed: believing up to a lease plus `clock_jump`, a held host
+/// reading nanoseconds whose wall clock was set two and a half minutes on between two
+/// ticks kept its lead, and was released by that very event (swarm seed 26663, J2); with
+/// no more than `clock_jump`, a jump of over two `clock_jump`s always moves the lead by over
+/// one, so its solitude starts again. Such a process, held, wakes within `clock_jump` as
+/// well as a tick (`State::next_wake_for`, `ClockHold::bounded`), so that its wall clock's
+/// advance is believed whole. Its gap is told as any
 /// other (`clock_backward`: the wall clock moved that much less). The cost: a process
 /// frozen longer than the bound while its wall clock was set back carries the store's
 /// clock by nothing for the freeze (due times found late, not early): a delay the clocks
@@ -128,7 +138,7 @@ fn believed(config: &Config, measured: u64, wall: u64) -> u64 {
     if measured <= wall.saturating_add(bound) {
         measured
     } else {
-        wall.min(bound)
+        wall.min(config.clock_jump.as_millis())
     }
 }
 
@@ -259,7 +269,8 @@ impl State {
         };
         // (A monotonic clock read behind its last reading is a host's anomaly: nothing
         // elapsed, and the readings start again from here.)
-        let measured = known.then(|| believed_elapsed(&config, rec, now));
+        let measure = known.then(|| believed_elapsed(&config, rec, now));
+        let measured = measure.map(|(believed, _)| believed);
         if let Some(believed) = measured {
             rebase_solitude(rec, now, believed);
         }
@@ -291,6 +302,9 @@ impl State {
             gap_cause,
             out,
         );
+        if let Some(hold) = rec.hold.as_mut() {
+            hold.bounded = measure.is_some_and(|(_, bounded)| bounded);
+        }
         let after = rec.hold;
         let base = rec.base();
         // The store's clock only goes back when a lone clock held behind is released.
@@ -595,6 +609,7 @@ fn judge_lead(
             lead,
             waiting: ahead && !known,
             dormant: false,
+            bounded: false,
         });
         let kind = if ahead {
             ClockGapKind::HeldAhead
@@ -807,6 +822,7 @@ mod tests {
             lead: -3_600_000,
             waiting: false,
             dormant: true,
+            bounded: false,
         });
         let mut other = ProcessRec::new(Now::at(t(heard_at)));
         other.base = Some(t(heard_at));

@@ -92,6 +92,10 @@ pub(super) struct Leases {
     /// the process's own events (or when it falls silent, which this does not follow, so
     /// the set may keep a process the store no longer counts, never miss one it does).
     maybe_held: std::collections::BTreeSet<ProcessId>,
+    /// Each process's clock readings at its last judged event, and whether the measure the
+    /// store took from the one before could not be true (J2, the held: worked out here from
+    /// the readings, by the rule's numbers, not asked of the core).
+    readings: BTreeMap<ProcessId, (duetime::Now, bool)>,
 }
 
 struct Stepping {
@@ -331,7 +335,7 @@ impl Checker {
             self.witnesses_wake(state, rec, s.process);
             self.waits_end_only_when_vouched(state, s.process);
             self.idle_wakes_for_work(state, rec, s.process, s.starts);
-            self.held_wakes_within_a_tick(state, rec, s.process);
+            self.held_wakes_within_a_tick(state, rec, s);
         }
         if let (Some(s), Some(at)) = (&step, at) {
             self.leases.heard.insert(s.process, heard_now.unwrap_or(at));
@@ -466,32 +470,41 @@ impl Checker {
     }
 
     /// J2, the held: a process whose clock the store holds (its `heard_at` further than
-    /// `clock_jump` from its wall clock), neither waiting nor draining, is told to wake
-    /// within a tick of its last event: its solitude is counted on what it measures between
-    /// events, and a measure that cannot be true is believed only up to a bound, so a held
-    /// host reading nanoseconds that slept to its next due time stayed held for hours
-    /// (light seeds 10313, 12205: J4). Runs only while the process is held.
-    fn held_wakes_within_a_tick(
-        &mut self,
-        state: &State,
-        rec: Option<&ProcessRec>,
-        process: ProcessId,
-    ) {
-        let (Some(r), Some((_, _, jump))) = (rec, self.leases.config) else {
+    /// `clock_jump` from its wall clock), neither waiting nor draining, whose measure since
+    /// its previous event could not be true (its monotonic or boot clock moved further than
+    /// its wall clock by more than a lease plus `clock_jump`: a reading in a wrong unit), is
+    /// told to wake within a tick and a `clock_jump` of its last event: asleep to its next due time by the
+    /// store's clock, such a host moved the store's clock by the bound only, its lead grew
+    /// at every event and it stayed held for hours (light seeds 10313, 12205: J4). A
+    /// result notes none of its clocks: the verdict of its last judged event stands.
+    fn held_wakes_within_a_tick(&mut self, state: &State, rec: Option<&ProcessRec>, s: &Stepping) {
+        let (Some(r), Some((ttl, _, jump))) = (rec, self.leases.config) else {
             return;
         };
+        let now = r.last_reading();
+        let fresh = s.starts || self.leases.new_to_store;
+        let bounded = match self.leases.readings.get(&s.process) {
+            Some((before, bounded)) if *before == now && !fresh => *bounded,
+            Some((before, _)) if !fresh => beyond_the_wall(before, &now, ttl + jump),
+            _ => false,
+        };
+        self.leases.readings.insert(s.process, (now, bounded));
         let off = r.heard_at().as_millis().abs_diff(r.last_wall().as_millis());
-        if off <= jump.unsigned_abs() || r.waits_for_clock() || r.draining() {
+        if !bounded || off <= jump.unsigned_abs() || r.waits_for_clock() || r.draining() {
             return;
         }
-        let by = r.last_wall().saturating_add(state.config().tick);
-        let wake = state.next_wake_for(process);
+        let config = state.config();
+        let by = r
+            .last_wall()
+            .saturating_add(config.tick.min(config.clock_jump));
+        let wake = state.next_wake_for(s.process);
         if wake.is_some_and(|w| w <= by) {
             self.probe("held process told to wake within a tick");
             return;
         }
         let detail = format!(
-            "{process} is held ({off} ms off the store's clock) but told to wake at {wake:?}, not within a tick of its last event ({})",
+            "{} is held ({off} ms off the store's clock) on a measure that could not be true, but told to wake at {wake:?}, not within a tick (nor a clock_jump) of its last event ({})",
+            s.process,
             r.last_wall()
         );
         self.violation_of("J2", "(clocks)".to_string(), detail);
@@ -664,4 +677,20 @@ impl Checker {
             }
         }
     }
+}
+
+/// Whether a process's monotonic (or boot) clock moved from `before` to `now` further than
+/// its wall clock by more than `bound` ms: a measure the store cannot believe.
+fn beyond_the_wall(before: &duetime::Now, now: &duetime::Now, bound: i64) -> bool {
+    let since = |a: duetime::Timestamp, b: duetime::Timestamp| {
+        i128::from(a.as_millis())
+            .saturating_sub(i128::from(b.as_millis()))
+            .max(0)
+    };
+    let mono = since(now.mono, before.mono);
+    let boot = match (now.boot, before.boot) {
+        (Some(b), Some(last)) => since(b, last),
+        _ => 0,
+    };
+    mono.max(boot) > since(now.wall, before.wall) + i128::from(bound)
 }
