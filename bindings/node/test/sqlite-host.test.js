@@ -51,13 +51,50 @@ function host(db, command) {
   return { child, exited };
 }
 
+/** How many runs the store's journal says were adopted. */
+function adoptions(db) {
+  const Database = require(sqlite);
+  const store = new Database(db, { readonly: true, timeout: 5000 });
+  try {
+    return store.prepare('select body from journal').raw().all()
+      .filter(([b]) => JSON.parse(b).entry.what === 'adopted').length;
+  } finally {
+    store.close();
+  }
+}
+
+/** Whether every command the host began has ended (its keeper wrote its exit status). */
+function allEnded(db) {
+  const dir = `${db}.runs`;
+  if (!fs.existsSync(dir)) return true;
+  return fs.readdirSync(dir).every((run) => fs.existsSync(path.join(dir, run, 'exit')));
+}
+
+/** Waits until `done()` or `ms` have passed; whether it came true. */
+async function until(done, ms) {
+  const limit = Date.now() + ms;
+  while (!done()) {
+    if (Date.now() > limit) return false;
+    await sleep(50);
+  }
+  return true;
+}
+
 /**
  * One life of the host, killed by `mode`: 'adopt' and 'report' inside a run (restarted while
- * the command still runs, or after it ended), 'anywhere' at a random moment.
+ * the command still runs, or after it ended), 'anywhere' at a random moment. In 'adopt', the
+ * command is held going by a gate file until the next incarnation has adopted it (that life
+ * opens the gate), so a host slow to start on a loaded machine still finds it going; in
+ * 'report', the next life begins only once the command has ended.
  */
-async function life(db, command, log, rand, mode) {
+async function life(db, command, log, rand, mode, gate) {
   const before = runsIn(log).length;
+  const adopted = fs.existsSync(gate) ? adoptions(db) : null;
   const { child, exited } = host(db, command);
+  if (adopted != null) {
+    assert.ok(await until(() => adoptions(db) > adopted, 60000), 'the run held going was never adopted');
+    fs.rmSync(gate);
+  }
   const started = Date.now();
   let died = false;
   exited.then(() => { died = true; });
@@ -68,9 +105,11 @@ async function life(db, command, log, rand, mode) {
     await sleep(0.2 * rand() * RUN); // early: a slow restart still finds it going
   }
   assert.ok(!died, 'the host died by itself');
+  if (mode === 'adopt') fs.writeFileSync(gate, '');
   child.kill('SIGKILL');
   await exited;
-  await sleep(mode === 'report' ? RUN + 300 : 200 * rand());
+  if (mode === 'report') assert.ok(await until(() => allEnded(db), 60000), 'a command never ended');
+  else await sleep(200 * rand());
   return started;
 }
 
@@ -97,18 +136,21 @@ test('kill -9 at random points runs every due time once and adopts runs still go
   const budget = 1000 * Number(process.env.DUETIME_KILL_SECONDS ?? 40);
   const rand = random(seed);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'duetime-sqlite-host-'));
-  const [db, log] = ['store.db', 'runs.log'].map((f) => path.join(dir, f));
-  const command = ['sh', '-c', `echo "$DUETIME_RUN $DUETIME_FROM $DUETIME_TO" >> '${log}'; sleep ${RUN / 1000}`];
+  const [db, log, gate] = ['store.db', 'runs.log', 'gate'].map((f) => path.join(dir, f));
+  const hold = `while [ -e '${gate}' ]; do sleep 0.05; done`;
+  const command = ['sh', '-c', `echo "$DUETIME_RUN $DUETIME_FROM $DUETIME_TO" >> '${log}'; sleep ${RUN / 1000}; ${hold}`];
   const modes = ['adopt', 'report', 'anywhere'];
   const lives = [];
   const begun = Date.now();
   while (lives.length < modes.length || Date.now() - begun < budget) {
     const mode = lives.length < modes.length ? modes[lives.length] : modes[Math.floor(rand() * modes.length)];
-    lives.push(await life(db, command, log, rand, mode));
+    lives.push(await life(db, command, log, rand, mode, gate));
   }
+  if (fs.existsSync(gate)) lives.push(await life(db, command, log, rand, 'anywhere', gate));
   const last = Date.now();
   const final = host(db, command);
-  await sleep(3 * PERIOD);
+  await until(() => runsIn(log).some(([, from]) => from > last), 60000);
+  await sleep(PERIOD);
   final.child.kill('SIGTERM');
   await final.exited;
 
@@ -155,7 +197,9 @@ test('a start committed but never launched is adopted and run once', { skip }, a
   store.prepare('update runs set dir = null, pid = null, born = null').run();
   fs.rmSync(log);
   const second = host(db, command);
-  await sleep(RUN + PERIOD);
+  const settled = () => store.prepare('select body from journal').raw().all()
+    .some(([b]) => { const e = JSON.parse(b).entry; return e.what === 'settled' && e.run === run; });
+  await until(settled, 60000);
   second.child.kill('SIGTERM');
   await second.exited;
   assert.deepEqual(runsIn(log).filter(([r]) => r === run), [[run]], 'run once, anew');

@@ -29,14 +29,42 @@ def runs_in(log):
     return [tuple(map(int, line.split())) for line in lines if line]
 
 
-def life(db, command, log, rng, mode):
+def until(done, seconds):
+    """Waits until `done()` or `seconds` have passed; whether it came true."""
+    limit = time.time() + seconds
+    while not done():
+        if time.time() > limit:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def adoptions(db):
+    """How many runs the store's journal says were adopted."""
+    return sum(1 for _, e in journal(db) if e.get("what") == "adopted")
+
+
+def all_ended(db):
+    """Whether every command the host began has ended (its keeper wrote its exit status)."""
+    runs = pathlib.Path(f"{db}.runs")
+    return not runs.exists() or all((d / "exit").exists() for d in runs.iterdir())
+
+
+def life(db, command, log, rng, mode, gate):
     """One life of the host, killed by `mode`: "adopt" and "report" inside a run (restarted
-    while the command still runs, or after it ended), "anywhere" at a random moment."""
+    while the command still runs, or after it ended), "anywhere" at a random moment. In
+    "adopt", the command is held going by a gate file until the next incarnation has
+    adopted it (that life opens the gate), so a host slow to start on a loaded machine still
+    finds it going; in "report", the next life begins only once the command has ended."""
     before = len(runs_in(log))
+    adopted = adoptions(db) if gate.exists() else None
     host = subprocess.Popen([sys.executable, str(EXAMPLE), str(db), *command],
                             env={**os.environ, "EVERY_MS": str(PERIOD)},
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     started = time.time() * 1000
+    if adopted is not None:
+        assert until(lambda: adoptions(db) > adopted, 60), "the run held going was never adopted"
+        gate.unlink()
     if mode == "anywhere":
         time.sleep(rng.uniform(0.3, 3.5) * PERIOD / 1000)
     else:
@@ -45,15 +73,23 @@ def life(db, command, log, rng, mode):
             time.sleep(0.02)
         time.sleep(rng.uniform(0, 0.2) * RUN)  # early: a slow restart still finds it going
     assert host.poll() is None, "the host died by itself"
+    if mode == "adopt":
+        gate.touch()
     host.send_signal(signal.SIGKILL)
     host.wait()
-    time.sleep(RUN + 0.3 if mode == "report" else rng.uniform(0, 0.2))
+    if mode == "report":
+        assert until(lambda: all_ended(db), 60), "a command never ended"
+    else:
+        time.sleep(rng.uniform(0, 0.2))
     return started
 
 
 def journal(db):
     """The journal's entries, each with the process that wrote it."""
-    rows = sqlite3.connect(db).execute("select process, body from journal order by id").fetchall()
+    if not pathlib.Path(db).exists():
+        return []
+    with sqlite3.connect(db, timeout=5) as store:
+        rows = store.execute("select process, body from journal order by id").fetchall()
     return [(process, json.loads(body)["entry"]) for process, body in rows]
 
 
@@ -77,16 +113,21 @@ def test_kill_9_at_random_points_runs_every_due_time_once_and_adopts(tmp_path):
     seed = int(os.environ.get("DUETIME_KILL_SEED", random.randrange(1 << 30)))
     budget = float(os.environ.get("DUETIME_KILL_SECONDS", "40"))
     rng = random.Random(seed)
-    db, log = tmp_path / "store.db", tmp_path / "runs.log"
-    command = ["sh", "-c", f"echo \"$DUETIME_RUN $DUETIME_FROM $DUETIME_TO\" >> '{log}'; sleep {RUN}"]
+    db, log, gate = tmp_path / "store.db", tmp_path / "runs.log", tmp_path / "gate"
+    hold = f"while [ -e '{gate}' ]; do sleep 0.05; done"
+    command = ["sh", "-c",
+               f"echo \"$DUETIME_RUN $DUETIME_FROM $DUETIME_TO\" >> '{log}'; sleep {RUN}; {hold}"]
     modes, lives, begun = ["adopt", "report", "anywhere"], [], time.time()
     while len(lives) < len(modes) or time.time() - begun < budget:
         mode = modes[len(lives)] if len(lives) < len(modes) else rng.choice(modes)
-        lives.append(life(db, command, log, rng, mode))
+        lives.append(life(db, command, log, rng, mode, gate))
+    if gate.exists():
+        lives.append(life(db, command, log, rng, "anywhere", gate))
     last = time.time() * 1000
     host = subprocess.Popen([sys.executable, str(EXAMPLE), str(db), *command],
                             env={**os.environ, "EVERY_MS": str(PERIOD)}, stderr=subprocess.DEVNULL)
-    time.sleep(3 * PERIOD / 1000)
+    until(lambda: any(a > last for _, a, _ in runs_in(log)), 60)
+    time.sleep(PERIOD / 1000)
     host.send_signal(signal.SIGTERM)
     host.wait()
 
@@ -127,7 +168,8 @@ def test_a_start_committed_but_never_launched_is_adopted_and_run_once(tmp_path):
     log.unlink()
     host = subprocess.Popen([sys.executable, str(EXAMPLE), str(db), *command],
                             env={**os.environ, "EVERY_MS": str(PERIOD)}, stderr=subprocess.DEVNULL)
-    time.sleep((RUN * 1000 + PERIOD) / 1000)
+    until(lambda: any(e.get("what") == "settled" and e.get("run") == run
+                      for _, e in journal(db)), 60)
     host.send_signal(signal.SIGTERM)
     host.wait()
     assert [int(line) for line in log.read_text().split()].count(run) == 1, "run once, anew"
