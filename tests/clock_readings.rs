@@ -109,6 +109,22 @@ fn sane_ticks_run_every_minute(state: &mut State, from: i64, mono: i64) {
     assert_eq!(view.missed_24h, 0);
 }
 
+/// Steps up to four ticks, each read by `next` from the state before it, until one releases
+/// the held process: that tick's number (from 1) and its wall clock, or `None`.
+fn released_within_four_ticks(
+    state: &mut State,
+    mut next: impl FnMut(&State) -> Now,
+) -> Option<(usize, Timestamp)> {
+    for k in 1..=4 {
+        let now = next(state);
+        let effects = step(state, now, tick());
+        if gaps(&effects).contains(&ClockGapKind::Released) {
+            return Some((k, now.wall));
+        }
+    }
+    None
+}
+
 fn gaps(effects: &[Effect]) -> Vec<ClockGapKind> {
     effects
         .iter()
@@ -226,25 +242,17 @@ fn a_lone_host_reading_nanoseconds_through_long_sleeps_is_released() {
         "{effects:?}"
     );
     // It ticks when the store asks it to, by its own clock: within a tick.
-    let mut released = None;
-    for k in 1..=4 {
+    let released = released_within_four_ticks(&mut state, |state| {
         let wake = state.next_wake_for(p1).expect("a held process wakes");
-        assert!(
-            wake.as_millis() <= wall + 30_000,
-            "tick {k}: wakes at {wake:?}"
-        );
+        assert!(wake.as_millis() <= wall + 30_000, "wakes at {wake:?}");
         wall = wake.as_millis().max(wall + 1);
-        let effects = step(&mut state, Now::new(at(wall), ns(wall - T0)), tick());
-        if gaps(&effects).contains(&ClockGapKind::Released) {
-            released = Some(k);
-            break;
-        }
-    }
+        Now::new(at(wall), ns(wall - T0))
+    });
     assert!(
-        released.is_some_and(|k| k <= 3),
+        released.is_some_and(|(k, _)| k <= 3),
         "released at tick {released:?}"
     );
-    assert_eq!(state.clock(), Some(at(wall)));
+    assert_eq!(state.clock(), released.map(|(_, wall)| wall));
 }
 
 /// A held host reading nanoseconds whose wall clock is set two and a half minutes on
@@ -268,18 +276,13 @@ fn a_jump_of_a_held_host_reading_nanoseconds_is_no_solitude() {
         !gaps(&effects).contains(&ClockGapKind::Released),
         "released by the jump: {effects:?}"
     );
-    let mut released = None;
-    for k in 1..=4 {
+    let released = released_within_four_ticks(&mut state, |_| {
         (wall, mono) = (wall + 30_000, mono + 30_000);
-        let effects = step(&mut state, Now::new(at(wall), ns(mono)), tick());
-        if gaps(&effects).contains(&ClockGapKind::Released) {
-            released = Some(k);
-            break;
-        }
-    }
+        Now::new(at(wall), ns(mono))
+    });
     assert!(
-        released.is_some_and(|k| k <= 3),
+        released.is_some_and(|(k, _)| k <= 3),
         "released at tick {released:?}"
     );
-    assert_eq!(state.clock(), Some(at(wall)));
+    assert_eq!(state.clock(), released.map(|(_, wall)| wall));
 }
