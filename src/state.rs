@@ -1105,6 +1105,13 @@ impl State {
         self.jobs.len()
     }
 
+    /// The oldest due time any job waits on (`JobRecord::waiting_since`): `now` less this,
+    /// when positive, is how far the state is behind, which a state nobody steps shows by
+    /// growing (a store's partition whose owner died). `None` when no job waits on one.
+    pub fn oldest_waiting(&self) -> Option<Timestamp> {
+        self.records().filter_map(|(_, r)| r.waiting_since()).min()
+    }
+
     /// Builds a state from its parts, as a store that keeps jobs apart has them, with the
     /// same checks as loading the serialized form: a newer format is `NewerFormat`; a bad
     /// config, a sequence number given twice or beyond the counter, a name or an open run

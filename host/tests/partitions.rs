@@ -903,3 +903,53 @@ fn what_if_refuses_a_store_of_several_partitions() {
         "{err}"
     );
 }
+
+/// `status` says how far each partition is behind: nobody steps this store, so every
+/// partition's jobs wait on their first due time (a minute after `T0`, long past), and a
+/// partition whose jobs are all paused waits on nothing.
+#[test]
+fn status_shows_how_far_each_partition_is_behind() {
+    let Some(url) = pg::fresh("partition_lag") else {
+        return;
+    };
+    let (defs, victim) = four_partitions(&url);
+    let cli = |args: &[&str]| duetime(&url, args);
+    for d in defs.iter().filter(|d| route(d, count(4)) == victim) {
+        let (code, out, err) = cli(&["pause", d.name.as_str(), "--note", "n"]);
+        assert_eq!(code, 0, "{out}{err}");
+    }
+    let (code, out, _) = cli(&["status", "--json"]);
+    assert_eq!(code, 0, "{out}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let first_due = Timestamp::from_millis(T0 + 60_000).to_string();
+    let a_year_ms = 365 * 24 * 3_600_000_i64;
+    for p in v["partitions"].as_array().unwrap() {
+        if p["partition"] == victim.to_string() || p["jobs"] == 0 {
+            assert!(p["oldest_waiting"].is_null(), "{p}");
+            assert_eq!(p["lag_ms"], 0, "{p}");
+        } else {
+            assert_eq!(p["oldest_waiting"], first_due.as_str(), "{p}");
+            assert!(p["lag_ms"].as_i64().unwrap() > a_year_ms, "{p}");
+        }
+    }
+    let (code, out, _) = cli(&["status"]);
+    assert_eq!(code, 0, "{out}");
+    let line = |p: Partition| {
+        out.lines()
+            .find(|l| l.trim_start().starts_with(&format!("{p} ")))
+            .unwrap_or_else(|| panic!("a line for {p}: {out}"))
+            .to_string()
+    };
+    assert!(!line(victim).contains("behind"), "{out}");
+    let behind = (0..4)
+        .map(Partition)
+        .filter(|p| line(*p).contains(&format!("(waits on {first_due})")))
+        .count();
+    let with_jobs = v["partitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["jobs"] != 0 && p["partition"] != victim.to_string())
+        .count();
+    assert_eq!(behind, with_jobs, "{out}");
+}

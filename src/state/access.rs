@@ -63,6 +63,20 @@ impl JobRecord {
         self.next_due
     }
 
+    /// The oldest due time neither started nor settled, while the job is not paused: its
+    /// first owed due time (a catch-up, a buffered overlap, a backfill, or one waiting for
+    /// room), or its next due time when that is older. Once `now` is past it, the job is
+    /// late by the difference: a store's partition that nobody steps, or a full lane, shows
+    /// here (`State::oldest_waiting`, a partition's lag in `duetime status`). A paused job
+    /// is held by a person, not late; an open run's and a retry's due times have started.
+    pub fn waiting_since(&self) -> Option<Timestamp> {
+        if self.paused().is_some() {
+            return None;
+        }
+        let owed = self.act().and_then(|a| a.pending.front()).map(|o| o.from);
+        [owed, self.next_due].into_iter().flatten().min()
+    }
+
     /// The earliest instant a `Tick` can change anything for this job: its next due time,
     /// retry, owed run, or its open run's lease lapse, stall, deadline or approval window
     /// (`None`: nothing to wait for). `State::next_wake` is the least of these.

@@ -41,21 +41,22 @@ pub fn render(
     journal_histograms(&mut e, tally, rows);
     state_series(&mut e, rows);
     owner_series(&mut e, state, now);
-    partition_series(&mut e, scrape.parts);
+    partition_series(&mut e, scrape.parts, now);
     process_series(&mut e, state, me, now);
     e.into_string()
 }
 
 /// Each partition: its jobs, its version, whether its state is refused, and its owner,
-/// epoch and lease (the owner and lease only when set).
-fn partition_series(e: &mut Expo, parts: &[PartitionHealth]) {
-    let families: [(&str, &str); 6] = [
+/// epoch and lease (the owner and lease only when set), and how far it is behind.
+fn partition_series(e: &mut Expo, parts: &[PartitionHealth], now: Timestamp) {
+    let families: [(&str, &str); 7] = [
         ("duetime_partition_jobs", "Jobs in the partition. From the store."),
         ("duetime_partition_version", "Transactions committed on the partition. From the store."),
         ("duetime_partition_refused", "1 while the partition's state cannot be loaded (it does not parse, or the core refuses it); the other partitions are served. From the store."),
         ("duetime_partition_epoch", "The partition's ownership epoch (0 until partition ownership, issue 43). From the store."),
         ("duetime_partition_owner", "The process id owning the partition (absent while none does). From the store."),
         ("duetime_partition_lease_expiry_timestamp_seconds", "When the partition's owner lease lapses unless renewed (absent while none is held). From the store."),
+        ("duetime_partition_lag_seconds", "How long the oldest due time the partition's jobs wait on (not started, not settled, not paused) has been past; 0 when none is. Up to a tick while the partition is stepped; grows while nobody steps it. From the store."),
     ];
     for (name, help) in families {
         e.family(name, Kind::Gauge, help);
@@ -75,6 +76,8 @@ fn partition_series(e: &mut Expo, parts: &[PartitionHealth]) {
             let name = "duetime_partition_lease_expiry_timestamp_seconds";
             e.sample(name, &labels, secs(until));
         }
+        let lag = h.lag(now).as_millis() as f64 / 1000.0;
+        e.sample("duetime_partition_lag_seconds", &labels, lag);
     }
 }
 
@@ -422,7 +425,8 @@ mod tests {
     }
 
     /// Each partition's row is a labelled series, a refused one marked 1 beside the
-    /// others, and the owner and lease only once a partition has them.
+    /// others, the owner and lease only once a partition has them, and its lag: how long
+    /// its oldest waiting due time has been past (0 for one that waits on nothing).
     #[test]
     fn each_partition_shows_its_jobs_version_refusal_and_owner_when_set() {
         use crate::store::PartitionRow;
@@ -439,10 +443,12 @@ mod tests {
             PartitionHealth {
                 row: row(0, 3, None),
                 refused: None,
+                oldest_waiting: Some(Timestamp::from_millis(-1_500)),
             },
             PartitionHealth {
                 row: row(1, 2, Some(7)),
                 refused: Some("globals: expected value".to_string()),
+                oldest_waiting: None,
             },
         ];
         let state = State::default();
@@ -466,6 +472,8 @@ mod tests {
             r#"duetime_partition_epoch{partition="p1"} 1"#,
             r#"duetime_partition_owner{partition="p1"} 7"#,
             r#"duetime_partition_lease_expiry_timestamp_seconds{partition="p1"} 5"#,
+            r#"duetime_partition_lag_seconds{partition="p0"} 2.5"#,
+            r#"duetime_partition_lag_seconds{partition="p1"} 0"#,
         ] {
             assert!(out.lines().any(|l| l == line), "no `{line}` in:\n{out}");
         }

@@ -46,6 +46,21 @@ pub struct PartitionHealth {
     /// Why its state is refused (it does not parse, or the core refuses it); `None` when
     /// it loads. The other partitions are served either way.
     pub refused: Option<String>,
+    /// The oldest due time its jobs wait on (`State::oldest_waiting`): how far it is
+    /// behind, a partition nobody steps showing by this falling back. `None` when no job
+    /// waits on one, or its state is refused.
+    pub oldest_waiting: Option<Timestamp>,
+}
+
+impl PartitionHealth {
+    /// How far it is behind `now`: the age of the oldest due time its jobs wait on, zero
+    /// when none is past (or its state is refused).
+    pub fn lag(&self, now: Timestamp) -> duetime::Duration {
+        let behind = self
+            .oldest_waiting
+            .map_or(0, |t| now.as_millis().saturating_sub(t.as_millis()));
+        duetime::Duration::from_millis(u64::try_from(behind).unwrap_or(0))
+    }
 }
 
 /// Every partition's row, each with whether its state loads.
@@ -58,11 +73,16 @@ pub fn health<S: Store + ?Sized>(store: &mut S) -> Result<Vec<PartitionHealth>, 
     Ok(rows
         .into_iter()
         .map(|row| {
-            let refused = store.state_in(row.partition).err().map(|e| match e {
-                StoreError::InPartition { error, .. } => error.to_string(),
-                other => other.to_string(),
-            });
-            PartitionHealth { row, refused }
+            let (refused, oldest_waiting) = match store.state_in(row.partition) {
+                Ok(state) => (None, state.oldest_waiting()),
+                Err(StoreError::InPartition { error, .. }) => (Some(error.to_string()), None),
+                Err(other) => (Some(other.to_string()), None),
+            };
+            PartitionHealth {
+                row,
+                refused,
+                oldest_waiting,
+            }
         })
         .collect())
 }

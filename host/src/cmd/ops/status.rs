@@ -198,7 +198,7 @@ pub fn status(args: &StatusArgs, out: &mut dyn Write, err: &mut dyn Write) -> io
     let state = match store.state() {
         Ok(s) => s,
         Err(e) if parts.len() > 1 => {
-            return without_daemons(&describe, count, &parts, &e, args.json, out, err)
+            return without_daemons(&describe, (count, &parts), now, &e, args.json, out, err)
         }
         Err(e) => return store_failed(&e, args.json, out, err),
     };
@@ -227,7 +227,7 @@ pub fn status(args: &StatusArgs, out: &mut dyn Write, err: &mut dyn Write) -> io
                 "process": o.holder.to_string(), "fence": o.fence.to_string(), "until": json::time(o.until),
             })),
             "daemons": list.iter().map(daemon_json).collect::<Vec<_>>(),
-            "partitions": parts.iter().map(partition_json).collect::<Vec<_>>(),
+            "partitions": parts.iter().map(|h| partition_json(h, now)).collect::<Vec<_>>(),
             "pending_moves": moves.iter().map(pending_json).collect::<Vec<_>>(),
         });
         writeln!(out, "{v:#}")?;
@@ -240,7 +240,7 @@ pub fn status(args: &StatusArgs, out: &mut dyn Write, err: &mut dyn Write) -> io
         partitions_text(count)
     )?;
     for h in &parts {
-        writeln!(out, "{}", partition_line(h))?;
+        writeln!(out, "{}", partition_line(h, now))?;
     }
     for m in &moves {
         writeln!(out, "{}", pending_line(m, now))?;
@@ -289,8 +289,8 @@ fn refused_code(parts: &[PartitionHealth]) -> u8 {
 /// register) is refused: the partitions, and why the daemons cannot be shown. Exit 1.
 fn without_daemons(
     describe: &str,
-    count: PartitionCount,
-    parts: &[PartitionHealth],
+    (count, parts): (PartitionCount, &[PartitionHealth]),
+    now: Timestamp,
     e: &duetime_host::store::StoreError,
     as_json: bool,
     out: &mut dyn Write,
@@ -301,13 +301,13 @@ fn without_daemons(
             "ok": true,
             "store": describe,
             "daemons": null,
-            "partitions": parts.iter().map(partition_json).collect::<Vec<_>>(),
+            "partitions": parts.iter().map(|h| partition_json(h, now)).collect::<Vec<_>>(),
         });
         writeln!(out, "{v:#}")?;
     } else {
         writeln!(out, "store {describe}: {}", partitions_text(count))?;
         for h in parts {
-            writeln!(out, "{}", partition_line(h))?;
+            writeln!(out, "{}", partition_line(h, now))?;
         }
     }
     writeln!(err, "duetime status: the daemons are not shown: {e}")?;
@@ -316,7 +316,7 @@ fn without_daemons(
 
 /// A partition's line, indented under the store's: `  p3  12 job(s), version 40`, its
 /// owner columns when set, or `refused: WHY`.
-fn partition_line(h: &PartitionHealth) -> String {
+fn partition_line(h: &PartitionHealth, now: Timestamp) -> String {
     let r = &h.row;
     let mut line = format!(
         "  {:<5} {} job(s), version {}",
@@ -330,13 +330,20 @@ fn partition_line(h: &PartitionHealth) -> String {
     if let Some(until) = r.lease_until {
         line.push_str(&format!(", lease until {until}"));
     }
+    // Whole seconds: a person reads how far behind, not the milliseconds.
+    let lag = duetime::Duration::from_secs(h.lag(now).as_millis() / 1000);
+    if let Some(since) = h.oldest_waiting.filter(|_| !lag.is_zero()) {
+        line.push_str(&format!(", behind {lag} (waits on {since})"));
+    }
     if let Some(why) = &h.refused {
         line.push_str(&format!("; refused: {why}"));
     }
     line
 }
 
-fn partition_json(h: &PartitionHealth) -> serde_json::Value {
+/// A partition as JSON: its row, its lag (`lag_ms`: how long its oldest waiting due time,
+/// `oldest_waiting`, has been past; 0 when none is) and its refusal.
+fn partition_json(h: &PartitionHealth, now: Timestamp) -> serde_json::Value {
     let r = &h.row;
     serde_json::json!({
         "partition": r.partition.to_string(),
@@ -345,6 +352,8 @@ fn partition_json(h: &PartitionHealth) -> serde_json::Value {
         "owner": r.owner.map(|o| format!("p{o}")),
         "epoch": r.epoch,
         "lease_until": json::time_opt(r.lease_until),
+        "oldest_waiting": json::time_opt(h.oldest_waiting),
+        "lag_ms": h.lag(now).as_millis(),
         "refused": h.refused,
     })
 }
