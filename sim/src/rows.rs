@@ -170,6 +170,6 @@ fn reads_at(step: u64) -> bool {
 /// load rebuilds included (what the stored form holds, and what the live state derived
 /// from it). Compared as values, not as serialized text: a third of the simulator's time
 /// went to serializing three states every 32 steps.
-fn same(a: &State, b: &State) -> bool {
+pub(crate) fn same(a: &State, b: &State) -> bool {
     a.globals() == b.globals() && a.records().eq(b.records())
 }
