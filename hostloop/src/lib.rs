@@ -10,6 +10,8 @@
 //!   commit), what each committed effect asks of it ([`Order`]), its reports and its drain.
 //! - [`Ownership`]: on a store of several partitions, which ones this daemon steps: leases
 //!   with epochs, claimed, left, released and lost by one deterministic assignment.
+//! - [`owner_round`]: the round of a daemon that owns partitions (heartbeat, seats that
+//!   ended unasked handed back, then what [`Ownership`] asks), over its I/O ([`OwnerIo`]).
 //! - [`relocate`]: a job moved to the partition its new definition routes to, whole, in one
 //!   transaction over both; a job with an open run waits for it.
 //! - [`route`]: which [`Partition`] of a store a job lives in (by its concurrency key, else
@@ -22,6 +24,7 @@
 mod batch;
 mod incarnation;
 mod moves;
+mod owner;
 mod ownership;
 mod partition;
 mod startup;
@@ -31,6 +34,7 @@ mod testing;
 pub use batch::{Batch, BATCH_MAX};
 pub use incarnation::{backoff, Holding, Incarnation, Order};
 pub use moves::{relocate, Relocated};
+pub use owner::{owner_round, OwnerIo, Roster};
 pub use ownership::{assign, live, Lease, Member, Ownership, Phase, Step};
 pub use partition::{route, route_of, Partition, PartitionCount, PartitionCountError};
 pub use startup::{LeftRun, Started, Startup};

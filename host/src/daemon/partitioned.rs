@@ -22,7 +22,7 @@ use std::sync::Arc;
 use std::time::Duration as StdDuration;
 
 use duetime::{Actor, ProcessId};
-use duetime_loop::{Ownership, Partition, Step};
+use duetime_loop::{owner_round, OwnerIo, Ownership, Partition, Roster};
 use tracing::{info, warn};
 
 use super::seat::Seat;
@@ -152,111 +152,23 @@ impl<S: Store + 'static> Partitioned<S> {
         Stopped::Interrupted
     }
 
-    /// One round: the heartbeat, the steps ownership asks for, the moves owed, people's
-    /// commands.
+    /// One round: the owner's round (`duetime_loop::owner_round`: the heartbeat, seats that
+    /// ended unasked handed back, the steps ownership asks for), then the moves owed and
+    /// people's commands.
     fn turn(&mut self) -> Result<(), StoreError> {
-        let roster = self
-            .store
-            .beat(self.me, self.own.is_stopping(), self.lease)?;
-        self.reap()?;
-        let drained: Vec<Partition> = self
-            .seats
-            .iter_mut()
-            .filter_map(|(&p, s)| matches!(s.ended(), Some(Stopped::Drained)).then_some(p))
-            .collect();
-        let steps = self
-            .own
-            .round(roster.now, &roster.leases, &roster.members, |p| {
-                drained.contains(&p) || !self.seats.contains_key(&p)
-            });
-        for step in steps {
-            self.take(step)?;
-        }
+        self.gone.retain_mut(|s| s.ended().is_none());
+        let mut io = Owner {
+            store: &mut self.store,
+            open: &self.open,
+            me: self.me,
+            lease: self.lease,
+            setup: &self.setup,
+            seats: &mut self.seats,
+            gone: &mut self.gone,
+        };
+        owner_round(&mut self.own, &mut io)?;
         self.carry_out_moves();
         super::people::log_people_in(&mut self.store, &mut self.journal_seen)
-    }
-
-    /// Seats that ended while this daemon still steps their partition (a store error at
-    /// start, a write fenced, a panic): the partition is handed back at once, so the next
-    /// round claims it again under a new epoch (with a new seat) rather than leaving it
-    /// unstepped until its lease ends. A seat that drained (SIGTERM reaches every seat
-    /// as it reaches the owner) is left to this round's leave and the next one's release.
-    fn reap(&mut self) -> Result<(), StoreError> {
-        self.gone.retain_mut(|s| s.ended().is_none());
-        for (p, epoch) in self.stepping() {
-            let ended = self
-                .seats
-                .get_mut(&p)
-                .and_then(|s| s.ended().map(|e| *e != Stopped::Drained));
-            if ended == Some(true) {
-                warn!(partition = %p, "its seat ended unasked: handing the partition back");
-                self.store.release(p, self.me, epoch)?;
-                self.own.released(p);
-                self.seats.remove(&p);
-            }
-        }
-        Ok(())
-    }
-
-    fn take(&mut self, step: Step) -> Result<(), StoreError> {
-        match step {
-            Step::Claim { partition, seen } => self.claim(partition, seen),
-            Step::Leave { partition } => {
-                info!(%partition, "leaving: the partition goes to another daemon once its runs end");
-                if let Some(seat) = self.seats.get(&partition) {
-                    seat.link.leave();
-                }
-                Ok(())
-            }
-            Step::Release { partition, epoch } => {
-                if self.store.release(partition, self.me, epoch)? {
-                    info!(%partition, epoch, "handed back");
-                }
-                self.own.released(partition);
-                if let Some(mut seat) = self.seats.remove(&partition) {
-                    seat.join();
-                }
-                Ok(())
-            }
-            Step::Lost { partition } => {
-                warn!(%partition, "lost: the store shows another owner or epoch");
-                if let Some(seat) = self.seats.remove(&partition) {
-                    seat.link.lose();
-                    self.gone.push(seat);
-                }
-                Ok(())
-            }
-        }
-    }
-
-    /// Claims `partition` and starts a seat there under the new epoch.
-    fn claim(&mut self, partition: Partition, seen: u64) -> Result<(), StoreError> {
-        let Some(epoch) = self.store.claim(partition, self.me, seen, self.lease)? else {
-            return Ok(());
-        };
-        self.own.claimed(partition, epoch);
-        let process = self.store.next_process_id()?;
-        let holder = Holder {
-            owner: self.me,
-            epoch,
-            ttl: self.lease,
-        };
-        let spawned = self.seat_setup(partition).and_then(|setup| {
-            let open = Arc::clone(&self.open);
-            Seat::spawn(move || open(), setup, partition, process, holder)
-        });
-        match spawned {
-            Ok(seat) => {
-                info!(%partition, epoch, seat = %process, "claimed");
-                self.seats.insert(partition, seat);
-            }
-            Err(e) => {
-                warn!(%partition, "claimed, but its seat did not start ({e}): handed back");
-                self.store.release(partition, self.me, epoch)?;
-                self.own.released(partition);
-            }
-        }
-        Ok(())
     }
 
     /// The partitions this daemon steps (not those it is leaving), with their epochs.
@@ -266,14 +178,6 @@ impl<S: Store + 'static> Partitioned<S> {
             .filter(|&(_, _, phase)| phase == duetime_loop::Phase::Stepping)
             .map(|(p, e, _)| (p, e))
             .collect()
-    }
-
-    /// A seat's setup: this daemon's, with the partition's own runs directory (run ids
-    /// are a partition's counters, so each partition keeps its runs apart).
-    fn seat_setup(&self, partition: Partition) -> std::io::Result<Setup> {
-        let mut setup = self.setup.clone();
-        setup.runs = Runs::open(partition_runs(self.setup.runs.root(), partition))?;
-        Ok(setup)
     }
 
     /// The pending moves of jobs in partitions this daemon steps, now that their runs may
@@ -348,4 +252,114 @@ impl<S: Store + 'static> Partitioned<S> {
 /// Where the runs of partition `p` are kept under a daemon's runs directory.
 pub fn partition_runs(root: &std::path::Path, p: Partition) -> std::path::PathBuf {
     root.join(format!("p{}", p.0))
+}
+
+/// The daemon's side of its owner round: its own store handle for the heartbeat, claims
+/// and releases, and a seat (a thread with a store handle of its own) per partition.
+struct Owner<'a, S: Store> {
+    store: &'a mut S,
+    open: &'a Opener<S>,
+    me: ProcessId,
+    lease: duetime::Duration,
+    setup: &'a Setup,
+    seats: &'a mut BTreeMap<Partition, Seat>,
+    gone: &'a mut Vec<Seat>,
+}
+
+impl<S: Store + 'static> OwnerIo for Owner<'_, S> {
+    type Error = StoreError;
+
+    fn beat(&mut self, stopping: bool) -> Result<Roster, StoreError> {
+        self.store.beat(self.me, stopping, self.lease)
+    }
+
+    fn ended_unasked(&mut self, partition: Partition) -> bool {
+        let unasked = self
+            .seats
+            .get_mut(&partition)
+            .and_then(|s| s.ended().map(|e| *e != Stopped::Drained))
+            .unwrap_or(false);
+        if unasked {
+            warn!(%partition, "its seat ended unasked: handing the partition back");
+        }
+        unasked
+    }
+
+    fn drained(&mut self, partition: Partition) -> bool {
+        self.seats
+            .get_mut(&partition)
+            .is_none_or(|s| matches!(s.ended(), Some(Stopped::Drained)))
+    }
+
+    fn claim(&mut self, partition: Partition, seen: u64) -> Result<Option<u64>, StoreError> {
+        self.store.claim(partition, self.me, seen, self.lease)
+    }
+
+    /// A seat under the new epoch, with a fresh process id of the store's.
+    fn seat(&mut self, partition: Partition, epoch: u64) -> bool {
+        let holder = Holder {
+            owner: self.me,
+            epoch,
+            ttl: self.lease,
+        };
+        let spawned = self
+            .store
+            .next_process_id()
+            .map_err(|e| e.to_string())
+            .and_then(|process| {
+                let setup = seat_setup(self.setup, partition).map_err(|e| e.to_string())?;
+                let open = Arc::clone(self.open);
+                Seat::spawn(move || open(), setup, partition, process, holder)
+                    .map(|seat| (process, seat))
+                    .map_err(|e| e.to_string())
+            });
+        match spawned {
+            Ok((process, seat)) => {
+                info!(%partition, epoch, seat = %process, "claimed");
+                self.seats.insert(partition, seat);
+                true
+            }
+            Err(e) => {
+                warn!(%partition, "claimed, but its seat did not start ({e}): handed back");
+                false
+            }
+        }
+    }
+
+    fn release(&mut self, partition: Partition, epoch: u64) -> Result<bool, StoreError> {
+        let released = self.store.release(partition, self.me, epoch)?;
+        if released {
+            info!(%partition, epoch, "handed back");
+        }
+        Ok(released)
+    }
+
+    fn leave(&mut self, partition: Partition) {
+        info!(%partition, "leaving: the partition goes to another daemon once its runs end");
+        if let Some(seat) = self.seats.get(&partition) {
+            seat.link.leave();
+        }
+    }
+
+    fn unseat(&mut self, partition: Partition) {
+        if let Some(mut seat) = self.seats.remove(&partition) {
+            seat.join();
+        }
+    }
+
+    fn lost(&mut self, partition: Partition) {
+        warn!(%partition, "lost: the store shows another owner or epoch");
+        if let Some(seat) = self.seats.remove(&partition) {
+            seat.link.lose();
+            self.gone.push(seat);
+        }
+    }
+}
+
+/// A seat's setup: this daemon's, with the partition's own runs directory (run ids are a
+/// partition's counters, so each partition keeps its runs apart).
+fn seat_setup(setup: &Setup, partition: Partition) -> std::io::Result<Setup> {
+    let mut setup = setup.clone();
+    setup.runs = Runs::open(partition_runs(setup.runs.root(), partition))?;
+    Ok(setup)
 }

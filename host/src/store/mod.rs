@@ -529,16 +529,9 @@ pub struct Holder {
     pub ttl: duetime::Duration,
 }
 
-/// What one heartbeat reads back (`Store::beat`): the store's clock, every partition's
-/// lease in partition order, and the daemons alive or not yet forgotten. What
-/// `duetime_loop::Ownership::round` takes.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Roster {
-    /// The store's clock (the database server's) when the beat was written.
-    pub now: Timestamp,
-    pub leases: Vec<Lease>,
-    pub members: Vec<Member>,
-}
+/// What one heartbeat reads back (`Store::beat`): the shared loop's type, which its owner
+/// round takes.
+pub use duetime_loop::Roster;
 
 /// The state and the journal, kept together.
 pub trait Store {

@@ -8,7 +8,8 @@ use std::collections::BTreeMap;
 
 use duetime::{Effect, Event, Outcome, ProcessId, RunId};
 use duetime_loop::{
-    Incarnation, Member, Order, Ownership, Partition, PartitionCount, Startup, Step, BATCH_MAX,
+    owner_round, Incarnation, Member, Order, OwnerIo, Ownership, Partition, PartitionCount, Roster,
+    Startup, BATCH_MAX,
 };
 use rand::Rng;
 
@@ -176,7 +177,6 @@ impl PartsWorld {
         if !daemon.up || daemon.frozen || daemon.gen != gen {
             return;
         }
-        self.heartbeat(d);
         if self.trace.is_some() {
             let daemon = &self.daemons[d];
             let held: Vec<String> = daemon
@@ -197,17 +197,12 @@ impl PartsWorld {
             );
             self.note(|| line);
         }
-        self.check.overdue(self.t);
-        let leases: Vec<_> = self.parts.iter().map(|p| p.lease).collect();
-        let daemon = &mut self.daemons[d];
-        let presences = &daemon.presences;
-        let drained = |p: Partition| presences.get(&p).is_none_or(|x| x.inc.is_drained());
-        let steps = daemon
-            .own
-            .round(ts(self.t), &leases, &self.members, drained);
-        for step in steps {
-            self.take_step(d, step);
-        }
+        // The owner's round as the daemon runs it (`duetime_loop::owner_round`), over this
+        // world's store and incarnations; a commit whose answer is lost ends it there.
+        let placeholder = Ownership::new(ProcessId(0), self.cfg.partitions, MAX_MOVES);
+        let mut own = std::mem::replace(&mut self.daemons[d].own, placeholder);
+        let _answer_lost = owner_round(&mut own, &mut SimOwner { w: self, d });
+        self.daemons[d].own = own;
         let held: Vec<Partition> = self.daemons[d].presences.keys().copied().collect();
         for p in held {
             self.turn(d, p);
@@ -238,10 +233,9 @@ impl PartsWorld {
         }
     }
 
-    fn heartbeat(&mut self, d: usize) {
+    fn heartbeat(&mut self, d: usize, stopping: bool) {
         let me = self.daemons[d].me;
         let until = ts(self.t + self.cfg.ttl_ms);
-        let stopping = self.daemons[d].own.is_stopping();
         // An upsert of its row (a row forgotten while it stalled comes back), and the
         // rows of daemons gone a lease ago are forgotten.
         let now = ts(self.t);
@@ -266,44 +260,6 @@ impl PartsWorld {
         self.serving_changed();
         let back = self.rng.gen_range(5_000..120_000);
         self.at(self.t + back, Act::Restart { d });
-    }
-
-    fn take_step(&mut self, d: usize, step: Step) {
-        let me = self.daemons[d].me;
-        match step {
-            Step::Claim { partition, seen } => {
-                let Some(epoch) = self.claim(partition, me, seen) else {
-                    return;
-                };
-                if self.answer_lost() {
-                    self.check.claim_unheard(partition, self.t);
-                    return;
-                }
-                let process = self.fresh_process();
-                let daemon = &mut self.daemons[d];
-                daemon.own.claimed(partition, epoch);
-                daemon.presences.insert(
-                    partition,
-                    Presence {
-                        inc: Incarnation::new(process),
-                        startup: Some(Startup::new(process, Vec::new())),
-                        ended: BTreeMap::new(),
-                        leaving: false,
-                    },
-                );
-            }
-            Step::Leave { partition } => self.leave(d, partition),
-            Step::Release { partition, epoch } => {
-                if self.release(partition, me, epoch) && !self.answer_lost() {
-                    self.daemons[d].own.released(partition);
-                    self.daemons[d].presences.remove(&partition);
-                }
-            }
-            Step::Lost { partition } => {
-                self.probe("partition found lost");
-                self.daemons[d].presences.remove(&partition);
-            }
-        }
     }
 
     /// The incarnation in `p` drains (the core's `ProcessDraining`); one that never
@@ -508,5 +464,92 @@ impl PartsWorld {
     pub(super) fn serving_changed(&mut self) {
         let serving = self.daemons.iter().any(Daemon::serves);
         self.check.serving(serving, self.t);
+    }
+}
+
+/// A commit whose answer was lost: the daemon does not know it committed, and its round
+/// ends there, as on a store error.
+struct AnswerLost;
+
+/// The world's side of daemon `d`'s owner round: the store's leases and heartbeats, and an
+/// incarnation (`Presence`) per partition it holds.
+struct SimOwner<'a> {
+    w: &'a mut PartsWorld,
+    d: usize,
+}
+
+impl OwnerIo for SimOwner<'_> {
+    type Error = AnswerLost;
+
+    /// Its heartbeat (an upsert of its row; rows of daemons gone a lease ago forgotten),
+    /// then what the store holds, by the store's clock.
+    fn beat(&mut self, stopping: bool) -> Result<Roster, AnswerLost> {
+        let w = &mut *self.w;
+        w.heartbeat(self.d, stopping);
+        w.check.overdue(w.t);
+        Ok(Roster {
+            now: ts(w.t),
+            leases: w.parts.iter().map(|p| p.lease).collect(),
+            members: w.members.clone(),
+        })
+    }
+
+    /// The world's seats never end unasked: their incarnations stop only with the daemon.
+    fn ended_unasked(&mut self, _: Partition) -> bool {
+        false
+    }
+
+    fn drained(&mut self, p: Partition) -> bool {
+        let presences = &self.w.daemons[self.d].presences;
+        presences.get(&p).is_none_or(|x| x.inc.is_drained())
+    }
+
+    fn claim(&mut self, p: Partition, seen: u64) -> Result<Option<u64>, AnswerLost> {
+        let me = self.w.daemons[self.d].me;
+        let Some(epoch) = self.w.claim(p, me, seen) else {
+            return Ok(None);
+        };
+        if self.w.answer_lost() {
+            self.w.check.claim_unheard(p, self.w.t);
+            return Err(AnswerLost);
+        }
+        Ok(Some(epoch))
+    }
+
+    /// A new incarnation there, with a fresh process id, starting up.
+    fn seat(&mut self, p: Partition, _epoch: u64) -> bool {
+        let process = self.w.fresh_process();
+        self.w.daemons[self.d].presences.insert(
+            p,
+            Presence {
+                inc: Incarnation::new(process),
+                startup: Some(Startup::new(process, Vec::new())),
+                ended: BTreeMap::new(),
+                leaving: false,
+            },
+        );
+        true
+    }
+
+    fn release(&mut self, p: Partition, epoch: u64) -> Result<bool, AnswerLost> {
+        let me = self.w.daemons[self.d].me;
+        let released = self.w.release(p, me, epoch);
+        if self.w.answer_lost() {
+            return Err(AnswerLost);
+        }
+        Ok(released)
+    }
+
+    fn leave(&mut self, p: Partition) {
+        self.w.leave(self.d, p);
+    }
+
+    fn unseat(&mut self, p: Partition) {
+        self.w.daemons[self.d].presences.remove(&p);
+    }
+
+    fn lost(&mut self, p: Partition) {
+        self.w.probe("partition found lost");
+        self.w.daemons[self.d].presences.remove(&p);
     }
 }
