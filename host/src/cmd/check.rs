@@ -135,15 +135,7 @@ fn report_invalid(
         writeln!(out, "{v:#}")?;
         return Ok(1);
     }
-    for e in errors {
-        writeln!(err, "{e}")?;
-    }
-    let n = errors.len();
-    writeln!(
-        err,
-        "{file}: invalid, {n} error{}",
-        if n == 1 { "" } else { "s" }
-    )?;
+    jobs_file::write_refusal(err, file, errors)?;
     Ok(1)
 }
 

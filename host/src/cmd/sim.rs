@@ -14,7 +14,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use duetime::Duration;
-use duetime_host::jobs_file;
 use duetime_sim::gen::{FaultMode, SimJob};
 use duetime_sim::report;
 use duetime_sim::user_jobs::{self, RunHints, Undrainable};
@@ -47,7 +46,7 @@ pub struct Args {
     pub days: Option<f64>,
     /// The store's tick the worlds run with, as `duetime run --tick` (an `every` must be
     /// at least a tick)
-    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_tick)]
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = duetime_host::human::parse_tick)]
     pub tick: Duration,
     /// Threads running seeds (default: the number of cores)
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
@@ -94,20 +93,6 @@ fn parse_days(text: &str) -> Result<f64, String> {
     }
 }
 
-/// A tick the core accepts (at least 1 s).
-fn parse_tick(text: &str) -> Result<Duration, String> {
-    let d = text.parse::<Duration>().map_err(|_| {
-        format!(
-            "`{}` is not a duration; accepted: such as 1s, 30s, 1m",
-            super::cut(text)
-        )
-    })?;
-    duetime::Config::with_tick(d)
-        .check()
-        .map(|()| d)
-        .map_err(|e| e.to_string())
-}
-
 fn parse_rate(text: &str) -> Result<f64, String> {
     match text.parse::<f64>() {
         Ok(p) if (0.0..=1.0).contains(&p) => Ok(p),
@@ -127,21 +112,9 @@ pub fn run(args: &Args, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<
         )?;
         return Ok(USAGE);
     }
-    let defs = match jobs_file::load_with(&args.file, &duetime::Config::with_tick(args.tick)) {
-        Ok(f) => f.jobs.into_iter().map(|j| j.def).collect::<Vec<_>>(),
-        Err(errors) => {
-            // As `duetime check` prints them, so one run shows everything to fix.
-            for e in &errors {
-                writeln!(err, "{e}")?;
-            }
-            let n = errors.len();
-            writeln!(
-                err,
-                "{file}: invalid, {n} error{}",
-                if n == 1 { "" } else { "s" }
-            )?;
-            return Ok(USAGE);
-        }
+    let config = duetime::Config::with_tick(args.tick);
+    let Some(defs) = super::job_defs(&args.file, &config, err)? else {
+        return Ok(USAGE);
     };
     let hints = RunHints {
         durations: args.durations.iter().cloned().collect(),

@@ -65,7 +65,6 @@ use duetime::{
     RunId, Schedule, State, Timestamp,
 };
 use duetime_host::human::{parse_time, TIMES};
-use duetime_host::jobs_file;
 use duetime_host::store::{self, Store};
 use duetime_loop::{Incarnation, LeftRun, Order, Started, Startup, BATCH_MAX};
 use serde_json::{json, Value};
@@ -110,7 +109,7 @@ pub struct Args {
     #[arg(long, value_name = "PATH|URL")]
     pub store: Option<String>,
     /// The tick of a fresh state (a store has its own)
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = duetime_host::human::parse_duration)]
     pub tick: Option<Duration>,
     /// How long JOB's runs take, such as backup=90s (repeatable; default 1s)
     #[arg(long = "duration", value_name = "JOB=TIME", value_parser = parse_job_duration)]
@@ -282,9 +281,8 @@ pub fn run(args: &Args, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<
             }
         }
         None => {
-            let config = Config::with_tick(args.tick.unwrap_or(Duration::from_secs(30)));
-            if let Err(why) = config.check() {
-                let tick = config.tick;
+            let tick = args.tick.unwrap_or(Duration::from_secs(30));
+            if let Err(why) = duetime_host::human::check_tick(tick) {
                 return usage(
                     err,
                     &format!(
@@ -292,25 +290,13 @@ pub fn run(args: &Args, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<
                     ),
                 );
             }
-            (State::new(config), None)
+            (State::new(Config::with_tick(tick)), None)
         }
     };
     let config = *state.config();
     let file = args.file.display().to_string();
-    let defs: Vec<JobDef> = match jobs_file::load_with(&args.file, &config) {
-        Ok(f) => f.jobs.into_iter().map(|j| j.def).collect(),
-        Err(errors) => {
-            for e in &errors {
-                writeln!(err, "{e}")?;
-            }
-            let n = errors.len();
-            writeln!(
-                err,
-                "{file}: invalid, {n} error{}",
-                if n == 1 { "" } else { "s" }
-            )?;
-            return Ok(1);
-        }
+    let Some(defs) = super::job_defs(&args.file, &config, err)? else {
+        return Ok(1);
     };
 
     // Every job named by a flag must exist in the file or the store.

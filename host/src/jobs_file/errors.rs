@@ -2,6 +2,7 @@
 //! accepted that the reader's errors share.
 
 use std::fmt;
+use std::io;
 
 use duetime::{CronError, DefError, Duration, ScheduleError};
 
@@ -345,6 +346,24 @@ fn fmt_def(e: &DefError, f: &mut fmt::Formatter<'_>) -> fmt::Result {
 }
 
 impl std::error::Error for JobsFileError {}
+
+/// A refused file as `check`, `sim` and `what-if` print it: every error, one a line, then
+/// `FILE: invalid, N errors`.
+pub fn write_refusal(
+    w: &mut dyn io::Write,
+    file: &str,
+    errors: &[JobsFileError],
+) -> io::Result<()> {
+    for e in errors {
+        writeln!(w, "{e}")?;
+    }
+    let n = errors.len();
+    writeln!(
+        w,
+        "{file}: invalid, {n} error{}",
+        if n == 1 { "" } else { "s" }
+    )
+}
 
 /// `file` or `file:line`.
 struct Where<'a>(&'a str, Option<usize>);

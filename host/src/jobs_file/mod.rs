@@ -46,7 +46,7 @@ use std::path::Path;
 
 use duetime::{Config, JobDef};
 
-pub use errors::{FieldProblem, JobProblem, JobRef, JobsFileError, TopProblem};
+pub use errors::{write_refusal, FieldProblem, JobProblem, JobRef, JobsFileError, TopProblem};
 pub use fields::{Field, JOB_FIELDS, TOP_FIELDS};
 pub(crate) use reader::describe;
 pub use rules::{all_names, from_name, name_of, Rule};
