@@ -86,9 +86,15 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     })
 }
 
-/// A tick (`check --tick`): a duration the core's config check takes as one.
+/// A tick (`--tick` of `check`, `sim` and `what-if`): a duration the core's config check
+/// takes as one. The one tick parser of the command line.
 pub fn parse_tick(text: &str) -> Result<Duration, String> {
-    let d = parse_duration(text)?;
+    check_tick(parse_duration(text)?)
+}
+
+/// A duration the core's config check takes as a tick, else why not (`what-if` checks its
+/// `--tick` only without `--store`, whose tick it is not).
+pub fn check_tick(d: Duration) -> Result<Duration, String> {
     duetime::Config::with_tick(d)
         .check()
         .map(|()| d)

@@ -6,7 +6,7 @@
 //!
 //! Exit codes: 0 success, 1 the input was refused (an invalid jobs file, a bad expression),
 //! 2 a usage error (clap's). `sim` has its own (duetime-sim's): see `cmd/sim.rs`; `what-if`
-//! exits 64 on usage errors: see `cmd/what_if.rs`; so does `run` for flag values the core
+//! exits 64 on usage errors: see `cmd/what_if/`; so does `run` for flag values the core
 //! refuses and config flags that contradict the store's: see `cmd/run.rs`.
 
 use std::io::{self, Write};

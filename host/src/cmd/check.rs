@@ -7,7 +7,7 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 
 use duetime::{Backoff, JobDef, Schedule, Timestamp};
-use duetime_host::jobs_file::{self, name_of, HostJob, JobRef, JobsFileError, MISSED, OVERLAP};
+use duetime_host::jobs_file::{self, name_of, HostJob, JobRef, JobsFileError};
 
 use super::due;
 use crate::cmd::parse_instant;
@@ -135,15 +135,7 @@ fn report_invalid(
         writeln!(out, "{v:#}")?;
         return Ok(1);
     }
-    for e in errors {
-        writeln!(err, "{e}")?;
-    }
-    let n = errors.len();
-    writeln!(
-        err,
-        "{file}: invalid, {n} error{}",
-        if n == 1 { "" } else { "s" }
-    )?;
+    jobs_file::write_refusal(err, file, errors)?;
     Ok(1)
 }
 
@@ -181,7 +173,7 @@ fn backoff_text(b: &Backoff) -> String {
 }
 
 fn rules_text(d: &JobDef) -> String {
-    let overlap = name_of(OVERLAP, &d.overlap_policy());
+    let overlap = name_of(&d.overlap_policy());
     let overlap = if d.overlap.is_some() {
         overlap.to_string()
     } else {
@@ -194,7 +186,7 @@ fn rules_text(d: &JobDef) -> String {
     };
     format!(
         "missed {}, overlap {overlap}, retries {retries}, timeout {}, stall_after {}",
-        name_of(MISSED, &d.missed),
+        name_of(&d.missed),
         d.timeout,
         d.stall_after
     )
@@ -282,8 +274,8 @@ fn job_json(job: &HostJob, from: Timestamp, count: usize) -> serde_json::Value {
     let d = &job.def;
     let dst = match &d.schedule {
         Schedule::Cron(c) => serde_json::json!({
-            "gap": name_of(jobs_file::GAP, &c.policy().gap),
-            "fold": name_of(jobs_file::FOLD, &c.policy().fold),
+            "gap": name_of(&c.policy().gap),
+            "fold": name_of(&c.policy().fold),
             "explicit": c.explicit_policy().is_some(),
         }),
         _ => serde_json::Value::Null,
@@ -292,7 +284,7 @@ fn job_json(job: &HostJob, from: Timestamp, count: usize) -> serde_json::Value {
         "name": d.name.as_str(),
         "schedule": schedule_text(&d.schedule, job.cron_text.as_deref()),
         "dst": dst,
-        "overlap": name_of(OVERLAP, &d.overlap_policy()),
+        "overlap": name_of(&d.overlap_policy()),
         "def": def_json(d),
         "command": command_json(&job.command),
         "next": due::upcoming(&d.schedule, from, count).iter().map(due::to_json).collect::<Vec<_>>(),

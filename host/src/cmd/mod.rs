@@ -20,6 +20,23 @@ use duetime::Timestamp;
 // where the `human_input` fuzz target reaches it; the subcommands name it from here.
 pub use duetime_host::human::{cut, parse_instant};
 
+/// The definitions of the jobs file at `path` under `config`, or `None` after printing
+/// every error as `check` does (`sim` and `what-if`: one run shows everything to fix).
+pub fn job_defs(
+    path: &std::path::Path,
+    config: &duetime::Config,
+    err: &mut dyn std::io::Write,
+) -> std::io::Result<Option<Vec<duetime::JobDef>>> {
+    match duetime_host::jobs_file::load_with(path, config) {
+        Ok(f) => Ok(Some(f.jobs.into_iter().map(|j| j.def).collect())),
+        Err(errors) => {
+            let file = path.display().to_string();
+            duetime_host::jobs_file::write_refusal(err, &file, &errors)?;
+            Ok(None)
+        }
+    }
+}
+
 /// The wall clock, read once per command (never by the core).
 pub fn now() -> Timestamp {
     Timestamp::from_chrono(&chrono::Utc::now())

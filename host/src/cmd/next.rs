@@ -9,7 +9,9 @@ use duetime::{DstPolicy, Timestamp};
 
 use super::due::{self, Due};
 use crate::cmd::parse_instant;
-use duetime_host::jobs_file::{name_of, FOLD, GAP};
+use clap::builder::PossibleValuesParser;
+use duetime::{Fold, Gap};
+use duetime_host::jobs_file::{all_names, from_name, name_of, Rule};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -26,10 +28,10 @@ pub struct Args {
     #[arg(long, value_name = "TIME", value_parser = parse_instant)]
     pub from: Option<Timestamp>,
     /// Daylight-saving rule for local times that do not exist (default: cron's)
-    #[arg(long, value_parser = ["run_at_gap_end", "skip"])]
+    #[arg(long, value_parser = PossibleValuesParser::new(all_names::<Gap>()))]
     pub gap: Option<String>,
     /// Daylight-saving rule for local times that happen twice (default: cron's)
-    #[arg(long, value_parser = ["first", "last", "both"])]
+    #[arg(long, value_parser = PossibleValuesParser::new(all_names::<Fold>()))]
     pub fold: Option<String>,
     /// Print JSON instead of text
     #[arg(long)]
@@ -59,8 +61,8 @@ pub fn run(args: &Args, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<
         (gap, fold) => {
             let default = cron.policy();
             let policy = DstPolicy {
-                gap: pick(gap, GAP, default.gap),
-                fold: pick(fold, FOLD, default.fold),
+                gap: pick(gap, default.gap),
+                fold: pick(fold, default.fold),
             };
             cron.with_dst(Some(policy))
         }
@@ -76,8 +78,8 @@ pub fn run(args: &Args, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<
             "zone": cron.zone().name(),
             "fixed_time": cron.is_fixed_time(),
             "dst": {
-                "gap": name_of(GAP, &policy.gap),
-                "fold": name_of(FOLD, &policy.fold),
+                "gap": name_of(&policy.gap),
+                "fold": name_of(&policy.fold),
                 "explicit": cron.explicit_policy().is_some(),
             },
             "from": from.to_string(),
@@ -92,9 +94,8 @@ pub fn run(args: &Args, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<
 }
 
 /// The rule named `name` (clap has already checked it is one), else `default`.
-fn pick<T: Copy>(name: Option<&str>, options: &[(T, &str)], default: T) -> T {
-    name.and_then(|n| options.iter().find(|(_, o)| *o == n).map(|(v, _)| *v))
-        .unwrap_or(default)
+fn pick<T: Rule>(name: Option<&str>, default: T) -> T {
+    name.and_then(from_name).unwrap_or(default)
 }
 
 /// The expression as the person typed it, spaces evened and any `CRON_TZ=` (printed as

@@ -14,7 +14,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use duetime::Duration;
-use duetime_host::jobs_file;
 use duetime_sim::gen::{FaultMode, SimJob};
 use duetime_sim::report;
 use duetime_sim::user_jobs::{self, RunHints, Undrainable};
@@ -47,7 +46,7 @@ pub struct Args {
     pub days: Option<f64>,
     /// The store's tick the worlds run with, as `duetime run --tick` (an `every` must be
     /// at least a tick)
-    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_tick)]
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = duetime_host::human::parse_tick)]
     pub tick: Duration,
     /// Threads running seeds (default: the number of cores)
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
@@ -94,20 +93,6 @@ fn parse_days(text: &str) -> Result<f64, String> {
     }
 }
 
-/// A tick the core accepts (at least 1 s).
-fn parse_tick(text: &str) -> Result<Duration, String> {
-    let d = text.parse::<Duration>().map_err(|_| {
-        format!(
-            "`{}` is not a duration; accepted: such as 1s, 30s, 1m",
-            super::cut(text)
-        )
-    })?;
-    duetime::Config::with_tick(d)
-        .check()
-        .map(|()| d)
-        .map_err(|e| e.to_string())
-}
-
 fn parse_rate(text: &str) -> Result<f64, String> {
     match text.parse::<f64>() {
         Ok(p) if (0.0..=1.0).contains(&p) => Ok(p),
@@ -127,38 +112,43 @@ pub fn run(args: &Args, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<
         )?;
         return Ok(USAGE);
     }
-    let defs = match jobs_file::load_with(&args.file, &duetime::Config::with_tick(args.tick)) {
-        Ok(f) => f.jobs.into_iter().map(|j| j.def).collect::<Vec<_>>(),
-        Err(errors) => {
-            // As `duetime check` prints them, so one run shows everything to fix.
-            for e in &errors {
-                writeln!(err, "{e}")?;
-            }
-            let n = errors.len();
-            writeln!(
-                err,
-                "{file}: invalid, {n} error{}",
-                if n == 1 { "" } else { "s" }
-            )?;
-            return Ok(USAGE);
-        }
+    let Some(jobs) = file_jobs(args, &file, err)? else {
+        return Ok(USAGE);
+    };
+    let jobs = Arc::new(jobs);
+    let opts = options(args, &jobs);
+    if args.trace {
+        return trace(args, seeds.start, opts, out);
+    }
+    run_seeds(args, &file, seeds, &jobs, &opts, out)
+}
+
+/// The file's jobs as the simulator draws them, or `None` after saying why not (every
+/// error of the file, or what the simulator cannot take).
+fn file_jobs(args: &Args, file: &str, err: &mut dyn Write) -> io::Result<Option<Vec<SimJob>>> {
+    let config = duetime::Config::with_tick(args.tick);
+    let Some(defs) = super::job_defs(&args.file, &config, err)? else {
+        return Ok(None);
     };
     let hints = RunHints {
         durations: args.durations.iter().cloned().collect(),
         fail_rate: args.fail_rate,
     };
-    let jobs = match user_jobs::sim_jobs(&defs, &hints) {
-        Ok(jobs) => jobs,
+    match user_jobs::sim_jobs(&defs, &hints) {
+        Ok(jobs) => Ok(Some(jobs)),
         Err(errors) => {
             for e in &errors {
                 writeln!(err, "{file}: {e}")?;
             }
             writeln!(err, "{file}: cannot be simulated")?;
-            return Ok(USAGE);
+            Ok(None)
         }
-    };
-    let jobs = Arc::new(jobs);
-    let opts = Options {
+    }
+}
+
+/// The worlds' options: the file's jobs, and the flags' overrides.
+fn options(args: &Args, jobs: &Arc<Vec<SimJob>>) -> Options {
+    Options {
         overrides: Overrides {
             processes: args.processes.map(usize::from),
             jobs: None,
@@ -167,44 +157,55 @@ pub fn run(args: &Args, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<
             tick_ms: Some(args.tick.as_millis() as i64),
             without_late_draws: false,
         },
-        jobs: Some(Arc::clone(&jobs)),
+        jobs: Some(Arc::clone(jobs)),
         keep_durations: true,
         ..Options::default()
-    };
-    let replay = |seed: u64| replay_command(args, seed);
-
-    if args.trace {
-        let mut opts = opts;
-        opts.readable_trace = true;
-        let r = run_seed(seeds.start, &opts);
-        writeln!(out, "{}", r.config)?;
-        for line in r.trace.iter().flatten() {
-            writeln!(out, "{line}")?;
-        }
-        report::write_failure(out, &r, &replay(r.seed))?;
-        return Ok(r.verdict.exit_code() as u8);
     }
+}
 
+/// `--trace`: one world, every event of it.
+fn trace(args: &Args, seed: u64, mut opts: Options, out: &mut dyn Write) -> io::Result<u8> {
+    opts.readable_trace = true;
+    let r = run_seed(seed, &opts);
+    writeln!(out, "{}", r.config)?;
+    for line in r.trace.iter().flatten() {
+        writeln!(out, "{line}")?;
+    }
+    report::write_failure(out, &r, &replay_command(args, r.seed))?;
+    Ok(r.verdict.exit_code() as u8)
+}
+
+/// Every seed of the range, then the summary, the seeds set apart by design and the
+/// failures, as text or JSON.
+fn run_seeds(
+    args: &Args,
+    file: &str,
+    seeds: Range<u64>,
+    jobs: &[SimJob],
+    opts: &Options,
+    out: &mut dyn Write,
+) -> io::Result<u8> {
+    let replay = |seed: u64| replay_command(args, seed);
     let threads = args.threads.map_or_else(
         || std::thread::available_parallelism().map_or(1, |n| n.get()),
         usize::from,
     );
     let title = format!("duetime sim summary ({file})");
     if !args.json {
-        write_assumptions(out, &file, &jobs, args)?;
+        write_assumptions(out, file, jobs, args)?;
         writeln!(out)?;
     }
-    let mut totals = report::run_seeds(seeds, threads, &opts, false);
-    let by_design = set_apart_by_design(&mut totals, &jobs, &opts.overrides);
+    let mut totals = report::run_seeds(seeds, threads, opts, false);
+    let by_design = set_apart_by_design(&mut totals, jobs, &opts.overrides);
     if args.json {
-        let mut v = report::to_json(&title, &totals, &opts, &replay);
+        let mut v = report::to_json(&title, &totals, opts, &replay);
         v["by_design"] = by_design_json(&by_design);
         writeln!(out, "{v:#}")?;
         return Ok(totals.exit_code() as u8);
     }
     report::write_summary(out, &title, &totals)?;
     write_by_design(out, &by_design, &replay)?;
-    let code = report::write_failures(out, &totals, &opts, &replay, &mut |_, _, _| Ok(()))?;
+    let code = report::write_failures(out, &totals, opts, &replay, &mut |_, _, _| Ok(()))?;
     Ok(code as u8)
 }
 

@@ -1,0 +1,340 @@
+//! The jobs file read end to end: what is accepted, and every error with its line.
+
+use duetime::{DstPolicy, Duration, Fold, Gap, MissedRule, Overlap, Schedule};
+
+use super::*;
+
+fn errors(text: &str) -> Vec<String> {
+    match parse_str(text, "jobs.toml") {
+        Ok(f) => panic!("expected errors, parsed {} jobs", f.jobs.len()),
+        Err(es) => es.iter().map(ToString::to_string).collect(),
+    }
+}
+
+#[test]
+fn the_dead_mans_switch_reads_as_a_duration_and_below_the_tick_is_refused_by_name() {
+    let text = "[[job]]\nname = \"report\"\ncron = \"0 9 * * *\"\ncommand = [\"true\"]\nexpect_success_within = \"26h\"\n";
+    let file = parse_str(text, "jobs.toml").unwrap_or_else(|e| panic!("{e:?}"));
+    assert_eq!(
+        file.jobs[0].def.expect_success_within,
+        Some(Duration::from_hours(26))
+    );
+    let too_soon = text.replace("\"26h\"", "\"10s\"");
+    let es = errors(&too_soon);
+    assert_eq!(es.len(), 1, "{es:?}");
+    assert!(
+        es[0].contains("field \"expect_success_within\"")
+            && es[0].contains("accepted: at least the tick"),
+        "{es:?}"
+    );
+    let not_a_duration = text.replace("\"26h\"", "\"a day\"");
+    let es = errors(&not_a_duration);
+    assert!(es[0].contains("expect_success_within"), "{es:?}");
+}
+
+#[test]
+fn a_full_job_reads_into_the_core_definition() {
+    let text = r#"
+[[job]]
+name = "backup"
+title = "Nightly backup"
+cron = "30 2 * * *"
+tz = "America/New_York"
+dst = { fold = "last" }
+command = ["/usr/local/bin/backup", "--full"]
+workdir = "/var/backups"
+env = { LANG = "C", MODE = "full" }
+missed = "required"
+retries = 3
+backoff = { initial = "1m", max = "1h" }
+timeout = "2h"
+stall_after = "3h"
+safe_to_repeat = true
+legal_duty = true
+concurrency_key = "disk"
+
+[[job]]
+name = "tick"
+every = "15m"
+offset = "5m"
+command = ["true"]
+catch_up_window = "1h"
+missed = "catch_up_once"
+overlap = "buffer_one"
+
+[[job]]
+name = "once"
+at = 2025-03-09T07:00:00Z
+command = ["echo", "hi"]
+"#;
+    let file = parse_str(text, "jobs.toml").unwrap();
+    let names: Vec<_> = file.jobs.iter().map(|j| j.def.name.to_string()).collect();
+    assert_eq!(names, ["backup", "tick", "once"]);
+    let b = &file.jobs[0];
+    assert_eq!(b.def.title, "Nightly backup");
+    assert_eq!(b.def.missed, MissedRule::Required);
+    assert_eq!(b.def.retries, 3);
+    assert_eq!(b.def.backoff.initial, Duration::from_mins(1));
+    assert_eq!(b.def.timeout, Duration::from_hours(2));
+    assert!(b.def.safe_to_repeat && b.def.legal_duty);
+    assert_eq!(b.def.concurrency_key.as_deref(), Some("disk"));
+    let Schedule::Cron(c) = &b.def.schedule else {
+        panic!()
+    };
+    assert_eq!(
+        c.explicit_policy(),
+        Some(DstPolicy {
+            gap: Gap::RunAtGapEnd,
+            fold: Fold::Last
+        })
+    );
+    assert_eq!(b.command.argv, ["/usr/local/bin/backup", "--full"]);
+    assert_eq!(b.command.env.len(), 2);
+    assert_eq!(
+        file.jobs[1].def.schedule,
+        Schedule::every(Duration::from_mins(15), Duration::from_mins(5)).unwrap()
+    );
+    assert_eq!(file.jobs[1].def.overlap, Some(Overlap::BufferOne));
+    assert_eq!(
+        file.jobs[2].def.schedule,
+        Schedule::at("2025-03-09T07:00:00Z".parse().unwrap())
+    );
+}
+
+#[test]
+fn an_empty_file_has_no_jobs() {
+    assert_eq!(parse_str("", "x").unwrap().jobs.len(), 0);
+    assert_eq!(parse_str("# nothing\n", "x").unwrap().jobs.len(), 0);
+}
+
+#[test]
+fn errors_name_file_line_job_field_and_what_is_accepted() {
+    let es = errors(
+        "[[job]]\nname = \"backup\"\ncron = \"30 2 * * *\"\ncommand = [\"b\"]\nmissed = \"sometimes\"\n",
+    );
+    assert_eq!(
+        es,
+        [
+            "jobs.toml:5: job \"backup\": field \"missed\": \"sometimes\" is not a missed rule; accepted: skip, catch_up_once, required"
+        ]
+    );
+}
+
+#[test]
+fn every_error_of_a_file_is_reported() {
+    let es = errors(
+        r#"
+[[job]]
+name = "a"
+cron = "61 * * * *"
+command = []
+timeout = 10
+
+[[job]]
+name = "a"
+every = "5m"
+at = "2025-01-01T00:00:00Z"
+command = ["x"]
+"#,
+    );
+    assert_eq!(es.len(), 5, "{es:#?}");
+    assert!(es[0].starts_with("jobs.toml:4: job \"a\": field \"cron\": minute: `61`"));
+    assert!(es[1].starts_with("jobs.toml:5: job \"a\": field \"command\": is empty"));
+    assert!(es[2].starts_with("jobs.toml:6: job \"a\": field \"timeout\": is an integer"));
+    assert!(es[3].starts_with("jobs.toml:8: job \"a\": has 2 schedules (every, at)"));
+    assert!(es[4].starts_with(
+        "jobs.toml:9: job \"a\": field \"name\": \"a\" is already the name of job #1 (line 2)"
+    ));
+}
+
+#[test]
+fn field_errors_and_the_cores_refusals_come_in_one_pass() {
+    let es = errors(
+        r#"
+[[job]]
+name = "a"
+every = "5m"
+command = ["x"]
+timeout = "soon"
+legal_duty = true
+jitter = "2h"
+concurrency_limit = 0
+pause_after_failures = 0
+
+[[job]]
+name = "b"
+cron = "61 * * * *"
+command = ["x"]
+missed = "requried"
+legal_duty = true
+catch_up_window = "1h"
+retries = 500
+"#,
+    );
+    let fields: Vec<&str> = es
+        .iter()
+        .map(|e| {
+            e.split("field \"")
+                .nth(1)
+                .unwrap()
+                .split('"')
+                .next()
+                .unwrap()
+        })
+        .collect();
+    // Job a: a field error, then every refusal of the core; job b: field errors, and
+    // the core's refusals that do not hang on them (not "legal_duty needs required",
+    // since `missed` itself is misspelt).
+    assert_eq!(
+        fields,
+        [
+            "timeout",
+            "legal_duty",
+            "jitter",
+            "concurrency_limit",
+            "pause_after_failures",
+            "cron",
+            "missed",
+            "retries"
+        ],
+        "{es:#?}"
+    );
+}
+
+#[test]
+fn syntax_errors_carry_line_and_column() {
+    let es = errors("[[job]]\nname = \"a\"\ncron = \"* * * * *\n");
+    assert!(es[0].starts_with("jobs.toml:3:"), "{es:?}");
+    assert!(es[0].contains("not valid TOML"), "{es:?}");
+}
+
+#[test]
+fn misspelt_keys_get_a_suggestion() {
+    let es =
+        errors("[[job]]\nname = \"a\"\ncron = \"@daily\"\ncommand = [\"x\"]\ntimout = \"1m\"\n");
+    assert!(
+        es[0].contains("field \"timout\": is not accepted (did you mean \"timeout\"?)"),
+        "{es:?}"
+    );
+    let es = errors("[[jobs]]\nname = \"a\"\n");
+    assert!(es[0].contains("(did you mean \"job\"?)"), "{es:?}");
+}
+
+/// Issue 42: a short key far from every accepted one gets no guess.
+#[test]
+fn an_unrelated_short_key_gets_no_suggestion() {
+    let es = errors("foo = 1\n");
+    assert_eq!(es.len(), 1, "{es:?}");
+    assert!(!es[0].contains("did you mean"), "{es:?}");
+    let es = errors("[[job]]\nname = \"a\"\ncron = \"@daily\"\ncommand = [\"x\"]\nnmae = 1\n");
+    assert!(
+        es.iter().any(|e| e.contains("did you mean \"name\"")),
+        "{es:?}"
+    );
+}
+
+/// Issue 42: a bad `cron` and a misspelt `tz` in one job are both reported.
+#[test]
+fn a_bad_cron_does_not_hide_a_bad_zone() {
+    let es = errors(
+        "[[job]]\nname = \"a\"\ncron = \"0 0 32 * *\"\ntz = \"Europe/Pariss\"\ncommand = [\"x\"]\n",
+    );
+    assert_eq!(es.len(), 2, "{es:?}");
+    assert!(es.iter().any(|e| e.contains("field \"cron\"")), "{es:?}");
+    assert!(
+        es.iter()
+            .any(|e| e.contains("field \"tz\"") && e.contains("Europe/Paris")),
+        "{es:?}"
+    );
+}
+
+#[test]
+fn the_core_validation_speaks_through_the_file() {
+    let es = errors(
+        "[[job]]\nname = \"a\"\nevery = \"1s\"\ncommand = [\"x\"]\n\n[[job]]\nname = \"b\"\ncron = \"@daily\"\ncommand = [\"x\"]\nlegal_duty = true\n",
+    );
+    assert_eq!(
+        es,
+        [
+            "jobs.toml:3: job \"a\": field \"every\": every 1s is shorter than the tick (30s); accepted: a period of at least the tick",
+            "jobs.toml:10: job \"b\": field \"legal_duty\": a legal duty needs the missed rule `required`; accepted: missed = \"required\" with legal_duty = true, or legal_duty = false",
+        ]
+    );
+}
+
+#[test]
+fn alerts_tables_read_at_the_top_and_per_job_and_refuse_with_what_is_accepted() {
+    let file = parse_str(
+        "[alerts]\ncommand = [\"page-me\"]\nwebhook = \"https://hooks.example/d\"\n\n\
+         [[job]]\nname = \"a\"\nevery = \"1m\"\ncommand = [\"true\"]\n\n\
+         [[job]]\nname = \"b\"\nevery = \"1m\"\ncommand = [\"true\"]\nalerts = {}\n",
+        "jobs.toml",
+    )
+    .unwrap();
+    let global = file.alerts.as_ref().unwrap();
+    assert_eq!(
+        global.webhook.as_ref().unwrap().as_str(),
+        "https://hooks.example/d"
+    );
+    assert_eq!(file.jobs[0].route(Some(global)), Some(global));
+    assert!(!file.jobs[1].route(Some(global)).unwrap().sends());
+    let errors = errors(
+        "[alerts]\nwebhook = \"ftp://x\"\n\n[[job]]\nname = \"a\"\nevery = \"1m\"\ncommand = [\"true\"]\nalerts = { retries = \"many\" }\n",
+    );
+    assert_eq!(errors.len(), 2, "{errors:?}");
+    assert!(
+        errors[0]
+            .starts_with("jobs.toml:1: field \"alerts.webhook\": \"ftp://x\" is not a webhook URL"),
+        "{errors:?}"
+    );
+    assert!(
+        errors[1]
+            .contains("job \"a\": field \"alerts.retries\": is a string; accepted: an integer"),
+        "{errors:?}"
+    );
+}
+
+#[test]
+fn never_panics_on_mangled_input() {
+    let base = include_str!("../../jobs.example.toml").as_bytes().to_vec();
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for _ in 0..2_000 {
+        let mut bytes = base.clone();
+        for _ in 0..(next() % 8 + 1) {
+            let at = (next() as usize) % bytes.len();
+            match next() % 3 {
+                0 => bytes[at] = next() as u8,
+                1 => {
+                    bytes.remove(at);
+                }
+                _ => bytes.insert(at, b"\"[]{}=,.\n#0\\"[(next() % 12) as usize]),
+            }
+        }
+        let text = String::from_utf8_lossy(&bytes);
+        let _ = parse_str(&text, "fuzz.toml");
+    }
+}
+
+/// A dotted key in a job (`o.ffset`) is an implicit table without a span; it once made the
+/// second read for lines fail, and every error of the file pointed at the first `[[job]]`.
+#[test]
+fn a_dotted_key_does_not_cost_the_other_errors_their_lines() {
+    let es = errors(
+        "[[job]]\nname = \"a\"\nevery = \"1m\"\ncommand = [\"x\"]\n\n[[job]]\nname = \"b\"\nevery = \"1m\"\no.ffset = \"5m\"\ncommand = [\"x\"]\ntimout = \"1m\"\n",
+    );
+    assert_eq!(es.len(), 2, "{es:?}");
+    assert!(
+        es[0].starts_with("jobs.toml:9: job \"b\": field \"o\""),
+        "{es:?}"
+    );
+    assert!(
+        es[1].starts_with("jobs.toml:11: job \"b\": field \"timout\""),
+        "{es:?}"
+    );
+}
