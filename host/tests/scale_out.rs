@@ -270,3 +270,48 @@ fn a_daemon_frozen_past_its_leases_is_fenced_when_it_thaws() {
         }
     }
 }
+
+/// The threads of process `pid` named `name` (Linux: `/proc/PID/task/*/comm`).
+fn threads_named(pid: u32, name: &str) -> usize {
+    let Ok(tasks) = fs::read_dir(format!("/proc/{pid}/task")) else {
+        return 0;
+    };
+    tasks
+        .flatten()
+        .filter(|t| fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.trim() == name))
+        .count()
+}
+
+/// A daemon holding four partitions whose alerts go somewhere delivers them from one
+/// thread, not one a partition: its seats share the owner's.
+#[test]
+fn a_daemon_of_several_partitions_delivers_alerts_from_one_thread() {
+    let Some(url) = pg::fresh("one_courier") else {
+        return;
+    };
+    let jobs = format!("[alerts]\ncommand = [\"true\"]\n\n{}", jobs());
+    let w = World::on(&url, &jobs);
+    let mut d = w.daemon_with(
+        "d.log",
+        Some("d.runs"),
+        &["--tick", "1s", "--partitions", "4"],
+    );
+    let all_held = poll(Duration::from_secs(60), || {
+        owners(&url).iter().all(Option::is_some).then_some(())
+    });
+    assert!(
+        all_held.is_some(),
+        "never held every partition:\n{}",
+        log(&w, "d.log")
+    );
+    // Each seat is up once its partition is held; give the last a moment to start.
+    sleep(Duration::from_secs(2));
+    assert_eq!(
+        threads_named(d.id(), "duetime-alerts"),
+        1,
+        "{}",
+        log(&w, "d.log")
+    );
+    signal(&d, libc::SIGTERM);
+    wait(&mut d, Duration::from_secs(30));
+}

@@ -210,6 +210,7 @@ fn start_daemon(
                     exe: exe.clone(),
                     keep_runs: args.keep_runs,
                     telemetry: telemetry.clone(),
+                    courier: None,
                 };
                 let store = Metered::new(store, telemetry.clone());
                 if count == PartitionCount::ONE {

@@ -68,6 +68,10 @@ pub struct Setup {
     pub telemetry: Telemetry,
     /// The jobs file's `[alerts]`: where alerts go unless a job says otherwise.
     pub alerts: Option<Route>,
+    /// The alerts' delivery thread, when one is shared: a daemon of several partitions
+    /// starts one and hands it to every seat (one thread, not one per partition held).
+    /// `None`: the daemon starts its own when its alerts go somewhere.
+    pub courier: Option<Courier>,
 }
 
 /// Why a daemon stopped.
@@ -449,7 +453,12 @@ impl<S: Store> Daemon<S> {
                 None => self.reload_if_asked(),
                 Some(link) if link.is_lost() => return self.lost(),
                 Some(link) => {
-                    if let Some(file) = link.take_jobs() {
+                    if let Some((file, courier)) = link.take_jobs() {
+                        // The owner's delivery thread, if alerts now go somewhere: taken
+                        // before the file, so the seat starts no thread of its own.
+                        if self.courier.is_none() {
+                            self.courier = courier;
+                        }
                         self.take_jobs(file);
                     }
                 }
@@ -484,8 +493,12 @@ impl<S: Store> Daemon<S> {
     }
 }
 
-/// The delivery thread, when any of the jobs' alerts (or the file's) go anywhere.
+/// The delivery thread, when any of the jobs' alerts (or the file's) go anywhere: the
+/// shared one `setup` carries, else one started here.
 fn courier_for(setup: &Setup) -> Option<Courier> {
+    if let Some(shared) = &setup.courier {
+        return Some(shared.clone());
+    }
     let sends = setup.alerts.as_ref().is_some_and(Route::sends)
         || setup
             .jobs

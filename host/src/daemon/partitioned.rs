@@ -62,7 +62,7 @@ pub struct Partitioned<S: Store> {
 impl<S: Store + 'static> Partitioned<S> {
     /// Makes the store's jobs those of the file (each in its partition), says who this
     /// daemon is, and is ready for its first round. `open` makes the seats' handles.
-    pub fn start(mut store: S, setup: Setup, open: Opener<S>) -> Result<Self, StoreError> {
+    pub fn start(mut store: S, mut setup: Setup, open: Opener<S>) -> Result<Self, StoreError> {
         let clock = Clock::default();
         let effects = super::sync_jobs(&mut store, &setup.jobs, &clock)?;
         super::log_sync(&effects);
@@ -89,6 +89,9 @@ impl<S: Store + 'static> Partitioned<S> {
             "started"
         );
         setup.telemetry.set_process(me);
+        // One delivery thread for every seat's alerts (a thread a partition held was 64
+        // threads at 64 partitions).
+        setup.courier = super::courier_for(&setup);
         Ok(Partitioned {
             own: Ownership::new(me, store.partitions(), MAX_MOVES),
             store,
@@ -215,12 +218,16 @@ impl<S: Store + 'static> Partitioned<S> {
         info!(jobs_file = %self.setup.jobs_file.display(), "SIGHUP: reloading the jobs file");
         match self.reload() {
             Ok(jobs) => {
+                self.setup.jobs = jobs.jobs.clone();
+                self.setup.alerts = jobs.alerts.clone();
+                if self.setup.courier.is_none() {
+                    self.setup.courier = super::courier_for(&self.setup);
+                }
                 for seat in self.seats.values() {
-                    seat.link.send_jobs(jobs.clone());
+                    seat.link
+                        .send_jobs(jobs.clone(), self.setup.courier.clone());
                 }
                 info!(jobs = jobs.jobs.len(), "reloaded the jobs file");
-                self.setup.jobs = jobs.jobs;
-                self.setup.alerts = jobs.alerts;
             }
             Err(errors) => {
                 for e in &errors {

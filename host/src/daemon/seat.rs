@@ -18,6 +18,7 @@ use duetime_loop::Partition;
 use tracing::{error, warn};
 
 use super::{Daemon, Setup, Stopped};
+use crate::alerts::Courier;
 use crate::jobs_file::JobsFile;
 use crate::store::{Holder, Store, StoreError};
 
@@ -29,7 +30,7 @@ pub(super) struct SeatLink(Arc<Shared>);
 struct Shared {
     leave: AtomicBool,
     lost: AtomicBool,
-    jobs: Mutex<Option<JobsFile>>,
+    jobs: Mutex<Option<(JobsFile, Option<Courier>)>>,
 }
 
 impl SeatLink {
@@ -52,14 +53,14 @@ impl SeatLink {
     }
 
     /// A reloaded jobs file for the seat to take at its next turn (the owner has made the
-    /// store's jobs match it).
-    pub(super) fn send_jobs(&self, file: JobsFile) {
+    /// store's jobs match it), with the owner's delivery thread for alerts, if it has one.
+    pub(super) fn send_jobs(&self, file: JobsFile, courier: Option<Courier>) {
         if let Ok(mut slot) = self.0.jobs.lock() {
-            *slot = Some(file);
+            *slot = Some((file, courier));
         }
     }
 
-    pub(super) fn take_jobs(&self) -> Option<JobsFile> {
+    pub(super) fn take_jobs(&self) -> Option<(JobsFile, Option<Courier>)> {
         self.0.jobs.lock().ok().and_then(|mut slot| slot.take())
     }
 }
