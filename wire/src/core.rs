@@ -2,7 +2,7 @@
 //! stdio core, the Node package and the Python package all answer through this, so what
 //! one of them says the others say byte for byte.
 
-use duetime::{Config, Effect, Filter, State, Timestamp};
+use duetime::{Config, Effect, Event, Filter, Now, State, Timestamp};
 
 use crate::effects::StepEffects;
 use crate::error::{ErrorKind, WireError};
@@ -97,18 +97,7 @@ impl Core {
                 ok: Yes,
                 state: &self.state,
             })),
-            Request::Step { now, event } => {
-                self.effects.clear();
-                self.state.step(now, *event, &mut self.effects);
-                Ok(line(&Response::Effects {
-                    ok: Yes,
-                    effects: StepEffects {
-                        wire,
-                        effects: &self.effects,
-                    },
-                    refused: refused(&self.effects),
-                }))
-            }
+            Request::Step { now, event } => Ok(self.step(wire, now, *event)),
             Request::TrackChanges { on } => {
                 self.state.track_changes(on);
                 Ok(line(&Response::Done { ok: Yes }))
@@ -156,6 +145,20 @@ impl Core {
                 now,
             } => self.jobs(filter.unwrap_or_default(), after, limit, now),
         }
+    }
+
+    /// `State::step`, its effects written in wire version `wire`.
+    fn step(&mut self, wire: WireVersion, now: Now, event: Event) -> String {
+        self.effects.clear();
+        self.state.step(now, event, &mut self.effects);
+        line(&Response::Effects {
+            ok: Yes,
+            effects: StepEffects {
+                wire,
+                effects: &self.effects,
+            },
+            refused: refused(&self.effects),
+        })
     }
 
     fn jobs(
