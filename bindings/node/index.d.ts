@@ -1,10 +1,12 @@
 // TypeScript declarations of the duetime Node package. Values are the wire format's
 // (docs/wire-format.md): times are integer milliseconds since the epoch, keys snake_case,
-// tagged objects carry their tag. The wire's types (Event, Effect, JobDef, JobView,
+// tagged objects carry their tag. The wire's types (Event, EffectV2, JobDef, JobView,
 // LedgerEntry, Refusal, ...: discriminated unions on their tags) are generated from its JSON
-// Schema into wire.d.ts (scripts/gen-types.js) and exported from here too.
+// Schema into wire.d.ts (scripts/gen-types.js) and exported from here too. The package
+// speaks wire version 2: `step` gives `EffectV2`s, a reply tagged by `outcome` (`Effect`
+// is version 1's, for lines sent raw with `request`).
 
-import type { ConfigIn, Effect, Event, JobView, Now, Refusal } from './wire';
+import type { ConfigIn, EffectV2, Event, JobView, Now, Refusal } from './wire';
 export * from './wire';
 
 export interface JobsFilter {
@@ -19,7 +21,7 @@ export interface Page {
 
 /** The refusal of a request: kind, the field at fault, what was wrong and what is accepted. */
 export interface WireError {
-  kind: 'bad_line' | 'unknown_op' | 'bad_field' | 'newer_format' | 'inconsistent_state';
+  kind: 'bad_line' | 'unknown_op' | 'unknown_wire_version' | 'bad_field' | 'newer_format' | 'inconsistent_state';
   field?: string;
   message: string;
 }
@@ -30,8 +32,8 @@ export class DuetimeError extends Error {
   readonly error: WireError;
 }
 
-/** A step's effects; `refused` holds the refusal of the command the event carried, if the core refused it. */
-export interface Effects extends Array<Effect> {
+/** A step's effects (wire version 2); `refused` holds the refusal of the command the event carried, if the core refused it. */
+export interface Effects extends Array<EffectV2> {
   readonly refused: Refusal | null;
 }
 
@@ -58,7 +60,9 @@ export class Core {
   nextWakeFor(process: number): number | null;
   job(name: string, now?: number): JobView | null;
   jobs(filter?: JobsFilter, options?: { after?: string; limit?: number; now?: number }): Page;
+  /** A raw request line answered in the wire version it names (none: version 1). */
   request(line: string): string;
 }
 
+/** The wire version the package's API speaks (2). */
 export const WIRE_VERSION: number;

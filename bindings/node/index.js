@@ -4,7 +4,16 @@
 // wire's snake_case keys; times are integer milliseconds. The native module answers
 // through the same Rust code as `duetime core --stdio` and the Python package.
 'use strict';
-const { NativeCore, wireVersion } = require('./duetime.node');
+const { NativeCore } = require('./duetime.node');
+
+/**
+ * The wire version this package's API speaks: every line it sends names it, so a command's
+ * reply is tagged by `outcome` (`done` with `view`, `refused` with `refusal`), not Rust's
+ * `Ok`/`Err` (docs/wire-format.md, "Wire versions"). Fixed here, not taken from the native
+ * core, so a newer core never changes what this code reads. `core.request(line)` answers
+ * in the version the line names (none: version 1).
+ */
+const WIRE = 2;
 
 /** A request the core refused: `kind`, `field` (the path at fault, if any), `message`. */
 class DuetimeError extends Error {
@@ -107,9 +116,10 @@ class Core {
 
   /**
    * Feeds one event with the time the process read ({wall, mono}); the effects, in order.
-   * When the core refused the command the event carried (an invalid definition, a pause of
-   * a job that does not exist), the array's `refused` property holds the refusal (the same
-   * as its `reply` effect's `Err`); it is null otherwise. Not an exception: the step may
+   * A command's `reply` effect is tagged by `outcome`: `done` with the job's `view`, or
+   * `refused` with the `refusal`. When the core refused the command the event carried (an
+   * invalid definition, a pause of a job that does not exist), the array's `refused`
+   * property holds the refusal too; it is null otherwise. Not an exception: the step may
    * still have written journal lines to keep.
    */
   step(now, event) {
@@ -189,13 +199,17 @@ class Core {
     if (!answer.ok) throw new DuetimeError(answer.error);
   }
 
-  /** One wire-format request line answered with its answer line, as text. */
+  /**
+   * One wire-format request line answered with its answer line, as text, in the wire
+   * version the line names: a line without `wire` is version 1 (replies as `result` with
+   * `Ok`/`Err`), one with `"wire":2` is answered as the rest of this API reads it.
+   */
   request(line) {
     return this._native.handle(line);
   }
 
   _ask(request) {
-    return this._call(toLine(request));
+    return this._call(toLine({ ...request, wire: WIRE }));
   }
 
   _call(line) {
@@ -205,4 +219,4 @@ class Core {
   }
 }
 
-module.exports = { Core, DuetimeError, WIRE_VERSION: wireVersion() };
+module.exports = { Core, DuetimeError, WIRE_VERSION: WIRE };

@@ -309,6 +309,77 @@ export type Effect = ({
   process: ProcessId;
 });
 
+/** An effect as wire version 2 writes it: a command's `reply` tagged by `outcome` (`done` with the job's `view`, `refused` with the `refusal`); every other effect as `Effect`. */
+export type EffectV2 = ({
+  /** Its attempt number (1 for a first run). */
+  attempt: number;
+  /** The due times it covers (`None`: a manual run), for the command to know. */
+  covers?: (Covers | null);
+  /** When it must end: past this the core asks to cancel it. */
+  deadline: Timestamp;
+  effect: "start";
+  /** The fence, which `RunFinished` must carry too. */
+  fence: Fence;
+  /** The job to run. */
+  job: JobName;
+  /** The process that must run it. */
+  process: ProcessId;
+  /** The run's id, which `RunFinished` must carry. */
+  run: RunId;
+  /** Why it starts. */
+  trigger: Trigger;
+} | {
+  effect: "cancel";
+  /** Its job, when known. */
+  job?: (JobName | null);
+  /** The process that holds it. */
+  process: ProcessId;
+  /** Why. */
+  reason: CancelReason;
+  /** The run. */
+  run: RunId;
+} | Record & {
+  effect: "record";
+} | {
+  /** The wall time of the event that found it. */
+  at: Timestamp;
+  /** How far the wall clock moved beyond the monotonic clock. */
+  by: Duration;
+  effect: "clock_gap";
+  /** What was found. */
+  kind: ClockGapKind;
+  /** The process whose clocks disagreed. */
+  process: ProcessId;
+} | Alert & {
+  effect: "alert";
+} | {
+  effect: "handover";
+  /** The record, as a state stores it. */
+  record: JobRecord;
+} | Reply & {
+  effect: "reply";
+} | {
+  effect: "owner";
+  /** Its fence. */
+  fence: Fence;
+  /** The earlier holder, if its lease lapsed. */
+  from?: (ProcessId | null);
+  /** The new owner. */
+  process: ProcessId;
+  /** When its lease lapses unless renewed. */
+  until: Timestamp;
+} | {
+  effect: "owner_released";
+  /** The lease's fence. */
+  fence: Fence;
+  /** The process that released it. */
+  process: ProcessId;
+} | {
+  effect: "drained";
+  /** The process whose drain is complete. */
+  process: ProcessId;
+});
+
 /** What a journal line holds: a ledger entry or a history line. */
 export type Entry = (LedgerEntry & {
   type: "ledger";
@@ -317,7 +388,7 @@ export type Entry = (LedgerEntry & {
 });
 
 /** What kind of mistake a request made. */
-export type ErrorKind = ("bad_line" | "unknown_op" | "bad_field" | "newer_format" | "inconsistent_state");
+export type ErrorKind = ("bad_line" | "unknown_op" | "unknown_wire_version" | "bad_field" | "newer_format" | "inconsistent_state");
 
 /** Everything the core reacts to. */
 export type Event = ({
@@ -1041,43 +1112,84 @@ export type Refusal = ({
   why: string;
 });
 
+/** The answer to a command in wire version 2, tagged by `outcome`: `done` with the job's */
+export type Reply = ({
+  /** The job the command was about, if one. */
+  job: (JobName | null);
+  outcome: "done";
+  /** The job's view after the command (`null`: a command about no one job, */
+  view: (JobView | null);
+} | {
+  /** The job the command was about, if one. */
+  job: (JobName | null);
+  outcome: "refused";
+  /** Why, tagged by `refusal`. */
+  refusal: Refusal;
+});
+
 /** One request. `op` is the tag; the other fields are the operation's. Unknown fields of a */
 export type Request = ({
   op: "version";
+  /** The wire version to answer in (absent or null: 1; see `WireVersion`). */
+  wire?: WireVersion;
 } | {
   config?: (ConfigIn | null);
   op: "new";
+  /** The wire version to answer in (absent or null: 1; see `WireVersion`). */
+  wire?: WireVersion;
 } | {
   op: "load";
   state: State;
+  /** The wire version to answer in (absent or null: 1; see `WireVersion`). */
+  wire?: WireVersion;
 } | {
   op: "save";
+  /** The wire version to answer in (absent or null: 1; see `WireVersion`). */
+  wire?: WireVersion;
 } | {
   event: Event;
   now: Now;
   op: "step";
+  /** The wire version to answer in (absent or null: 1; see `WireVersion`). */
+  wire?: WireVersion;
 } | {
   op: "next_wake";
+  /** The wire version to answer in (absent or null: 1; see `WireVersion`). */
+  wire?: WireVersion;
 } | {
   op: "next_wake_for";
   process: ProcessId;
+  /** The wire version to answer in (absent or null: 1; see `WireVersion`). */
+  wire?: WireVersion;
 } | {
   name: string;
   now?: (Timestamp | null);
   op: "job";
+  /** The wire version to answer in (absent or null: 1; see `WireVersion`). */
+  wire?: WireVersion;
 } | {
   on: boolean;
   op: "track_changes";
+  /** The wire version to answer in (absent or null: 1; see `WireVersion`). */
+  wire?: WireVersion;
 } | {
   op: "take_parts";
+  /** The wire version to answer in (absent or null: 1; see `WireVersion`). */
+  wire?: WireVersion;
 } | {
   op: "save_parts";
+  /** The wire version to answer in (absent or null: 1; see `WireVersion`). */
+  wire?: WireVersion;
 } | {
   op: "load_parts";
   parts: PartsIn;
+  /** The wire version to answer in (absent or null: 1; see `WireVersion`). */
+  wire?: WireVersion;
 } | {
   op: "put_parts";
   parts: PartsIn;
+  /** The wire version to answer in (absent or null: 1; see `WireVersion`). */
+  wire?: WireVersion;
 } | {
   /** The previous page's `next`. */
   after?: (string | null);
@@ -1086,6 +1198,8 @@ export type Request = ({
   limit?: (number | null);
   now?: (Timestamp | null);
   op: "jobs";
+  /** The wire version to answer in (absent or null: 1; see `WireVersion`). */
+  wire?: WireVersion;
 });
 
 /** An answer, borrowing what it shows from the core, so a step's effects are written out */
@@ -1099,6 +1213,36 @@ export type Response = ({
   state: State;
 } | {
   effects: Array<Effect>;
+  ok: True;
+  refused?: (Refusal | null);
+} | {
+  ok: True;
+  wake?: (Timestamp | null);
+} | {
+  job?: (JobView | null);
+  ok: True;
+} | {
+  ok: True;
+  page: PageOut;
+} | {
+  ok: True;
+  parts: PartsOut;
+} | {
+  error: WireError;
+  ok: False;
+});
+
+/** An answer of wire version 2 (a request line naming `"wire": 2`): as `Response`, a step's effects as `EffectV2`. */
+export type ResponseV2 = ({
+  ok: True;
+  version: Versions;
+} | {
+  ok: True;
+} | {
+  ok: True;
+  state: State;
+} | {
+  effects: Array<EffectV2>;
   ok: True;
   refused?: (Refusal | null);
 } | {
@@ -1187,8 +1331,10 @@ export type True = true;
 export type Versions = {
   /** The newest stored-state format this core reads and the one it writes */
   state_format: number;
-  /** `WIRE_VERSION`. */
-  wire: number;
+  /** The wire version this answer is written in: the request's `wire` (absent: 1). */
+  wire: WireVersion;
+  /** Every wire version this core answers, oldest first: a host sending */
+  wire_versions: Array<WireVersion>;
 };
 
 /** A job waiting for room (see `Activity::waiting`). */
@@ -1208,3 +1354,6 @@ export type WireError = {
   /** What was wrong and what is accepted, in words. */
   message: string;
 };
+
+/** A wire version this core answers: a request line names it in `wire` (absent: 1); 2 writes a command's reply tagged by `outcome` instead of Rust's `Ok`/`Err` keys. */
+export type WireVersion = (1 | 2);

@@ -15,7 +15,10 @@ use std::sync::OnceLock;
 
 use arbitrary::{Arbitrary, Unstructured};
 use duetime::{Effect, Filter, State};
-use duetime_wire::{error_line, parse_line, Core, Request, Versions, DEFAULT_PAGE};
+use duetime_wire::{
+    error_line, parse_versioned_line, Core, Request, StepEffects, Versions, WireVersion,
+    DEFAULT_PAGE,
+};
 use serde_json::Value;
 
 use crate::json_edit::{self, Edit, Vocab};
@@ -35,8 +38,9 @@ const SETUP_LINES: usize = 120;
 /// Most lines one input sends, so executions stay fast.
 const MAX_LINES: usize = 24;
 
-const WORDS: [&str; 36] = [
+const WORDS: [&str; 37] = [
     "version",
+    "wire",
     "new",
     "load",
     "save",
@@ -226,7 +230,7 @@ struct Expected {
     any_state: bool,
 }
 
-fn expect(state: &State, request: &Request) -> Option<Expected> {
+fn expect(state: &State, wire: WireVersion, request: &Request) -> Option<Expected> {
     let answer = |field, value| Expected {
         field,
         value: Some(value),
@@ -241,7 +245,7 @@ fn expect(state: &State, request: &Request) -> Option<Expected> {
     };
     let at = |now: &Option<duetime::Timestamp>| now.or(state.clock());
     Some(match request {
-        Request::Version {} => answer("version", json(&Versions::current())),
+        Request::Version {} => answer("version", json(&Versions::of(wire))),
         Request::New { config } => Expected {
             state: Some(state_bytes(&State::new(
                 config.unwrap_or_default().config(),
@@ -259,7 +263,13 @@ fn expect(state: &State, request: &Request) -> Option<Expected> {
             next.step(*now, (**event).clone(), &mut effects);
             Expected {
                 state: Some(state_bytes(&next)),
-                ..answer("effects", json(&effects))
+                ..answer(
+                    "effects",
+                    json(&StepEffects {
+                        wire,
+                        effects: &effects,
+                    }),
+                )
             }
         }
         Request::NextWake {} => answer("wake", json(&state.next_wake())),
@@ -298,8 +308,12 @@ fn expect(state: &State, request: &Request) -> Option<Expected> {
 /// One line into `core`, checked against the decoder and the Rust call it stands for.
 /// `bytes` are the state's bytes before the line, and after it on return.
 pub fn check_line(core: &mut Core, bytes: &mut Vec<u8>, line: &str) {
-    let parsed = parse_line(line);
-    let expected = parsed.as_ref().ok().map(|r| expect(core.state(), r));
+    let parsed = parse_versioned_line(line);
+    let expected = parsed
+        .as_ref()
+        .ok()
+        .map(|(wire, r)| expect(core.state(), *wire, r));
+    let parsed = parsed.map(|(_, request)| request);
     let answer = core.handle_line(line);
     let reply: Value = serde_json::from_str(&answer).unwrap_or_else(|e| {
         panic!("{line:?} answered with a line that is not JSON ({e}): {answer}")
@@ -384,6 +398,7 @@ fn check_refusal(line: &str, reply: &Value) {
         [
             "bad_line",
             "unknown_op",
+            "unknown_wire_version",
             "bad_field",
             "newer_format",
             "inconsistent_state"

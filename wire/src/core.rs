@@ -2,12 +2,16 @@
 //! stdio core, the Node package and the Python package all answer through this, so what
 //! one of them says the others say byte for byte.
 
-use duetime::{Config, Effect, Filter, State, Timestamp};
+use duetime::{Config, Effect, Event, Filter, Now, State, Timestamp};
 
+use crate::effects::StepEffects;
 use crate::error::{ErrorKind, WireError};
 use crate::parts::{self, PartsIn, PartsText};
-use crate::request::{checked_config, load_state, parse_line, JobsFilter, Request, DEFAULT_PAGE};
+use crate::request::{
+    checked_config, load_state, parse_versioned_line, JobsFilter, Request, DEFAULT_PAGE,
+};
 use crate::response::{refused, No, PageOut, Response, Versions, Yes};
+use crate::version::WireVersion;
 
 /// A state and the buffer its steps write effects into (kept, so a step allocates only
 /// what its effects need).
@@ -34,10 +38,12 @@ impl Core {
     }
 
     /// Answers one request line (without its newline) with one response line (without
-    /// one). Never panics: a bad line is answered `{"ok":false,"error":...}` and the state
-    /// is left as it was.
+    /// one), in the wire version the line names (`wire`; absent: 1). Never panics: a bad
+    /// line is answered `{"ok":false,"error":...}` and the state is left as it was.
     pub fn handle_line(&mut self, line: &str) -> String {
-        match parse_line(line).and_then(|request| self.answer(request)) {
+        let answered =
+            parse_versioned_line(line).and_then(|(wire, request)| self.answer_in(wire, request));
+        match answered {
             Ok(text) => text,
             Err(error) => error_line(&error),
         }
@@ -66,12 +72,18 @@ impl Core {
         }
     }
 
-    /// Carries out one decoded request; the answer as a response line.
+    /// Carries out one decoded request; the answer as a response line of wire version 1.
     pub fn answer(&mut self, request: Request) -> Result<String, WireError> {
+        self.answer_in(WireVersion::V1, request)
+    }
+
+    /// Carries out one decoded request; the answer as a response line of wire version
+    /// `wire` (the versions differ only in a step's `reply` effects and `version`'s `wire`).
+    pub fn answer_in(&mut self, wire: WireVersion, request: Request) -> Result<String, WireError> {
         match request {
             Request::Version {} => Ok(line(&Response::Version {
                 ok: Yes,
-                version: Versions::current(),
+                version: Versions::of(wire),
             })),
             Request::New { config } => {
                 self.state = State::new(checked_config(config)?);
@@ -85,15 +97,7 @@ impl Core {
                 ok: Yes,
                 state: &self.state,
             })),
-            Request::Step { now, event } => {
-                self.effects.clear();
-                self.state.step(now, *event, &mut self.effects);
-                Ok(line(&Response::Effects {
-                    ok: Yes,
-                    effects: &self.effects,
-                    refused: refused(&self.effects),
-                }))
-            }
+            Request::Step { now, event } => Ok(self.step(wire, now, *event)),
             Request::TrackChanges { on } => {
                 self.state.track_changes(on);
                 Ok(line(&Response::Done { ok: Yes }))
@@ -141,6 +145,20 @@ impl Core {
                 now,
             } => self.jobs(filter.unwrap_or_default(), after, limit, now),
         }
+    }
+
+    /// `State::step`, its effects written in wire version `wire`.
+    fn step(&mut self, wire: WireVersion, now: Now, event: Event) -> String {
+        self.effects.clear();
+        self.state.step(now, event, &mut self.effects);
+        line(&Response::Effects {
+            ok: Yes,
+            effects: StepEffects {
+                wire,
+                effects: &self.effects,
+            },
+            refused: refused(&self.effects),
+        })
     }
 
     fn jobs(

@@ -14,6 +14,9 @@ pub enum ErrorKind {
     BadLine,
     /// `op` names no operation of this wire version.
     UnknownOp,
+    /// `wire` names a wire version this core does not answer (or is no version at all);
+    /// the message lists the ones it does. Every later line is still answered.
+    UnknownWireVersion,
     /// A field is missing, of the wrong type or out of range; `field` names it.
     BadField,
     /// `load`: the state was written by a newer duetime than this one (`LoadError::NewerFormat`).
@@ -28,6 +31,7 @@ impl ErrorKind {
         match self {
             ErrorKind::BadLine => "bad_line",
             ErrorKind::UnknownOp => "unknown_op",
+            ErrorKind::UnknownWireVersion => "unknown_wire_version",
             ErrorKind::BadField => "bad_field",
             ErrorKind::NewerFormat => "newer_format",
             ErrorKind::InconsistentState => "inconsistent_state",

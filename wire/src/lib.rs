@@ -5,6 +5,7 @@
 
 mod core;
 mod decode;
+mod effects;
 mod error;
 mod known;
 mod line;
@@ -13,10 +14,15 @@ mod request;
 mod response;
 #[cfg(feature = "schema")]
 pub mod schema;
+mod version;
 
 pub use crate::core::{error_line, Core};
 pub use crate::decode::decode;
+pub use crate::effects::{EffectV2, Reply, ReplyEffect, StepEffects};
 pub use crate::error::{ErrorKind, WireError};
 pub use crate::parts::{PartsIn, PartsOut, PartsText};
-pub use crate::request::{parse_line, ConfigIn, JobsFilter, Request, DEFAULT_PAGE, OPS};
-pub use crate::response::{refused, PageOut, Response, Versions, WIRE_VERSION};
+pub use crate::request::{
+    parse_line, parse_versioned_line, ConfigIn, JobsFilter, Request, DEFAULT_PAGE, OPS,
+};
+pub use crate::response::{refused, PageOut, Response, Versions};
+pub use crate::version::{WireVersion, WIRE_VERSION, WIRE_VERSIONS};

@@ -12,6 +12,7 @@ use serde_json::{Map, Value};
 use crate::decode::decode;
 use crate::error::{ErrorKind, WireError};
 use crate::parts::{parts_in, PartsIn};
+use crate::version::{wire_of, WireVersion};
 
 /// One request. `op` is the tag; the other fields are the operation's. Unknown fields of a
 /// request are refused (a misspelt `nwo` is an error, not a missing `now`); unknown fields
@@ -156,8 +157,18 @@ pub const OPS: [&str; 14] = [
     "put_parts",
 ];
 
-/// Decodes one line. Never panics: any text is a `Request` or a `WireError`.
+/// Decodes one line. Never panics: any text is a `Request` or a `WireError`. The line's
+/// wire version is checked (an unknown one is refused) and dropped: `parse_versioned_line`
+/// keeps it.
 pub fn parse_line(line: &str) -> Result<Request, WireError> {
+    parse_versioned_line(line).map(|(_, request)| request)
+}
+
+/// Decodes one line and the wire version its answer is to be written in (its `wire`
+/// field; absent: version 1). The version is read before anything else, so a line of a
+/// version this core does not answer gets `unknown_wire_version`, not an error in words
+/// of a version it was not written for.
+pub fn parse_versioned_line(line: &str) -> Result<(WireVersion, Request), WireError> {
     let value = crate::line::parse_value(line)?;
     let Value::Object(mut fields) = value else {
         return Err(WireError::new(
@@ -166,6 +177,12 @@ pub fn parse_line(line: &str) -> Result<Request, WireError> {
             "expected a JSON object such as {\"op\":\"next_wake\"}",
         ));
     };
+    let wire = wire_of(fields.remove("wire"))?;
+    parse_fields(line, fields).map(|request| (wire, request))
+}
+
+/// The request the line's fields (but `wire`) make.
+fn parse_fields(line: &str, mut fields: Map<String, Value>) -> Result<Request, WireError> {
     let op = match fields.remove("op") {
         Some(Value::String(op)) => op,
         Some(_) => return Err(bad("op", "expected a string naming the operation")),

@@ -4,11 +4,9 @@
 use duetime::{Effect, JobView, Refusal, State, Timestamp, FORMAT_VERSION};
 use serde::Serialize;
 
+use crate::effects::StepEffects;
 use crate::error::WireError;
-
-/// This wire format's version: raised only by a change an existing host would misread
-/// (see "What is stable" in docs/wire-format.md).
-pub const WIRE_VERSION: u32 = 1;
+use crate::version::{WireVersion, WIRE_VERSIONS};
 
 /// The JSON `true` (every answer's `ok`), so the schema can say it is always true.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,18 +32,24 @@ impl Serialize for No {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Versions {
-    /// `WIRE_VERSION`.
-    pub wire: u32,
+    /// The wire version this answer is written in: the request's `wire` (absent: 1).
+    pub wire: WireVersion,
     /// The newest stored-state format this core reads and the one it writes
     /// (`duetime::FORMAT_VERSION`).
     pub state_format: u32,
+    /// Every wire version this core answers, oldest first: a host sending
+    /// `{"op":"version"}` (version 1, which every core answers) learns which it may name.
+    /// Added within version 1 (a new field of an answer).
+    pub wire_versions: &'static [WireVersion],
 }
 
 impl Versions {
-    pub fn current() -> Versions {
+    /// What `version` answers to a line of wire version `wire`.
+    pub fn of(wire: WireVersion) -> Versions {
         Versions {
-            wire: WIRE_VERSION,
+            wire,
             state_format: FORMAT_VERSION,
+            wire_versions: &WIRE_VERSIONS,
         }
     }
 }
@@ -73,12 +77,12 @@ pub enum Response<'a> {
     /// `save`.
     State { ok: Yes, state: &'a State },
     /// `step`. `refused`: the refusal of the command the step carried, when the core
-    /// refused it (the same as its `reply` effect's `Err`), so a host that reads no reply
+    /// refused it (the same as its `reply` effect's refusal), so a host that reads no reply
     /// still sees that its definition or command was not taken (issue 48); absent
-    /// otherwise.
+    /// otherwise. `effects` as the line's wire version writes them (`StepEffects`).
     Effects {
         ok: Yes,
-        effects: &'a [Effect],
+        effects: StepEffects<'a>,
         #[serde(skip_serializing_if = "Option::is_none")]
         refused: Option<&'a Refusal>,
     },

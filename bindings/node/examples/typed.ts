@@ -1,7 +1,7 @@
 // The package from TypeScript, checked with `tsc --strict` (issue 48, item 5): the wire's
 // types narrow by their tags, so a host's switch over effects and ledger lines is checked.
 import { Core } from '..';
-import type { Effect, Event, JobDef, LedgerEntry, Now } from '..';
+import type { EffectV2, Event, JobDef, LedgerEntry, Now } from '..';
 
 const now = (): Now => ({ wall: Date.now(), mono: Math.round(performance.now()) });
 const core = new Core({ tick: 5000 });
@@ -19,7 +19,7 @@ function fate(entry: LedgerEntry): string {
   }
 }
 
-function carryOut(e: Effect): void {
+function carryOut(e: EffectV2): void {
   switch (e.effect) {
     case 'start':
       console.log(`start run ${e.run} of ${e.job} under fence ${e.fence}`);
@@ -28,7 +28,8 @@ function carryOut(e: Effect): void {
       if (e.entry.type === 'ledger') console.log(e.job, fate(e.entry));
       break;
     case 'reply':
-      if ('Err' in e.result) console.log('refused:', e.result.Err.refusal);
+      if (e.outcome === 'refused') console.log('refused:', e.refusal.refusal);
+      else console.log('done:', e.view?.status ?? 'no view');
       break;
     default:
       console.log(e.effect);

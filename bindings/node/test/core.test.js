@@ -1,5 +1,6 @@
 // The Node package: the Core surface, errors as exceptions, and the conformance replay of
-// the worlds kept in tests/wire/ (byte-identical to the Rust core's answers).
+// the worlds kept in tests/wire/ (byte-identical to the Rust core's answers), in wire
+// version 1 (raw lines) and version 2 (raw lines and the API, which speaks it).
 'use strict';
 const { test } = require('node:test');
 const assert = require('node:assert/strict');
@@ -15,7 +16,12 @@ const upsert = (core, def = JOB) =>
 
 test('a job runs on its grid and the reads show it', () => {
   const core = new Core();
-  assert.equal(upsert(core).at(-1).result.Ok.name, 'hello');
+  const reply = upsert(core).at(-1);
+  assert.equal(reply.effect, 'reply');
+  assert.equal(reply.outcome, 'done');
+  assert.equal(reply.view.name, 'hello');
+  assert.equal(reply.job, 'hello');
+  assert.equal('result' in reply, false, 'no Rust Ok/Err keys');
   assert.equal(core.nextWake(), T + 60000);
   const effects = core.step({ wall: T + 60000, mono: 60000 }, { event: 'process_started', process: 1 });
   const starts = effects.filter((e) => e.effect === 'start').map((e) => [e.job, e.run, e.process]);
@@ -25,7 +31,7 @@ test('a job runs on its grid and the reads show it', () => {
   assert.deepEqual(core.jobs({ status: 'running' }, { limit: 10 }).items.map((v) => v.name), ['hello']);
   assert.deepEqual(core.jobs({ name_prefix: 'x' }).items, []);
   assert.notEqual(core.nextWakeFor(1), null);
-  assert.equal(WIRE_VERSION, 1);
+  assert.equal(WIRE_VERSION, 2);
 });
 
 test('toJSON and fromJSON round-trip the state', () => {
@@ -52,7 +58,21 @@ test('bad input throws the typed error naming the field', () => {
 
 test('a refused command is a reply effect, not an exception', () => {
   const effects = new Core().step({ wall: T, mono: 0 }, { event: 'pause', job: 'nope', actor: 'me', note: '' });
-  assert.equal(effects.at(-1).result.Err.refusal, 'not_found');
+  assert.deepEqual(effects.at(-1), { effect: 'reply', outcome: 'refused', job: null, refusal: { refusal: 'not_found', job: 'nope' } });
+  assert.deepEqual(effects.refused, { refusal: 'not_found', job: 'nope' });
+});
+
+test('a raw line is answered in the wire version it names: none is version 1', () => {
+  const core = new Core();
+  const pause = { op: 'step', now: { wall: T, mono: 0 }, event: { event: 'pause', job: 'nope', actor: 'me', note: '' } };
+  const v1 = JSON.parse(core.request(JSON.stringify(pause)));
+  assert.deepEqual(v1.effects[0].result, { Err: { refusal: 'not_found', job: 'nope' } });
+  const v2 = JSON.parse(core.request(JSON.stringify({ ...pause, wire: 2 })));
+  assert.equal(v2.effects[0].outcome, 'refused');
+  const bad = JSON.parse(core.request(JSON.stringify({ ...pause, wire: 3 })));
+  assert.equal(bad.error.kind, 'unknown_wire_version');
+  assert.match(bad.error.message, /accepted: 1, 2/);
+  assert.deepEqual(JSON.parse(core.request('{"op":"version"}')).version.wire_versions, [1, 2]);
 });
 
 /** Parts as the package gives them (texts), parsed as the wire's answer holds them. */
@@ -83,27 +103,30 @@ function throughTheApi(core, r) {
   }
 }
 
-const seeds = fs.readdirSync(WIRE).filter((f) => f.endsWith('.requests.jsonl')).map((f) => f.split('.')[0]).sort();
+const seeds = fs.readdirSync(WIRE).filter((f) => /^seed-\d+\.requests\.jsonl$/.test(f)).map((f) => f.split('.')[0]).sort();
 test('there are fixtures to replay', () => assert.ok(seeds.length >= 4, WIRE));
 
 for (const seed of seeds) {
   test(`conformance: ${seed}, every answer the Rust core's byte for byte`, () => {
     const lines = (what) => fs.readFileSync(path.join(WIRE, `${seed}.${what}.jsonl`), 'utf8').trimEnd().split('\n');
-    const requests = lines('requests');
-    const answers = lines('answers');
+    const [requests, answers] = [lines('requests'), lines('answers')];
+    const [requestsV2, answersV2] = [lines('v2.requests'), lines('v2.answers')];
     assert.ok(requests.length === answers.length && requests.length > 100);
-    const raw = new Core();
+    assert.ok(requestsV2.length === requests.length && answersV2.length === requests.length);
+    const [raw, rawV2] = [new Core(), new Core()];
     let typed = new Core();
     let differences = 0;
     requests.forEach((request, i) => {
       differences += raw.request(request) !== answers[i];
+      differences += rawV2.request(requestsV2[i]) !== answersV2[i];
+      // The API speaks version 2: it answers the version-1 request as version 2 does.
       const got = throughTheApi(typed, JSON.parse(request));
       if (got.replaced) {
         typed = got.replaced;
         delete got.replaced;
       }
       try {
-        assert.deepStrictEqual(got, JSON.parse(answers[i]));
+        assert.deepStrictEqual(got, JSON.parse(answersV2[i]));
       } catch {
         differences += 1;
       }

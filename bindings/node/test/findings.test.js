@@ -17,7 +17,10 @@ const throwsWith = (f, kind, field, message) =>
 
 test('finding 2: the README snippet runs as written', () => {
   const readme = fs.readFileSync(path.join(__dirname, '..', 'README.md'), 'utf8');
-  const snippet = readme.match(/```js\n([\s\S]*?)```/)[1].replace("require('duetime')", "require('..')");
+  // The first snippet, then the one reading replies (wire version 2), in one scope.
+  const blocks = [...readme.matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1]);
+  assert.match(blocks[1], /e\.outcome === 'done'/);
+  const snippet = blocks.slice(0, 2).join('\n').replace("require('duetime')", "require('..')");
   // (A function of its own scope, with the test's require so '..' is this package.)
   new Function('require', snippet)(require);
 });
@@ -49,7 +52,8 @@ test('finding 8: a refused upsert is named on the step itself, not only in a rep
   assert.equal(refused.refused.error.error, 'every_shorter_than_tick');
   const taken = upsert(core, every('slow', 60000));
   assert.equal(taken.refused, null);
-  assert.equal(taken.at(-1).result.Ok.name, 'slow');
+  assert.equal(taken.at(-1).outcome, 'done');
+  assert.equal(taken.at(-1).view.name, 'slow');
   // The property does not show in the array's JSON or its comparison.
   assert.equal(JSON.stringify(refused), JSON.stringify([...refused]));
 });

@@ -46,7 +46,7 @@ test('the tarball installs into a fresh project and runs', { skip: !process.env.
     const core = new Core();
     const def = { name: 'hello', schedule: { kind: 'every', period: 60000, offset: 0 } };
     const effects = core.step({ wall: 1750000020000, mono: 0 }, { event: 'upsert', def, actor: 'me' });
-    process.stdout.write(effects.at(-1).result.Ok.name);`;
+    process.stdout.write(effects.at(-1).view.name);`;
   assert.equal(execFileSync(process.execPath, ['-e', script], { cwd: project, encoding: 'utf8' }), 'hello');
   fs.rmSync(dir, { recursive: true, force: true });
 });

@@ -4,7 +4,7 @@ types narrow by their tags, so a host's handling of effects and ledger lines is 
 import time
 
 from duetime import Core
-from duetime.wire import Effect, Event, JobDef, LedgerEntry, Now
+from duetime.wire import EffectV2, Event, JobDef, LedgerEntry, Now
 
 
 def now() -> Now:
@@ -19,13 +19,19 @@ def fate(entry: LedgerEntry) -> str:
     return entry["kind"]
 
 
-def carry_out(effect: Effect) -> None:
+def carry_out(effect: EffectV2) -> None:
     if effect["effect"] == "start":
         print(f"start run {effect['run']} of {effect['job']} under fence {effect['fence']}")
     elif effect["effect"] == "record":
         entry = effect["entry"]
         if entry["type"] == "ledger":
             print(effect["job"], fate(entry))
+    elif effect["effect"] == "reply":
+        if effect["outcome"] == "refused":
+            print("refused:", effect["refusal"]["refusal"])
+        else:
+            view = effect["view"]
+            print("done:", view["status"] if view is not None else "no view")
     else:
         print(effect["effect"])
 

@@ -29,7 +29,9 @@ def test_the_package_under_test_is_the_installed_one_when_asked():
 def test_a_job_runs_on_its_grid_and_reads_show_it():
     core = Core()
     reply = upsert(core)[-1]
-    assert reply["effect"] == "reply" and reply["result"]["Ok"]["name"] == "hello"
+    assert reply["effect"] == "reply" and reply["outcome"] == "done"
+    assert reply["view"]["name"] == "hello" and reply["job"] == "hello"
+    assert "result" not in reply  # no Rust Ok/Err keys
     assert core.next_wake() == T + 60_000
     effects = core.step({"wall": T + 60_000, "mono": 60_000}, {"event": "process_started", "process": 1})
     start = [e for e in effects if e["effect"] == "start"]
@@ -40,7 +42,7 @@ def test_a_job_runs_on_its_grid_and_reads_show_it():
     assert [v["name"] for v in page["items"]] == ["hello"]
     assert core.jobs(filter={"name_prefix": "x"})["items"] == []
     assert core.next_wake_for(1) is not None
-    assert WIRE_VERSION == 1
+    assert WIRE_VERSION == 2
 
 
 def test_to_json_and_from_json_round_trip_the_state():
@@ -76,26 +78,44 @@ def test_bad_input_raises_the_typed_error_naming_the_field():
 
 def test_a_refused_command_is_a_reply_effect_not_an_exception():
     effects = Core().step({"wall": T, "mono": 0}, {"event": "pause", "job": "nope", "actor": "me", "note": ""})
-    assert effects[-1]["result"]["Err"]["refusal"] == "not_found"
+    refusal = {"refusal": "not_found", "job": "nope"}
+    assert effects[-1] == {"effect": "reply", "outcome": "refused", "job": None, "refusal": refusal}
+    assert effects.refused == refusal
+
+
+def test_a_raw_line_is_answered_in_the_wire_version_it_names_none_is_version_1():
+    core = Core()
+    pause = {"op": "step", "now": {"wall": T, "mono": 0}, "event": {"event": "pause", "job": "nope", "actor": "me", "note": ""}}
+    v1 = json.loads(core.request(json.dumps(pause)))
+    assert v1["effects"][0]["result"] == {"Err": {"refusal": "not_found", "job": "nope"}}
+    v2 = json.loads(core.request(json.dumps({**pause, "wire": 2})))
+    assert v2["effects"][0]["outcome"] == "refused"
+    bad = json.loads(core.request(json.dumps({**pause, "wire": 3})))
+    assert bad["error"]["kind"] == "unknown_wire_version" and "accepted: 1, 2" in bad["error"]["message"]
+    assert json.loads(core.request('{"op":"version"}'))["version"]["wire_versions"] == [1, 2]
 
 
 def fixtures():
-    seeds = sorted(p.name.split(".")[0] for p in WIRE.glob("seed-*.requests.jsonl"))
+    seeds = sorted(p.name.split(".")[0] for p in WIRE.glob("seed-*.requests.jsonl") if ".v2." not in p.name)
     assert seeds, f"no fixtures under {WIRE}"
     return seeds
 
 
 @pytest.mark.parametrize("seed", fixtures())
 def test_conformance_every_answer_is_the_rust_cores_byte_for_byte(seed):
-    requests = (WIRE / f"{seed}.requests.jsonl").read_text().splitlines()
-    answers = (WIRE / f"{seed}.answers.jsonl").read_text().splitlines()
-    assert len(requests) == len(answers) > 100
-    raw, typed = Core(), Core()
+    def lines(what):
+        return (WIRE / f"{seed}.{what}.jsonl").read_text().splitlines()
+
+    requests, answers = lines("requests"), lines("answers")
+    requests_v2, answers_v2 = lines("v2.requests"), lines("v2.answers")
+    assert len(requests) == len(answers) == len(requests_v2) == len(answers_v2) > 100
+    raw, raw_v2, typed = Core(), Core(), Core()
     differences = 0
-    for request, answer in zip(requests, answers):
-        differences += raw.request(request) != answer
-        # The same through the dict API: what the Python caller sees.
-        differences += through_the_api(typed, json.loads(request)) != json.loads(answer)
+    for i, request in enumerate(requests):
+        differences += raw.request(request) != answers[i]  # wire version 1, raw
+        differences += raw_v2.request(requests_v2[i]) != answers_v2[i]  # version 2, raw
+        # The same through the dict API, which speaks version 2: what the Python caller sees.
+        differences += through_the_api(typed, json.loads(request)) != json.loads(answers_v2[i])
     assert differences == 0
     assert typed.to_json() == raw.to_json()
 
@@ -141,7 +161,10 @@ def through_the_api(core, r):
 
 def test_finding_2_the_readme_snippet_runs_as_written():
     readme = (pathlib.Path(__file__).resolve().parents[1] / "README.md").read_text()
-    snippet = readme.split("```python\n", 1)[1].split("```", 1)[0]
+    # The first snippet, then the one reading replies (wire version 2), in one scope.
+    blocks = [b.split("```", 1)[0] for b in readme.split("```python\n")[1:3]]
+    assert 'effect["outcome"] == "done"' in blocks[1]
+    snippet = "\n".join(blocks)
     exec(compile(snippet, "README.md", "exec"), {})
 
 
@@ -178,7 +201,8 @@ def test_finding_8_a_refused_upsert_is_named_on_the_step_itself():
     assert refused.refused["refusal"] == "invalid"
     assert refused.refused["error"]["error"] == "every_shorter_than_tick"
     taken = upsert(core)
-    assert taken.refused is None and taken[-1]["result"]["Ok"]["name"] == "hello"
+    assert taken.refused is None and taken[-1]["outcome"] == "done"
+    assert taken[-1]["view"]["name"] == "hello"
     assert isinstance(taken, list)
 
 

@@ -121,7 +121,8 @@ fn bad_seq_null(seq: u64) -> String {
     ))
 }
 
-/// The wire format's version.
+/// The newest wire version the native core answers (the package's API speaks its own,
+/// `WIRE` in index.js).
 #[napi]
 pub fn wire_version() -> u32 {
     duetime_wire::WIRE_VERSION

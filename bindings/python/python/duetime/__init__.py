@@ -13,9 +13,16 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, List, Optional, Union
 
-from ._duetime import WIRE_VERSION, NativeCore
+from ._duetime import NativeCore
 
 __all__ = ["Core", "DuetimeError", "Effects", "WIRE_VERSION"]
+
+#: The wire version this package's API speaks: every line it sends names it, so a command's
+#: reply is tagged by ``outcome`` (``done`` with ``view``, ``refused`` with ``refusal``), not
+#: Rust's ``Ok``/``Err`` (docs/wire-format.md, "Wire versions"). Fixed here, not taken from
+#: the native core, so a newer core never changes what this code reads. ``Core.request(line)``
+#: answers in the version the line names (none: version 1).
+WIRE_VERSION = 2
 
 
 class DuetimeError(Exception):
@@ -33,10 +40,11 @@ class DuetimeError(Exception):
 
 
 class Effects(List[Dict[str, Any]]):
-    """A step's effects, in order (a ``list``). ``refused`` is the refusal of the command
-    the event carried when the core refused it (an invalid definition, a pause of a job
-    that does not exist: the same as its ``reply`` effect's ``Err``), else ``None``. Not an
-    exception: the step may still have written journal lines to keep."""
+    """A step's effects, in order (a ``list``), in wire version 2: a command's ``reply`` is
+    tagged by ``outcome``, ``"done"`` with the job's ``view`` or ``"refused"`` with the
+    ``refusal``. ``refused`` is the refusal of the command the event carried when the core
+    refused it (an invalid definition, a pause of a job that does not exist), else ``None``.
+    Not an exception: the step may still have written journal lines to keep."""
 
     refused: Optional[Dict[str, Any]] = None
 
@@ -235,11 +243,13 @@ class Core:
 
     def request(self, line: str) -> str:
         """One wire-format request line answered with its answer line, as text (what
-        ``duetime core --stdio`` would print)."""
+        ``duetime core --stdio`` would print), in the wire version the line names: a line
+        without ``wire`` is version 1 (replies as ``result`` with ``Ok``/``Err``), one with
+        ``"wire": 2`` is answered as the rest of this API reads it."""
         return self._native.handle(line)
 
     def _ask(self, request: Dict[str, Any]) -> Dict[str, Any]:
-        return self._call(_to_line(request))
+        return self._call(_to_line({**request, "wire": WIRE_VERSION}))
 
     def _call(self, line: str) -> Dict[str, Any]:
         answer = json.loads(self._native.handle(line))

@@ -4,13 +4,13 @@ from typing import Any, Dict, List, Optional, TypedDict, Union
 
 WIRE_VERSION: int
 
-from .wire import ConfigIn, Effect, Event, JobView, Now, Refusal
+from .wire import ConfigIn, EffectV2, Event, JobView, Now, Refusal
 
 class Page(TypedDict, total=False):
     items: List[JobView]
     next: str
 
-class Effects(List[Effect]):
+class Effects(List[EffectV2]):
     refused: Optional[Refusal]
 
 class Parts(TypedDict):
