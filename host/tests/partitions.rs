@@ -11,7 +11,7 @@
 #[path = "support/pg.rs"]
 mod pg;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::process::Command;
 
 use duetime::{Actor, Duration, Effect, Event, JobDef, JobName, Now, ProcessId, Schedule};
@@ -875,33 +875,73 @@ fn status_shows_the_partitions_when_partition_0_is_refused() {
     assert!(v["partitions"][3]["refused"].is_null(), "{out}");
 }
 
-/// `what-if --store` replays one state: a store of several partitions is refused rather
-/// than partition 0 passed off as the whole store.
-#[test]
-fn what_if_refuses_a_store_of_several_partitions() {
-    let Some(url) = pg::fresh("what_if_partitions") else {
-        return;
-    };
-    four_partitions(&url);
+/// `what-if --store URL --json` over the twelve jobs of `four_partitions`, through an
+/// outage: the report's JSON.
+fn what_if_json(url: &str) -> serde_json::Value {
     let dir = tempfile::tempdir().unwrap();
     let jobs = dir.path().join("jobs.toml");
-    std::fs::write(
-        &jobs,
-        "[[job]]\nname = \"a\"\nevery = \"1h\"\ncommand = [\"true\"]\n",
-    )
-    .unwrap();
+    let text: String = (0..12)
+        .map(|i| format!("[[job]]\nname = \"job_{i}\"\nevery = \"1m\"\ncommand = [\"true\"]\n\n"))
+        .collect();
+    std::fs::write(&jobs, text).unwrap();
+    let from = Timestamp::from_millis(T0).to_string();
+    let until = Timestamp::from_millis(T0 + 3_600_000).to_string();
     let out = Command::new(env!("CARGO_BIN_EXE_duetime"))
         .arg("what-if")
         .arg(&jobs)
-        .args(["--store", &url])
+        .args(["--store", url, "--from", &from, "--until", &until])
+        .args(["--down", "2025-06-02T09:10..2025-06-02T09:20", "--json"])
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// Each job's fate in a what-if report: its counts and its runs of equal fate (run ids
+/// left out: each partition counts its own).
+fn fates(report: &serde_json::Value) -> BTreeMap<String, serde_json::Value> {
+    report["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| {
+            let mut groups = j["groups"].clone();
+            for g in groups.as_array_mut().unwrap() {
+                g.as_object_mut().unwrap().remove("runs");
+            }
+            let fate = serde_json::json!({
+                "summary": j["summary"], "groups": groups, "owed": j["at_until"]["owed"],
+            });
+            (j["name"].as_str().unwrap().to_string(), fate)
+        })
+        .collect()
+}
+
+/// `what-if --store` on a store of four partitions replays each as the daemon's seat there
+/// would: every job is in the report, and each job's fate through an outage is the one it
+/// has in a store of one partition holding the same jobs (jobs without a key are
+/// independent, wherever they live).
+#[test]
+fn what_if_replays_every_partition_of_a_store() {
+    let (Some(four), Some(one)) = (pg::fresh("what_if_four"), pg::fresh("what_if_one")) else {
+        return;
+    };
+    four_partitions(&four);
+    let mut store = PostgresStore::open_with(&one, options(Some(1))).unwrap();
+    let defs: Vec<JobDef> = (0..12).map(|i| def(&format!("job_{i}"), None)).collect();
+    parts::sync(&mut store, &defs, &actor(), at(0)).unwrap();
+    drop(store);
+    let (a, b) = (what_if_json(&four), what_if_json(&one));
+    let (a, b) = (fates(&a), fates(&b));
+    assert_eq!(a.len(), 12, "{a:?}");
+    // An outage of ten minutes: every job has due times it did not run on time.
     assert!(
-        err.contains("has 4 partitions; what-if replays a store of one partition"),
-        "{err}"
+        a.values()
+            .all(|f| f["summary"]["ran_on_time"].as_u64() < f["summary"]["due"].as_u64()),
+        "{a:?}"
     );
+    assert_eq!(a, b);
 }
 
 /// `status` says how far each partition is behind: nobody steps this store, so every

@@ -9,7 +9,9 @@
 //! # The world it replays
 //!
 //! - **Start.** With `--store PATH|URL` (an existing store; it is only read, through
-//!   `store::open` and `Store::state`), the store's current state and config; else a
+//!   `store::open` and `Store::state_in`), each partition's current state and config
+//!   (a store of several is replayed partition by partition, `Plan::parts`, and the
+//!   replays merged, `Replay::merge`); else a
 //!   fresh state with `--tick` (default 30 s). Either way the file's definitions are upserted
 //!   at `--from` (actor `jobs-file`), as a `duetime run` started then would, and the jobs
 //!   in the store that the file lacks are removed, as such a daemon removes them.
@@ -126,15 +128,23 @@ pub fn run(args: &Args, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<
         Err(Refusal::Said(code)) => return Ok(code),
     };
     let existed: BTreeSet<String> = plan
-        .state
-        .records()
+        .states
+        .iter()
+        .flat_map(|s| s.records())
         .map(|(_, r)| r.def().name.to_string())
         .collect();
-    let scenario = &plan.scenario;
-    let replay = World::replay(plan.state, plan.defs, scenario);
+    let (store, scenario) = (plan.store.clone(), plan.scenario.clone());
+    // A store of several partitions: each replayed as the daemon's seat there steps it.
+    let replays = plan
+        .parts()
+        .into_iter()
+        .map(|part| World::replay(part.state, part.defs, &part.scenario))
+        .collect();
+    let replay = world::Replay::merge(replays);
+    let scenario = &scenario;
     let report = Report {
         file: &args.file.display().to_string(),
-        store: plan.store.as_deref(),
+        store: store.as_deref(),
         scenario,
         replay: &replay,
         existed: &existed,

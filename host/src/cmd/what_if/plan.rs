@@ -25,6 +25,7 @@ pub(super) enum Refusal {
 }
 
 /// What the flags describe, checked.
+#[derive(Clone)]
 pub(super) struct Scenario {
     pub(super) from: Timestamp,
     pub(super) until: Timestamp,
@@ -42,8 +43,9 @@ impl Scenario {
 
 /// A replay ready to run.
 pub(super) struct Plan {
-    /// The state at `--from`: the store's, or a fresh one.
-    pub(super) state: State,
+    /// The state at `--from` of each partition: the store's (one a partition, in partition
+    /// order), or one fresh one.
+    pub(super) states: Vec<State>,
     /// The store's name, when the state is a store's.
     pub(super) store: Option<String>,
     pub(super) defs: Vec<JobDef>,
@@ -54,14 +56,14 @@ impl Plan {
     /// The plan the flags describe, or why there is none (a store or file error is said on
     /// `err` here; a usage error is left to the caller).
     pub(super) fn make(args: &Args, err: &mut dyn Write) -> io::Result<Result<Plan, Refusal>> {
-        let (state, store) = match start(args, err)? {
+        let (states, store) = match start(args, err)? {
             Ok(start) => start,
             Err(refusal) => return Ok(Err(refusal)),
         };
-        let Some(defs) = super::super::job_defs(&args.file, state.config(), err)? else {
+        let Some(defs) = super::super::job_defs(&args.file, states[0].config(), err)? else {
             return Ok(Err(Refusal::Said(1)));
         };
-        let scenario = known_jobs(args, &defs, &state)
+        let scenario = known_jobs(args, &defs, &states)
             .and_then(|()| pauses_apart(args))
             .and_then(|()| span(args, store.is_some()))
             .and_then(|(from, until)| inside(args, from, until).map(|()| (from, until)))
@@ -74,7 +76,7 @@ impl Plan {
                 durations: args.durations.iter().cloned().collect(),
             });
         Ok(scenario.map_err(Refusal::Usage).map(|scenario| Plan {
-            state,
+            states,
             store,
             defs,
             scenario,
@@ -82,12 +84,61 @@ impl Plan {
     }
 }
 
-/// The starting state: the store's (read only) and its name, or a fresh one.
-fn start(args: &Args, err: &mut dyn Write) -> io::Result<Result<(State, Option<String>), Refusal>> {
+/// One partition's part of a plan: its state, the file's definitions of the jobs that live
+/// there, and the scenario with only the pauses of those jobs.
+pub(super) struct Part {
+    pub(super) state: State,
+    pub(super) defs: Vec<JobDef>,
+    pub(super) scenario: Scenario,
+}
+
+impl Plan {
+    /// The plan split by partition, as a daemon's seats step a store of several: each job
+    /// where it lives (a job the store does not hold yet where it routes). A job whose
+    /// concurrency key the file changes stays where it lives: the move a daemon would make
+    /// changes which seat steps it, not its due times.
+    pub(super) fn parts(self) -> Vec<Part> {
+        let count = duetime_loop::PartitionCount::new(self.states.len() as u64)
+            .unwrap_or(duetime_loop::PartitionCount::ONE);
+        let home = |def: &JobDef| {
+            self.states
+                .iter()
+                .position(|s| s.seq_of_name(def.name.as_str()).is_some())
+                .unwrap_or(duetime_loop::route(def, count).0 as usize)
+        };
+        let mut defs: Vec<Vec<JobDef>> = vec![Vec::new(); self.states.len()];
+        for def in self.defs {
+            let p = home(&def).min(defs.len() - 1);
+            defs[p].push(def);
+        }
+        self.states
+            .into_iter()
+            .zip(defs)
+            .map(|(state, defs)| {
+                let mut scenario = self.scenario.clone();
+                scenario.pauses.retain(|p| {
+                    state.seq_of_name(p.job.as_str()).is_some()
+                        || defs.iter().any(|d| d.name.as_str() == p.job.as_str())
+                });
+                Part {
+                    state,
+                    defs,
+                    scenario,
+                }
+            })
+            .collect()
+    }
+}
+
+/// The states a replay starts from (one a partition) and the store's name, if a store's.
+type Start = (Vec<State>, Option<String>);
+
+/// The starting states: the store's partitions' (read only) and its name, or a fresh one.
+fn start(args: &Args, err: &mut dyn Write) -> io::Result<Result<Start, Refusal>> {
     let Some(path) = &args.store else {
         let tick = args.tick.unwrap_or(Duration::from_secs(30));
         return Ok(match duetime_host::human::check_tick(tick) {
-            Ok(tick) => Ok((State::new(Config::with_tick(tick)), None)),
+            Ok(tick) => Ok((vec![State::new(Config::with_tick(tick))], None)),
             Err(why) => Err(Refusal::Usage(format!(
                 "--tick {tick}: {why}; accepted: a duration of at least 1s, such as 30s"
             ))),
@@ -105,36 +156,33 @@ fn start(args: &Args, err: &mut dyn Write) -> io::Result<Result<(State, Option<S
         ))));
     }
     Ok(read_store(path, err)?
-        .map(|(state, name)| (state, Some(name)))
+        .map(|(states, name)| (states, Some(name)))
         .map_err(Refusal::Said))
 }
 
-/// The state of the store at `path` (read only) and its name, or the exit code after
-/// saying why not (1). A store of several partitions is refused: what-if replays one
-/// state, and partition 0 alone would be a part of the store passed off as the whole.
-fn read_store(path: &str, err: &mut dyn Write) -> io::Result<Result<(State, String), u8>> {
+/// The state of each partition of the store at `path` (read only, in partition order)
+/// and the store's name, or the exit code after saying why not (1: the store, or one of
+/// its partitions, cannot be read; a part of the store is never passed off as the whole).
+fn read_store(path: &str, err: &mut dyn Write) -> io::Result<Result<(Vec<State>, String), u8>> {
     let options = store::Options {
         create: false,
         ..Default::default()
     };
     let read = store::open(path, options).and_then(|mut s| {
         let name = s.describe().to_string();
-        let count = s.partitions();
-        s.state().cloned().map(|state| (state, name, count))
+        let states = s
+            .partitions()
+            .iter()
+            .map(|p| s.state_in(p).cloned())
+            .collect::<Result<Vec<State>, _>>()?;
+        Ok((states, name))
     });
     match read {
-        Ok((_, name, count)) if count != duetime_loop::PartitionCount::ONE => {
-            writeln!(
-                err,
-                "duetime what-if: the store {name} has {}; what-if replays a store of one \
-                 partition only, for now (docs/scale-out.md)",
-                store::partitions_text(count)
-            )?;
-            Ok(Err(1))
-        }
-        Ok((mut s, name, _)) => {
-            s.track_changes(false);
-            Ok(Ok((s, name)))
+        Ok((mut states, name)) => {
+            for s in &mut states {
+                s.track_changes(false);
+            }
+            Ok(Ok((states, name)))
         }
         Err(e) => {
             writeln!(err, "duetime what-if: {e}")?;
@@ -144,9 +192,11 @@ fn read_store(path: &str, err: &mut dyn Write) -> io::Result<Result<(State, Stri
 }
 
 /// Every job named by a flag exists in the file or the store.
-fn known_jobs(args: &Args, defs: &[JobDef], state: &State) -> Result<(), String> {
+fn known_jobs(args: &Args, defs: &[JobDef], states: &[State]) -> Result<(), String> {
     let mut known: BTreeSet<String> = defs.iter().map(|d| d.name.to_string()).collect();
-    known.extend(state.records().map(|(_, r)| r.def().name.to_string()));
+    for state in states {
+        known.extend(state.records().map(|(_, r)| r.def().name.to_string()));
+    }
     let known_list = || known.iter().cloned().collect::<Vec<_>>().join(", ");
     if let Some(p) = args.pause.iter().find(|p| !known.contains(p.job.as_str())) {
         return Err(format!(

@@ -132,10 +132,18 @@ pub(super) struct Report<'a> {
 }
 
 impl Report<'_> {
+    /// The store's tick (its partitions share their config), or the fresh state's.
+    fn tick(&self) -> duetime::Duration {
+        self.replay
+            .states
+            .first()
+            .map_or(duetime::Duration::from_secs(30), |s| s.config().tick)
+    }
+
     fn jobs(&self) -> Vec<JobReport> {
-        let state = &self.replay.state;
         let mut out = Vec::new();
-        for (_, rec) in state.records() {
+        let records = self.replay.states.iter().flat_map(|s| s.records());
+        for (_, rec) in records {
             let name = rec.def().name.as_str();
             let mut ledger = Vec::new();
             let mut notes = Vec::new();
@@ -234,7 +242,7 @@ impl Report<'_> {
             utc(s.from, true),
             utc(s.until, true)
         );
-        let tick = self.replay.state.config().tick;
+        let tick = self.tick();
         let _ = writeln!(
             o,
             "  one host process ticking every {tick}; every run succeeds after its duration"
@@ -369,7 +377,7 @@ impl Report<'_> {
             "store": self.store,
             "from": s.from.to_string(),
             "until": s.until.to_string(),
-            "tick": self.replay.state.config().tick.to_string(),
+            "tick": self.tick().to_string(),
             "scenario": {
                 "down": s.down.iter().map(|w| json!({
                     "from": w.from.to_string(), "to": w.to.to_string()

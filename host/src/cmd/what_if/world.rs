@@ -50,8 +50,41 @@ pub(super) struct Replay {
     /// Refused commands and other things a reader should know.
     pub(super) notes: Vec<String>,
     pub(super) processes: Vec<(ProcessId, Timestamp)>,
-    pub(super) state: State,
+    /// The state at the end, one a partition replayed.
+    pub(super) states: Vec<State>,
     pub(super) stopped_early: Option<Timestamp>,
+}
+
+impl Replay {
+    /// The replays of a store's partitions as one: journal lines and alerts in time order
+    /// (at one instant, partition order), notes and incarnations one partition after the
+    /// other, every partition's end state, and the earliest early stop.
+    pub(super) fn merge(parts: Vec<Replay>) -> Replay {
+        let mut all = Replay {
+            records: Vec::new(),
+            alerts: Vec::new(),
+            notes: Vec::new(),
+            processes: Vec::new(),
+            states: Vec::new(),
+            stopped_early: None,
+        };
+        for part in parts {
+            all.records.extend(part.records);
+            all.alerts.extend(part.alerts);
+            all.notes.extend(part.notes);
+            all.processes.extend(part.processes);
+            all.states.extend(part.states);
+            all.stopped_early = match (all.stopped_early, part.stopped_early) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+        }
+        // Stable: within one partition, and at one instant, the order each was written in.
+        all.records.sort_by_key(|r| r.at);
+        all.alerts.sort_by_key(|a| a.at);
+        all.processes.sort_by_key(|&(_, at)| at);
+        all
+    }
 }
 
 /// The replayed host: the state, its clocks, its process and its runs' children.
@@ -83,7 +116,7 @@ impl<'a> World<'a> {
         w.upsert_all();
         w.queue_scenario();
         w.run();
-        w.out.state = w.state;
+        w.out.states = vec![w.state];
         w.out
     }
 
@@ -122,7 +155,7 @@ impl<'a> World<'a> {
                 alerts: Vec::new(),
                 notes: Vec::new(),
                 processes: Vec::new(),
-                state: State::default(),
+                states: Vec::new(),
                 stopped_early: None,
             },
         }
