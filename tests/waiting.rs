@@ -4,123 +4,78 @@
 //! time since it; one that is stepped is never behind by more than a tick; a job whose runs
 //! overlap waits on its oldest buffered due time; a paused job waits on nothing.
 
-use duetime::{
-    Action, Actor, Config, Effect, Event, Held, JobDef, JobName, Now, Overlap, ProcessId, Schedule,
-    State, Timestamp,
-};
+mod support;
 
-const T0: i64 = 1_750_000_020_000; // on the minute
-const MINUTE: i64 = 60_000;
+use duetime::{Action, Actor, Effect, Event, JobName, Overlap, Timestamp};
+use support::*;
 
-fn at(ms: i64) -> Timestamp {
-    Timestamp::from_millis(ms)
-}
-
-fn now(ms: i64) -> Now {
-    Now::new(at(ms), at(ms - T0))
-}
-
-/// A state with one every-minute job (`overlap` as given) and process 1, at `T0`.
-fn every_minute(overlap: Option<Overlap>) -> State {
-    let mut state = State::new(Config::default());
-    let every = Schedule::every("1m".parse().unwrap(), "0s".parse().unwrap()).unwrap();
-    let mut def = JobDef::new(JobName::new("hello").unwrap(), every);
+/// A story with one every-minute job (`overlap` as given), defined at 09:00, and process
+/// 1 started then.
+fn every_minute(overlap: Option<Overlap>) -> Story {
+    let mut story = Story::new();
+    let mut def = job("hello", every("1m"));
     def.overlap = overlap;
-    let upsert = Event::Upsert {
-        def: Box::new(def),
-        actor: Actor::new("me"),
-    };
-    state.step(now(T0), upsert, &mut Vec::new());
-    let started = Event::ProcessStarted {
-        process: ProcessId(1),
-    };
-    state.step(now(T0), started, &mut Vec::new());
-    state
+    story.define("09:00", def);
+    story.start("09:00", 1);
+    story
 }
 
-/// A tick of process 1, carrying the runs in `held` (their leases renewed).
-fn tick_holding(state: &mut State, ms: i64, held: &[Held]) -> Vec<Effect> {
-    let mut effects = Vec::new();
-    let tick = Event::Tick {
-        process: ProcessId(1),
-        held: held.to_vec(),
-    };
-    state.step(now(ms), tick, &mut effects);
-    effects
-}
-
-fn tick(state: &mut State, ms: i64) -> Vec<Effect> {
-    tick_holding(state, ms, &[])
-}
-
-/// The runs the effects start.
-fn started(effects: &[Effect]) -> Vec<Held> {
-    effects
+/// How many runs the last step started.
+fn starts(story: &Story) -> usize {
+    story
+        .last
         .iter()
-        .filter_map(|e| match e {
-            Effect::Do(Action::Start { run, fence, .. }) => Some(Held {
-                run: *run,
-                fence: *fence,
-            }),
-            _ => None,
-        })
-        .collect()
+        .filter(|e| matches!(e, Effect::Do(Action::Start { .. })))
+        .count()
 }
 
-fn starts(effects: &[Effect]) -> usize {
-    started(effects).len()
-}
-
-fn waiting(state: &State) -> Option<i64> {
-    state.oldest_waiting().map(|t| t.as_millis())
+fn waiting(story: &Story) -> Option<Timestamp> {
+    story.state.oldest_waiting()
 }
 
 #[test]
 fn a_state_nobody_steps_waits_on_its_first_due_time_and_a_tick_catches_it_up() {
-    let mut state = every_minute(None);
-    // Nobody has ticked: five minutes on, the first due time (T0 + 1m) is four minutes old.
-    assert_eq!(waiting(&state), Some(T0 + MINUTE));
+    let mut story = every_minute(None);
+    // Nobody has ticked: five minutes on, the first due time (09:01) is four minutes old.
+    assert_eq!(waiting(&story), Some(at("09:01")));
     // A tick five minutes on starts the latest and settles the rest: the job now waits on
     // its next due time, ahead of now.
-    let effects = tick(&mut state, T0 + 5 * MINUTE);
-    assert_eq!(starts(&effects), 1);
-    assert_eq!(waiting(&state), Some(T0 + 6 * MINUTE));
+    story.tick("09:05", 1);
+    assert_eq!(starts(&story), 1);
+    assert_eq!(waiting(&story), Some(at("09:06")));
 }
 
 #[test]
 fn buffered_due_times_behind_a_long_run_are_waited_on_oldest_first() {
-    let mut state = every_minute(Some(Overlap::BufferAll));
-    let going = started(&tick(&mut state, T0 + MINUTE));
-    assert_eq!(going.len(), 1);
+    let mut story = every_minute(Some(Overlap::BufferAll));
+    story.tick("09:01", 1);
+    assert_eq!(starts(&story), 1);
     // The run goes on (each tick carries it); the next two due times are buffered behind
     // it, not started.
-    assert_eq!(
-        starts(&tick_holding(&mut state, T0 + 2 * MINUTE, &going)),
-        0
-    );
-    assert_eq!(
-        starts(&tick_holding(&mut state, T0 + 3 * MINUTE, &going)),
-        0
-    );
-    let job = state.record(state.seq_of_name("hello").unwrap()).unwrap();
+    story.tick("09:02", 1);
+    assert_eq!(starts(&story), 0);
+    story.tick("09:03", 1);
+    assert_eq!(starts(&story), 0);
+    let job = story
+        .state
+        .record(story.state.seq_of_name("hello").unwrap())
+        .unwrap();
     assert_eq!(job.owed(), 2);
-    assert_eq!(
-        job.waiting_since().map(|t| t.as_millis()),
-        Some(T0 + 2 * MINUTE)
-    );
-    assert_eq!(waiting(&state), Some(T0 + 2 * MINUTE));
+    assert_eq!(job.waiting_since(), Some(at("09:02")));
+    assert_eq!(waiting(&story), Some(at("09:02")));
 }
 
 #[test]
 fn a_paused_job_waits_on_nothing() {
-    let mut state = every_minute(None);
+    let mut story = every_minute(None);
     let pause = Event::Pause {
         job: JobName::new("hello").unwrap(),
         actor: Actor::new("me"),
         note: "maintenance".to_string(),
     };
-    state.step(now(T0 + 10_000), pause, &mut Vec::new());
-    assert_eq!(waiting(&state), None);
-    assert_eq!(starts(&tick(&mut state, T0 + 5 * MINUTE)), 0);
-    assert_eq!(waiting(&state), None);
+    story.send("09:00:10", "pause hello", pause);
+    assert_eq!(waiting(&story), None);
+    story.tick("09:05", 1);
+    assert_eq!(starts(&story), 0);
+    assert_eq!(waiting(&story), None);
 }

@@ -82,12 +82,11 @@ pub trait OwnerIo {
 pub fn owner_round<I: OwnerIo>(own: &mut Ownership, io: &mut I) -> Result<(), I::Error> {
     let roster = io.beat(own.is_stopping())?;
     let mut first_error = hand_back_ended(own, io).err();
-    let leaving: Vec<Partition> = own
+    let drained: Vec<Partition> = own
         .held()
-        .filter(|&(_, _, phase)| phase == Phase::Leaving)
+        .filter(|&(p, _, phase)| phase == Phase::Leaving && io.drained(p))
         .map(|(p, _, _)| p)
         .collect();
-    let drained: Vec<Partition> = leaving.into_iter().filter(|&p| io.drained(p)).collect();
     let steps = own.round(roster.now, &roster.leases, &roster.members, |p| {
         drained.contains(&p)
     });

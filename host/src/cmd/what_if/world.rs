@@ -44,6 +44,7 @@ struct Child {
 }
 
 /// What the replay produced.
+#[derive(Default)]
 pub(super) struct Replay {
     pub(super) records: Vec<Record>,
     pub(super) alerts: Vec<Alert>,
@@ -60,14 +61,7 @@ impl Replay {
     /// (at one instant, partition order), notes and incarnations one partition after the
     /// other, every partition's end state, and the earliest early stop.
     pub(super) fn merge(parts: Vec<Replay>) -> Replay {
-        let mut all = Replay {
-            records: Vec::new(),
-            alerts: Vec::new(),
-            notes: Vec::new(),
-            processes: Vec::new(),
-            states: Vec::new(),
-            stopped_early: None,
-        };
+        let mut all = Replay::default();
         for part in parts {
             all.records.extend(part.records);
             all.alerts.extend(part.alerts);
@@ -150,14 +144,7 @@ impl<'a> World<'a> {
             children: BTreeMap::new(),
             ended: Vec::new(),
             last_tick: from,
-            out: Replay {
-                records: Vec::new(),
-                alerts: Vec::new(),
-                notes: Vec::new(),
-                processes: Vec::new(),
-                states: Vec::new(),
-                stopped_early: None,
-            },
+            out: Replay::default(),
         }
     }
 
