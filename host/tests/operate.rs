@@ -269,8 +269,11 @@ command = ["true"]
     let port = free_port();
     let addr = format!("127.0.0.1:{port}");
     let mut d = w.daemon_with("d.log", None, &["--tick", "1s", "--http", &addr]);
+    // A whole line: the command's shell creates the file before it writes the line.
     let env = poll(Duration::from_secs(60), || {
-        fs::read_to_string(w.path("alerts.env")).ok()
+        fs::read_to_string(w.path("alerts.env"))
+            .ok()
+            .filter(|text| text.ends_with('\n'))
     })
     .unwrap_or_else(|| panic!("no alert delivered:\n{}", log_of(&w, "d.log")));
     assert_eq!(env.lines().next(), Some("nightly no_success"), "{env}");
