@@ -426,13 +426,13 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("duetime-bank-unit-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         let liveness = crate::Violation {
-            invariant: "L1",
+            invariant: crate::check::Invariant::L1,
             job: "a".to_string(),
             detail: "never ran".to_string(),
             liveness: true,
         };
         let safety = crate::Violation {
-            invariant: "S1",
+            invariant: crate::check::Invariant::S1,
             job: "b".to_string(),
             detail: "ran twice".to_string(),
             liveness: false,

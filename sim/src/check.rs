@@ -27,6 +27,7 @@ use crate::oracle::Spec;
 mod admission;
 mod catch_up;
 mod forgotten;
+mod invariant;
 mod journal_time;
 mod lease;
 mod ledger;
@@ -41,10 +42,12 @@ mod stall;
 mod timeouts;
 mod views;
 
+pub use invariant::Invariant;
+
 /// A broken promise, with the entries that show it.
 #[derive(Debug, Clone)]
 pub struct Violation {
-    pub invariant: &'static str,
+    pub invariant: Invariant,
     pub job: String,
     pub detail: String,
     /// Something that should have happened did not by the end (`L1`, `L3`, the coverage
@@ -62,7 +65,7 @@ impl Violation {
     /// S6: a committed state that fails its own load check or its serde round trip.
     pub fn state(detail: String) -> Violation {
         Violation {
-            invariant: "S6",
+            invariant: Invariant::S6,
             job: "(state)".to_string(),
             detail,
             liveness: false,
@@ -709,7 +712,7 @@ impl Checker {
             Effect::Notice(Notice::Drained { process }) => {
                 if self.drained.contains(process) {
                     self.violation_of(
-                        "D1",
+                        Invariant::D1,
                         "(drain)".to_string(),
                         format!("{process} told drained twice"),
                     );
@@ -718,7 +721,7 @@ impl Checker {
                 if let Some(&(run, _, idx)) = self.holders.iter().find(|(_, p, _)| p == process) {
                     let job = self.tracks[idx].name.clone();
                     self.violation(
-                        "D1",
+                        Invariant::D1,
                         &job,
                         format!("{process} told drained while it holds the open {run}"),
                     );
@@ -740,7 +743,7 @@ impl Checker {
                     let detail = format!(
                         "{process} took the owner lease with {fence} within a lease of its last taking"
                     );
-                    self.violation_of("O2", "(owner lease)".to_string(), detail);
+                    self.violation_of(Invariant::O2, "(owner lease)".to_string(), detail);
                 }
                 self.owner_taken = Some(taken);
                 if self.owner_fence.is_some_and(|f| *fence <= f) {
@@ -748,7 +751,7 @@ impl Checker {
                         "{process} took the owner lease with {fence}, not above the {} told before",
                         self.owner_fence.expect("checked above")
                     );
-                    self.violation_of("O1", "(owner lease)".to_string(), detail);
+                    self.violation_of(Invariant::O1, "(owner lease)".to_string(), detail);
                 }
                 match from {
                     Some(p) if p == process => self.probe("owner lease taken back after it lapsed"),
@@ -858,11 +861,11 @@ impl Checker {
             let told = std::mem::take(&mut self.stale_told);
             if self.settled.contains(run) {
                 let detail = format!("{run} was settled by a result carrying the stale {fence}");
-                self.violation_of("S3", String::new(), detail);
+                self.violation_of(Invariant::S3, String::new(), detail);
             } else if !told {
                 let detail =
                     format!("{run}'s result carrying the stale {fence} was not told stale");
-                self.violation_of("S3", String::new(), detail);
+                self.violation_of(Invariant::S3, String::new(), detail);
             } else {
                 self.probe("result with a stale fence settled nothing");
             }
@@ -880,7 +883,7 @@ impl Checker {
                 .and_then(|o| o.start)
                 .map_or_else(String::new, |s| self.tracks[s.track].name.to_string());
             self.violation_of(
-                "R1",
+                Invariant::R1,
                 job,
                 format!(
                     "{run} was reported with its current fence and is still open after the step"
@@ -911,7 +914,7 @@ impl Checker {
                         "{c} ({r})"
                     ))
                 );
-                self.violation("R2", &rec.job, detail);
+                self.violation(Invariant::R2, &rec.job, detail);
             }
         }
     }
@@ -1006,7 +1009,7 @@ impl Checker {
 
     /// A broken promise only the world can see (it knows true time: J2's releases), told
     /// as one that does not shrink (a replay has no true time to judge it by).
-    pub fn world_saw(&mut self, inv: &'static str, detail: String) {
+    pub fn world_saw(&mut self, inv: Invariant, detail: String) {
         self.violations.push(Violation {
             invariant: inv,
             job: "(world)".to_string(),
@@ -1018,13 +1021,13 @@ impl Checker {
     /// W2 (`wire_def.rs`): the definition `job` was sent with, written as a person writes
     /// it, reads back as another.
     pub fn definition_misread(&mut self, job: &JobName, detail: String) {
-        self.violation("W2", job, detail);
+        self.violation(Invariant::W2, job, detail);
     }
 
     /// H2 (`wire_def::digest_shared`): the digest of the definition `job` was sent with is
     /// also the digest of the same definition under another daylight-saving policy.
     pub fn digest_shared(&mut self, job: &JobName, detail: String) {
-        self.violation("H2", job, detail);
+        self.violation(Invariant::H2, job, detail);
     }
 
     /// S6: the state committed at that point fails its own load check or round trip.
@@ -1033,23 +1036,23 @@ impl Checker {
     }
 
     /// A broken promise; a liveness one when its id is an `L`.
-    fn violation(&mut self, inv: &'static str, job: &JobName, detail: String) {
+    fn violation(&mut self, inv: Invariant, job: &JobName, detail: String) {
         self.violation_of(inv, job.to_string(), detail);
     }
 
     /// `violation` for what is not one job (a drain, the owner lease).
-    fn violation_of(&mut self, inv: &'static str, job: String, detail: String) {
+    fn violation_of(&mut self, inv: Invariant, job: String, detail: String) {
         self.violations.push(Violation {
             invariant: inv,
             job,
             detail,
-            liveness: inv.starts_with('L'),
+            liveness: inv.is_liveness(),
         });
     }
 
     /// A broken promise that is a forbidden act whatever its id (a `required` job's skip
     /// under `L2`): it shows in any prefix of the world, so it is shrunk like safety.
-    fn forbidden(&mut self, inv: &'static str, job: &JobName, detail: String) {
+    fn forbidden(&mut self, inv: Invariant, job: &JobName, detail: String) {
         self.violation(inv, job, detail);
         if let Some(v) = self.violations.last_mut() {
             v.liveness = false;
@@ -1123,7 +1126,7 @@ impl Checker {
             if at < last.saturating_add(throttle) {
                 // T1: a job with a throttle tells at most one alert per throttle.
                 self.violation(
-                    "T1",
+                    Invariant::T1,
                     &alert.job,
                     format!(
                         "\"{kind}\" told at {} within the throttle of the alert at {last}",
@@ -1135,7 +1138,7 @@ impl Checker {
         self.tracks[idx].last_alert = Some(at);
         if self.tracks[idx].told.contains(&kind) {
             self.violation(
-                "A1",
+                Invariant::A1,
                 &alert.job,
                 format!(
                     "\"{kind}\" told again at {} with no success or resume since",
@@ -1168,7 +1171,7 @@ impl Checker {
             ),
             None => format!("an alert held at {} though the job had told none", rec.at),
         };
-        self.violation("T1", &rec.job, detail);
+        self.violation(Invariant::T1, &rec.job, detail);
     }
 
     /// A1, what a loss's alert tells: the job paused exactly when it is not safe to repeat
@@ -1186,7 +1189,7 @@ impl Checker {
         let not = if expected { "" } else { "not " };
         let detail =
             format!("{run} lost told with paused {paused}, though the job is {not}paused for it");
-        self.violation("A1", &alert.job, detail);
+        self.violation(Invariant::A1, &alert.job, detail);
     }
 
     /// E1: a `no_success` alert is the switch of a job that has one, told at the end of
@@ -1197,7 +1200,7 @@ impl Checker {
             Some(s) => s.told(alert.at.as_millis(), since, within),
         };
         match wrong {
-            Some(detail) => self.violation("E1", &alert.job, detail),
+            Some(detail) => self.violation(Invariant::E1, &alert.job, detail),
             None => self.probe("no success told by the dead-man's switch"),
         }
     }
@@ -1260,7 +1263,7 @@ impl Checker {
         let Entry::History(h) = &rec.entry else {
             if let Some(kind) = os.end_owed {
                 self.violation(
-                    "U1",
+                    Invariant::U1,
                     &rec.job,
                     format!("the entry settling its instant ({kind}) has no end line after it"),
                 );
@@ -1312,7 +1315,7 @@ impl Checker {
             });
         }
         if let Some(detail) = detail {
-            self.violation("U1", &rec.job, detail);
+            self.violation(Invariant::U1, &rec.job, detail);
         }
     }
 
@@ -1324,7 +1327,7 @@ impl Checker {
         let confirmed = std::mem::take(&mut t.confirmed);
         if t.requires_confirmation && !confirmed {
             self.violation(
-                "H1",
+                Invariant::H1,
                 &rec.job,
                 format!(
                     "a definition was applied at {} ({line}) without a confirmation",
@@ -1340,7 +1343,7 @@ impl Checker {
             History::Defined { schedule, from, .. } => {
                 if let Some(digest) = self.tracks[idx].held.clone() {
                     self.violation(
-                        "H1",
+                        Invariant::H1,
                         &rec.job,
                         format!("a definition was applied at {} while {digest} was held for confirmation", rec.at),
                     );
@@ -1416,7 +1419,7 @@ impl Checker {
                 t.told.retain(|&k| k != Incident::PendingConfirmation);
                 if held.as_deref() != Some(digest.as_str()) {
                     self.violation(
-                        "H1",
+                        Invariant::H1,
                         &rec.job,
                         format!("{digest} confirmed while {held:?} was held"),
                     );
@@ -1445,7 +1448,7 @@ impl Checker {
                 });
                 if !asked {
                     self.violation(
-                        "P2",
+                        Invariant::P2,
                         &rec.job,
                         format!("{run} parked though no process reported it awaiting approval"),
                     );
@@ -1456,7 +1459,7 @@ impl Checker {
                     .insert(run, Parked { track: idx, until })
                     .is_some()
                 {
-                    self.violation("P2", &rec.job, format!("{run} parked twice"));
+                    self.violation(Invariant::P2, &rec.job, format!("{run} parked twice"));
                 } else {
                     self.tracks[idx].parked += 1;
                 }
@@ -1466,7 +1469,7 @@ impl Checker {
                 self.probe("approval given");
                 if self.unpark(run).is_none() {
                     self.violation(
-                        "P2",
+                        Invariant::P2,
                         &rec.job,
                         format!("{run} approved though it was not parked"),
                     );
@@ -1478,12 +1481,12 @@ impl Checker {
                 self.probe("approval expired");
                 match self.unpark(run) {
                     None => self.violation(
-                        "P2",
+                        Invariant::P2,
                         &rec.job,
                         format!("approval for {run} expired though it was not parked"),
                     ),
                     Some(p) if at < p.until => self.violation(
-                        "P2",
+                        Invariant::P2,
                         &rec.job,
                         format!(
                             "approval for {run} expired at {} before its until {}",
@@ -1545,7 +1548,7 @@ impl Checker {
                 self.holders.push((*run, *process, idx));
                 if self.draining.contains(process) {
                     let detail = format!("{run} started on {process}, which was asked to drain");
-                    self.violation("D1", &rec.job, detail);
+                    self.violation(Invariant::D1, &rec.job, detail);
                 }
                 self.concurrency(idx, rec, *run, *process);
                 self.started(idx, rec, *run, covers.as_ref(), *trigger, *process)
@@ -1589,7 +1592,7 @@ impl Checker {
                 self.lanes.close(run);
                 if self.unpark(run).is_some() {
                     self.violation(
-                        "P2",
+                        Invariant::P2,
                         &rec.job,
                         format!("{run} recorded lost while parked (it holds no lease)"),
                     );
@@ -1601,7 +1604,7 @@ impl Checker {
                 self.lost.insert(run);
                 if self.settled.contains(run) {
                     self.violation(
-                        "S3",
+                        Invariant::S3,
                         &rec.job,
                         format!("{run} recorded lost after it was settled"),
                     );
@@ -1647,7 +1650,7 @@ impl Checker {
                 // clock (a process whose clock runs ahead lifts it early in true time).
                 if at < until.as_millis() {
                     self.violation(
-                        "Q1",
+                        Invariant::Q1,
                         &rec.job,
                         format!("hold until {until} lifted at {}", rec.at),
                     );
@@ -1721,7 +1724,7 @@ impl Checker {
                 t.backfilled = true;
                 t.line.backfill(from, to);
             }
-            self.violation("B1", &rec.job, format!("backfill {detail}"));
+            self.violation(Invariant::B1, &rec.job, format!("backfill {detail}"));
             return;
         }
         let lo = t.covers.partition_point(|c| c.to < from);
@@ -1755,7 +1758,7 @@ impl Checker {
         }
         for run in open {
             self.violation(
-                "B1",
+                Invariant::B1,
                 &rec.job,
                 format!(
                     "backfill of {}..{} reaches due times {run} still holds open",
@@ -1772,7 +1775,7 @@ impl Checker {
     fn concurrency(&mut self, idx: usize, rec: &Record, run: RunId, process: duetime::ProcessId) {
         if self.tracks[idx].epochs.is_empty() && self.tracks[idx].held.is_some() {
             self.violation(
-                "H1",
+                Invariant::H1,
                 &rec.job,
                 format!("{run} started before the job's definition was confirmed"),
             );
@@ -1783,7 +1786,7 @@ impl Checker {
             let width = self.lanes.widths.get(k).copied().unwrap_or(1);
             if open >= width {
                 self.violation(
-                    "C1",
+                    Invariant::C1,
                     &rec.job,
                     format!("{run} started at {} while {open} runs of key {k} were open (width {width})", rec.at),
                 );
@@ -1793,7 +1796,7 @@ impl Checker {
         let held = self.lanes.per_process.get(&process).copied().unwrap_or(0);
         if let Some(cap) = self.lanes.cap.filter(|cap| held >= *cap) {
             self.violation(
-                "C2",
+                Invariant::C2,
                 &rec.job,
                 format!(
                     "{run} started at {} on {process}, which held {held} runs (cap {cap})",
@@ -1841,7 +1844,7 @@ impl Checker {
             self.lanes.waiting.push((idx, key));
         }
         match wrong {
-            Some(detail) => self.violation("C3", &rec.job, detail),
+            Some(detail) => self.violation(Invariant::C3, &rec.job, detail),
             None => self.probe("wait held to a full lane or cap"),
         }
     }
@@ -1871,11 +1874,11 @@ impl Checker {
     /// run's cover end as the core says.
     fn close(&mut self, idx: usize, rec: &Record, run: RunId, end: RunEnd) {
         if self.settled.insert(run) {
-            self.violation("S5", &rec.job, format!("{run} settled twice"));
+            self.violation(Invariant::S5, &rec.job, format!("{run} settled twice"));
         }
         if self.lost.contains(run) {
             self.violation(
-                "S3",
+                Invariant::S3,
                 &rec.job,
                 format!("{run} settled after it was recorded lost"),
             );
@@ -1908,7 +1911,7 @@ impl Checker {
         if let Some(until) = t.held_until {
             // Q1: a quota hold keeps every run of the job from starting until it is lifted.
             self.violation(
-                "Q1",
+                Invariant::Q1,
                 &rec.job,
                 format!(
                     "{run} started at {} inside a quota hold until {until}",
@@ -1928,7 +1931,7 @@ impl Checker {
             // P1: after `pause_after_failures` failed runs in a row the job must be paused
             // before anything but a manual run starts.
             self.violation(
-                "P1",
+                Invariant::P1,
                 &rec.job,
                 format!("{run} started after {in_a_row} failed runs in a row, with no pause"),
             );
@@ -1937,7 +1940,7 @@ impl Checker {
             // O1: by the store's order, every start is made by the owner lease's holder.
             let owner = self.owner.map_or("nobody".to_string(), |p| p.to_string());
             self.violation(
-                "O1",
+                Invariant::O1,
                 &rec.job,
                 format!("{run} started by {process} while the owner lease was {owner}'s"),
             );
@@ -1948,7 +1951,7 @@ impl Checker {
         if let (Some(os), Some((a, b))) = (self.tracks[idx].one_shot, covers) {
             if os.ended && a <= os.instant && os.instant <= b {
                 self.violation(
-                    "U1",
+                    Invariant::U1,
                     &rec.job,
                     format!("{run} started its instant after it ended"),
                 );
@@ -2018,7 +2021,7 @@ impl Checker {
                 }
             }
             for detail in broken {
-                self.violation("S2", &rec.job, detail);
+                self.violation(Invariant::S2, &rec.job, detail);
             }
             let cover = Cover {
                 from: a,
@@ -2066,7 +2069,7 @@ impl Checker {
             self.probe("adoption under the run's own fence");
             return;
         };
-        self.violation("K1", job, detail);
+        self.violation(Invariant::K1, job, detail);
     }
 
     fn settled(&mut self, idx: usize, rec: &Record, run: RunId, outcome: &Outcome) {
@@ -2080,7 +2083,7 @@ impl Checker {
             self.probe("parked run settled by its result");
         }
         if self.settled.insert(run) {
-            self.violation("S5", &rec.job, format!("{run} settled twice"));
+            self.violation(Invariant::S5, &rec.job, format!("{run} settled twice"));
         } else {
             // S3: a run is settled only by a result reported for that very run (or by the
             // core's own timeout), never by someone else's stale result.
@@ -2090,7 +2093,7 @@ impl Checker {
                 .is_some_and(|o| o.reported().any(|o| outcome_matches(o, outcome)));
             if !sent && *outcome != Outcome::TimedOut {
                 self.violation(
-                    "S3",
+                    Invariant::S3,
                     &rec.job,
                     format!("{run} settled {outcome} though no such result was reported for it"),
                 );
@@ -2098,7 +2101,7 @@ impl Checker {
         }
         if self.lost.contains(run) {
             self.violation(
-                "S3",
+                Invariant::S3,
                 &rec.job,
                 format!("{run} settled after it was recorded lost"),
             );
@@ -2149,7 +2152,7 @@ impl Checker {
                 ts(to),
                 rec.at
             );
-            self.violation("M1", &rec.job, detail);
+            self.violation(Invariant::M1, &rec.job, detail);
         } else {
             self.probe("too late only past the catch-up window");
         }
@@ -2181,7 +2184,7 @@ impl Checker {
                 ts(to),
                 rec.at
             );
-            self.violation("G1", &rec.job, detail);
+            self.violation(Invariant::G1, &rec.job, detail);
         } else if to.saturating_add(grace).saturating_add(1_000) >= at {
             self.probe("missed as late within a second of the grace");
         } else {
@@ -2198,7 +2201,7 @@ impl Checker {
                     "{run}'s entry says skipped: {skipped}, but it settled {}",
                     if s { "skipped" } else { "ok" }
                 );
-                self.violation("S1", &rec.job, detail);
+                self.violation(Invariant::S1, &rec.job, detail);
             }
             Some((r, true)) if r == run => {
                 self.probe("run that found nothing to do recorded skipped")
@@ -2311,7 +2314,7 @@ impl Checker {
         {
             if self.lost.contains(run) {
                 self.violation(
-                    "S3",
+                    Invariant::S3,
                     &rec.job,
                     format!("ledger names {run} after it was recorded lost"),
                 );
@@ -2330,7 +2333,7 @@ impl Checker {
                 ts(from),
                 ts(to)
             );
-            self.violation("M1", &rec.job, detail);
+            self.violation(Invariant::M1, &rec.job, detail);
         }
         self.tracks[idx].entries.push((from, to, e.count, e.kind));
         self.tracks[idx].line.account(from, to);
@@ -2371,7 +2374,7 @@ impl Checker {
             for (run, p) in late {
                 let name = self.tracks[p.track].name.clone();
                 self.violation(
-                    "P2",
+                    Invariant::P2,
                     &name,
                     format!(
                         "{run} still parked at the end {}, its until was {}",
@@ -2385,7 +2388,7 @@ impl Checker {
             if let Some(kind) = self.tracks[i].one_shot.and_then(|o| o.end_owed) {
                 let name = self.tracks[i].name.clone();
                 self.violation(
-                    "U1",
+                    Invariant::U1,
                     &name,
                     format!("the entry settling its instant ({kind}) has no end line after it"),
                 );
@@ -2423,7 +2426,7 @@ impl Checker {
             .map(|(th, last)| last + th);
         let bound = horizon.end - horizon.settle_bound;
         if let Some(detail) = t.silence.and_then(|s| s.overdue(throttle_end, bound)) {
-            self.violation("E1", &t.name, detail);
+            self.violation(Invariant::E1, &t.name, detail);
             if let Some(v) = self.violations.last_mut() {
                 v.liveness = true;
             }

@@ -16,6 +16,7 @@
 //! steps `*/n` and `a-b/n` with `n >= 1` (a step past the range's end matches its first
 //! value), never a step after a single value (`5/10`), lists of those.
 
+use crate::check::Invariant;
 use duetime::{Schedule, Timestamp};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
@@ -445,7 +446,7 @@ pub fn check_seed(seed: u64) -> (u64, Vec<Violation>) {
         .into_iter()
         .filter_map(Result::err)
         .map(|detail| Violation {
-            invariant: "Z2",
+            invariant: Invariant::Z2,
             job: "(cron text)".to_string(),
             detail,
             // Nothing to shrink: it does not depend on the world's events.

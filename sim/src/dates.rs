@@ -9,6 +9,7 @@
 //!   the core's schedule has due times are exactly the dates the oracle's day rule allows
 //!   (each date the core yields matches; no date between two it yields does).
 
+use crate::check::Invariant;
 use chrono::Timelike;
 use duetime::{Schedule, Timestamp};
 use rand::Rng;
@@ -188,7 +189,7 @@ pub fn check_jobs(seed: u64, jobs: &[crate::gen::SimJob]) -> DateReport {
             .and_then(|()| count_across_change(&job.def.schedule, spec, from));
         if let Err(detail) = checked {
             report.violations.push(Violation {
-                invariant: "Z1",
+                invariant: Invariant::Z1,
                 job: job.def.name.to_string(),
                 detail,
                 // Nothing to shrink: it does not depend on the world's events.

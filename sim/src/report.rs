@@ -399,7 +399,7 @@ pub fn to_json(
                 "verdict": verdict,
                 "crash": crash,
                 "violations": r.violations.iter().map(|v| serde_json::json!({
-                    "invariant": v.invariant,
+                    "invariant": v.invariant.name(),
                     "job": v.job,
                     "detail": v.detail,
                     "liveness": v.is_liveness(),

@@ -16,6 +16,7 @@
 //! Among keyless waiters the order is not judged: one already waiting may start on a
 //! process with room ahead of older ones (`State::gate`).
 
+use crate::check::Invariant;
 use duetime::{Coordination, ProcessId, State, WaitReason};
 
 use super::Checker;
@@ -56,7 +57,7 @@ impl Checker {
             });
             match older {
                 Some((other, at)) => self.violation(
-                    "C4",
+                    Invariant::C4,
                     &job,
                     format!(
                         "started in lane {key} ({} {}) while {other}, waiting for it since {}, waits on",
@@ -85,7 +86,7 @@ impl Checker {
         });
         match older {
             Some((other, since)) => self.violation(
-                "C4",
+                Invariant::C4,
                 job,
                 format!(
                     "started without waiting at {} while {other}, keyless too, waits for room since {since}",
@@ -138,7 +139,7 @@ impl Checker {
         // In the journal's order of the jobs, as when each job was asked in turn.
         stranded.sort_by_key(|(order, _, _)| *order);
         for (_, job, detail) in stranded {
-            self.violation("C4", &job, detail);
+            self.violation(Invariant::C4, &job, detail);
         }
     }
 }

@@ -15,6 +15,7 @@
 //! clears goes to the rule, and one already older than the catch-up window is given up in
 //! that step, never owed (`window_at_pause`).
 
+use crate::check::Invariant;
 use duetime::{LedgerKind, MissAction, MissCause, MissedRule, State};
 
 use super::{ts, Checker};
@@ -85,7 +86,7 @@ impl Checker {
                 ts(skipped)
             );
             let name = t.name.clone();
-            self.violation("M2", &name, detail);
+            self.violation(Invariant::M2, &name, detail);
         }
     }
 
@@ -127,7 +128,7 @@ impl Checker {
                 ts(to)
             );
             let name = t.name.clone();
-            self.violation("M1", &name, detail);
+            self.violation(Invariant::M1, &name, detail);
         }
     }
 }

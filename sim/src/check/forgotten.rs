@@ -10,6 +10,7 @@
 //! within it is taken as it read), so a silence within a `clock_jump` of a day is not
 //! judged either way.
 
+use crate::check::Invariant;
 use std::collections::BTreeSet;
 
 use duetime::{Event, ProcessId, State};
@@ -94,7 +95,7 @@ impl Checker {
                     f.starting,
                     ts(f.clock)
                 );
-                self.violation_of("D2", "(process)".to_string(), when);
+                self.violation_of(Invariant::D2, "(process)".to_string(), when);
             }
         }
     }

@@ -16,6 +16,7 @@
 //! measured since, when that reading is its own; its record is dated at its reading within
 //! `clock_jump` of what was vouched (never further behind it, nor further ahead).
 
+use crate::check::Invariant;
 use duetime::{Event, Now, ProcessId, Record, State};
 
 use super::Checker;
@@ -90,7 +91,7 @@ impl Checker {
                 rec.at,
                 super::ts(dated)
             );
-            self.violation("J1", &rec.job, detail);
+            self.violation(Invariant::J1, &rec.job, detail);
             return;
         }
         if jt.measured {
@@ -110,7 +111,7 @@ impl Checker {
                 rec.at,
                 super::ts(latest)
             );
-            self.violation("J1", &rec.job, detail);
+            self.violation(Invariant::J1, &rec.job, detail);
         } else {
             self.probe("journal written on the store's time");
         }

@@ -17,6 +17,7 @@
 //!   open.
 //!   (DESIGN.md allows a tick more; the wake index makes it the first.)
 
+use crate::check::Invariant;
 use std::collections::BTreeMap;
 
 use duetime::{Event, Fence, JobName, ProcessId, ProcessRec, RunId, State};
@@ -369,7 +370,7 @@ impl Checker {
                 ts(l.until),
                 heard.map(ts)
             );
-            self.violation("K1", &l.job, detail);
+            self.violation(Invariant::K1, &l.job, detail);
         }
     }
 
@@ -383,7 +384,7 @@ impl Checker {
             let detail = format!(
                 "{process} waits for its clock, though no event of it the store knew nothing of was held ahead"
             );
-            self.violation_of("J2", "(clocks)".to_string(), detail);
+            self.violation_of(Invariant::J2, "(clocks)".to_string(), detail);
         }
     }
 
@@ -407,7 +408,7 @@ impl Checker {
             "{} stopped waiting for its clock at an event of {process}, which the store did not know",
             ended.join(", ")
         );
-        self.violation_of("J2", "(clocks)".to_string(), detail);
+        self.violation_of(Invariant::J2, "(clocks)".to_string(), detail);
     }
 
     /// J2, and only then: under shared coordination, while no process's clock may be held
@@ -466,7 +467,7 @@ impl Checker {
         let detail = format!(
             "{process} is told to wake at {wake:?} though no process waits or is held: the store's next work is at {work:?}"
         );
-        self.violation_of("J2", "(clocks)".to_string(), detail);
+        self.violation_of(Invariant::J2, "(clocks)".to_string(), detail);
     }
 
     /// J2, the held: a process whose clock the store holds (its `heard_at` further than
@@ -507,7 +508,7 @@ impl Checker {
             s.process,
             r.last_wall()
         );
-        self.violation_of("J2", "(clocks)".to_string(), detail);
+        self.violation_of(Invariant::J2, "(clocks)".to_string(), detail);
     }
 
     /// J2, the witnesses: while `process` waits for its clock (just heard, so its hold is
@@ -541,7 +542,7 @@ impl Checker {
             "{process} waits for its clock, but not every other process is told to wake within a tick of its last event: {}",
             late.join(", ")
         );
-        self.violation_of("J2", "(clocks)".to_string(), detail);
+        self.violation_of(Invariant::J2, "(clocks)".to_string(), detail);
     }
 
     /// Whether the step was a tick of a process that decides: one not waiting for its
@@ -586,7 +587,7 @@ impl Checker {
             );
             // A forbidden act at that tick, shrunk like safety (not an end-of-run liveness
             // verdict).
-            self.forbidden("L3", &l.job, detail);
+            self.forbidden(Invariant::L3, &l.job, detail);
             self.leases.runs.remove(&run);
         }
     }
@@ -648,20 +649,20 @@ impl Checker {
                 tell(shown),
                 tell(journal)
             );
-            self.violation("V1", &job, detail);
+            self.violation(Invariant::V1, &job, detail);
         }
         for (run, job, shown, started) in started_wrong {
             let detail = format!(
                 "the store shows {run} started at {shown}; the journal started it at {}",
                 ts(started)
             );
-            self.violation("V1", &job, detail);
+            self.violation(Invariant::V1, &job, detail);
         }
         for (run, l, kept) in wrong {
             let Some(kept) = kept else {
                 let detail =
                     format!("the journal has {run} open; the store shows no such run of the job");
-                self.violation("V1", &l.job, detail);
+                self.violation(Invariant::V1, &l.job, detail);
                 self.leases.runs.remove(&run);
                 continue;
             };
@@ -671,7 +672,7 @@ impl Checker {
                 l.holder,
                 ts(l.until)
             );
-            self.violation("K1", &l.job, detail);
+            self.violation(Invariant::K1, &l.job, detail);
             if let Some(l) = self.leases.runs.get_mut(&run) {
                 l.until = kept;
             }

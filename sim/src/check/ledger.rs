@@ -3,6 +3,7 @@
 //! (L2), and, in a healed world, that everything due long enough ago is accounted (L1) and
 //! no run is left open (L3). `Checker::finish` calls `judge` once for each track.
 
+use crate::check::Invariant;
 use duetime::{LedgerKind, MissAction, MissCause, MissedRule};
 
 use super::{line, replies, ts, Backfill, Checker, Epoch, Horizon, JobFacts, Start, Track};
@@ -85,10 +86,10 @@ impl Checker {
             }
         }
         for detail in unknown {
-            self.violation("S1", &t.name, detail);
+            self.violation(Invariant::S1, &t.name, detail);
         }
         for detail in miscounted {
-            self.violation("B1", &t.name, detail);
+            self.violation(Invariant::B1, &t.name, detail);
         }
         at.sort_unstable();
         at.dedup();
@@ -123,10 +124,10 @@ impl Checker {
                 continue;
             };
             match own.account(from, to, count, kind) {
-                Err(detail) => self.violation("S1", &t.name, detail),
+                Err(detail) => self.violation(Invariant::S1, &t.name, detail),
                 Ok(()) => {
                     if let Some(cause) = required_skip(required, kind) {
-                        self.forbidden("L2", &t.name, required_skipped(from, to, cause));
+                        self.forbidden(Invariant::L2, &t.name, required_skipped(from, to, cause));
                     }
                 }
             }
@@ -163,7 +164,7 @@ impl Checker {
         if touched.len() > 1 {
             let specs: Vec<Option<&Spec>> = t.epochs.iter().map(|e| f.specs.get(&e.text)).collect();
             match merged_wrong(backfills, &touched, &specs, &t.epochs, entry) {
-                Some(detail) => self.violation("B1", &t.name, detail),
+                Some(detail) => self.violation(Invariant::B1, &t.name, detail),
                 None => self.probe("entry of backfills merged in a full line"),
             }
             return None;
@@ -173,10 +174,10 @@ impl Checker {
         };
         let Some((own_from, own_n)) = b.handed_back_merge(from, to, count, kind) else {
             match b.account(from, to, count, kind) {
-                Err(detail) => self.violation("B1", &t.name, detail),
+                Err(detail) => self.violation(Invariant::B1, &t.name, detail),
                 Ok(()) => {
                     if let Some(cause) = required_skip(required, kind) {
-                        self.forbidden("L2", &t.name, required_skipped(from, to, cause));
+                        self.forbidden(Invariant::L2, &t.name, required_skipped(from, to, cause));
                     }
                 }
             }
@@ -187,7 +188,7 @@ impl Checker {
         // backfill's part is the backfill's, the rest S1's.
         let part = (from, b.range.to, count - own_n, kind);
         if let Err(detail) = b.account_part(part) {
-            self.violation("B1", &t.name, detail);
+            self.violation(Invariant::B1, &t.name, detail);
         }
         self.probe("handed-back backfill cover merged with the schedule's own");
         let text = t.epochs[b.epoch].text.as_str();
@@ -217,15 +218,19 @@ impl Checker {
                 ts(to),
                 due.len()
             );
-            self.violation("S1", &t.name, detail);
+            self.violation(Invariant::S1, &t.name, detail);
             return;
         }
         for (first, last, n) in runs_among(own.at, due) {
             match own.account(first, last, n, kind) {
-                Err(detail) => self.violation("S1", &t.name, detail),
+                Err(detail) => self.violation(Invariant::S1, &t.name, detail),
                 Ok(()) => {
                     if let Some(cause) = required_skip(required, kind) {
-                        self.forbidden("L2", &t.name, required_skipped(first, last, cause));
+                        self.forbidden(
+                            Invariant::L2,
+                            &t.name,
+                            required_skipped(first, last, cause),
+                        );
                     }
                 }
             }
@@ -247,7 +252,7 @@ impl Checker {
         let (missing, first_missing) = unaccounted(&oracle.at, accounted, deadline);
         if let Some(first) = first_missing {
             self.violation(
-                "L1",
+                Invariant::L1,
                 name,
                 format!(
                     "{missing} due time(s) from {} on still unaccounted at the end {}",
@@ -261,7 +266,7 @@ impl Checker {
             let (missing, first) = unaccounted(&b.at, &b.accounted, deadline);
             if let Some(first) = first {
                 self.violation(
-                    "L1",
+                    Invariant::L1,
                     name,
                     format!(
                         "{missing} backfilled due time(s) from {} on (of the backfill {}..{}) still unaccounted at the end {}",
@@ -276,7 +281,7 @@ impl Checker {
         for s in open {
             if s.at < horizon.end - horizon.run_bound {
                 self.violation(
-                    "L3",
+                    Invariant::L3,
                     name,
                     format!(
                         "{} started at {} was never settled or recorded lost",

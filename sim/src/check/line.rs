@@ -17,6 +17,7 @@
 //! times as far as they were needed (from the oracle), the ranges the schedule's entries
 //! accounted, each backfill's own due times and entries, and the covers runs hold.
 
+use crate::check::Invariant;
 use duetime::RunId;
 
 use super::ts;
@@ -996,7 +997,7 @@ impl super::Checker {
             .line
             .start(run, cover.map(|(from, to, _)| (from, to)));
         match wrong {
-            Some(detail) => self.violation("N1", &rec.job, detail),
+            Some(detail) => self.violation(Invariant::N1, &rec.job, detail),
             None if cover.is_some() => self.probe("start held to the line"),
             None => {}
         }
@@ -1024,7 +1025,7 @@ impl super::Checker {
                 ts(at),
                 ts(due)
             );
-            self.violation("G1", &rec.job, detail);
+            self.violation(Invariant::G1, &rec.job, detail);
         }
     }
 
@@ -1042,7 +1043,7 @@ impl super::Checker {
             let detail = format!(
                 "{starts} starts on schedule with a jitter of {jitter} ms, none a tick after its due time"
             );
-            self.violation("G1", &t.name, detail);
+            self.violation(Invariant::G1, &t.name, detail);
         } else if late > 0 {
             self.probe("jittered starts spread");
         }
@@ -1061,7 +1062,7 @@ impl super::Checker {
             None => return,
             Some(Err(detail)) => {
                 let name = self.tracks[idx].name.clone();
-                self.violation("N1", &name, detail);
+                self.violation(Invariant::N1, &name, detail);
                 return;
             }
             Some(Ok(owed)) => owed,
@@ -1071,14 +1072,14 @@ impl super::Checker {
         match self.tracks[idx].line.unsettled_through(through, next_due) {
             Some(detail) => {
                 let name = self.tracks[idx].name.clone();
-                self.violation("V1", &name, detail);
+                self.violation(Invariant::V1, &name, detail);
             }
             None => self.probe("views' cursor held to the line"),
         }
         match bound.and_then(|b| b.wrong(&owed)) {
             Some(detail) => {
                 let name = self.tracks[idx].name.clone();
-                self.violation("M1", &name, detail);
+                self.violation(Invariant::M1, &name, detail);
             }
             None if bound.is_some() => self.probe("owed held to the missed rule"),
             None => {}
@@ -1097,7 +1098,7 @@ impl super::Checker {
                 room.least
             );
             let name = self.tracks[idx].name.clone();
-            self.violation("N1", &name, detail);
+            self.violation(Invariant::N1, &name, detail);
         } else if room.least + 1 >= MAX_OWED_SEGMENTS {
             self.probe("owed line full of disjoint runs");
         }

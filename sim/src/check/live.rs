@@ -8,6 +8,7 @@
 //! right thing happened where S1-S7 only ask that nothing wrong did: losing every slow
 //! host's runs keeps the ledger exact.
 
+use crate::check::Invariant;
 use duetime::{Entry, History, LedgerKind, MissCause, Record};
 
 use super::Checker;
@@ -39,6 +40,6 @@ impl Checker {
             },
             _ => return,
         };
-        self.violation("F1", &rec.job, detail);
+        self.violation(Invariant::F1, &rec.job, detail);
     }
 }

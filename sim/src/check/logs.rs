@@ -12,6 +12,7 @@
 //! The checks read the values the line is made from, never a copy of the format, so the
 //! rendering may change its words freely; what it may not do is leave a fact out.
 
+use crate::check::Invariant;
 use std::fmt::Write as _;
 use std::hash::{Hash, Hasher};
 
@@ -71,7 +72,7 @@ impl Checker {
         match missing_from_effect(&line, effect) {
             Some(what) => {
                 let detail = format!("the line `{line}` leaves out {what}");
-                self.violation_of("W1", "(log)".to_string(), detail);
+                self.violation_of(Invariant::W1, "(log)".to_string(), detail);
             }
             None => self.probe_n("effect logged with its facts", 1),
         }
@@ -88,7 +89,7 @@ impl Checker {
         let line = event.to_string();
         if let Some(what) = missing_from_event(&line, event) {
             let detail = format!("the event line `{line}` leaves out {what}");
-            self.violation_of("W1", "(log)".to_string(), detail);
+            self.violation_of(Invariant::W1, "(log)".to_string(), detail);
         }
     }
 }

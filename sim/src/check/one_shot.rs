@@ -5,6 +5,7 @@
 //! accessor answering `None` (a survivor of shard 12) would show every finished one-shot
 //! as still to come.
 
+use crate::check::Invariant;
 use duetime::{History, OneShotEnd, State, Timestamp};
 
 use super::Checker;
@@ -46,7 +47,7 @@ impl Checker {
             let detail = format!(
                 "the store shows its instant's end as {shown:?}; the journal said {told:?}"
             );
-            self.violation("U1", &job, detail);
+            self.violation(Invariant::U1, &job, detail);
         }
     }
 }

@@ -5,6 +5,7 @@
 //! `failed_out`), so it tells no second alert; and no step tells a system pause it did
 //! not make. A1 holds that nothing is told twice; this holds that what must be told is.
 
+use crate::check::Invariant;
 use duetime::{AlertKind, SystemPause};
 
 use super::Checker;
@@ -52,14 +53,14 @@ impl Checker {
                 ),
             };
             let name = self.tracks[idx].name.clone();
-            self.violation("A3", &name, detail);
+            self.violation(Invariant::A3, &name, detail);
         }
         for &(idx, reason) in &told {
             if !paused.iter().any(|&(i, _)| i == idx) {
                 let detail =
                     format!("a system pause ({reason}) told in a step that paused nothing");
                 let name = self.tracks[idx].name.clone();
-                self.violation("A3", &name, detail);
+                self.violation(Invariant::A3, &name, detail);
             }
         }
     }

@@ -32,6 +32,7 @@
 //! world's stale confirmation, of an earlier definition) must be refused `wrong_digest`
 //! whatever the digests look like: the person read it for another definition.
 
+use crate::check::Invariant;
 use std::collections::VecDeque;
 
 use duetime::{
@@ -597,7 +598,11 @@ impl Checker {
         }
         let Some(asked) = self.replies.asked.as_mut() else {
             let job = job.map_or_else(String::new, JobName::to_string);
-            self.violation_of("R3", job, "a reply to a process's event".to_string());
+            self.violation_of(
+                Invariant::R3,
+                job,
+                "a reply to a process's event".to_string(),
+            );
             return;
         };
         let result = match result {
@@ -757,7 +762,7 @@ impl Checker {
         }
         said.held = Some(def);
         match detail {
-            Some(detail) => self.violation("H2", &rec.job, detail),
+            Some(detail) => self.violation(Invariant::H2, &rec.job, detail),
             None => self.probe("digest told for a held definition"),
         }
     }
@@ -775,7 +780,7 @@ impl Checker {
                 // (A note or a title at its bound is hundreds of characters.)
                 let event: String = asked.event.to_string().chars().take(160).collect();
                 let detail = format!("{event}: {detail}");
-                self.violation_of("R3", job, detail);
+                self.violation_of(Invariant::R3, job, detail);
             }
             None => self.probe("command answered as the journal says"),
         }
@@ -1050,7 +1055,7 @@ impl Checker {
         let after = definitions(state, &job);
         if after != before {
             let detail = "refused an invalid definition, yet the job's definition changed";
-            self.violation_of("R3", job, detail.to_string());
+            self.violation_of(Invariant::R3, job, detail.to_string());
         }
     }
 }

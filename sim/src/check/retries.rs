@@ -8,6 +8,7 @@
 //! until`), when it is retried or was a manual run; one asking no more than the budget
 //! holds nothing. And a retry's start is the next attempt, a repeat's the lost run's.
 
+use crate::check::Invariant;
 use duetime::{Outcome, RunId};
 
 use super::{ts, Checker};
@@ -129,7 +130,7 @@ impl Checker {
                 .is_some_and(|n| t.failures_in_a_row >= n);
             let timed = f.retry_at.is_some();
             for detail in failure_wrong(&f, rules, streak) {
-                self.violation("R4", &name, detail);
+                self.violation(Invariant::R4, &name, detail);
             }
             if timed {
                 self.probe("retry timed by the backoff");

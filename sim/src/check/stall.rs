@@ -9,6 +9,7 @@
 //! the job's `stalled` incident is open (a second stall of the same incident is told as
 //! nothing): from then on its wake is no longer owed.
 
+use crate::check::Invariant;
 use duetime::{AlertKind, RunId, State};
 
 use super::{Checker, Incident};
@@ -58,7 +59,7 @@ impl Checker {
                 super::ts(wake),
                 super::ts(due)
             );
-            self.violation("A2", &job, detail);
+            self.violation(Invariant::A2, &job, detail);
             self.stalls_noticed.insert(run);
         }
     }

@@ -9,6 +9,7 @@
 //! notice says by how much); a release ahead moves its holder's runs by its lead, which
 //! no notice tells, so those runs are judged no further.
 
+use crate::check::Invariant;
 use std::collections::BTreeMap;
 
 use duetime::{JobName, ProcessId, RunId};
@@ -74,7 +75,7 @@ impl Checker {
                 ts(at),
                 ts(t.deadline)
             );
-            self.violation("K2", job, detail);
+            self.violation(Invariant::K2, job, detail);
         }
     }
 
@@ -100,7 +101,7 @@ impl Checker {
                 return;
             }
         };
-        self.violation("K2", job, detail);
+        self.violation(Invariant::K2, job, detail);
     }
 
     /// K2's other half, after a tick at `at` (the store's time) of a process that decides:
@@ -127,7 +128,7 @@ impl Checker {
                 ts(cancel),
                 ts(at)
             );
-            self.forbidden("K2", &t.job, detail);
+            self.forbidden(Invariant::K2, &t.job, detail);
         }
     }
 

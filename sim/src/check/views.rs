@@ -12,6 +12,7 @@
 //! schedule, later than every due time the journal has accounted (the frontier, which is
 //! never written down, is at least that), and absent exactly while the job is paused.
 
+use crate::check::Invariant;
 use std::collections::VecDeque;
 
 use duetime::{
@@ -306,7 +307,7 @@ impl Checker {
             self.probe("owner shown as the lease holds it");
             return;
         };
-        self.violation_of("V1", "(owner lease)".to_string(), detail);
+        self.violation_of(Invariant::V1, "(owner lease)".to_string(), detail);
     }
 
     /// V1 for the counts a dashboard reads: the runs open on each process and under each
@@ -330,7 +331,7 @@ impl Checker {
             }
         }
         for detail in wrong {
-            self.violation_of("V1", "(runs open)".to_string(), detail);
+            self.violation_of(Invariant::V1, "(runs open)".to_string(), detail);
         }
     }
 
@@ -348,7 +349,7 @@ impl Checker {
             let Some(v) = state.job(t.name.as_str(), now) else {
                 if t.removed_at.is_none() {
                     let detail = "the journal has it defined; job() knows no such job".into();
-                    self.violation("V1", &t.name.clone(), detail);
+                    self.violation(Invariant::V1, &t.name.clone(), detail);
                 }
                 continue;
             };
@@ -367,13 +368,13 @@ impl Checker {
             }
             if !wrong.is_empty() {
                 let name = self.tracks[idx].name.clone();
-                self.violation("V1", &name, wrong.join("; "));
+                self.violation(Invariant::V1, &name, wrong.join("; "));
             }
         }
         // The listing builds every job's view for each page: one turn in eight.
         if self.view_steps.is_multiple_of(8 * VIEW_EVERY) {
             if let Some(detail) = listing_wrong(state, now) {
-                self.violation_of("V1", "(listing)".to_string(), detail);
+                self.violation_of(Invariant::V1, "(listing)".to_string(), detail);
             }
         }
     }

@@ -1,21 +1,22 @@
 //! What a partition world checks, from what the store committed rather than from the
 //! daemons' word (docs/invariants.md):
 //!
-//! - P1: at every move, and at the end, each job is in exactly one partition;
-//! - P2: a partition whose owner died (a crash, a stall past its lease) or handed it back is
+//! - X1: at every move, and at the end, each job is in exactly one partition;
+//! - X2: a partition whose owner died (a crash, a stall past its lease) or handed it back is
 //!   stepped again, by a committed write of a new owner, within the lease's time plus two
 //!   rounds, once some daemon serves (a death meanwhile starts the wait again: the
 //!   assignment counts a dead daemon until its heartbeat ends);
-//! - P3: a daemon's write commits only under the epoch the checker last saw claimed for
+//! - X3: a daemon's write commits only under the epoch the checker last saw claimed for
 //!   that daemon, before its lease ran out (a stale epoch changes nothing);
-//! - P4: a claim never takes a partition from another daemon whose lease still runs, and
+//! - X4: a claim never takes a partition from another daemon whose lease still runs, and
 //!   raises the epoch;
-//! - P5: at the end, after hours without faults, each partition is held by the daemon the
+//! - X5: at the end, after hours without faults, each partition is held by the daemon the
 //!   assignment gives it (rebalancing converged: the right thing happened, not only nothing
 //!   wrong);
-//! - D1: no due time of a job is settled twice, across every partition it lived in;
-//! - D2: every due time of a job up to half an hour before the end is in its ledger.
+//! - X6: no due time of a job is settled twice, across every partition it lived in;
+//! - X7: every due time of a job up to half an hour before the end is in its ledger.
 
+use crate::check::Invariant;
 use std::collections::BTreeMap;
 
 use duetime::{Effect, Entry, History, JobDef, JobName, ProcessId, State, Timestamp};
@@ -23,7 +24,7 @@ use duetime_loop::Partition;
 
 use super::PartsConfig;
 
-/// How long before the end a due time may still be outstanding (D2).
+/// How long before the end a due time may still be outstanding (X7).
 const SETTLE_MS: i64 = 30 * 60 * 1000;
 
 pub(super) struct PartsCheck {
@@ -34,7 +35,7 @@ pub(super) struct PartsCheck {
     owners: Vec<Option<(ProcessId, u64, i64)>>,
     /// Per partition: the highest epoch claimed.
     epochs: Vec<u64>,
-    /// Per partition: since when it has waited for an owner to step it (P2).
+    /// Per partition: since when it has waited for an owner to step it (X2).
     orphaned: Vec<Option<i64>>,
     /// Since when some daemon has served without a break.
     serving_since: Option<i64>,
@@ -60,7 +61,7 @@ impl PartsCheck {
         }
     }
 
-    pub(super) fn violation(&mut self, invariant: &str, detail: String) {
+    pub(super) fn violation(&mut self, invariant: Invariant, detail: String) {
         if self.violations.len() < 20 {
             self.violations.push(format!("{invariant}: {detail}"));
         }
@@ -79,7 +80,7 @@ impl PartsCheck {
             match self.owners[i] {
                 Some((owner, e, until)) if owner == me && e == epoch && t < until => {}
                 seen => self.violation(
-                    "P3",
+                    Invariant::X3,
                     format!("{p}: a write of {me} under epoch {epoch} committed at {t}; the claims seen say {seen:?}"),
                 ),
             }
@@ -111,7 +112,7 @@ impl PartsCheck {
                         Timestamp::from_millis(f),
                         Timestamp::from_millis(t)
                     );
-                    self.violation("D1", detail);
+                    self.violation(Invariant::X6, detail);
                 }
             }
             Entry::History(History::Defined { from, .. }) => {
@@ -121,14 +122,14 @@ impl PartsCheck {
         }
     }
 
-    /// A claim committed (P4).
+    /// A claim committed (X4).
     pub(super) fn claimed(&mut self, p: Partition, me: ProcessId, epoch: u64, t: i64) {
         let i = p.0 as usize;
         if let Some((owner, _, until)) = self.owners[i] {
             if owner != me && t < until {
                 let detail =
                     format!("{p}: {me} claimed it at {t} while {owner}'s lease ran until {until}");
-                self.violation("P4", detail);
+                self.violation(Invariant::X4, detail);
             }
         }
         if epoch <= self.epochs[i] {
@@ -136,21 +137,21 @@ impl PartsCheck {
                 "{p}: claimed under epoch {epoch}, not above {}",
                 self.epochs[i]
             );
-            self.violation("P4", detail);
+            self.violation(Invariant::X4, detail);
         }
         self.epochs[i] = epoch;
         self.owners[i] = Some((me, epoch, t + self.ttl_ms));
     }
 
     /// A claim committed whose answer its daemon did not hear: it claims again next round
-    /// (`Lease::claimable_by`), so P2's wait runs one round more from here.
+    /// (`Lease::claimable_by`), so X2's wait runs one round more from here.
     pub(super) fn claim_unheard(&mut self, p: Partition, t: i64) {
         if let Some(since) = &mut self.orphaned[p.0 as usize] {
             *since = (*since).max(t - self.ttl_ms);
         }
     }
 
-    /// A release committed: the partition waits for its next owner (P2).
+    /// A release committed: the partition waits for its next owner (X2).
     pub(super) fn released(&mut self, p: Partition, t: i64) {
         let i = p.0 as usize;
         self.owners[i] = None;
@@ -182,7 +183,7 @@ impl PartsCheck {
         }
     }
 
-    /// P2 at `t`.
+    /// X2 at `t`.
     pub(super) fn overdue(&mut self, t: i64) {
         if self.serving_since.is_none() {
             return;
@@ -197,14 +198,14 @@ impl PartsCheck {
                         Timestamp::from_millis(t),
                         t - since
                     );
-                    self.violation("P2", detail);
+                    self.violation(Invariant::X2, detail);
                     self.orphaned[i] = None;
                 }
             }
         }
     }
 
-    /// P1 after a move of `job` from `from` to `to`.
+    /// X1 after a move of `job` from `from` to `to`.
     pub(super) fn moved(
         &mut self,
         job: &JobName,
@@ -217,11 +218,11 @@ impl PartsCheck {
             .collect();
         if holding != [to.0 as usize] {
             let detail = format!("{job} moved from {from} to {to} is in partitions {holding:?}");
-            self.violation("P1", detail);
+            self.violation(Invariant::X1, detail);
         }
     }
 
-    /// P5 at the end: each partition's lease holder is the one the assignment names.
+    /// X5 at the end: each partition's lease holder is the one the assignment names.
     pub(super) fn converged(
         &mut self,
         holders: &[Option<ProcessId>],
@@ -236,16 +237,16 @@ impl PartsCheck {
                 let detail = format!(
                     "p{i} is held by {held:?} at the end; the assignment gives it to {meant:?}"
                 );
-                self.violation("P5", detail);
+                self.violation(Invariant::X5, detail);
             }
         }
     }
 
-    /// At the end: P1 over every job, each partition's own invariants, D2.
+    /// At the end: X1 over every job, each partition's own invariants, X7.
     pub(super) fn finish(&mut self, end: i64, states: &[&State], defs: &BTreeMap<JobName, JobDef>) {
         for (i, state) in states.iter().enumerate() {
             if let Err(broken) = state.check_invariants() {
-                self.violation("S6", format!("p{i}: {broken}"));
+                self.violation(Invariant::S6, format!("p{i}: {broken}"));
             }
         }
         for (name, def) in defs {
@@ -255,7 +256,7 @@ impl PartsCheck {
                 .count();
             if holding != 1 {
                 self.violation(
-                    "P1",
+                    Invariant::X1,
                     format!("{name} is in {holding} partitions at the end"),
                 );
             }
@@ -263,11 +264,11 @@ impl PartsCheck {
         }
     }
 
-    /// D2 for one job: the ledger's entries (disjoint, D1) hold every due time up to
+    /// X7 for one job: the ledger's entries (disjoint, X6) hold every due time up to
     /// `cutoff`.
     fn accounted(&mut self, name: &JobName, def: &JobDef, cutoff: Timestamp) {
         let Some(&from) = self.defined.get(name) else {
-            self.violation("D2", format!("{name} was never defined"));
+            self.violation(Invariant::X7, format!("{name} was never defined"));
             return;
         };
         let due = def.schedule.count_in(from, cutoff);
@@ -284,7 +285,7 @@ impl PartsCheck {
         if settled != due {
             let detail =
                 format!("{name}: {due} due times up to {cutoff}, the ledger holds {settled}");
-            self.violation("D2", detail);
+            self.violation(Invariant::X7, detail);
         }
     }
 }

@@ -460,7 +460,7 @@ impl PartsWorld {
         self.parts.iter().map(|p| p.lease.owner).collect()
     }
 
-    /// Tells the checker whether some daemon serves now (P2's clock starts only then).
+    /// Tells the checker whether some daemon serves now (X2's clock starts only then).
     pub(super) fn serving_changed(&mut self) {
         let serving = self.daemons.iter().any(Daemon::serves);
         self.check.serving(serving, self.t);

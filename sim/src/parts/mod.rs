@@ -16,7 +16,7 @@
 //!   held, the moves it owes) and its faults;
 //! - `store.rs`: the store's transactions, each checked against the partition's lease in
 //!   the same transaction, and people's commands;
-//! - `check.rs`: what the world checks (P1..P4 and D1, D2: docs/invariants.md).
+//! - `check.rs`: what the world checks (X1..X7: docs/invariants.md).
 
 mod check;
 mod daemon;

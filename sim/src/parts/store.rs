@@ -3,6 +3,7 @@
 //! claims and releases; people's commands (unfenced, as `duetime` commands are: they hold
 //! no partition); and moves of a job between two partitions in one transaction.
 
+use crate::check::Invariant;
 use duetime::{Actor, Effect, Event, JobDef, ProcessId};
 use duetime_loop::{relocate, Partition, Relocated};
 use rand::Rng;
@@ -187,8 +188,10 @@ impl PartsWorld {
                 self.pending.remove(&def.name);
             }
             Relocated::Refused(refusal) => {
-                self.check
-                    .violation("P1", format!("moving {} refused: {refusal}", def.name));
+                self.check.violation(
+                    Invariant::X1,
+                    format!("moving {} refused: {refusal}", def.name),
+                );
             }
         }
     }

@@ -225,7 +225,7 @@ impl World {
         }
         let prev = prev.map_or(String::new(), |r| format!("{r:?}"));
         self.checker.world_saw(
-            "J3",
+            Invariant::J3,
             format!(
                 "{p}'s clocks from {prev} to {now:?}: the rule tells {expected:?}, the core told {told:?}"
             ),
@@ -248,7 +248,7 @@ impl World {
             return;
         }
         if let Some(detail) = self.witnesses.released(h, process, kind, self.t, before) {
-            self.checker.world_saw("J2", detail);
+            self.checker.world_saw(Invariant::J2, detail);
         } else {
             *self.probes.entry("release its rule allows").or_default() += 1;
         }
@@ -270,7 +270,7 @@ impl World {
         let store = self.state.clock().map(|c| c.as_millis());
         let read = (now.wall.as_millis(), now.mono.as_millis());
         let probe = match self.consensus.judged(h, process, read, store) {
-            Verdict::Stuck(detail) => return self.checker.world_saw("J4", detail),
+            Verdict::Stuck(detail) => return self.checker.world_saw(Invariant::J4, detail),
             Verdict::Near { after_away: true } => "store's clock came to clocks that agree",
             Verdict::Away => "store's clock away from clocks that agree",
             _ => return,

@@ -42,7 +42,7 @@ use rand_chacha::ChaCha8Rng;
 
 use duetime_loop::{Holding, Incarnation, LeftRun, Order, Started, Startup};
 
-use crate::check::Checker;
+use crate::check::{Checker, Invariant};
 use crate::consensus::Verdict;
 use crate::gen::{stream_rng, SimJob, Stream, WorldConfig};
 

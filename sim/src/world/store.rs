@@ -68,7 +68,7 @@ impl World {
         let shown = self.state.process(p).map(duetime::ProcessRec::draining);
         if shown == Some(false) {
             let detail = format!("{p} was asked to drain, yet the store shows it not draining");
-            self.checker.world_saw("D1", detail);
+            self.checker.world_saw(Invariant::D1, detail);
         }
     }
 
