@@ -36,6 +36,7 @@ mod live;
 mod logs;
 mod one_shot;
 mod pause_told;
+mod probe;
 mod replies;
 mod retries;
 mod stall;
@@ -43,6 +44,7 @@ mod timeouts;
 mod views;
 
 pub use invariant::Invariant;
+pub use probe::{Probe, ProbeCounts};
 
 /// A broken promise, with the entries that show it.
 #[derive(Debug, Clone)]
@@ -103,7 +105,7 @@ pub struct JobFacts {
     pub concurrency_key: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub concurrency_limit: Option<u32>,
-    /// The job's jitter (only for the "jittered start" probe: due times are the oracle's
+    /// The job's jitter (only for the Probe::JitteredStart probe: due times are the oracle's
     /// whatever the jitter).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub jitter_ms: Option<u64>,
@@ -547,10 +549,8 @@ pub struct Checker {
     /// The latest wall time any record was written at.
     latest: Option<i64>,
     violations: Vec<Violation>,
-    probes: Vec<(&'static str, u64)>,
-    /// Where each probe name's address was found in `probes` (a probe is counted at
-    /// almost every step, and a walk of the list for it was 3% of a world's instructions).
-    probe_at: std::collections::HashMap<usize, usize, std::hash::BuildHasherDefault<RunHasher>>,
+    /// How often each probe was reached (counted at almost every step: an array add).
+    probes: ProbeCounts,
     /// The store runs `single_owner` coordination: O1 is held.
     single_owner: bool,
     /// The run of the latest `settled` line, and whether it settled `skipped`.
@@ -659,8 +659,7 @@ impl Checker {
             parked: RunMap::default(),
             latest: None,
             violations: Vec::new(),
-            probes: Vec::new(),
-            probe_at: Default::default(),
+            probes: ProbeCounts::default(),
             single_owner: false,
             last_settled: None,
             owner: None,
@@ -754,9 +753,9 @@ impl Checker {
                     self.violation_of(Invariant::O1, "(owner lease)".to_string(), detail);
                 }
                 match from {
-                    Some(p) if p == process => self.probe("owner lease taken back after it lapsed"),
-                    Some(_) => self.probe("owner lease taken over after it lapsed"),
-                    None if self.released => self.probe("drain handed the lease over"),
+                    Some(p) if p == process => self.probe(Probe::OwnerLeaseTakenBackAfterItLapsed),
+                    Some(_) => self.probe(Probe::OwnerLeaseTakenOverAfterItLapsed),
+                    None if self.released => self.probe(Probe::DrainHandedTheLeaseOver),
                     None => {}
                 }
                 self.owner = Some(*process);
@@ -867,14 +866,14 @@ impl Checker {
                     format!("{run}'s result carrying the stale {fence} was not told stale");
                 self.violation_of(Invariant::S3, String::new(), detail);
             } else {
-                self.probe("result with a stale fence settled nothing");
+                self.probe(Probe::ResultWithAStaleFenceSettledNothing);
             }
         }
         for (run, parks) in std::mem::take(&mut self.to_settle) {
             let settled = self.settled.contains(run) || self.lost.contains(run);
             let parked = parks && self.parked.contains_key(&run);
             if settled || parked {
-                self.probe("current result settled its run");
+                self.probe(Probe::CurrentResultSettledItsRun);
                 continue;
             }
             let job = self
@@ -905,7 +904,9 @@ impl Checker {
             return;
         }
         match self.tracks[idx].last_failed {
-            Some((_, failed)) if covers == Some(&failed) => self.probe("retry covered what failed"),
+            Some((_, failed)) if covers == Some(&failed) => {
+                self.probe(Probe::RetryCoveredWhatFailed)
+            }
             last => {
                 let detail = format!(
                     "{run} retried {} but the run that failed before it covered {}",
@@ -976,35 +977,12 @@ impl Checker {
         }
     }
 
-    fn probe(&mut self, name: &'static str) {
-        self.probe_n(name, 1);
+    fn probe(&mut self, probe: Probe) {
+        self.probes.add(probe, 1);
     }
 
-    /// A probe counted in a short list, found by its name's address (`probe_at`), else
-    /// by its text (one name may have several addresses), then known by that address.
-    fn probe_n(&mut self, name: &'static str, n: u64) {
-        if n == 0 {
-            return;
-        }
-        let at = name.as_ptr() as usize;
-        if let Some(&i) = self.probe_at.get(&at) {
-            // (Two names may begin at one address, one a prefix of the other.)
-            if self.probes[i].0 == name {
-                self.probes[i].1 += n;
-                return;
-            }
-        }
-        let i = match self.probes.iter().position(|(p, _)| *p == name) {
-            Some(i) => {
-                self.probes[i].1 += n;
-                i
-            }
-            None => {
-                self.probes.push((name, n));
-                self.probes.len() - 1
-            }
-        };
-        self.probe_at.insert(at, i);
+    fn probe_n(&mut self, probe: Probe, n: u64) {
+        self.probes.add(probe, n);
     }
 
     /// A broken promise only the world can see (it knows true time: J2's releases), told
@@ -1160,7 +1138,7 @@ impl Checker {
             _ => false,
         };
         if within {
-            self.probe("alert held by the throttle");
+            self.probe(Probe::AlertHeldByTheThrottle);
             return;
         }
         let detail = match t.last_alert {
@@ -1183,7 +1161,7 @@ impl Checker {
             return;
         };
         if expected == paused {
-            self.probe("lost run's alert tells the pause as it is");
+            self.probe(Probe::LostRunsAlertTellsThePauseAsItIs);
             return;
         }
         let not = if expected { "" } else { "not " };
@@ -1201,7 +1179,7 @@ impl Checker {
         };
         match wrong {
             Some(detail) => self.violation(Invariant::E1, &alert.job, detail),
-            None => self.probe("no success told by the dead-man's switch"),
+            None => self.probe(Probe::NoSuccessToldByTheDeadMansSwitch),
         }
     }
 
@@ -1215,7 +1193,7 @@ impl Checker {
         let was_told = s.is_told();
         s.succeeded(at);
         if was_told {
-            self.probe("success after a no_success alert");
+            self.probe(Probe::SuccessAfterANoSuccessAlert);
         }
     }
 
@@ -1309,9 +1287,9 @@ impl Checker {
         }
         if is_end {
             self.probe(if matches!(h, History::Completed { .. }) {
-                "one-shot completed"
+                Probe::OneShotCompleted
             } else {
-                "one-shot expired"
+                Probe::OneShotExpired
             });
         }
         if let Some(detail) = detail {
@@ -1370,7 +1348,7 @@ impl Checker {
                     s.defined(at);
                 }
                 if t.epochs.len() > 1 {
-                    self.probe("rescheduled");
+                    self.probe(Probe::Rescheduled);
                 }
             }
             History::Backfill {
@@ -1409,7 +1387,7 @@ impl Checker {
                 self.tracks[idx].confirmed = false;
             }
             History::PendingConfirmation { digest } => {
-                self.probe("definition held for confirmation");
+                self.probe(Probe::DefinitionHeldForConfirmation);
                 self.tracks[idx].held = Some(digest.clone());
             }
             History::Confirmed { digest, .. } => {
@@ -1424,12 +1402,12 @@ impl Checker {
                         format!("{digest} confirmed while {held:?} was held"),
                     );
                 }
-                self.probe("confirmed");
+                self.probe(Probe::Confirmed);
             }
             History::Waiting { reason } => {
                 self.probe(match reason {
-                    duetime::WaitReason::LaneBusy => "lane busy, due run waited",
-                    duetime::WaitReason::ConcurrencyCap => "process cap reached",
+                    duetime::WaitReason::LaneBusy => Probe::LaneBusyDueRunWaited,
+                    duetime::WaitReason::ConcurrencyCap => Probe::ProcessCapReached,
                 });
                 self.wait_for_room(idx, rec, *reason);
             }
@@ -1437,7 +1415,7 @@ impl Checker {
                 // A parked run waits for a person, not for its deadline.
                 self.timeout_forgotten(*run);
                 let run = *run;
-                self.probe("run parked awaiting approval");
+                self.probe(Probe::RunParkedAwaitingApproval);
                 // Parked, the run holds no process and no room in its lane (its command
                 // ended): D1, C1 and C2 stop counting it.
                 self.holders.retain(|(r, _, _)| *r != run);
@@ -1466,7 +1444,7 @@ impl Checker {
             }
             History::Approved { run, .. } => {
                 let run = *run;
-                self.probe("approval given");
+                self.probe(Probe::ApprovalGiven);
                 if self.unpark(run).is_none() {
                     self.violation(
                         Invariant::P2,
@@ -1478,7 +1456,7 @@ impl Checker {
             }
             History::ApprovalExpired { run } => {
                 let run = *run;
-                self.probe("approval expired");
+                self.probe(Probe::ApprovalExpired);
                 match self.unpark(run) {
                     None => self.violation(
                         Invariant::P2,
@@ -1509,9 +1487,9 @@ impl Checker {
                 self.lanes.waiting.retain(|(i, _)| *i != idx);
                 if let duetime::PausedBy::System { reason } = by {
                     self.system_paused(idx, *reason);
-                    self.probe("paused by the system");
+                    self.probe(Probe::PausedByTheSystem);
                     if matches!(reason, duetime::SystemPause::FailureStreak { .. }) {
-                        self.probe("paused after failures in a row");
+                        self.probe(Probe::PausedAfterFailuresInARow);
                     }
                 }
             }
@@ -1531,7 +1509,7 @@ impl Checker {
                 ..
             } => {
                 if waited.is_some() {
-                    self.probe("waited then started");
+                    self.probe(Probe::WaitedThenStarted);
                 }
                 self.lanes.waiting.retain(|(i, _)| *i != idx);
                 let key = self.key_in_force(idx);
@@ -1597,9 +1575,9 @@ impl Checker {
                         format!("{run} recorded lost while parked (it holds no lease)"),
                     );
                 }
-                self.probe("lease expired while running");
+                self.probe(Probe::LeaseExpiredWhileRunning);
                 if self.tracks[idx].told.contains(&Incident::RunLost) {
-                    self.probe("repeated loss held as one incident");
+                    self.probe(Probe::RepeatedLossHeldAsOneIncident);
                 }
                 self.lost.insert(run);
                 if self.settled.contains(run) {
@@ -1621,7 +1599,7 @@ impl Checker {
                 }
             }
             History::StaleResult { run, fence } => {
-                self.probe("stale result refused");
+                self.probe(Probe::StaleResultRefused);
                 if self.stale_delivered.is_some_and(|d| d == (*run, *fence)) {
                     self.stale_told = true;
                 }
@@ -1632,7 +1610,7 @@ impl Checker {
                 self.held_by_throttle(idx, rec);
             }
             History::QuotaHold { until, run, asked } => {
-                self.probe("quota hold");
+                self.probe(Probe::QuotaHold);
                 let asked = i64::try_from(asked.as_millis()).unwrap_or(i64::MAX);
                 let until_ms = until.as_millis();
                 self.retry_followed(
@@ -1664,7 +1642,7 @@ impl Checker {
                 if let Some(h) = self.holders.iter_mut().find(|(r, _, _)| r == run) {
                     h.1 = *process;
                 }
-                self.probe("run adopted by a later incarnation");
+                self.probe(Probe::RunAdoptedByALaterIncarnation);
                 if let Some(open) = self.lanes.open.get_mut(run) {
                     let from = std::mem::replace(&mut open.1, *process);
                     if let Some(n) = self.lanes.per_process.get_mut(&from) {
@@ -1674,7 +1652,7 @@ impl Checker {
                 }
             }
             History::CancelSent { run, reason } => {
-                self.probe("timeout cancel sent");
+                self.probe(Probe::TimeoutCancelSent);
                 if *reason == duetime::CancelReason::Timeout {
                     self.timeout_cancel(&rec.job, *run, at);
                 }
@@ -1690,7 +1668,7 @@ impl Checker {
     /// no longer bear on them (S2). `judge` holds the range to the oracle and to being
     /// accounted exactly once.
     fn backfill(&mut self, idx: usize, rec: &Record, from: i64, to: i64, count: u64) {
-        self.probe("backfill accepted");
+        self.probe(Probe::BackfillAccepted);
         let t = &self.tracks[idx];
         let detail = match t.epochs.last() {
             _ if t.removed_at.is_some() => Some("accepted after the job was removed".into()),
@@ -1754,7 +1732,7 @@ impl Checker {
         t.backfilled = true;
         t.line.backfill(from, to);
         if earlier {
-            self.probe("backfill over an earlier schedule's runs");
+            self.probe(Probe::BackfillOverAnEarlierSchedulesRuns);
         }
         for run in open {
             self.violation(
@@ -1845,7 +1823,7 @@ impl Checker {
         }
         match wrong {
             Some(detail) => self.violation(Invariant::C3, &rec.job, detail),
-            None => self.probe("wait held to a full lane or cap"),
+            None => self.probe(Probe::WaitHeldToAFullLaneOrCap),
         }
     }
 
@@ -1920,12 +1898,12 @@ impl Checker {
             );
         } else if std::mem::take(&mut self.tracks[idx].lifted) {
             self.probe(match trigger {
-                duetime::Trigger::Retry => "retry after a quota hold",
-                _ => "started after a quota hold",
+                duetime::Trigger::Retry => Probe::RetryAfterAQuotaHold,
+                _ => Probe::StartedAfterAQuotaHold,
             });
         }
         if crossing {
-            self.probe("retry crossing a restart");
+            self.probe(Probe::RetryCrossingARestart);
         }
         if owed {
             // P1: after `pause_after_failures` failed runs in a row the job must be paused
@@ -1958,15 +1936,15 @@ impl Checker {
             }
         }
         match trigger {
-            duetime::Trigger::Repeat => self.probe("lost run of a safe job repeated"),
-            duetime::Trigger::Retry => self.probe("retry started"),
-            duetime::Trigger::Manual => self.probe("manual run"),
-            duetime::Trigger::Buffered => self.probe("buffered overlap run"),
-            duetime::Trigger::CatchUp => self.probe("catch-up run"),
+            duetime::Trigger::Repeat => self.probe(Probe::LostRunOfASafeJobRepeated),
+            duetime::Trigger::Retry => self.probe(Probe::RetryStarted),
+            duetime::Trigger::Manual => self.probe(Probe::ManualRun),
+            duetime::Trigger::Buffered => self.probe(Probe::BufferedOverlapRun),
+            duetime::Trigger::CatchUp => self.probe(Probe::CatchUpRun),
             duetime::Trigger::Schedule => {
                 let jitter = self.tracks[idx].jitter_ms.unwrap_or(0);
                 if covers.is_some_and(|(a, _)| jitter > 0 && rec.at.as_millis() - a > 1_000) {
-                    self.probe("jittered start");
+                    self.probe(Probe::JitteredStart);
                 }
             }
         }
@@ -1977,7 +1955,7 @@ impl Checker {
                 .flat_map(|e| &e.backfills)
                 .any(|bf| bf.from <= a && b <= bf.to);
             if backfilled {
-                self.probe("backfill ran");
+                self.probe(Probe::BackfillRan);
             }
         }
         let parts = covers.map(|(a, b)| self.tracks[idx].cover_parts(a, b));
@@ -2066,7 +2044,7 @@ impl Checker {
         } else if self.parked.contains_key(&run) {
             format!("{run} adopted while parked awaiting approval")
         } else {
-            self.probe("adoption under the run's own fence");
+            self.probe(Probe::AdoptionUnderTheRunsOwnFence);
             return;
         };
         self.violation(Invariant::K1, job, detail);
@@ -2080,7 +2058,7 @@ impl Checker {
             self.tracks[idx].last_failed = covers.map(|c| (run, c));
         }
         if self.unpark(run).is_some() {
-            self.probe("parked run settled by its result");
+            self.probe(Probe::ParkedRunSettledByItsResult);
         }
         if self.settled.insert(run) {
             self.violation(Invariant::S5, &rec.job, format!("{run} settled twice"));
@@ -2115,7 +2093,7 @@ impl Checker {
             RunEnd::Failed
         };
         if matches!(outcome, Outcome::TimedOut) {
-            self.probe("run timed out");
+            self.probe(Probe::RunTimedOut);
         }
         self.end_open(idx, run, end);
         // P1: `pause_after_failures` failed runs in a row pause the job (unless it is
@@ -2154,7 +2132,7 @@ impl Checker {
             );
             self.violation(Invariant::M1, &rec.job, detail);
         } else {
-            self.probe("too late only past the catch-up window");
+            self.probe(Probe::TooLateOnlyPastTheCatchUpWindow);
         }
     }
 
@@ -2186,9 +2164,9 @@ impl Checker {
             );
             self.violation(Invariant::G1, &rec.job, detail);
         } else if to.saturating_add(grace).saturating_add(1_000) >= at {
-            self.probe("missed as late within a second of the grace");
+            self.probe(Probe::MissedAsLateWithinASecondOfTheGrace);
         } else {
-            self.probe("missed as late past the grace");
+            self.probe(Probe::MissedAsLatePastTheGrace);
         }
     }
 
@@ -2204,7 +2182,7 @@ impl Checker {
                 self.violation(Invariant::S1, &rec.job, detail);
             }
             Some((r, true)) if r == run => {
-                self.probe("run that found nothing to do recorded skipped")
+                self.probe(Probe::RunThatFoundNothingToDoRecordedSkipped)
             }
             _ => {}
         }
@@ -2257,7 +2235,7 @@ impl Checker {
                 }
             )
         {
-            self.probe("due time skipped while parked");
+            self.probe(Probe::DueTimeSkippedWhileParked);
         }
         if matches!(
             e.kind,
@@ -2271,37 +2249,37 @@ impl Checker {
         match e.kind {
             LedgerKind::Missed { cause, action } => {
                 self.probe(match (cause, action) {
-                    (MissCause::Overlap, _) => "overlap recorded",
+                    (MissCause::Overlap, _) => Probe::OverlapRecorded,
                     (MissCause::ClockForward, MissAction::CaughtUp { .. }) => {
-                        "catch-up after the clock was set forward"
+                        Probe::CatchUpAfterTheClockWasSetForward
                     }
-                    (MissCause::ClockForward, _) => "clock set forward skipped due times",
-                    (MissCause::Asleep, MissAction::CaughtUp { .. }) => "catch-up after sleep",
-                    (MissCause::Asleep, _) => "sleep skipped due times",
-                    (MissCause::Down, MissAction::CaughtUp { .. }) => "catch-up after downtime",
-                    (MissCause::Down, _) => "downtime skipped due times",
-                    (MissCause::Paused, _) => "paused due times",
-                    (MissCause::TooLate, _) => "too late for the catch-up window",
-                    (MissCause::Removed, _) => "removed with due times",
-                    (MissCause::Rescheduled, _) => "rescheduled due times",
+                    (MissCause::ClockForward, _) => Probe::ClockSetForwardSkippedDueTimes,
+                    (MissCause::Asleep, MissAction::CaughtUp { .. }) => Probe::CatchUpAfterSleep,
+                    (MissCause::Asleep, _) => Probe::SleepSkippedDueTimes,
+                    (MissCause::Down, MissAction::CaughtUp { .. }) => Probe::CatchUpAfterDowntime,
+                    (MissCause::Down, _) => Probe::DowntimeSkippedDueTimes,
+                    (MissCause::Paused, _) => Probe::PausedDueTimes,
+                    (MissCause::TooLate, _) => Probe::TooLateForTheCatchUpWindow,
+                    (MissCause::Removed, _) => Probe::RemovedWithDueTimes,
+                    (MissCause::Rescheduled, _) => Probe::RescheduledDueTimes,
                     (MissCause::QuotaHold, MissAction::CaughtUp { .. }) => {
-                        "catch-up after a quota hold"
+                        Probe::CatchUpAfterAQuotaHold
                     }
-                    (MissCause::QuotaHold, _) => "quota hold skipped due times",
-                    (MissCause::LaneBusy, _) => "due time waited for its lane",
-                    (MissCause::ConcurrencyCap, _) => "due time waited for the process cap",
-                    (MissCause::Backfill, MissAction::CaughtUp { .. }) => "backfill caught up",
-                    (MissCause::Backfill, _) => "backfill skipped",
+                    (MissCause::QuotaHold, _) => Probe::QuotaHoldSkippedDueTimes,
+                    (MissCause::LaneBusy, _) => Probe::DueTimeWaitedForItsLane,
+                    (MissCause::ConcurrencyCap, _) => Probe::DueTimeWaitedForTheProcessCap,
+                    (MissCause::Backfill, MissAction::CaughtUp { .. }) => Probe::BackfillCaughtUp,
+                    (MissCause::Backfill, _) => Probe::BackfillSkipped,
                 });
                 if e.count >= 1000 {
-                    self.probe("required batch of 1000");
+                    self.probe(Probe::RequiredBatchOf1000);
                 }
             }
             LedgerKind::FailedOut { run } => {
-                self.probe("failed out");
+                self.probe(Probe::FailedOut);
                 self.retry_followed(run, retries::Followed::FailedOut);
             }
-            LedgerKind::Lost { .. } => self.probe("lost run of a job not safe to repeat"),
+            LedgerKind::Lost { .. } => self.probe(Probe::LostRunOfAJobNotSafeToRepeat),
             LedgerKind::Ran { .. } | LedgerKind::ApprovalExpired { .. } => {}
         }
         if let LedgerKind::Ran { run, .. }
@@ -2408,9 +2386,7 @@ impl Checker {
             };
             self.judge(t, f, starts, latest, horizon);
         }
-        for (name, n) in self.probes.drain(..) {
-            *probes.entry(name).or_default() += n;
-        }
+        self.probes.drain_into(probes);
         self.violations
     }
 

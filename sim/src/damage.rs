@@ -24,6 +24,7 @@
 //! `LanesDisagree`): a load builds the indexes from the rows, so no row can make them
 //! disagree.
 
+use crate::check::Probe;
 use std::collections::BTreeMap;
 
 use duetime::{
@@ -64,7 +65,7 @@ fn refused(what: Inconsistency) -> Expect {
 #[derive(Debug, Clone)]
 pub(crate) struct Made {
     /// Names the damage; counted as a probe when it is answered as it must be.
-    pub(crate) probe: &'static str,
+    pub(crate) probe: Probe,
     pub(crate) globals: Globals,
     /// Rows that replace the store's rows of those numbers (or stand beside them, under
     /// `twice`).
@@ -82,7 +83,7 @@ pub(crate) struct Made {
 
 impl Made {
     /// One row damaged, answered alike by both loads.
-    fn row(probe: &'static str, site: &Site, seq: u64, rec: JobRecord, expect: Expect) -> Made {
+    fn row(probe: Probe, site: &Site, seq: u64, rec: JobRecord, expect: Expect) -> Made {
         Made {
             probe,
             globals: site.globals.clone(),
@@ -95,7 +96,7 @@ impl Made {
     }
 
     /// The globals damaged, answered alike by both loads.
-    fn globals(probe: &'static str, globals: Globals, expect: Expect) -> Made {
+    fn globals(probe: Probe, globals: Globals, expect: Expect) -> Made {
         Made {
             probe,
             globals,

@@ -31,7 +31,7 @@ use duetime::{Event, JobName, Now};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-pub use check::{Horizon, JobFacts, Probes, Violation};
+pub use check::{Horizon, Invariant, JobFacts, Probe, Probes, Violation};
 pub use gen::{FaultMode, Overrides, WorldConfig};
 
 thread_local! {
@@ -324,7 +324,7 @@ pub fn run_seed(seed: u64, opts: &Options) -> SeedReport {
         // wall time any clock showed, so a jumped clock makes a longer world.
         sim_ms: world.now_ms() - start_ms,
         faults: world.faults.clone(),
-        probes: world.probes.clone(),
+        probes: world.probes.names(),
         trace_hash: world.trace_hash,
         inputs: world.inputs.take(),
         trace: world.trace.take(),
@@ -355,13 +355,13 @@ pub fn run_seed(seed: u64, opts: &Options) -> SeedReport {
     let mut violations = checker.finish(horizon, &mut report.probes);
     *report
         .probes
-        .entry("cron dates checked over years (Z1)")
+        .entry(Probe::CronDatesCheckedOverYearsZ1.name())
         .or_default() += dates.checked;
     violations.extend(dates.violations);
     let (typed, typed_wrong) = cron_typing::check_seed(seed);
     *report
         .probes
-        .entry("cron text typed near its bounds (Z2)")
+        .entry(Probe::CronTextTypedNearItsBoundsZ2.name())
         .or_default() += typed;
     violations.extend(typed_wrong);
     report.verdict = if violations.iter().any(|v| !v.is_liveness()) {

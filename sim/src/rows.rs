@@ -62,7 +62,7 @@ impl Rows {
         &mut self,
         state: &mut State,
         faults: &mut Counts,
-        probes: &mut Counts,
+        probes: &mut crate::check::ProbeCounts,
     ) -> Result<(), String> {
         self.touched = state.take_touched();
         for &seq in &self.touched {
@@ -119,7 +119,7 @@ impl Rows {
         globals: &duetime::Globals,
         changed: &mut BTreeMap<u64, Option<JobRecord>>,
         faults: &mut Counts,
-        probes: &mut Counts,
+        probes: &mut crate::check::ProbeCounts,
     ) -> Result<(), String> {
         let site = Site {
             globals,
@@ -131,7 +131,7 @@ impl Rows {
         };
         *faults.entry("row damaged").or_default() += 1;
         crate::damage::offer(&mut self.replica, &made, &site)?;
-        *probes.entry(made.probe).or_default() += 1;
+        probes.add(made.probe, 1);
         for (seq, _) in &made.rows {
             changed
                 .entry(*seq)

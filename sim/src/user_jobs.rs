@@ -6,6 +6,7 @@
 //! `--fail-rate`), and jobs without one get a duration that fits their schedule. The oracle
 //! specs come from `cron_text`, never from the core's parser.
 
+use crate::check::Probe;
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -232,7 +233,12 @@ pub fn undrainable_backfills(
     overrides: &crate::Overrides,
 ) -> Option<Vec<Undrainable>> {
     use rand::SeedableRng;
-    let burst = r.probes.get("backfill burst").copied().unwrap_or(0) > 0;
+    let burst = r
+        .probes
+        .get(Probe::BackfillBurst.name())
+        .copied()
+        .unwrap_or(0)
+        > 0;
     if !burst || r.verdict != crate::Verdict::Liveness || r.violations.is_empty() {
         return None;
     }

@@ -17,6 +17,7 @@
 //! process with room ahead of older ones (`State::gate`).
 
 use crate::check::Invariant;
+use crate::check::Probe;
 use duetime::{Coordination, ProcessId, State, WaitReason};
 
 use super::Checker;
@@ -66,7 +67,7 @@ impl Checker {
                         duetime::Timestamp::from_millis(at)
                     ),
                 ),
-                None => self.probe("start in its lane's order"),
+                None => self.probe(Probe::StartInItsLanesOrder),
             }
         }
     }
@@ -94,7 +95,7 @@ impl Checker {
                 ),
             ),
             None if state.config().max_runs_per_process.is_some() => {
-                self.probe("keyless start under the cap, no older keyless waiter")
+                self.probe(Probe::KeylessStartUnderTheCapNoOlderKeylessWaiter)
             }
             None => {}
         }
@@ -134,7 +135,7 @@ impl Checker {
             }
         }
         if stranded.is_empty() {
-            self.probe("lanes with room hold no waiter after a tick");
+            self.probe(Probe::LanesWithRoomHoldNoWaiterAfterATick);
         }
         // In the journal's order of the jobs, as when each job was asked in turn.
         stranded.sort_by_key(|(order, _, _)| *order);

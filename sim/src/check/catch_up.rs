@@ -16,6 +16,7 @@
 //! that step, never owed (`window_at_pause`).
 
 use crate::check::Invariant;
+use crate::check::Probe;
 use duetime::{LedgerKind, MissAction, MissCause, MissedRule, State};
 
 use super::{ts, Checker};
@@ -78,7 +79,7 @@ impl Checker {
                 .is_some_and(|r| r.owed() > 0);
             let accounted = t.catch_up.accounted.is_some_and(|a| a > skipped);
             if owes || accounted || t.line.holds_after(skipped) {
-                self.probe("catch_up_once skipped late due times for a newer catch-up");
+                self.probe(Probe::CatchUpOnceSkippedLateDueTimesForANewerCatchUp);
                 continue;
             }
             let detail = format!(
@@ -120,7 +121,7 @@ impl Checker {
                 .iter()
                 .any(|&(from, until, _, _)| from <= to && to <= until)
             {
-                self.probe("retry older than the window given up at a pause");
+                self.probe(Probe::RetryOlderThanTheWindowGivenUpAtAPause);
                 continue;
             }
             let detail = format!(

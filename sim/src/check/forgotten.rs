@@ -11,6 +11,7 @@
 //! judged either way.
 
 use crate::check::Invariant;
+use crate::check::Probe;
 use std::collections::BTreeSet;
 
 use duetime::{Event, ProcessId, State};
@@ -87,7 +88,7 @@ impl Checker {
                 None
             };
             if gone {
-                self.probe("process forgotten after a day's silence");
+                self.probe(Probe::ProcessForgottenAfterADaysSilence);
             }
             if let Some(detail) = detail {
                 let when = format!(

@@ -17,6 +17,7 @@
 //! `clock_jump` of what was vouched (never further behind it, nor further ahead).
 
 use crate::check::Invariant;
+use crate::check::Probe;
 use duetime::{Event, Now, ProcessId, Record, State};
 
 use super::Checker;
@@ -95,7 +96,7 @@ impl Checker {
             return;
         }
         if jt.measured {
-            self.probe("result dated by its own measure");
+            self.probe(Probe::ResultDatedByItsOwnMeasure);
         }
         let jt = &mut self.journal_time;
         let Some(latest) = jt.latest else {
@@ -113,7 +114,7 @@ impl Checker {
             );
             self.violation(Invariant::J1, &rec.job, detail);
         } else {
-            self.probe("journal written on the store's time");
+            self.probe(Probe::JournalWrittenOnTheStoresTime);
         }
     }
 

@@ -18,6 +18,7 @@
 //!   (DESIGN.md allows a tick more; the wake index makes it the first.)
 
 use crate::check::Invariant;
+use crate::check::Probe;
 use std::collections::BTreeMap;
 
 use duetime::{Event, Fence, JobName, ProcessId, ProcessRec, RunId, State};
@@ -360,7 +361,7 @@ impl Checker {
                 .zip(heard)
                 .is_some_and(|(c, h)| c > h.saturating_add(silence));
             if at > l.until || silent || !l.exact {
-                self.probe("lost after its lease lapsed");
+                self.probe(Probe::LostAfterItsLeaseLapsed);
                 continue;
             }
             let detail = format!(
@@ -400,7 +401,7 @@ impl Checker {
             .collect();
         if ended.is_empty() {
             if !waited.is_empty() {
-                self.probe("wait kept through a new incarnation's event");
+                self.probe(Probe::WaitKeptThroughANewIncarnationsEvent);
             }
             return;
         }
@@ -461,7 +462,7 @@ impl Checker {
         }
         let (wake, work) = (state.next_wake_for(process), state.next_wake());
         if wake == work {
-            self.probe("idle process told to wake for work alone");
+            self.probe(Probe::IdleProcessToldToWakeForWorkAlone);
             return;
         }
         let detail = format!(
@@ -500,7 +501,7 @@ impl Checker {
             .saturating_add(config.tick.min(config.clock_jump));
         let wake = state.next_wake_for(s.process);
         if wake.is_some_and(|w| w <= by) {
-            self.probe("held process told to wake within a tick");
+            self.probe(Probe::HeldProcessToldToWakeWithinATick);
             return;
         }
         let detail = format!(
@@ -535,7 +536,7 @@ impl Checker {
             })
             .collect();
         if late.is_empty() {
-            self.probe("witnesses told to wake within a tick");
+            self.probe(Probe::WitnessesToldToWakeWithinATick);
             return;
         }
         let detail = format!(
@@ -636,7 +637,7 @@ impl Checker {
             }
         }
         if parked_shown > 0 {
-            self.probe("parked run shown as the journal says");
+            self.probe(Probe::ParkedRunShownAsTheJournalSays);
         }
         for (run, job, shown, journal) in parked_wrong {
             let tell = |t: Option<i64>| {

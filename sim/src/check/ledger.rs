@@ -4,6 +4,7 @@
 //! no run is left open (L3). `Checker::finish` calls `judge` once for each track.
 
 use crate::check::Invariant;
+use crate::check::Probe;
 use duetime::{LedgerKind, MissAction, MissCause, MissedRule};
 
 use super::{line, replies, ts, Backfill, Checker, Epoch, Horizon, JobFacts, Start, Track};
@@ -96,13 +97,10 @@ impl Checker {
         shaped.sort_unstable();
         shaped.dedup_by_key(|d| d.0);
         let gaps = shaped.iter().filter(|d| d.1).count() as u64;
-        self.probe_n("DST gap due time", gaps);
-        self.probe_n("DST fold due time", shaped.len() as u64 - gaps);
-        self.probe_n("DST-shaped due time under a chosen policy", chosen_policy);
-        self.probe_n(
-            "cron due time past its minute's first second",
-            past_the_minute,
-        );
+        self.probe_n(Probe::DSTGapDueTime, gaps);
+        self.probe_n(Probe::DSTFoldDueTime, shaped.len() as u64 - gaps);
+        self.probe_n(Probe::DSTShapedDueTimeUnderAChosenPolicy, chosen_policy);
+        self.probe_n(Probe::CronDueTimePastItsMinutesFirstSecond, past_the_minute);
         Oracle { at, backfills }
     }
 
@@ -165,7 +163,7 @@ impl Checker {
             let specs: Vec<Option<&Spec>> = t.epochs.iter().map(|e| f.specs.get(&e.text)).collect();
             match merged_wrong(backfills, &touched, &specs, &t.epochs, entry) {
                 Some(detail) => self.violation(Invariant::B1, &t.name, detail),
-                None => self.probe("entry of backfills merged in a full line"),
+                None => self.probe(Probe::EntryOfBackfillsMergedInAFullLine),
             }
             return None;
         }
@@ -190,7 +188,7 @@ impl Checker {
         if let Err(detail) = b.account_part(part) {
             self.violation(Invariant::B1, &t.name, detail);
         }
-        self.probe("handed-back backfill cover merged with the schedule's own");
+        self.probe(Probe::HandedBackBackfillCoverMergedWithTheSchedulesOwn);
         let text = t.epochs[b.epoch].text.as_str();
         let due = t.line.due_of_text(text, own_from.saturating_sub(1), to);
         self.judge_handed_back_merge(t, own, (entry, own_n), &due, required);

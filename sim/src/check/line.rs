@@ -18,6 +18,7 @@
 //! accounted, each backfill's own due times and entries, and the covers runs hold.
 
 use crate::check::Invariant;
+use crate::check::Probe;
 use duetime::RunId;
 
 use super::ts;
@@ -998,7 +999,7 @@ impl super::Checker {
             .start(run, cover.map(|(from, to, _)| (from, to)));
         match wrong {
             Some(detail) => self.violation(Invariant::N1, &rec.job, detail),
-            None if cover.is_some() => self.probe("start held to the line"),
+            None if cover.is_some() => self.probe(Probe::StartHeldToTheLine),
             None => {}
         }
     }
@@ -1045,7 +1046,7 @@ impl super::Checker {
             );
             self.violation(Invariant::G1, &t.name, detail);
         } else if late > 0 {
-            self.probe("jittered starts spread");
+            self.probe(Probe::JitteredStartsSpread);
         }
     }
 
@@ -1067,21 +1068,21 @@ impl super::Checker {
             }
             Some(Ok(owed)) => owed,
         };
-        self.probe("views' owed count held to the line");
+        self.probe(Probe::ViewsOwedCountHeldToTheLine);
         let through = v.settled_through.as_millis();
         match self.tracks[idx].line.unsettled_through(through, next_due) {
             Some(detail) => {
                 let name = self.tracks[idx].name.clone();
                 self.violation(Invariant::V1, &name, detail);
             }
-            None => self.probe("views' cursor held to the line"),
+            None => self.probe(Probe::ViewsCursorHeldToTheLine),
         }
         match bound.and_then(|b| b.wrong(&owed)) {
             Some(detail) => {
                 let name = self.tracks[idx].name.clone();
                 self.violation(Invariant::M1, &name, detail);
             }
-            None if bound.is_some() => self.probe("owed held to the missed rule"),
+            None if bound.is_some() => self.probe(Probe::OwedHeldToTheMissedRule),
             None => {}
         }
     }
@@ -1100,7 +1101,7 @@ impl super::Checker {
             let name = self.tracks[idx].name.clone();
             self.violation(Invariant::N1, &name, detail);
         } else if room.least + 1 >= MAX_OWED_SEGMENTS {
-            self.probe("owed line full of disjoint runs");
+            self.probe(Probe::OwedLineFullOfDisjointRuns);
         }
     }
 

@@ -13,6 +13,7 @@
 //! rendering may change its words freely; what it may not do is leave a fact out.
 
 use crate::check::Invariant;
+use crate::check::Probe;
 use std::fmt::Write as _;
 use std::hash::{Hash, Hasher};
 
@@ -74,7 +75,7 @@ impl Checker {
                 let detail = format!("the line `{line}` leaves out {what}");
                 self.violation_of(Invariant::W1, "(log)".to_string(), detail);
             }
-            None => self.probe_n("effect logged with its facts", 1),
+            None => self.probe_n(Probe::EffectLoggedWithItsFacts, 1),
         }
         self.log_buf = line;
     }

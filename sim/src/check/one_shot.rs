@@ -6,6 +6,7 @@
 //! as still to come.
 
 use crate::check::Invariant;
+use crate::check::Probe;
 use duetime::{History, OneShotEnd, State, Timestamp};
 
 use super::Checker;
@@ -41,7 +42,7 @@ impl Checker {
             ended |= os.end.is_some();
         }
         if ended && wrong.is_empty() {
-            self.probe("one-shot's end shown as the journal says");
+            self.probe(Probe::OneShotsEndShownAsTheJournalSays);
         }
         for (job, shown, told) in wrong {
             let detail = format!(

@@ -6,6 +6,7 @@
 //! not make. A1 holds that nothing is told twice; this holds that what must be told is.
 
 use crate::check::Invariant;
+use crate::check::Probe;
 use duetime::{AlertKind, SystemPause};
 
 use super::Checker;
@@ -40,7 +41,7 @@ impl Checker {
             let alerts = told.iter().filter(|&&(i, _)| i == idx).count();
             let detail = match (news, alerts) {
                 (true, 1) if told.contains(&(idx, reason)) => {
-                    self.probe("pause after failures in a row told");
+                    self.probe(Probe::PauseAfterFailuresInARowTold);
                     continue;
                 }
                 (false, 0) => continue,

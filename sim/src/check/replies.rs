@@ -33,6 +33,7 @@
 //! whatever the digests look like: the person read it for another definition.
 
 use crate::check::Invariant;
+use crate::check::Probe;
 use std::collections::VecDeque;
 
 use duetime::{
@@ -713,12 +714,12 @@ impl Checker {
             return;
         }
         self.tracks[idx].said.keyed |= key.is_some();
-        self.probe("concurrency key changed");
+        self.probe(Probe::ConcurrencyKeyChanged);
         if self.lanes.open.values().any(|(_, _, i)| *i == idx) {
-            self.probe("concurrency key changed while its run was open");
+            self.probe(Probe::ConcurrencyKeyChangedWhileItsRunWasOpen);
         }
         if self.lanes.waiting.iter().any(|(i, _)| *i == idx) {
-            self.probe("concurrency key changed while it waited");
+            self.probe(Probe::ConcurrencyKeyChangedWhileItWaited);
         }
         for (i, k) in &mut self.lanes.waiting {
             if *i == idx {
@@ -763,7 +764,7 @@ impl Checker {
         said.held = Some(def);
         match detail {
             Some(detail) => self.violation(Invariant::H2, &rec.job, detail),
-            None => self.probe("digest told for a held definition"),
+            None => self.probe(Probe::DigestToldForAHeldDefinition),
         }
     }
 
@@ -782,7 +783,7 @@ impl Checker {
                 let detail = format!("{event}: {detail}");
                 self.violation_of(Invariant::R3, job, detail);
             }
-            None => self.probe("command answered as the journal says"),
+            None => self.probe(Probe::CommandAnsweredAsTheJournalSays),
         }
     }
 
@@ -802,7 +803,7 @@ impl Checker {
                 Err(Refusal::NothingToConfirm { current: c })
                     if current.as_ref().is_none_or(|d| d == c) =>
                 {
-                    self.probe("confirm refused: nothing to confirm");
+                    self.probe(Probe::ConfirmRefusedNothingToConfirm);
                     None
                 }
                 other => Some(format!(
@@ -868,18 +869,18 @@ impl Checker {
             ));
         }
         self.probe(match r {
-            Refusal::NotFound { .. } => "command for no such job refused",
-            Refusal::Already => "command refused: already so",
-            Refusal::InFlight { .. } => "run now refused: in flight",
-            Refusal::AwaitingApproval { .. } => "run now refused: awaiting approval",
-            Refusal::NotSafe => "run now refused: not safe to repeat",
-            Refusal::NoteTooLong { .. } => "pause refused: note too long",
-            Refusal::WrongDigest { .. } => "confirm refused: wrong digest",
-            Refusal::NotAwaitingApproval { .. } => "approval refused: not parked",
+            Refusal::NotFound { .. } => Probe::CommandForNoSuchJobRefused,
+            Refusal::Already => Probe::CommandRefusedAlreadySo,
+            Refusal::InFlight { .. } => Probe::RunNowRefusedInFlight,
+            Refusal::AwaitingApproval { .. } => Probe::RunNowRefusedAwaitingApproval,
+            Refusal::NotSafe => Probe::RunNowRefusedNotSafeToRepeat,
+            Refusal::NoteTooLong { .. } => Probe::PauseRefusedNoteTooLong,
+            Refusal::WrongDigest { .. } => Probe::ConfirmRefusedWrongDigest,
+            Refusal::NotAwaitingApproval { .. } => Probe::ApprovalRefusedNotParked,
             Refusal::AlreadyAccounted { .. } | Refusal::EmptyRange { .. } => {
-                "backfill refused as the journal says"
+                Probe::BackfillRefusedAsTheJournalSays
             }
-            _ => "command refused as the journal says",
+            _ => Probe::CommandRefusedAsTheJournalSays,
         });
         None
     }
@@ -894,7 +895,7 @@ impl Checker {
     ) -> Option<String> {
         match &answer.result {
             Err(Refusal::Invalid { error }) if errors.contains(error) => {
-                self.probe("invalid definition refused by its rule");
+                self.probe(Probe::InvalidDefinitionRefusedByItsRule);
                 let job = asked.job.clone().unwrap_or_default();
                 self.replies.kept = Some((job, asked.before.clone()));
                 None
@@ -947,7 +948,7 @@ impl Checker {
         }
         if let Line::Forgot(names) = line {
             if !names.is_empty() {
-                self.probe("actor forgotten from a pause or a queued run");
+                self.probe(Probe::ActorForgottenFromAPauseOrAQueuedRun);
             }
             return shown.map(|_| "answered with a view, about no one job".to_string());
         }
@@ -980,10 +981,10 @@ impl Checker {
             ));
         }
         self.probe(match line {
-            Line::Nothing => "definition asked for again changed nothing",
-            Line::Held => "definition held, told in the reply",
-            Line::Confirmed { .. } => "held definition confirmed in the reply",
-            _ => "definition accepted",
+            Line::Nothing => Probe::DefinitionAskedForAgainChangedNothing,
+            Line::Held => Probe::DefinitionHeldToldInTheReply,
+            Line::Confirmed { .. } => Probe::HeldDefinitionConfirmedInTheReply,
+            _ => Probe::DefinitionAccepted,
         });
         None
     }
@@ -1014,7 +1015,7 @@ impl Checker {
                 match recent.iter().position(|&t| t == oldest) {
                     Some(j) if recent.len() - j >= cap => {
                         recent.drain(..j);
-                        self.probe("run now refused: rate limited");
+                        self.probe(Probe::RunNowRefusedRateLimited);
                         None
                     }
                     _ => Some(format!(

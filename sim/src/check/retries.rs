@@ -9,6 +9,7 @@
 //! holds nothing. And a retry's start is the next attempt, a repeat's the lost run's.
 
 use crate::check::Invariant;
+use crate::check::Probe;
 use duetime::{Outcome, RunId};
 
 use super::{ts, Checker};
@@ -133,7 +134,7 @@ impl Checker {
                 self.violation(Invariant::R4, &name, detail);
             }
             if timed {
-                self.probe("retry timed by the backoff");
+                self.probe(Probe::RetryTimedByTheBackoff);
             }
         }
     }

@@ -10,6 +10,7 @@
 //! nothing): from then on its wake is no longer owed.
 
 use crate::check::Invariant;
+use crate::check::Probe;
 use duetime::{AlertKind, RunId, State};
 
 use super::{Checker, Incident};
@@ -20,7 +21,7 @@ impl Checker {
     pub(super) fn stall_told(&mut self, kind: &AlertKind) {
         if let AlertKind::Stalled { run, .. } = kind {
             self.stalls_noticed.insert(*run);
-            self.probe("run told stalled");
+            self.probe(Probe::RunToldStalled);
         }
     }
 
@@ -50,7 +51,7 @@ impl Checker {
             if wake > due {
                 late.push((run, job, wake, due));
             } else {
-                self.probe("stall watched by its job's wake");
+                self.probe(Probe::StallWatchedByItsJobsWake);
             }
         }
         for (run, job, wake, due) in late {

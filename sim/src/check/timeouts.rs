@@ -10,6 +10,7 @@
 //! no notice tells, so those runs are judged no further.
 
 use crate::check::Invariant;
+use crate::check::Probe;
 use std::collections::BTreeMap;
 
 use duetime::{JobName, ProcessId, RunId};
@@ -97,7 +98,7 @@ impl Checker {
                 ts(c.saturating_add(grace))
             ),
             Some(_) => {
-                self.probe("timed out a grace after its cancel");
+                self.probe(Probe::TimedOutAGraceAfterItsCancel);
                 return;
             }
         };

@@ -13,6 +13,7 @@
 //! never written down, is at least that), and absent exactly while the job is paused.
 
 use crate::check::Invariant;
+use crate::check::Probe;
 use std::collections::VecDeque;
 
 use duetime::{
@@ -304,7 +305,7 @@ impl Checker {
                 self.owner
             )
         } else {
-            self.probe("owner shown as the lease holds it");
+            self.probe(Probe::OwnerShownAsTheLeaseHoldsIt);
             return;
         };
         self.violation_of(Invariant::V1, "(owner lease)".to_string(), detail);
@@ -342,7 +343,7 @@ impl Checker {
         if !self.view_steps.is_multiple_of(VIEW_EVERY) {
             return;
         }
-        self.probe("views compared with the journal");
+        self.probe(Probe::ViewsComparedWithTheJournal);
         let current = self.current.clone();
         for idx in current {
             let t = &self.tracks[idx];
@@ -433,9 +434,9 @@ impl Checker {
         if !wrong.is_empty() {
             return wrong;
         }
-        self.probe("views' status and last run held to the journal");
+        self.probe(Probe::ViewsStatusAndLastRunHeldToTheJournal);
         if floored {
-            self.probe("views' missed count held to the journal's skips");
+            self.probe(Probe::ViewsMissedCountHeldToTheJournalsSkips);
         }
         wrong
     }

@@ -1,5 +1,6 @@
 //! Damages of the globals: the format, the config, the owner lease, the counters.
 
+use crate::check::Probe;
 use duetime::{
     ConfigError, Duration, Fence, Globals, Inconsistency, JobRecord, LoadError, ProcessId,
     FORMAT_VERSION, MAX_GRACE, MIN_TICK,
@@ -19,7 +20,7 @@ pub(super) fn newer_format(site: &Site, _: &mut ChaCha8Rng) -> Result<Option<Mad
         supported: FORMAT_VERSION,
     });
     Ok(Some(Made::globals(
-        "damage refused: a newer format",
+        Probe::DamageRefusedANewerFormat,
         g,
         expect,
     )))
@@ -37,7 +38,7 @@ pub(super) fn config_out_of_range(
             let tick = ms(MIN_TICK.as_millis() - 1);
             let e = ConfigError::TickTooShort { tick };
             (
-                "damage refused: a tick under the minimum",
+                Probe::DamageRefusedATickUnderTheMinimum,
                 "tick",
                 encode(&tick),
                 e,
@@ -47,14 +48,14 @@ pub(super) fn config_out_of_range(
             let grace = ms(MAX_GRACE.as_millis() + 1);
             let e = ConfigError::GraceTooLong { grace };
             (
-                "damage refused: a grace over the maximum",
+                Probe::DamageRefusedAGraceOverTheMaximum,
                 "grace",
                 encode(&grace),
                 e,
             )
         }
         _ => (
-            "damage refused: no runs per process",
+            Probe::DamageRefusedNoRunsPerProcess,
             "max_runs_per_process",
             json!(0),
             ConfigError::NoRunsPerProcess,
@@ -78,7 +79,7 @@ pub(super) fn config_at_bound(site: &Site, rng: &mut ChaCha8Rng) -> Result<Optio
     };
     let g = globals_with(site.globals, |g| g["config"][field] = value)?;
     let mut made = Made::globals(
-        "bound accepted: a config at its bound, loaded whole (put_parts: changed)",
+        Probe::BoundAcceptedAConfigAtItsBoundLoadedWholePutPartsChanged,
         g,
         Expect::Accepted,
     );
@@ -106,7 +107,7 @@ pub(super) fn owner_under_shared(site: &Site, _: &mut ChaCha8Rng) -> Result<Opti
     })?;
     let expect = refused(Inconsistency::OwnerUnderShared { holder, fence });
     Ok(Some(Made::globals(
-        "damage refused: an owner lease under shared coordination",
+        Probe::DamageRefusedAnOwnerLeaseUnderSharedCoordination,
         damaged,
         expect,
     )))
@@ -151,8 +152,7 @@ pub(super) fn owner_fence_ahead(site: &Site, _: &mut ChaCha8Rng) -> Result<Optio
             fence: Fence(next_fence),
         }))
     })?;
-    Ok(made
-        .map(|(g, e)| Made::globals("damage refused: an owner fence ahead of the counter", g, e)))
+    Ok(made.map(|(g, e)| Made::globals(Probe::DamageRefusedAnOwnerFenceAheadOfTheCounter, g, e)))
 }
 
 /// Its twin at the bound: the fence one under the counter, which a load takes.
@@ -164,13 +164,7 @@ pub(super) fn owner_fence_at_bound(
         g["owner"]["fence"] = json!(next_fence.checked_sub(1)?);
         Some(Expect::Accepted)
     })?;
-    Ok(made.map(|(g, e)| {
-        Made::globals(
-            "bound accepted: an owner fence just under the counter",
-            g,
-            e,
-        )
-    }))
+    Ok(made.map(|(g, e)| Made::globals(Probe::BoundAcceptedAnOwnerFenceJustUnderTheCounter, g, e)))
 }
 
 /// The owner lease held by a process the store does not know.
@@ -190,7 +184,7 @@ pub(super) fn owner_holder_unknown(
             holder: unknown,
         }))
     })?;
-    Ok(made.map(|(g, e)| Made::globals("damage refused: an owner unknown to the store", g, e)))
+    Ok(made.map(|(g, e)| Made::globals(Probe::DamageRefusedAnOwnerUnknownToTheStore, g, e)))
 }
 
 /// The owner lease's holder marked draining (a drain gives the lease up).
@@ -202,7 +196,7 @@ pub(super) fn owner_holder_draining(
         g["processes"][holder.0.to_string()]["draining"] = json!(true);
         Some(refused(Inconsistency::OwnerHolderDraining { holder }))
     })?;
-    Ok(made.map(|(g, e)| Made::globals("damage refused: an owner that is draining", g, e)))
+    Ok(made.map(|(g, e)| Made::globals(Probe::DamageRefusedAnOwnerThatIsDraining, g, e)))
 }
 
 /// A counter moved back onto a row: the sequence counter onto a row's number, the run or
@@ -228,17 +222,17 @@ pub(super) fn counters_behind(site: &Site, rng: &mut ChaCha8Rng) -> Result<Optio
     let probe = match &put {
         Expect::Refused(LoadError::Inconsistent { what }) => match what {
             Inconsistency::CountersBehind { .. } => {
-                "damage refused: counters behind a row left as it is"
+                Probe::DamageRefusedCountersBehindARowLeftAsItIs
             }
             Inconsistency::SequenceBeyondCounter { .. } => {
-                "damage refused: a written row beyond the sequence counter"
+                Probe::DamageRefusedAWrittenRowBeyondTheSequenceCounter
             }
             Inconsistency::RunAheadOfCounters { .. } => {
-                "damage refused: a written run ahead of the counters"
+                Probe::DamageRefusedAWrittenRunAheadOfTheCounters
             }
-            _ => "damage refused: an owner fence ahead of the counter",
+            _ => Probe::DamageRefusedAnOwnerFenceAheadOfTheCounter,
         },
-        _ => "damage refused: counters behind (accepted?)",
+        _ => Probe::DamageRefusedCountersBehindAccepted,
     };
     let mut made = Made::globals(probe, g, put);
     made.load = load;
@@ -265,7 +259,7 @@ pub(super) fn counters_at_bound(site: &Site, _: &mut ChaCha8Rng) -> Result<Optio
         g["next_fence"] = json!(fence + 1);
     })?;
     Ok(Some(Made::globals(
-        "bound accepted: counters just past every row",
+        Probe::BoundAcceptedCountersJustPastEveryRow,
         g,
         Expect::Accepted,
     )))

@@ -1,6 +1,7 @@
 //! Damages of rows: their numbers and names, and one record on its own (what
 //! `check_record` and the counts check hold it to).
 
+use crate::check::Probe;
 use duetime::{Covers, Incident, Inconsistency, MissCause, OneShotEnd, RunId, Schedule, Timestamp};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
@@ -19,7 +20,7 @@ pub(super) fn sequence_twice(
 ) -> Result<Option<Made>, String> {
     let expect = refused(Inconsistency::SequenceTwice { seq: row.seq });
     let mut made = Made::row(
-        "damage refused: one sequence number twice",
+        Probe::DamageRefusedOneSequenceNumberTwice,
         site,
         row.seq,
         row.rec.clone(),
@@ -42,7 +43,7 @@ pub(super) fn name_twice(
     })?;
     let g = globals_with(site.globals, |g| g["next_seq"] = json!(next_seq + 1))?;
     let expect = refused(Inconsistency::NameTwice { job: row.name() });
-    let mut made = Made::globals("damage refused: two rows with one name", g, expect);
+    let mut made = Made::globals(Probe::DamageRefusedTwoRowsWithOneName, g, expect);
     made.rows.push((next_seq, copy));
     if rng.gen_bool(0.5) {
         made.rows.push((row.seq, row.rec.clone()));
@@ -61,7 +62,7 @@ pub(super) fn beyond_sequence_counter(
     let job = copy.def().name.clone();
     let expect = refused(Inconsistency::SequenceBeyondCounter { job, seq });
     Ok(Some(Made::row(
-        "damage refused: a row at the sequence counter",
+        Probe::DamageRefusedARowAtTheSequenceCounter,
         site,
         seq,
         copy,
@@ -79,7 +80,7 @@ pub(super) fn new_row_at_bound(
     let copy = renamed_copy(row, site.rows)?;
     let g = globals_with(site.globals, |g| g["next_seq"] = json!(seq + 1))?;
     let mut made = Made::globals(
-        "bound accepted: a new row just under the sequence counter",
+        Probe::BoundAcceptedANewRowJustUnderTheSequenceCounter,
         g,
         Expect::Accepted,
     );
@@ -114,7 +115,7 @@ pub(super) fn run_open_twice(
     })?;
     let expect = refused(Inconsistency::RunOpenTwice { run: id });
     let mut made = Made::row(
-        "damage refused: two jobs holding one open run",
+        Probe::DamageRefusedTwoJobsHoldingOneOpenRun,
         site,
         row.seq,
         rec,
@@ -151,7 +152,7 @@ pub(super) fn incident_twice(
         incident,
     });
     Ok(Some(Made::row(
-        "damage refused: an incident listed twice",
+        Probe::DamageRefusedAnIncidentListedTwice,
         site,
         row.seq,
         rec,
@@ -176,9 +177,9 @@ pub(super) fn watch_out_of_step(
     })?;
     let expect = refused(Inconsistency::WatchOutOfStep { job: row.name() });
     let probe = if switched {
-        "damage refused: the switch without watched_since"
+        Probe::DamageRefusedTheSwitchWithoutWatchedSince
     } else {
-        "damage refused: watched_since without the switch"
+        Probe::DamageRefusedWatchedSinceWithoutTheSwitch
     };
     Ok(Some(Made::row(probe, site, row.seq, rec, expect)))
 }
@@ -204,7 +205,7 @@ pub(super) fn ended_not_one_shot(
         end,
     });
     Ok(Some(Made::row(
-        "damage refused: an end on a job that is not a one-shot",
+        Probe::DamageRefusedAnEndOnAJobThatIsNotAOneShot,
         site,
         row.seq,
         rec,
@@ -237,7 +238,7 @@ pub(super) fn ended_unsettled(
         instant,
     });
     Ok(Some(Made::row(
-        "damage refused: a one-shot ended before its instant",
+        Probe::DamageRefusedAOneShotEndedBeforeItsInstant,
         site,
         row.seq,
         rec,
@@ -264,7 +265,7 @@ pub(super) fn too_many_owed(
         count,
     });
     Ok(Some(Made::row(
-        "damage refused: 33 owed segments",
+        Probe::DamageRefused33OwedSegments,
         site,
         row.seq,
         rec,
@@ -287,7 +288,7 @@ pub(super) fn owed_at_bound(
         act(r).insert("pending".into(), Value::Array(segs(MAX_OWED_SEGMENTS, end)));
     })?;
     Ok(Some(Made::row(
-        "bound accepted: 32 owed segments up to the frontier",
+        Probe::BoundAccepted32OwedSegmentsUpToTheFrontier,
         site,
         row.seq,
         rec,
@@ -310,8 +311,8 @@ pub(super) fn manual_over_cap(
         act(r).insert("manual_recent".into(), Value::Array(times));
     })?;
     let probes = (
-        "bound accepted: manual runs at the hourly cap",
-        "damage refused: manual runs over the hourly cap",
+        Probe::BoundAcceptedManualRunsAtTheHourlyCap,
+        Probe::DamageRefusedManualRunsOverTheHourlyCap,
     );
     let over = Inconsistency::ManualHistoryOverCap { job: row.name() };
     Ok(Some(at_bound_or_past(
@@ -341,8 +342,8 @@ pub(super) fn missed_over_day(
         act(r).insert("missed_recent".into(), Value::Array(counts));
     })?;
     let probes = (
-        "bound accepted: 25 hourly missed counts",
-        "damage refused: 26 hourly missed counts",
+        Probe::BoundAccepted25HourlyMissedCounts,
+        Probe::DamageRefused26HourlyMissedCounts,
     );
     let over = Inconsistency::MissedHistoryOverDay { job: row.name() };
     Ok(Some(at_bound_or_past(
@@ -357,7 +358,7 @@ fn at_bound_or_past(
     row: &Row,
     rec: duetime::JobRecord,
     at_bound: bool,
-    probes: (&'static str, &'static str),
+    probes: (Probe, Probe),
     over: Inconsistency,
 ) -> Made {
     if at_bound {
@@ -382,19 +383,19 @@ pub(super) fn owed_out_of_order(
     let down = MissCause::Down;
     let (probe, pending) = match rng.gen_range(0..4) {
         0 => (
-            "damage refused: an owed segment counting nothing",
+            Probe::DamageRefusedAnOwedSegmentCountingNothing,
             vec![seg(f, f, 0, down, tag)],
         ),
         1 => (
-            "damage refused: an owed segment ending before it starts",
+            Probe::DamageRefusedAnOwedSegmentEndingBeforeItStarts,
             vec![seg(f, f - 1, 1, down, tag)],
         ),
         2 => (
-            "damage refused: an owed segment starting on the last one's end",
+            Probe::DamageRefusedAnOwedSegmentStartingOnTheLastOnesEnd,
             vec![seg(f - 1, f - 1, 1, down, tag), seg(f - 1, f, 1, down, tag)],
         ),
         _ => (
-            "damage refused: owed segments swapped",
+            Probe::DamageRefusedOwedSegmentsSwapped,
             vec![seg(f, f, 1, down, tag), seg(f - 1, f - 1, 1, down, tag)],
         ),
     };
@@ -420,7 +421,7 @@ pub(super) fn owed_beyond_frontier(
     })?;
     let expect = refused(Inconsistency::OwedBeyondFrontier { job: row.name() });
     Ok(Some(Made::row(
-        "damage refused: an owed due time past the frontier",
+        Probe::DamageRefusedAnOwedDueTimePastTheFrontier,
         site,
         row.seq,
         rec,
@@ -453,7 +454,7 @@ pub(super) fn run_and_retry(
     })?;
     let expect = refused(Inconsistency::RunAndRetry { job: row.name() });
     Ok(Some(Made::row(
-        "damage refused: a run and a retry at once",
+        Probe::DamageRefusedARunAndARetryAtOnce,
         site,
         row.seq,
         rec,
@@ -476,7 +477,7 @@ pub(super) fn waits_while_busy(
     })?;
     let expect = refused(Inconsistency::WaitsWhileBusy { job: row.name() });
     Ok(Some(Made::row(
-        "damage refused: waiting while a run is open",
+        Probe::DamageRefusedWaitingWhileARunIsOpen,
         site,
         row.seq,
         rec,
@@ -498,12 +499,12 @@ pub(super) fn unconfirmed_not_clean(
     let has_run = row.act("run").is_some();
     let (probe, held, owe) = match rng.gen_range(0..3) {
         0 if row.act("held").is_none() => (
-            "damage refused: unconfirmed without its definition",
+            Probe::DamageRefusedUnconfirmedWithoutItsDefinition,
             false,
             false,
         ),
-        1 if has_run => ("damage refused: unconfirmed with a run open", true, false),
-        2 if !has_run => ("damage refused: unconfirmed owing due times", true, true),
+        1 if has_run => (Probe::DamageRefusedUnconfirmedWithARunOpen, true, false),
+        2 if !has_run => (Probe::DamageRefusedUnconfirmedOwingDueTimes, true, true),
         _ => return Ok(None),
     };
     let f = row.frontier();
@@ -544,7 +545,7 @@ pub(super) fn holds_other_definition(
         held,
     });
     Ok(Some(Made::row(
-        "damage refused: a held definition of another job",
+        Probe::DamageRefusedAHeldDefinitionOfAnotherJob,
         site,
         row.seq,
         rec,
@@ -571,13 +572,13 @@ pub(super) fn empty_cover(
     )?;
     let (probe, covers) = if rng.gen_bool(0.5) {
         (
-            "damage refused: a cover counting nothing",
+            Probe::DamageRefusedACoverCountingNothing,
             Covers { count: 0, ..covers },
         )
     } else {
         let from = Timestamp::from_millis(covers.to.as_millis() + 1);
         (
-            "damage refused: a cover ending before it starts",
+            Probe::DamageRefusedACoverEndingBeforeItStarts,
             Covers { from, ..covers },
         )
     };
@@ -606,7 +607,7 @@ pub(super) fn run_ahead_of_counters(
             "id",
             next,
             RunId(next),
-            "damage refused: an open run's id at the counter",
+            Probe::DamageRefusedAnOpenRunsIdAtTheCounter,
         )
     } else {
         let next = counter(site.globals, "next_fence");
@@ -614,7 +615,7 @@ pub(super) fn run_ahead_of_counters(
             "fence",
             next,
             run.id(),
-            "damage refused: an open run's fence at the counter",
+            Probe::DamageRefusedAnOpenRunsFenceAtTheCounter,
         )
     };
     let rec = row.with(|r| {
@@ -641,7 +642,7 @@ pub(super) fn run_fence_at_bound(
         act(r)["run"]["fence"] = json!(fence);
     })?;
     Ok(Some(Made::row(
-        "bound accepted: an open run's fence just under the counter",
+        Probe::BoundAcceptedAnOpenRunsFenceJustUnderTheCounter,
         site,
         row.seq,
         rec,
@@ -673,7 +674,7 @@ pub(super) fn parked_with_cancel(
         run: run.id(),
     });
     Ok(Some(Made::row(
-        "damage refused: a parked run with a cancel sent",
+        Probe::DamageRefusedAParkedRunWithACancelSent,
         site,
         row.seq,
         rec,
@@ -724,7 +725,7 @@ pub(super) fn owed_miscounted(
         count,
     });
     Ok(Some(Made::row(
-        "damage refused: an owed segment miscounted",
+        Probe::DamageRefusedAnOwedSegmentMiscounted,
         site,
         row.seq,
         rec,
@@ -746,13 +747,13 @@ pub(super) fn walked_owed_miscounted(
     let f = row.frontier();
     let (probe, count, cause) = if rng.gen_bool(0.5) {
         (
-            "damage refused: a buffered overlap of two miscounted",
+            Probe::DamageRefusedABufferedOverlapOfTwoMiscounted,
             2,
             MissCause::Overlap,
         )
     } else {
         (
-            "damage refused: a segment over a batch miscounted",
+            Probe::DamageRefusedASegmentOverABatchMiscounted,
             REQUIRED_BATCH + 1,
             MissCause::Down,
         )
@@ -793,7 +794,7 @@ pub(super) fn unwalked_owed_at_bound(
         act(r).insert("pending".into(), pending);
     })?;
     Ok(Some(Made::row(
-        "bound accepted: owed segments started whole, not walked",
+        Probe::BoundAcceptedOwedSegmentsStartedWholeNotWalked,
         site,
         row.seq,
         rec,

@@ -100,7 +100,7 @@ fn every_damage_is_answered_as_the_catalogue_says() {
                         let mut copy = state.clone();
                         made.whole = true;
                         offer(&mut copy, &made, &site).unwrap_or_else(|e| panic!("{e}"));
-                        answered.insert(made.probe);
+                        answered.insert(made.probe.name());
                     }
                 }
             }

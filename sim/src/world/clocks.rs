@@ -2,6 +2,7 @@
 //! at once, and what the core told of them judged (J2, the witnesses).
 
 use super::*;
+use crate::check::Probe;
 
 /// A wall clock: true time, skewed, drifting and jumped; the monotonic clock only freezes
 /// while its machine sleeps (it never runs backward).
@@ -219,7 +220,7 @@ impl World {
             .collect();
         if told.as_slice() == expected.as_slice() {
             if expected.is_some() {
-                *self.probes.entry("clock gap told as it was").or_default() += 1;
+                self.probes.add(Probe::ClockGapToldAsItWas, 1);
             }
             return;
         }
@@ -250,7 +251,7 @@ impl World {
         if let Some(detail) = self.witnesses.released(h, process, kind, self.t, before) {
             self.checker.world_saw(Invariant::J2, detail);
         } else {
-            *self.probes.entry("release its rule allows").or_default() += 1;
+            self.probes.add(Probe::ReleaseItsRuleAllows, 1);
         }
     }
 
@@ -271,11 +272,11 @@ impl World {
         let read = (now.wall.as_millis(), now.mono.as_millis());
         let probe = match self.consensus.judged(h, process, read, store) {
             Verdict::Stuck(detail) => return self.checker.world_saw(Invariant::J4, detail),
-            Verdict::Near { after_away: true } => "store's clock came to clocks that agree",
-            Verdict::Away => "store's clock away from clocks that agree",
+            Verdict::Near { after_away: true } => Probe::StoresClockCameToClocksThatAgree,
+            Verdict::Away => Probe::StoresClockAwayFromClocksThatAgree,
             _ => return,
         };
-        *self.probes.entry(probe).or_default() += 1;
+        self.probes.add(probe, 1);
     }
 
     pub(super) fn clock_now(&self, host: usize) -> Now {

@@ -6,6 +6,7 @@
 //! I/O.
 
 use super::*;
+use crate::check::Probe;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum HostState {
@@ -234,16 +235,11 @@ impl World {
     /// hold it to settling nothing twice).
     fn batch_probes(&mut self, host: usize, batch: &duetime_loop::Batch, commit: Commit) {
         if commit == Commit::Heard && batch.reports().len() > 1 {
-            *self
-                .probes
-                .entry("several reports committed in one batch")
-                .or_default() += 1;
+            self.probes.add(Probe::SeveralReportsCommittedInOneBatch, 1);
         }
         if commit == Commit::Lost && !batch.reports().is_empty() {
-            *self
-                .probes
-                .entry("a batch's answer lost: its reports held to be sent again")
-                .or_default() += 1;
+            self.probes
+                .add(Probe::ABatchsAnswerLostItsReportsHeldToBeSentAgain, 1);
         }
         let h = &self.hosts[host];
         if batch
@@ -251,10 +247,8 @@ impl World {
             .iter()
             .any(|(run, _)| h.unheard.contains(run))
         {
-            *self
-                .probes
-                .entry("a report sent again after its batch's answer was lost")
-                .or_default() += 1;
+            self.probes
+                .add(Probe::AReportSentAgainAfterItsBatchsAnswerWasLost, 1);
         }
     }
 
@@ -280,7 +274,7 @@ impl World {
         );
         let turn = self.streams.turns.gen_range(lo..hi);
         self.hosts[host].busy_until = self.t + turn;
-        *self.probes.entry("turn slower than the tick").or_default() += 1;
+        self.probes.add(Probe::TurnSlowerThanTheTick, 1);
         if let Some(trace) = &mut self.trace {
             trace.push(format!("  (host {host}'s turn takes {turn} ms)"));
         }
@@ -293,10 +287,7 @@ impl World {
         if h.state != HostState::Up || self.t < h.busy_until || h.queued.is_empty() {
             return;
         }
-        *self
-            .probes
-            .entry("results reported at a slow turn's end")
-            .or_default() += 1;
+        self.probes.add(Probe::ResultsReportedAtASlowTurnsEnd, 1);
         let queued = std::mem::take(&mut self.hosts[host].queued);
         self.report_batch(host, queued, false);
     }
@@ -471,16 +462,10 @@ impl World {
                 }
                 Some(Started::Registered) => h.startup = None,
                 Some(Started::NotAdopted { .. }) => {
-                    *self
-                        .probes
-                        .entry("left run no longer open at start-up")
-                        .or_default() += 1;
+                    self.probes.add(Probe::LeftRunNoLongerOpenAtStartUp, 1);
                 }
                 Some(Started::Reported { .. }) => {
-                    *self
-                        .probes
-                        .entry("left run reported at start-up")
-                        .or_default() += 1;
+                    self.probes.add(Probe::LeftRunReportedAtStartUp, 1);
                 }
                 None => {}
             }
@@ -493,10 +478,8 @@ impl World {
     /// directories name it, not the new one); the old id, if the store heard of it, falls
     /// silent and is forgotten after a day.
     pub(super) fn start_over(&mut self, host: usize) {
-        *self
-            .probes
-            .entry("start-up begun again as a new incarnation")
-            .or_default() += 1;
+        self.probes
+            .add(Probe::StartUpBegunAgainAsANewIncarnation, 1);
         let process = ProcessId(self.next_process);
         self.next_process += 1;
         let h = &mut self.hosts[host];
@@ -600,7 +583,7 @@ impl World {
     pub(super) fn drain_again(&mut self, host: usize, process: ProcessId) {
         let h = &self.hosts[host];
         if h.state == HostState::Up && h.inc.is_draining() && h.inc.process() == process {
-            *self.probes.entry("drain asked again").or_default() += 1;
+            self.probes.add(Probe::DrainAskedAgain, 1);
             let now = self.clock_now(host);
             self.transact(Some(host), now, Event::ProcessDraining { process });
         }

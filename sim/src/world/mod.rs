@@ -24,6 +24,7 @@ mod people;
 mod queue;
 mod store;
 
+use crate::check::Probe;
 use clocks::{Clock, MonoUnit};
 use hosts::{Host, HostState};
 use queue::{Action, Queue};
@@ -135,7 +136,7 @@ pub struct World {
     end: i64,
     pub events: u64,
     pub faults: Counts,
-    pub probes: Counts,
+    pub probes: crate::check::ProbeCounts,
     /// Every core input, for replay files.
     pub inputs: Option<Vec<(Now, Event)>>,
     pub trace_hash: u64,
@@ -265,7 +266,7 @@ impl World {
             end: i64::MAX,
             events: 0,
             faults: Counts::new(),
-            probes: Counts::new(),
+            probes: Default::default(),
             inputs: record_inputs.then(Vec::new),
             trace_hash: 0xcbf2_9ce4_8422_2325,
             hash_trace,
@@ -444,10 +445,7 @@ impl World {
         self.backlog = Some(owed);
         self.end += hour;
         self.extended_ms += hour;
-        *self
-            .probes
-            .entry("liveness extended for a backlog")
-            .or_default() += 1;
+        self.probes.add(Probe::LivenessExtendedForABacklog, 1);
         true
     }
 

@@ -2,6 +2,7 @@
 //! approvals), their mistakes, bursts of trouble, and the end of the faults (`heal`).
 
 use super::*;
+use crate::check::Probe;
 
 impl World {
     /// Someone redefines a job (a burst of redefinitions while its runs are out).
@@ -138,7 +139,7 @@ impl World {
         let event = if resume {
             Event::Resume { job, actor }
         } else {
-            *self.probes.entry("paused while a retry waits").or_default() += 1;
+            self.probes.add(Probe::PausedWhileARetryWaits, 1);
             Event::Pause {
                 job,
                 actor,
@@ -316,7 +317,7 @@ impl World {
             14 | 15 => {
                 let (from, to) = self.backfill_range(i);
                 let from = self.or_from_the_beginning(i, from);
-                *self.probes.entry("backfill asked").or_default() += 1;
+                self.probes.add(Probe::BackfillAsked, 1);
                 Event::Backfill {
                     job: name,
                     from: Timestamp::from_millis(from),
@@ -338,10 +339,7 @@ impl World {
             return "maintenance".into();
         }
         let len = crate::mistakes::MAX_TITLE + usize::from(self.streams.slips.gen_bool(0.5));
-        *self
-            .probes
-            .entry("pause note at or over its bound")
-            .or_default() += 1;
+        self.probes.add(Probe::PauseNoteAtOrOverItsBound, 1);
         std::iter::repeat_n('é', len).collect()
     }
 
@@ -364,11 +362,11 @@ impl World {
             return;
         }
         let probe = if at_bound {
-            "definition at a bound sent"
+            Probe::DefinitionAtABoundSent
         } else {
-            "definition breaking a rule sent"
+            Probe::DefinitionBreakingARuleSent
         };
-        *self.probes.entry(probe).or_default() += 1;
+        self.probes.add(probe, 1);
         let now = Now::at(Timestamp::from_millis(self.t));
         let event = Event::Upsert {
             def: Box::new(def),
@@ -401,7 +399,7 @@ impl World {
         if due.len() < 8 {
             return;
         }
-        *self.probes.entry("backfill burst").or_default() += 1;
+        self.probes.add(Probe::BackfillBurst, 1);
         let ranges = self.streams.bursts.gen_range(BURST_RANGES_FEWEST..=RANGES);
         let mut newest = due.len();
         for _ in 0..ranges {
@@ -479,10 +477,7 @@ impl World {
                 actor: actor.clone(),
             }
         });
-        *self
-            .probes
-            .entry("change after a backfill burst")
-            .or_default() += 1;
+        self.probes.add(Probe::ChangeAfterABackfillBurst, 1);
         self.transact(None, now, event);
         let name = self.jobs[i].def.name.as_str();
         let record = self
@@ -493,10 +488,7 @@ impl World {
         let taken =
             record.is_some_and(|r| r.def() == sent || r.held().is_some_and(|h| h.def() == sent));
         if !taken {
-            *self
-                .probes
-                .entry("change after a backfill burst not taken")
-                .or_default() += 1;
+            self.probes.add(Probe::ChangeAfterABackfillBurstNotTaken, 1);
             (self.jobs[i], self.prev_digests[i]) = before;
         }
     }
@@ -561,10 +553,7 @@ impl World {
         if cron || !self.streams.edges.gen_ratio(1, 8) {
             return from;
         }
-        *self
-            .probes
-            .entry("backfill from the beginning")
-            .or_default() += 1;
+        self.probes.add(Probe::BackfillFromTheBeginning, 1);
         i64::MIN
     }
 

@@ -3,6 +3,7 @@
 //! step's effects mean for the processes that hear them, and what the checker is told.
 
 use super::*;
+use crate::check::Probe;
 
 /// Under `check_state`, the core's whole load check runs every this many committed steps
 /// (and the check of the touched jobs at every other): a broken index of a job the step
@@ -48,16 +49,16 @@ pub(super) struct StepLeft {
 }
 
 /// The probe a refused backfill counts under.
-pub(super) fn backfill_refused(refusal: &duetime::Refusal) -> &'static str {
+pub(super) fn backfill_refused(refusal: &duetime::Refusal) -> Probe {
     use duetime::Refusal as R;
     match refusal {
-        R::AlreadyAccounted { .. } => "backfill refused: already accounted",
-        R::EmptyRange { .. } => "backfill refused: empty range",
-        R::NoDueTimes { .. } => "backfill refused: no due times",
-        R::TooManyDueTimes { .. } => "backfill refused: too many due times",
-        R::OwedLineFull { .. } => "backfill refused: owed line full",
-        R::NotFound { .. } => "backfill refused: no such job",
-        _ => "backfill refused: other",
+        R::AlreadyAccounted { .. } => Probe::BackfillRefusedAlreadyAccounted,
+        R::EmptyRange { .. } => Probe::BackfillRefusedEmptyRange,
+        R::NoDueTimes { .. } => Probe::BackfillRefusedNoDueTimes,
+        R::TooManyDueTimes { .. } => Probe::BackfillRefusedTooManyDueTimes,
+        R::OwedLineFull { .. } => Probe::BackfillRefusedOwedLineFull,
+        R::NotFound { .. } => Probe::BackfillRefusedNoSuchJob,
+        _ => Probe::BackfillRefusedOther,
     }
 }
 
@@ -292,7 +293,7 @@ impl World {
         let checked = if rows.is_err() {
             rows
         } else if self.rng.gen_ratio(1, 1024) {
-            *self.probes.entry("state round trip").or_default() += 1;
+            self.probes.add(Probe::StateRoundTrip, 1);
             let trip = crate::round_trip(&mut self.state);
             if self.rows.is_some() || self.check_state {
                 crate::rows::Rows::follow(&mut self.state);
@@ -363,13 +364,13 @@ impl World {
                 result: Err(refusal),
                 ..
             } if seen.backfill => {
-                *self.probes.entry(backfill_refused(&refusal)).or_default() += 1;
+                self.probes.add(backfill_refused(&refusal), 1);
             }
             Effect::Reply {
                 result: Err(duetime::Refusal::NotAwaitingApproval { .. }),
                 ..
             } => {
-                *self.probes.entry("stale approval refused").or_default() += 1;
+                self.probes.add(Probe::StaleApprovalRefused, 1);
             }
             // Told by the core even when the commit's answer is lost on the way.
             Effect::Notice(Notice::Alert(a)) => self.checker.alert(&a),
@@ -383,7 +384,7 @@ impl World {
                 result: Err(duetime::Refusal::WrongDigest { .. }),
                 ..
             } => {
-                *self.probes.entry("stale confirm refused").or_default() += 1;
+                self.probes.add(Probe::StaleConfirmRefused, 1);
             }
             Effect::Do(_) if !lost => self.heard(&e, seen.host),
             _ => {}
@@ -458,15 +459,15 @@ impl World {
             self.judge_release(seen.host, process, kind, seen.before);
         }
         let probe = match kind {
-            ClockGapKind::Asleep => "clock gap: asleep",
-            ClockGapKind::ClockForward => "clock gap: set forward",
-            ClockGapKind::ClockBackward => "clock gap: set back",
-            ClockGapKind::HeldAhead => "clock held ahead of the store's",
-            ClockGapKind::HeldBehind => "clock held behind the store's",
-            ClockGapKind::Released => "clock held ahead released (alone)",
-            ClockGapKind::ReleasedBehind => "clock held behind released (alone)",
+            ClockGapKind::Asleep => Probe::ClockGapAsleep,
+            ClockGapKind::ClockForward => Probe::ClockGapSetForward,
+            ClockGapKind::ClockBackward => Probe::ClockGapSetBack,
+            ClockGapKind::HeldAhead => Probe::ClockHeldAheadOfTheStores,
+            ClockGapKind::HeldBehind => Probe::ClockHeldBehindTheStores,
+            ClockGapKind::Released => Probe::ClockHeldAheadReleasedAlone,
+            ClockGapKind::ReleasedBehind => Probe::ClockHeldBehindReleasedAlone,
         };
-        *self.probes.entry(probe).or_default() += 1;
+        self.probes.add(probe, 1);
         matches!(kind, ClockGapKind::HeldAhead | ClockGapKind::HeldBehind)
     }
 
@@ -483,10 +484,7 @@ impl World {
         if let (Some(p), Some((holder, _))) = (ticked, owner_after) {
             if holder != p {
                 // O1 holds it to starting nothing.
-                *self
-                    .probes
-                    .entry("standby ticked while the owner lived")
-                    .or_default() += 1;
+                self.probes.add(Probe::StandbyTickedWhileTheOwnerLived, 1);
             }
         }
         for (job, run, until, wall) in left.parked {
@@ -520,8 +518,8 @@ impl World {
     /// `ProcessDraining`).
     pub(super) fn coordination_probes(&mut self, e: &Effect, draining: bool) {
         let probe = match e {
-            Effect::Notice(Notice::Drained { .. }) if draining => "drain completed at once",
-            Effect::Notice(Notice::Drained { .. }) => "drain completed after its last run",
+            Effect::Notice(Notice::Drained { .. }) if draining => Probe::DrainCompletedAtOnce,
+            Effect::Notice(Notice::Drained { .. }) => Probe::DrainCompletedAfterItsLastRun,
             Effect::Notice(Notice::Owner {
                 process,
                 from: Some(from),
@@ -534,7 +532,7 @@ impl World {
                 process,
                 reason: CancelReason::LeaseLost,
                 ..
-            }) if self.deposed.contains(process) => "deposed owner told to cancel a run",
+            }) if self.deposed.contains(process) => Probe::DeposedOwnerToldToCancelARun,
             Effect::Journal(r) => match &r.entry {
                 Entry::History(duetime::History::ManualQueued { .. }) if self.cfg.single_owner => {
                     let drainers: Vec<ProcessId> = self
@@ -564,13 +562,13 @@ impl World {
                     if drainers.contains(process) {
                         return;
                     }
-                    "manual run asked during a drain started by the next owner"
+                    Probe::ManualRunAskedDuringADrainStartedByTheNextOwner
                 }
                 _ => return,
             },
             _ => return,
         };
-        *self.probes.entry(probe).or_default() += 1;
+        self.probes.add(probe, 1);
     }
 
     pub(super) fn hash(&mut self, e: &Effect) {
