@@ -25,8 +25,13 @@ use duetime::{
 use crate::oracle::Spec;
 
 mod admission;
+// Judges the world feeds with what only it knows (true time, every host's clock): told
+// gaps (`gaps`), the witnesses a held process must wake (`witness`), whether clocks that
+// agree are believed (`consensus`); and E1's silences counted from the journal (`silence`).
 mod catch_up;
+pub(crate) mod consensus;
 mod forgotten;
+pub mod gaps;
 mod invariant;
 mod journal_time;
 mod lease;
@@ -39,9 +44,11 @@ mod pause_told;
 mod probe;
 mod replies;
 mod retries;
+pub(crate) mod silence;
 mod stall;
 mod timeouts;
 mod views;
+pub(crate) mod witness;
 
 pub use invariant::Invariant;
 pub use probe::{Probe, ProbeCounts};
@@ -196,7 +203,7 @@ struct Track {
     /// Runs of this track parked awaiting approval now.
     parked: u32,
     /// The dead-man's switch, when the job sets one (E1).
-    silence: Option<crate::silence::Silence>,
+    silence: Option<crate::check::silence::Silence>,
     /// The latest run of the job that settled failed or timed out, and what it covered
     /// (R2: its retry covers exactly that).
     last_failed: Option<(RunId, duetime::Covers)>,
@@ -300,7 +307,7 @@ impl Track {
             one_shot: None,
             parked: 0,
             last_failed: None,
-            silence: crate::silence::Silence::of(f.and_then(|f| f.expect_success_within)),
+            silence: crate::check::silence::Silence::of(f.and_then(|f| f.expect_success_within)),
             seen: views::Seen::default(),
             jittered: (0, 0),
             line: line::Line::default(),

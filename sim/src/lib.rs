@@ -4,12 +4,10 @@
 
 pub mod bank;
 pub mod check;
-mod consensus;
 pub mod cron_text;
 pub mod cron_typing;
 mod damage;
 pub mod dates;
-pub mod gaps;
 pub mod gen;
 pub mod mistakes;
 pub mod oracle;
@@ -18,10 +16,8 @@ pub mod record;
 pub mod replay;
 pub mod report;
 mod rows;
-pub(crate) mod silence;
 pub mod user_jobs;
 mod wire_def;
-mod witness;
 pub mod world;
 
 use std::collections::BTreeMap;

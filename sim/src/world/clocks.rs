@@ -192,7 +192,7 @@ impl World {
         let prev = *self.last_read.get(&p)?;
         let recorded = self.state.process(p).map(|r| r.last_wall());
         let jump = self.state.config().clock_jump.as_millis() as i64;
-        (recorded == Some(prev.wall)).then(|| crate::gaps::expected(prev, now, jump))
+        (recorded == Some(prev.wall)).then(|| crate::check::gaps::expected(prev, now, jump))
     }
 
     /// J3 after the step: the gap notices of `p` against what the rule tells.
@@ -211,7 +211,7 @@ impl World {
             .iter()
             .filter_map(|e| match e {
                 Effect::Notice(Notice::ClockGap { process, kind, .. })
-                    if *process == p && crate::gaps::judged(*kind) =>
+                    if *process == p && crate::check::gaps::judged(*kind) =>
                 {
                     Some(*kind)
                 }
@@ -240,7 +240,7 @@ impl World {
         host: Option<usize>,
         process: ProcessId,
         kind: ClockGapKind,
-        before: Option<crate::witness::Before>,
+        before: Option<crate::check::witness::Before>,
     ) {
         let (Some(h), Some(before)) = (host, before) else {
             return;

@@ -43,8 +43,8 @@ use rand_chacha::ChaCha8Rng;
 
 use duetime_loop::{Holding, Incarnation, LeftRun, Order, Started, Startup};
 
+use crate::check::consensus::Verdict;
 use crate::check::{Checker, Invariant};
-use crate::consensus::Verdict;
 use crate::gen::{stream_rng, SimJob, Stream, WorldConfig};
 
 /// The world's random streams beside its first one (`rng`), each drawn from a stream of
@@ -112,7 +112,7 @@ pub struct World {
     heard: Option<Vec<Effect>>,
     /// Whether the last transaction's answer was lost on its way to the process.
     lost_last: bool,
-    /// J3 (`gaps.rs`): each process's clock readings at its latest judged event.
+    /// J3 (`check/gaps.rs`): each process's clock readings at its latest judged event.
     last_read: BTreeMap<duetime::ProcessId, Now>,
     hosts: Vec<Host>,
     next_process: u64,
@@ -167,10 +167,10 @@ pub struct World {
     deposed: Vec<ProcessId>,
     /// A store of one row per job, and a copy following its rows (`rows.rs`).
     rows: Option<crate::rows::Rows>,
-    /// The processes that could contradict a held clock (J2, `witness.rs`).
-    witnesses: crate::witness::Witnesses,
-    /// Whether the hosts' clocks agree, and since when (J4, `consensus.rs`).
-    consensus: crate::consensus::Consensus,
+    /// The processes that could contradict a held clock (J2, `check/witness.rs`).
+    witnesses: crate::check::witness::Witnesses,
+    /// Whether the hosts' clocks agree, and since when (J4, `check/consensus.rs`).
+    consensus: crate::check::consensus::Consensus,
 }
 
 const HOUR: f64 = 3_600_000.0;
@@ -283,8 +283,8 @@ impl World {
             manual_in_drain: Vec::new(),
             deposed: Vec::new(),
             rows: None,
-            witnesses: crate::witness::Witnesses::new(hosts, tick, jump as i64),
-            consensus: crate::consensus::Consensus::new(hosts, tick, jump as i64),
+            witnesses: crate::check::witness::Witnesses::new(hosts, tick, jump as i64),
+            consensus: crate::check::consensus::Consensus::new(hosts, tick, jump as i64),
         };
         if w.cfg.rows {
             w.rows = Some(crate::rows::Rows::new(&mut w.state, w.cfg.seed));

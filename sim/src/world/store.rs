@@ -22,7 +22,7 @@ pub(super) struct StepSeen {
     /// The step was a `Backfill`.
     pub(super) backfill: bool,
     /// J2: the judged process's clocks as read before the step.
-    pub(super) before: Option<crate::witness::Before>,
+    pub(super) before: Option<crate::check::witness::Before>,
 }
 
 /// How a transaction ended, as its process saw it.
@@ -168,7 +168,7 @@ impl World {
         &self,
         event: &Event,
         now: Now,
-    ) -> (Option<ProcessId>, Option<crate::witness::Before>) {
+    ) -> (Option<ProcessId>, Option<crate::check::witness::Before>) {
         let judged = match event {
             Event::ProcessStarted { process }
             | Event::Tick { process, .. }
@@ -176,7 +176,7 @@ impl World {
             | Event::Adopt { process, .. } => Some(*process),
             _ => None,
         };
-        let before = judged.map(|p| crate::witness::Before {
+        let before = judged.map(|p| crate::check::witness::Before {
             wall: now.wall.as_millis(),
             store: self.state.clock().map(|c| c.as_millis()),
             heard_at: self.state.process(p).map(|r| r.heard_at().as_millis()),
