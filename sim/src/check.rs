@@ -716,60 +716,13 @@ impl Checker {
     /// journal shows it holding no open run).
     pub fn coordination(&mut self, effect: &Effect) {
         match effect {
-            Effect::Notice(Notice::Drained { process }) => {
-                if self.drained.contains(process) {
-                    self.violation_of(
-                        Invariant::D1,
-                        "(drain)".to_string(),
-                        format!("{process} told drained twice"),
-                    );
-                }
-                self.drained.push(*process);
-                if let Some(&(run, _, idx)) = self.holders.iter().find(|(_, p, _)| p == process) {
-                    let job = self.tracks[idx].name.clone();
-                    self.violation(
-                        Invariant::D1,
-                        &job,
-                        format!("{process} told drained while it holds the open {run}"),
-                    );
-                }
-            }
+            Effect::Notice(Notice::Drained { process }) => self.drained_told(*process),
             Effect::Notice(Notice::Owner {
                 process,
                 fence,
                 from,
                 until,
-            }) => {
-                // O2: a lease lasts its TTL from its taking unless it is renewed, so it is
-                // never taken again within a TTL of being taken (a renewal keeps its fence).
-                let taken = until.as_millis() - self.lease_ttl_ms;
-                if self
-                    .owner_taken
-                    .is_some_and(|t| from.is_some() && taken - t < self.lease_ttl_ms)
-                {
-                    let detail = format!(
-                        "{process} took the owner lease with {fence} within a lease of its last taking"
-                    );
-                    self.violation_of(Invariant::O2, "(owner lease)".to_string(), detail);
-                }
-                self.owner_taken = Some(taken);
-                if self.owner_fence.is_some_and(|f| *fence <= f) {
-                    let detail = format!(
-                        "{process} took the owner lease with {fence}, not above the {} told before",
-                        self.owner_fence.expect("checked above")
-                    );
-                    self.violation_of(Invariant::O1, "(owner lease)".to_string(), detail);
-                }
-                match from {
-                    Some(p) if p == process => self.probe(Probe::OwnerLeaseTakenBackAfterItLapsed),
-                    Some(_) => self.probe(Probe::OwnerLeaseTakenOverAfterItLapsed),
-                    None if self.released => self.probe(Probe::DrainHandedTheLeaseOver),
-                    None => {}
-                }
-                self.owner = Some(*process);
-                self.owner_fence = Some(*fence);
-                self.released = false;
-            }
+            }) => self.owner_lease_taken(*process, *fence, *from, *until),
             Effect::Notice(Notice::OwnerReleased { process, .. })
                 if self.owner == Some(*process) =>
             {
@@ -781,25 +734,7 @@ impl Checker {
                 by,
                 process,
                 ..
-            }) => {
-                // The store's clock went back `by`, and the instants measured on it with
-                // it: the owner lease's taking, quota holds' and approval windows' ends,
-                // leases. (Every parked run alike: no order of the map reaches a verdict.)
-                let by = i64::try_from(by.as_millis()).unwrap_or(i64::MAX);
-                self.leases_moved(ClockGapKind::ReleasedBehind, *process, by);
-                self.timeouts_back(by);
-                self.owner_taken = self.owner_taken.map(|t| t.saturating_sub(by));
-                for t in &mut self.tracks {
-                    t.held_until = t.held_until.map(|h| h.saturating_sub(by));
-                }
-                for p in self.parked.values_mut() {
-                    p.until = p.until.saturating_sub(by);
-                }
-                for t in &mut self.tracks {
-                    t.seen.clock_back(by);
-                }
-                self.journal_time_back(by);
-            }
+            }) => self.store_clock_back(*process, *by),
             Effect::Notice(Notice::ClockGap {
                 kind: ClockGapKind::HeldAhead,
                 process,
@@ -821,6 +756,89 @@ impl Checker {
             }
             _ => {}
         }
+    }
+
+    /// D1: a process is told `Drained` once, and only when it holds no open run.
+    fn drained_told(&mut self, process: ProcessId) {
+        if self.drained.contains(&process) {
+            self.violation_of(
+                Invariant::D1,
+                "(drain)".to_string(),
+                format!("{process} told drained twice"),
+            );
+        }
+        self.drained.push(process);
+        if let Some(&(run, _, idx)) = self.holders.iter().find(|(_, p, _)| *p == process) {
+            let job = self.tracks[idx].name.clone();
+            self.violation(
+                Invariant::D1,
+                &job,
+                format!("{process} told drained while it holds the open {run}"),
+            );
+        }
+    }
+
+    /// O1 and O2 at an owner lease's taking: its fence grows, and it is not taken again
+    /// within a lease of its last taking.
+    fn owner_lease_taken(
+        &mut self,
+        process: ProcessId,
+        fence: Fence,
+        from: Option<ProcessId>,
+        until: duetime::Timestamp,
+    ) {
+        // O2: a lease lasts its TTL from its taking unless it is renewed, so it is
+        // never taken again within a TTL of being taken (a renewal keeps its fence).
+        let taken = until.as_millis() - self.lease_ttl_ms;
+        if self
+            .owner_taken
+            .is_some_and(|t| from.is_some() && taken - t < self.lease_ttl_ms)
+        {
+            let detail = format!(
+                "{process} took the owner lease with {fence} within a lease of its last taking"
+            );
+            self.violation_of(Invariant::O2, "(owner lease)".to_string(), detail);
+        }
+        self.owner_taken = Some(taken);
+        if self.owner_fence.is_some_and(|f| fence <= f) {
+            let detail = format!(
+                "{process} took the owner lease with {fence}, not above the {} told before",
+                self.owner_fence.expect("checked above")
+            );
+            self.violation_of(Invariant::O1, "(owner lease)".to_string(), detail);
+        }
+        match from {
+            Some(p) if p == process => self.probe(Probe::OwnerLeaseTakenBackAfterItLapsed),
+            Some(_) => self.probe(Probe::OwnerLeaseTakenOverAfterItLapsed),
+            None if self.released => self.probe(Probe::DrainHandedTheLeaseOver),
+            None => {}
+        }
+        self.owner = Some(process);
+        self.owner_fence = Some(fence);
+        self.released = false;
+    }
+
+    /// The store's clock went back `by`, and the instants measured on it with it: the
+    /// owner lease's taking, quota holds' and approval windows' ends, leases. (Every
+    /// parked run alike: no order of the map reaches a verdict.)
+    fn store_clock_back(&mut self, process: ProcessId, by: duetime::Duration) {
+        // The store's clock went back `by`, and the instants measured on it with
+        // it: the owner lease's taking, quota holds' and approval windows' ends,
+        // leases. (Every parked run alike: no order of the map reaches a verdict.)
+        let by = i64::try_from(by.as_millis()).unwrap_or(i64::MAX);
+        self.leases_moved(ClockGapKind::ReleasedBehind, process, by);
+        self.timeouts_back(by);
+        self.owner_taken = self.owner_taken.map(|t| t.saturating_sub(by));
+        for t in &mut self.tracks {
+            t.held_until = t.held_until.map(|h| h.saturating_sub(by));
+        }
+        for p in self.parked.values_mut() {
+            p.until = p.until.saturating_sub(by);
+        }
+        for t in &mut self.tracks {
+            t.seen.clock_back(by);
+        }
+        self.journal_time_back(by);
     }
 
     /// R1, with `step_done`: a result the world delivers for a run the journal shows open
@@ -1530,12 +1548,61 @@ impl Checker {
         self.end_open(idx, run, end);
     }
 
+    /// What a start in the journal is held to, family by family: the rules that say
+    /// whether it may start at all (Q1, P1, O1), U1's ended one-shot, the probes of its
+    /// trigger, S2 over each part of its cover, then the start is kept for what follows.
     fn started(
         &mut self,
         idx: usize,
         rec: &Record,
         run: RunId,
         covers: Option<&duetime::Covers>,
+        trigger: duetime::Trigger,
+        process: duetime::ProcessId,
+    ) {
+        self.start_allowed(idx, rec, run, trigger, process);
+        let covers = covers.map(|c| (c.from.as_millis(), c.to.as_millis()));
+        // U1: nothing covering a one-shot's instant starts after it ended. (Before that,
+        // a start again is the same chain after a failure or a loss, which S2 judges.)
+        if let (Some(os), Some((a, b))) = (self.tracks[idx].one_shot, covers) {
+            if os.ended && a <= os.instant && os.instant <= b {
+                self.violation(
+                    Invariant::U1,
+                    &rec.job,
+                    format!("{run} started its instant after it ended"),
+                );
+            }
+        }
+        self.start_probes(idx, rec, trigger, covers);
+        let parts = covers.map(|(a, b)| self.tracks[idx].cover_parts(a, b));
+        for (a, b) in parts.into_iter().flatten() {
+            self.no_cover_twice(idx, rec, run, a, b);
+        }
+        let start = Start {
+            track: idx,
+            seq: self.starts,
+            run,
+            at: rec.at.as_millis(),
+            cover: covers,
+            end: None,
+        };
+        self.starts += 1;
+        let o = self.open.entry(run).or_default();
+        if let Some(old) = o.start.replace(start) {
+            // The same run started again: the older start can no longer end.
+            if old.end.is_none() {
+                self.stranded.push(old);
+            }
+        }
+    }
+
+    /// Q1 (no start inside a quota hold), P1 (no start but a manual one after a streak of
+    /// failures with no pause), O1 (only the owner lease's holder starts).
+    fn start_allowed(
+        &mut self,
+        idx: usize,
+        rec: &Record,
+        run: RunId,
         trigger: duetime::Trigger,
         process: duetime::ProcessId,
     ) {
@@ -1585,18 +1652,16 @@ impl Checker {
                 format!("{run} started by {process} while the owner lease was {owner}'s"),
             );
         }
-        let covers = covers.map(|c| (c.from.as_millis(), c.to.as_millis()));
-        // U1: nothing covering a one-shot's instant starts after it ended. (Before that,
-        // a start again is the same chain after a failure or a loss, which S2 judges.)
-        if let (Some(os), Some((a, b))) = (self.tracks[idx].one_shot, covers) {
-            if os.ended && a <= os.instant && os.instant <= b {
-                self.violation(
-                    Invariant::U1,
-                    &rec.job,
-                    format!("{run} started its instant after it ended"),
-                );
-            }
-        }
+    }
+
+    /// The probes a start reaches: its trigger, a jittered or backfilled start.
+    fn start_probes(
+        &mut self,
+        idx: usize,
+        rec: &Record,
+        trigger: duetime::Trigger,
+        covers: Option<(i64, i64)>,
+    ) {
         match trigger {
             duetime::Trigger::Repeat => self.probe(Probe::LostRunOfASafeJobRepeated),
             duetime::Trigger::Retry => self.probe(Probe::RetryStarted),
@@ -1620,77 +1685,63 @@ impl Checker {
                 self.probe(Probe::BackfillRan);
             }
         }
-        let parts = covers.map(|(a, b)| self.tracks[idx].cover_parts(a, b));
-        for (a, b) in parts.into_iter().flatten() {
-            // S2: every earlier start covering any of these due times must have ended
-            // known-failed (or lost, for a job safe to repeat). Covers are kept disjoint:
-            // the newest start of any due time replaces the older ones it overlaps, so only
-            // the neighbours just before `b` need looking at. A catch-up of backfills a
-            // full line merged is judged backfill by backfill, and one merged with its
-            // schedule's own due times due time by due time: the instants between them are
-            // no due times of theirs.
-            let t = &self.tracks[idx];
-            let safe = t.safe_to_repeat;
-            let hi = match t.covers.last() {
-                // Most often the newest cover is the latest.
-                Some(c) if c.from <= b => t.covers.len(),
-                _ => t.covers.partition_point(|c| c.from <= b),
+    }
+
+    /// S2 for one part `a..=b` of a start's cover (see `Track::cover_parts`), which then
+    /// replaces the covers it overlaps.
+    fn no_cover_twice(&mut self, idx: usize, rec: &Record, run: RunId, a: i64, b: i64) {
+        // S2: every earlier start covering any of these due times must have ended
+        // known-failed (or lost, for a job safe to repeat). Covers are kept disjoint:
+        // the newest start of any due time replaces the older ones it overlaps, so only
+        // the neighbours just before `b` need looking at. A catch-up of backfills a
+        // full line merged is judged backfill by backfill, and one merged with its
+        // schedule's own due times due time by due time: the instants between them are
+        // no due times of theirs.
+        let t = &self.tracks[idx];
+        let safe = t.safe_to_repeat;
+        let hi = match t.covers.last() {
+            // Most often the newest cover is the latest.
+            Some(c) if c.from <= b => t.covers.len(),
+            _ => t.covers.partition_point(|c| c.from <= b),
+        };
+        let mut lo = hi;
+        while lo > 0 && t.covers[lo - 1].to >= a {
+            lo -= 1;
+        }
+        let mut broken = Vec::new();
+        for s in t.covers[lo..hi].iter().rev() {
+            let ok = match s.end {
+                Some(RunEnd::Failed) => true,
+                Some(RunEnd::Lost) => safe,
+                _ => false,
             };
-            let mut lo = hi;
-            while lo > 0 && t.covers[lo - 1].to >= a {
-                lo -= 1;
-            }
-            let mut broken = Vec::new();
-            for s in t.covers[lo..hi].iter().rev() {
-                let ok = match s.end {
-                    Some(RunEnd::Failed) => true,
-                    Some(RunEnd::Lost) => safe,
-                    _ => false,
-                };
-                if !ok {
-                    broken.push(format!(
-                        "{run} started at {} covering {}..{} while {} (covering {}..{}) had not failed{}",
-                        rec.at,
-                        ts(a),
-                        ts(b),
-                        s.run,
-                        ts(s.from),
-                        ts(s.to),
-                        if s.end == Some(RunEnd::Lost) { " (it was lost; the job is not safe to repeat)" } else { "" }
-                    ));
-                }
-            }
-            for detail in broken {
-                self.violation(Invariant::S2, &rec.job, detail);
-            }
-            let cover = Cover {
-                from: a,
-                to: b,
-                run,
-                end: None,
-            };
-            let t = &mut self.tracks[idx];
-            if lo == t.covers.len() {
-                t.covers.push(cover);
-            } else {
-                t.covers.splice(lo..hi, [cover]);
+            if !ok {
+                broken.push(format!(
+                    "{run} started at {} covering {}..{} while {} (covering {}..{}) had not failed{}",
+                    rec.at,
+                    ts(a),
+                    ts(b),
+                    s.run,
+                    ts(s.from),
+                    ts(s.to),
+                    if s.end == Some(RunEnd::Lost) { " (it was lost; the job is not safe to repeat)" } else { "" }
+                ));
             }
         }
-        let start = Start {
-            track: idx,
-            seq: self.starts,
+        for detail in broken {
+            self.violation(Invariant::S2, &rec.job, detail);
+        }
+        let cover = Cover {
+            from: a,
+            to: b,
             run,
-            at: rec.at.as_millis(),
-            cover: covers,
             end: None,
         };
-        self.starts += 1;
-        let o = self.open.entry(run).or_default();
-        if let Some(old) = o.start.replace(start) {
-            // The same run started again: the older start can no longer end.
-            if old.end.is_none() {
-                self.stranded.push(old);
-            }
+        let t = &mut self.tracks[idx];
+        if lo == t.covers.len() {
+            t.covers.push(cover);
+        } else {
+            t.covers.splice(lo..hi, [cover]);
         }
     }
 
@@ -1850,6 +1901,9 @@ impl Checker {
         }
     }
 
+    /// A ledger entry, family by family: S1's `ran` against its settlement, M2's catch-up,
+    /// G1's skips, U1's one-shot end, M1's windows, the probes of its kind, S3 (no entry
+    /// for a lost run), then the entry joins the job's ledger and N1's line.
     fn ledger(&mut self, idx: usize, rec: &Record, e: &duetime::LedgerEntry) {
         let (from, to) = (e.from.as_millis(), e.to.as_millis());
         if let LedgerKind::Ran { run, skipped } = e.kind {
@@ -1863,6 +1917,26 @@ impl Checker {
         {
             self.late_by_grace(idx, rec, to, cause);
         }
+        self.one_shot_entry(idx, e);
+        if matches!(
+            e.kind,
+            LedgerKind::Missed {
+                cause: MissCause::TooLate,
+                action: MissAction::Skipped
+            }
+        ) {
+            self.too_late(idx, rec, to);
+        }
+        self.entry_probes(idx, e);
+        self.no_entry_after_loss(rec, e);
+        self.backfill_never_given_up(idx, rec, e);
+        self.tracks[idx].entries.push((from, to, e.count, e.kind));
+        self.tracks[idx].line.account(from, to);
+    }
+
+    /// U1: an entry for a one-shot's instant owes the line that ends it.
+    fn one_shot_entry(&mut self, idx: usize, e: &duetime::LedgerEntry) {
+        let (from, to) = (e.from.as_millis(), e.to.as_millis());
         // A removal or a new definition closes the instant with the job's old life: no end
         // line follows (the removal's other entries or the `defined` line do).
         let superseded = matches!(
@@ -1888,6 +1962,10 @@ impl Checker {
                 os.end_owed = Some(e.kind);
             }
         }
+    }
+
+    /// The probes an entry reaches, by its kind and cause.
+    fn entry_probes(&mut self, idx: usize, e: &duetime::LedgerEntry) {
         if self.tracks[idx].parked > 0
             && matches!(
                 e.kind,
@@ -1898,15 +1976,6 @@ impl Checker {
             )
         {
             self.probe(Probe::DueTimeSkippedWhileParked);
-        }
-        if matches!(
-            e.kind,
-            LedgerKind::Missed {
-                cause: MissCause::TooLate,
-                action: MissAction::Skipped
-            }
-        ) {
-            self.too_late(idx, rec, to);
         }
         match e.kind {
             LedgerKind::Missed { cause, action } => {
@@ -1944,6 +2013,10 @@ impl Checker {
             LedgerKind::Lost { .. } => self.probe(Probe::LostRunOfAJobNotSafeToRepeat),
             LedgerKind::Ran { .. } | LedgerKind::ApprovalExpired { .. } => {}
         }
+    }
+
+    /// S3: no entry names a run after it was recorded lost.
+    fn no_entry_after_loss(&mut self, rec: &Record, e: &duetime::LedgerEntry) {
         if let LedgerKind::Ran { run, .. }
         | LedgerKind::FailedOut { run }
         | LedgerKind::ApprovalExpired { run }
@@ -1960,6 +2033,12 @@ impl Checker {
                 );
             }
         }
+    }
+
+    /// M1: due times a person's backfill owes are never recorded too late for the
+    /// catch-up window.
+    fn backfill_never_given_up(&mut self, idx: usize, rec: &Record, e: &duetime::LedgerEntry) {
+        let (from, to) = (e.from.as_millis(), e.to.as_millis());
         let given_up = matches!(
             e.kind,
             LedgerKind::Missed {
@@ -1975,8 +2054,6 @@ impl Checker {
             );
             self.violation(Invariant::M1, &rec.job, detail);
         }
-        self.tracks[idx].entries.push((from, to, e.count, e.kind));
-        self.tracks[idx].line.account(from, to);
     }
 
     /// The judgements that need the whole run: S1 against the oracle, L1-L3 at the
