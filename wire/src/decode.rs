@@ -221,16 +221,37 @@ fn expected_part(message: &str) -> Option<&str> {
 }
 
 /// `event.def.schedule.expr`, `event.held[0].fence`.
+/// Whether a key can stand in a path as it is. An empty key, or one holding `.`, a
+/// bracket, a quote, a space or a control character, would make the path ambiguous or
+/// unreadable.
+pub(crate) fn is_plain_name(key: &str) -> bool {
+    !key.is_empty()
+        && !key
+            .chars()
+            .any(|c| matches!(c, '.' | '[' | ']' | '"') || c.is_whitespace() || c.is_control())
+}
+
+/// A key that is not a plain name, as a path step: its JSON text in brackets (`[""]`,
+/// `["a.b"]`), cut to 80 characters as every echoed text is.
+pub(crate) fn quoted_key(key: &str) -> String {
+    let cut = match key.char_indices().nth(80) {
+        Some((i, _)) => &key[..i],
+        None => key,
+    };
+    format!("[{}]", serde_json::Value::from(cut))
+}
+
 pub(crate) fn render(prefix: &str, path: &[Step]) -> String {
     let mut out = prefix.to_string();
     for step in path {
         match step {
-            Step::Key(k) => {
+            Step::Key(k) if is_plain_name(k) => {
                 if !out.is_empty() {
                     out.push('.');
                 }
                 out.push_str(k);
             }
+            Step::Key(k) => out.push_str(&quoted_key(k)),
             Step::Index(i) => {
                 let _ = write!(out, "[{i}]");
             }

@@ -298,6 +298,13 @@ impl Fields {
     fn finish(self, op: &str) -> Result<(), WireError> {
         match self.0.keys().next() {
             None => Ok(()),
+            // A key that is not a plain name is named as `["key"]` (an empty key would
+            // otherwise name no field at all).
+            Some(extra) if !crate::decode::is_plain_name(extra) => Err(WireError::new(
+                ErrorKind::BadField,
+                Some(crate::decode::quoted_key(extra)),
+                format!("unknown field `{}` for `{op}`", clip(extra)),
+            )),
             Some(extra) => Err(bad(
                 extra,
                 &format!("unknown field `{}` for `{op}`", clip(extra)),

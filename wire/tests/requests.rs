@@ -362,6 +362,38 @@ fn a_key_written_twice_is_refused_by_name() {
     assert_eq!(core.state().job_count(), 0);
 }
 
+/// Found by the `wire_request` fuzz target's first hour
+/// (fuzz/regressions/wire_request/an-empty-key-names-no-field): an unknown key that is empty
+/// was named by an empty path, which reads as no field at all. A key that is not a plain
+/// name is named as its JSON text in brackets, wherever it stands.
+#[test]
+fn a_key_that_is_no_plain_name_is_named_in_brackets() {
+    let mut core = Core::default();
+    let cases = [
+        (r#"{"op":"next_wake","":1}"#, r#"[""]"#),
+        (r#"{"op":"next_wake","a.b":1}"#, r#"["a.b"]"#),
+        (r#"{"op":"next_wake","a b":1}"#, r#"["a b"]"#),
+        (r#"{"op":"next_wake","nwo":1}"#, "nwo"),
+    ];
+    for (line, field) in cases {
+        let a: Value = serde_json::from_str(&core.handle_line(line)).unwrap();
+        assert_eq!(
+            refusal(&a),
+            ("bad_field".into(), field.into()),
+            "{line}: {a}"
+        );
+    }
+    let mut def = good_def();
+    def["schedule"][""] = json!(1);
+    let a = ask(&mut core, upsert(def));
+    assert_eq!(
+        refusal(&a),
+        ("bad_field".into(), r#"event.def.schedule[""]"#.into()),
+        "{a}"
+    );
+    assert_eq!(core.state().job_count(), 0);
+}
+
 /// Finding 7: `NaN` (Python's json.dumps of a float NaN) is named where it stands.
 #[test]
 fn nan_and_infinity_name_their_field() {
