@@ -1031,28 +1031,7 @@ impl fmt::Display for History {
                 "backfill of {count} due times from {from} to {to} asked by {actor}"
             ),
             History::Updated { actor } => write!(f, "updated by {actor}"),
-            History::Started {
-                run,
-                fence,
-                attempt,
-                trigger,
-                covers,
-                process,
-                waited,
-            } => {
-                write!(
-                    f,
-                    "started {run} {fence} attempt {attempt} {} on {process}",
-                    trigger.name()
-                )?;
-                if let Some(c) = covers {
-                    write!(f, " covering {c}")?;
-                }
-                if let Some(w) = waited {
-                    write!(f, " after waiting {w}")?;
-                }
-                Ok(())
-            }
+            History::Started { .. } => self.fmt_started(f),
             History::Waiting { reason } => write!(f, "waiting ({})", reason.name()),
             History::PendingConfirmation { digest } => {
                 write!(f, "definition {digest} held for confirmation")
@@ -1113,6 +1092,37 @@ impl fmt::Display for History {
                 write!(f, "one-shot expired ({}) without a run", cause.name())
             }
         }
+    }
+}
+
+impl History {
+    /// A `started` line: run, fence, attempt, trigger and process, then its cover and its
+    /// wait when it has them.
+    fn fmt_started(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let History::Started {
+            run,
+            fence,
+            attempt,
+            trigger,
+            covers,
+            process,
+            waited,
+        } = self
+        else {
+            return Ok(());
+        };
+        write!(
+            f,
+            "started {run} {fence} attempt {attempt} {} on {process}",
+            trigger.name()
+        )?;
+        if let Some(c) = covers {
+            write!(f, " covering {c}")?;
+        }
+        if let Some(w) = waited {
+            write!(f, " after waiting {w}")?;
+        }
+        Ok(())
     }
 }
 

@@ -520,90 +520,28 @@ impl State {
         actor: Actor,
         out: &mut Out,
     ) {
-        const MS: Duration = Duration::from_millis(1);
         let Some((seq, name)) = self.find(job, out) else {
             return;
         };
-        if to < from {
-            State::refuse(Some(name), Refusal::EmptyRange { from, to }, out);
-            return;
-        }
-        let record = &self.jobs[&seq];
-        match record.accounted_from {
-            Some(accounted) if to <= accounted => {}
-            accounted => {
-                let refusal = Refusal::AlreadyAccounted { from: accounted };
-                State::refuse(Some(name), refusal, out);
-                return;
-            }
-        }
-        let schedule = &record.def.schedule;
-        // The due times in `[from, to]` are those after `before`. A range from the earliest
-        // instant (`Timestamp::MIN`, "from the beginning") loses nothing by it: a due time
-        // is always after some instant (`next_after`), so none is ever `Timestamp::MIN`.
-        let before = from.saturating_sub(MS);
-        let count = schedule.count_in(before, to);
-        let first = schedule.next_after(before).filter(|&t| t <= to);
-        let last = last_due(schedule, before, to);
-        let (Some(first), Some(last), 1..) = (first, last, count) else {
-            State::refuse(Some(name), Refusal::NoDueTimes { from, to }, out);
-            return;
+        let owed = match backfill_plan(&self.jobs[&seq], from, to) {
+            Ok(owed) => owed,
+            Err(refusal) => return State::refuse(Some(name), refusal, out),
         };
-        if count > MAX_BACKFILL {
-            let refusal = Refusal::TooManyDueTimes {
-                count,
-                max: MAX_BACKFILL,
-            };
-            State::refuse(Some(name), refusal, out);
-            return;
-        }
-        // Due times still held from a schedule the job had before (owed, retrying or
-        // running) may lie before `accounted_from`: a backfill may not reach them, so that
-        // no instant is held twice and the owed line stays in order.
-        let held_from = record.act().and_then(|a| {
-            let run = a.run.as_ref().and_then(|r| r.cover).map(|c| c.covers);
-            let retry = a.retry.map(|r| r.cover.covers);
-            let owed = a.pending.iter().map(|o| crate::effect::Covers {
-                from: o.from,
-                to: o.to,
-                count: o.count,
-            });
-            run.into_iter()
-                .chain(retry)
-                .chain(owed)
-                .filter(|c| c.to >= first)
-                .map(|c| c.from)
-                .min()
-        });
-        if let Some(held) = held_from.filter(|&h| h <= last) {
-            let refusal = Refusal::AlreadyAccounted {
-                from: Some(held.saturating_sub(MS)),
-            };
-            State::refuse(Some(name), refusal, out);
-            return;
-        }
-        let schedule = Box::new(schedule.clone());
         // The last refusal: making room merges what is owed (it changes nothing else). A
         // `required` job keeps its reserve free.
-        let missed = record.def.missed;
-        if !self.has_owed_room(seq, 1, missed, Some((first, last))) {
+        let missed = self.jobs[&seq].def.missed;
+        if !self.has_owed_room(seq, 1, missed, Some((owed.from, owed.to))) {
             let refusal = Refusal::OwedLineFull {
                 max: MAX_OWED_SEGMENTS,
             };
             State::refuse(Some(name), refusal, out);
             return;
         }
-        let owed = Owed {
-            from: first,
-            to: last,
-            count,
-            cause: MissCause::Backfill,
-            schedule: Some(schedule),
-        };
+        let (first, last, count) = (owed.from, owed.to, owed.count);
         // `has_owed_room` made room above, so nothing is given up.
         self.owe_out_of_turn(seq, owed, out);
         let record = self.jobs.get_mut(&seq).expect("found above");
-        record.accounted_from = Some(first.saturating_sub(MS));
+        record.accounted_from = Some(first.saturating_sub(Duration::from_millis(1)));
         out.history(
             &name,
             History::Backfill {
@@ -743,4 +681,69 @@ impl State {
             result: Ok(None),
         });
     }
+}
+
+/// What a backfill of `record`'s due times from `from` to `to` would owe, or why it is
+/// refused: an empty range, a range reaching into accounted time or into due times still
+/// held from an earlier schedule, a range with no due time, or too many.
+fn backfill_plan(record: &JobRecord, from: Timestamp, to: Timestamp) -> Result<Owed, Refusal> {
+    const MS: Duration = Duration::from_millis(1);
+    if to < from {
+        return Err(Refusal::EmptyRange { from, to });
+    }
+    match record.accounted_from {
+        Some(accounted) if to <= accounted => {}
+        accounted => return Err(Refusal::AlreadyAccounted { from: accounted }),
+    }
+    let schedule = &record.def.schedule;
+    // The due times in `[from, to]` are those after `before`. A range from the earliest
+    // instant (`Timestamp::MIN`, "from the beginning") loses nothing by it: a due time is
+    // always after some instant (`next_after`), so none is ever `Timestamp::MIN`.
+    let before = from.saturating_sub(MS);
+    let count = schedule.count_in(before, to);
+    let first = schedule.next_after(before).filter(|&t| t <= to);
+    let last = last_due(schedule, before, to);
+    let (Some(first), Some(last), 1..) = (first, last, count) else {
+        return Err(Refusal::NoDueTimes { from, to });
+    };
+    if count > MAX_BACKFILL {
+        return Err(Refusal::TooManyDueTimes {
+            count,
+            max: MAX_BACKFILL,
+        });
+    }
+    // Due times still held from a schedule the job had before (owed, retrying or running)
+    // may lie before `accounted_from`: a backfill may not reach them, so that no instant
+    // is held twice and the owed line stays in order.
+    if let Some(held) = held_from(record, first).filter(|&h| h <= last) {
+        return Err(Refusal::AlreadyAccounted {
+            from: Some(held.saturating_sub(MS)),
+        });
+    }
+    Ok(Owed {
+        from: first,
+        to: last,
+        count,
+        cause: MissCause::Backfill,
+        schedule: Some(Box::new(schedule.clone())),
+    })
+}
+
+/// The earliest due time `record` still holds (running, retrying or owed) among those
+/// reaching `first` or later.
+fn held_from(record: &JobRecord, first: Timestamp) -> Option<Timestamp> {
+    let a = record.act()?;
+    let run = a.run.as_ref().and_then(|r| r.cover).map(|c| c.covers);
+    let retry = a.retry.map(|r| r.cover.covers);
+    let owed = a.pending.iter().map(|o| crate::effect::Covers {
+        from: o.from,
+        to: o.to,
+        count: o.count,
+    });
+    run.into_iter()
+        .chain(retry)
+        .chain(owed)
+        .filter(|c| c.to >= first)
+        .map(|c| c.from)
+        .min()
 }

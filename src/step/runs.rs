@@ -337,51 +337,7 @@ impl State {
                 }
                 return;
             }
-            if let Some(front) = act.pending.front_mut() {
-                let cause = front.cause;
-                let trigger = if cause == MissCause::Overlap {
-                    Trigger::Buffered
-                } else {
-                    Trigger::CatchUp
-                };
-                // Buffered overlaps run one at a time; catch-ups in batches.
-                let batch = if trigger == Trigger::Buffered {
-                    1
-                } else {
-                    REQUIRED_BATCH
-                };
-                let covers = if front.count <= batch {
-                    let c = Covers {
-                        from: front.from,
-                        to: front.to,
-                        count: front.count,
-                    };
-                    act.pending.pop_front();
-                    c
-                } else {
-                    // The batch's last due time is the `batch`-th from `from`, inclusive
-                    // (`from` itself for a batch of one).
-                    let schedule = front.schedule.as_deref().unwrap_or(&def.schedule);
-                    let to = match batch {
-                        1 => front.from,
-                        _ => schedule
-                            .iter_after(front.from)
-                            .nth(batch as usize - 2)
-                            .unwrap_or(front.to),
-                    };
-                    let c = Covers {
-                        from: front.from,
-                        to,
-                        count: batch,
-                    };
-                    front.from = schedule.next_after(to).unwrap_or(front.to);
-                    front.count -= batch;
-                    c
-                };
-                let cover = Cover {
-                    covers,
-                    late: Some(cause),
-                };
+            if let Some((trigger, cover)) = front_batch(&mut act.pending, &def.schedule) {
                 self.start_run(seq, now, process, trigger, 1, Some(cover), out);
                 return;
             }
@@ -502,4 +458,60 @@ impl State {
             }
         }
     }
+}
+
+/// The next run the line owes, taken from its front: a buffered overlap alone, a catch-up
+/// of at most `REQUIRED_BATCH` due times (the front segment shrinks by what the batch
+/// covers, walked on the segment's own schedule, `schedule` when it is untagged). `None`
+/// when nothing is owed.
+fn front_batch(
+    pending: &mut std::collections::VecDeque<crate::state::Owed>,
+    schedule: &crate::schedule::Schedule,
+) -> Option<(Trigger, Cover)> {
+    let front = pending.front_mut()?;
+    let cause = front.cause;
+    let trigger = if cause == MissCause::Overlap {
+        Trigger::Buffered
+    } else {
+        Trigger::CatchUp
+    };
+    // Buffered overlaps run one at a time; catch-ups in batches.
+    let batch = if trigger == Trigger::Buffered {
+        1
+    } else {
+        REQUIRED_BATCH
+    };
+    let covers = if front.count <= batch {
+        let c = Covers {
+            from: front.from,
+            to: front.to,
+            count: front.count,
+        };
+        pending.pop_front();
+        c
+    } else {
+        // The batch's last due time is the `batch`-th from `from`, inclusive (`from` itself
+        // for a batch of one).
+        let schedule = front.schedule.as_deref().unwrap_or(schedule);
+        let to = match batch {
+            1 => front.from,
+            _ => schedule
+                .iter_after(front.from)
+                .nth(batch as usize - 2)
+                .unwrap_or(front.to),
+        };
+        let c = Covers {
+            from: front.from,
+            to,
+            count: batch,
+        };
+        front.from = schedule.next_after(to).unwrap_or(front.to);
+        front.count -= batch;
+        c
+    };
+    let cover = Cover {
+        covers,
+        late: Some(cause),
+    };
+    Some((trigger, cover))
 }

@@ -4,13 +4,60 @@
 
 use crate::effect::{AlertKind, History, LedgerKind, MissAction, SystemPause};
 use crate::event::{Actor, Fence, Outcome, ProcessId, RunId, MAX_APPROVAL_TTL};
-use crate::state::{LastOutcome, LastRun, RetryWait, State};
+use crate::state::{Cover, JobRecord, LastOutcome, LastRun, RetryWait, State};
 use crate::time::Duration;
+use crate::time::Timestamp;
 
 use super::Out;
 
 /// Longest failure classification kept from a result, in characters.
 const MAX_FAILURE_KIND: usize = 64;
+
+/// What a settled run's outcome asks of what it covered, beyond the outcome itself.
+#[derive(Clone, Copy)]
+struct Failure {
+    run: RunId,
+    attempt: u32,
+    /// The delay the failure asked for before a retry (zero when it asked none).
+    asked: Duration,
+    /// Whether that delay is past the job's wait budget: the job is held for a quota.
+    quota_hold: bool,
+    /// Whether this failure ends a `pause_after_failures` streak.
+    streak_ended: bool,
+}
+
+impl JobRecord {
+    /// Notes a settled run's outcome on the job: its last run, its failures in a row, and
+    /// on a success its incidents ended and the dead-man's switch fed. Whether the failure
+    /// ends a `pause_after_failures` streak.
+    fn note_outcome(&mut self, run: RunId, now: Timestamp, outcome: &Outcome) -> bool {
+        let last = match outcome {
+            Outcome::Ok => LastOutcome::Ok,
+            Outcome::Skipped => LastOutcome::Skipped,
+            Outcome::Failed { .. } => LastOutcome::Failed,
+            Outcome::TimedOut => LastOutcome::TimedOut,
+            // Turned away by `settle_by`.
+            Outcome::AwaitingApproval { .. } => LastOutcome::Ok,
+        };
+        self.last = Some(LastRun {
+            run,
+            at: now,
+            outcome: last,
+        });
+        if outcome.is_success() {
+            self.failures_in_a_row = 0;
+            // A success ends the incident: the next failure is told again.
+            self.incidents.clear();
+            self.succeeded(now);
+            false
+        } else {
+            self.failures_in_a_row = self.failures_in_a_row.saturating_add(1);
+            self.def
+                .pause_after_failures
+                .is_some_and(|n| self.failures_in_a_row >= n)
+        }
+    }
+}
 
 impl State {
     /// `RunFinished`: a stale fence or an unknown run changes no job state.
@@ -115,7 +162,10 @@ impl State {
     }
 
     /// Settles the run; `approver` is the person who approved it (then the outcome is
-    /// `ok` and the journal says who, instead of a result line).
+    /// `ok` and the journal says who, instead of a result line). The run is taken from its
+    /// job with its line written, the outcome noted on the job (its last run, its streak,
+    /// its incidents), then what the run covered is settled: written to the ledger on a
+    /// success, retried, or failed out (`settle_failure`).
     pub(crate) fn settle_by(
         &mut self,
         seq: u64,
@@ -151,33 +201,7 @@ impl State {
             },
         };
         out.history(&name, line);
-        let retries = job.def.retries;
-        let backoff = job.def.backoff;
-        let last = match &outcome {
-            Outcome::Ok => LastOutcome::Ok,
-            Outcome::Skipped => LastOutcome::Skipped,
-            Outcome::Failed { .. } => LastOutcome::Failed,
-            Outcome::TimedOut => LastOutcome::TimedOut,
-            // Turned away at the top.
-            Outcome::AwaitingApproval { .. } => LastOutcome::Ok,
-        };
-        job.last = Some(LastRun {
-            run,
-            at: now,
-            outcome: last,
-        });
-        let streak_ended = if outcome.is_success() {
-            job.failures_in_a_row = 0;
-            // A success ends the incident: the next failure is told again.
-            job.incidents.clear();
-            job.succeeded(now);
-            false
-        } else {
-            job.failures_in_a_row = job.failures_in_a_row.saturating_add(1);
-            job.def
-                .pause_after_failures
-                .is_some_and(|n| job.failures_in_a_row >= n)
-        };
+        let streak_ended = job.note_outcome(run, now, &outcome);
         let asked = match &outcome {
             Outcome::Failed {
                 retry_after: Some(d),
@@ -185,18 +209,23 @@ impl State {
             } => *d,
             _ => Duration::ZERO,
         };
-        let quota_hold = asked > job.def.wait_budget();
+        let failure = Failure {
+            run,
+            attempt: open.attempt,
+            asked,
+            quota_hold: asked > job.def.wait_budget(),
+            streak_ended,
+        };
         let Some(cover) = open.cover else {
             if streak_ended {
                 self.pause_for_streak(seq, out);
-            } else if quota_hold {
+            } else if failure.quota_hold {
                 self.hold(seq, run, asked, out);
             }
             return;
         };
-        let act = job.act_mut();
-        let c = cover.covers;
         if outcome.is_success() {
+            let c = cover.covers;
             let kind = match cover.late {
                 None => LedgerKind::Ran {
                     run,
@@ -210,8 +239,23 @@ impl State {
             out.ledger(&name, c.from, c.to, c.count, kind);
             return;
         }
-        if open.attempt <= retries {
-            if streak_ended {
+        self.settle_failure(seq, failure, cover, out);
+    }
+
+    /// A failed run that covered due times: with attempts left, they wait as a retry after
+    /// the backoff (or the delay the failure asked, when longer), unless the failure ends
+    /// a streak or the job is paused, which hand them to the missed rule; with none left,
+    /// they are recorded failed out and the job is paused.
+    fn settle_failure(&mut self, seq: u64, failure: Failure, cover: Cover, out: &mut Out) {
+        let now = out.now;
+        let Failure { run, attempt, .. } = failure;
+        let Some(job) = self.jobs.get_mut(&seq) else {
+            return;
+        };
+        let name = job.def.name.clone();
+        let c = cover.covers;
+        if attempt <= job.def.retries {
+            if failure.streak_ended {
                 // The retry would be one more failure in the row: the job stops here, and
                 // what this run covered meets the missed rule as paused, as a person's
                 // pause would hand it.
@@ -219,23 +263,23 @@ impl State {
                 self.unretry(seq, c, out);
                 return;
             }
-            if act.paused.is_some() {
+            if job.act_mut().paused.is_some() {
                 // A paused job keeps no retry waiting (a pause hands a waiting one to the
                 // missed rule), so a failure while paused goes the same way.
                 self.unretry(seq, c, out);
                 return;
             }
-            let wait = backoff.delay(open.attempt).max(asked);
+            let wait = job.def.backoff.delay(attempt).max(failure.asked);
             let at = now.saturating_add(wait);
-            act.retry = Some(RetryWait {
+            job.act_mut().retry = Some(RetryWait {
                 at,
-                attempt: open.attempt + 1,
+                attempt: attempt + 1,
                 trigger: crate::effect::Trigger::Retry,
                 cover,
             });
             out.history(&name, History::RetryAt { run, at });
-            if quota_hold {
-                self.hold(seq, run, asked, out);
+            if failure.quota_hold {
+                self.hold(seq, run, failure.asked, out);
             }
             return;
         }
@@ -247,7 +291,7 @@ impl State {
         out.ledger(&name, c.from, c.to, c.count, LedgerKind::FailedOut { run });
         let kind = AlertKind::FailedOut {
             run,
-            attempts: open.attempt,
+            attempts: attempt,
         };
         out.alert(&mut job.incidents, &name, kind);
         // One incident, one alert: the failed-out alert says the job is paused.
