@@ -6,12 +6,15 @@
 //!
 //! - **claim** a partition the assignment gives it: the lease taken under a raised epoch,
 //!   then a **seat** started there (`seat.rs`: a `Daemon` on a thread and a store handle
-//!   of its own, every write fenced by the lease, its runs in `RUNS/p<N>/`);
+//!   of its own, every write fenced by the lease, its runs in `RUNS/p<N>/`; on PostgreSQL
+//!   its connection borrowed from the daemon's pool for each transaction);
 //! - **leave** one the assignment now gives another live daemon: its seat drains (no new
 //!   claims; its runs end and are reported), then the lease is **released**;
 //! - **lost**: the store shows another owner or epoch: the seat stops without writing.
 //!
-//! Then it carries out the pending moves of jobs in the partitions it holds, and logs
+//! Before each round it renews, on its own connection, the leases of the seats that go on
+//! (`renew_seats`), so a seat waiting for a pooled connection keeps its partition. Then it
+//! carries out the pending moves of jobs in the partitions it holds, and logs
 //! people's commands. SIGTERM: every seat drains, every partition is handed back, then it
 //! exits; a second SIGINT stops every seat at once, leaving runs to the next owner.
 //! SIGHUP: the jobs file is read and checked again, made the store's, and given to every

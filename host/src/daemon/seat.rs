@@ -3,7 +3,11 @@
 //! start-up as the daemon of a store of one), on a thread of its own and a store handle of
 //! its own that holds the partition's lease (`Store::hold`), so every write it makes is
 //! fenced by the lease in the same transaction, and seats step their partitions side by
-//! side rather than queueing behind one connection.
+//! side. On PostgreSQL the handles borrow their connections from the daemon's pool, one
+//! a transaction (`PgPool`, `--pg-connections`): threads are cheap, connections are what
+//! the server counts. A seat stamps its link as it goes on, and its owner renews the lease
+//! of every seat that does (`Partitioned::renew_seats`), so waiting for a connection
+//! never costs a seat its partition.
 //!
 //! The owner talks to a seat through its `SeatLink`: leave (drain, then stop: the
 //! partition is handed to another daemon), lost (stop at once without writing: another

@@ -52,8 +52,8 @@ pub struct Options {
     pub create: bool,
     /// PostgreSQL: how concurrent transactions are kept apart (see `Isolation`).
     pub isolation: Isolation,
-    /// How many partitions: for a new store, how many to make (`None`: one, see
-    /// `NEW_STORE_PARTITIONS`); for an existing one, the count it must have (`None`:
+    /// How many partitions: for a new store, how many to make (`None`: on PostgreSQL
+    /// `NEW_STORE_PARTITIONS`, on SQLite one); for an existing one, the count it must have (`None`:
     /// whatever it was made with). SQLite refuses any count but one.
     pub partitions: Option<PartitionCount>,
     /// PostgreSQL: the connections a daemon's seats share (`PostgresStore::pool`): a
@@ -62,11 +62,13 @@ pub struct Options {
     pub pool: Option<PgPool>,
 }
 
-/// The partitions of a new store when none are asked for: one, for now. A PostgreSQL
-/// store is meant to default to `PartitionCount::POSTGRES_DEFAULT` (64), but the daemon
-/// steps partition 0 only until issue 43's multi-partition daemon lands, and a default
-/// it refuses to run would leave every new store unusable.
-pub const NEW_STORE_PARTITIONS: PartitionCount = PartitionCount::ONE;
+/// The partitions of a new PostgreSQL store when none are asked for:
+/// `PartitionCount::POSTGRES_DEFAULT` (64), far more than the daemons one database serves,
+/// so they spread evenly over any likely number of daemons (docs/scale-out.md, "The count").
+/// A daemon steps them over a few connections (`--pg-connections`, `PgPool`), so two
+/// daemons on 64 partitions fit PostgreSQL's default `max_connections`. SQLite always has
+/// one.
+pub const NEW_STORE_PARTITIONS: PartitionCount = PartitionCount::POSTGRES_DEFAULT;
 
 impl Default for Options {
     fn default() -> Self {
