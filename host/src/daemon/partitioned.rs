@@ -192,8 +192,9 @@ impl<S: Store + 'static> Partitioned<S> {
     /// on (it runs and stamped within a lease: `Seat::goes_on`). A seat renews its lease
     /// with each write, but writes only once it has one of the connections the seats share
     /// (`PgPool`); this keeps a seat waiting for one from losing its partition, however
-    /// many seats wait. A seat stuck for good stamps no more, so its lease ends a lease
-    /// after its last stamp at most and the partition is claimed again, as before. A
+    /// many seats wait. A seat stuck for good stamps no more, so it is renewed for at most
+    /// a lease after its last stamp, its lease ends at most two leases after it, and the
+    /// partition is found lost and claimed again with a new seat, as before. A
     /// renewal that fails is tried next round (the seats' own writes renew meanwhile).
     fn renew_seats(&mut self) {
         let limit = StdDuration::from_millis(self.lease.as_millis());
