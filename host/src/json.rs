@@ -51,6 +51,7 @@ error_kinds! {
     Unreachable => "unreachable": "The database could not be reached.",
     Corrupt => "corrupt": "The store holds what no duetime wrote.",
     Locked => "locked": "Another process holds the store's lock.",
+    Busy => "busy": "Every connection a daemon's partitions share stayed in use past the wait (a daemon's own, retried).",
     NewerSchema => "newer_schema": "The store was written by a newer duetime.",
     Load => "load": "The stored state failed the core's load checks.",
     Database => "database": "The database refused a statement.",

@@ -160,3 +160,132 @@ fn a_store_of_one_partition_has_nothing_to_own() {
         .unwrap_err();
     assert_eq!(err.kind().name(), "not_partitioned");
 }
+
+/// The owner's renewal (`Store::renew`, issue 43): only a lease still the daemon's under the
+/// epoch it claimed and not ended is renewed; an ended one is never revived (another may
+/// have claimed it); a row a transaction holds locked is skipped, not waited for (its seat
+/// renews it as it writes).
+#[test]
+fn the_owner_renews_its_live_leases_only_and_never_waits_on_a_locked_row() {
+    let Some(url) = pg::fresh("renew") else {
+        return;
+    };
+    let mut owner = PostgresStore::open_with(&url, options(4)).unwrap();
+    let short = Duration::from_millis(800);
+    let long = Duration::from_secs(60);
+    owner.beat(A, false, long).unwrap();
+    for p in 0..3 {
+        assert_eq!(owner.claim(Partition(p), A, 0, short).unwrap(), Some(1));
+    }
+    let held = [(Partition(0), 1), (Partition(1), 1), (Partition(2), 7)];
+    // p2 under another epoch than the store's: not renewed. p0 and p1 are, for a minute.
+    let renewed = owner.renew(A, &held, long).unwrap();
+    assert_eq!(renewed, vec![Partition(0), Partition(1)]);
+    assert_eq!(owner.renew(B, &held, long).unwrap(), vec![], "not B's");
+    std::thread::sleep(std::time::Duration::from_millis(1_200));
+    let roster = owner.beat(A, false, long).unwrap();
+    assert!(
+        roster.leases[0].is_held(roster.now),
+        "renewed past its first end"
+    );
+    assert!(roster.leases[1].is_held(roster.now));
+    assert!(
+        !roster.leases[2].is_held(roster.now),
+        "not renewed: it ended"
+    );
+    assert!(
+        owner
+            .renew(A, &[(Partition(2), 1)], long)
+            .unwrap()
+            .is_empty(),
+        "an ended lease is never revived"
+    );
+
+    // A seat's transaction holds p1's row: the owner's renewal passes it by at once.
+    let mut raw = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    let mut tx = raw.transaction().unwrap();
+    tx.execute("SELECT 1 FROM globals WHERE part = 1 FOR UPDATE", &[])
+        .unwrap();
+    let began = std::time::Instant::now();
+    let renewed = owner.renew(A, &held, long).unwrap();
+    assert!(
+        began.elapsed() < std::time::Duration::from_secs(2),
+        "it did not wait"
+    );
+    assert_eq!(renewed, vec![Partition(0)], "p1 skipped while locked");
+    tx.rollback().unwrap();
+    assert_eq!(
+        owner.renew(A, &held, long).unwrap(),
+        vec![Partition(0), Partition(1)]
+    );
+}
+
+/// Handles of one daemon's pool (`PostgresStore::pool`, `--pg-connections`) share its
+/// connections: many handles, each holding its own partition and writing under its fence,
+/// never have more open than the pool's share, and each handle's state and commits stay
+/// its own whichever connection ran them.
+#[test]
+fn handles_of_a_pool_share_its_connections_and_keep_their_fences() {
+    let Some(url) = pg::fresh("pooled") else {
+        return;
+    };
+    let owner = PostgresStore::open_with(&url, options(8)).unwrap();
+    let connections = duetime_host::store::Connections::new(3).unwrap();
+    let pool = owner.pool(connections, std::time::Duration::from_secs(5));
+    let pooled = Options {
+        pool: Some(pool.clone()),
+        ..options(8)
+    };
+    let long = Duration::from_secs(60);
+    let mut claimer = PostgresStore::open_with(&url, options(8)).unwrap();
+    claimer.beat(A, false, long).unwrap();
+    let threads: Vec<_> = (0..8u32)
+        .map(|p| {
+            let epoch = claimer.claim(Partition(p), A, 0, long).unwrap().unwrap();
+            let (url, pooled) = (url.clone(), pooled.clone());
+            std::thread::spawn(move || {
+                let mut seat = PostgresStore::open_with(&url, pooled).unwrap();
+                let holder = Holder {
+                    owner: A,
+                    epoch,
+                    ttl: long,
+                };
+                seat.hold(Partition(p), holder).unwrap();
+                for i in 0..10 {
+                    seat.apply_in(Partition(p), now(), started(100 + u64::from(p) * 10 + i))
+                        .unwrap();
+                }
+                seat.partition_rows().unwrap()[p as usize].version
+            })
+        })
+        .collect();
+    for t in threads {
+        assert_eq!(t.join().unwrap(), 10, "each partition: its ten commits");
+    }
+    assert_eq!(
+        pool.size(),
+        2,
+        "three connections: the owner's, and two shared"
+    );
+    assert!(
+        pool.open() <= 2,
+        "eight handles on {} connections",
+        pool.open()
+    );
+    assert!(pool.open() >= 1);
+    // A write under a lease no longer the holder's is fenced on a pooled handle too.
+    let mut late = PostgresStore::open_with(&url, pooled).unwrap();
+    late.hold(
+        Partition(3),
+        Holder {
+            owner: A,
+            epoch: 9,
+            ttl: long,
+        },
+    )
+    .unwrap();
+    let err = late
+        .apply_in(Partition(3), now(), started(999))
+        .unwrap_err();
+    assert!(err.is_fenced(), "{err}");
+}

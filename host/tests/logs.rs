@@ -46,6 +46,7 @@ fn daemon_log(w: &World, flags: &[&str], rust_log: Option<&str>, until: &str) ->
         .stderr(file)
         .spawn()
         .unwrap();
+    w.guard(&d);
     let seen = poll(Duration::from_secs(30), || {
         log(w, "d.log").contains(until).then_some(())
     });

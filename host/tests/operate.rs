@@ -452,6 +452,7 @@ fn the_reports_that_ended_together_commit_in_one_transaction() {
             .stderr(log)
             .spawn()
             .unwrap();
+        w.guard(&d);
         let scraped = poll(Duration::from_secs(60), || {
             let m = samples(&get(port, "/metrics").filter(|(s, _)| *s == 200)?.1);
             let started: f64 = m

@@ -260,6 +260,7 @@ command = ["sh", "-c", "echo hello from $DUETIME_RUN"]
         .stderr(fs::File::create(w.path("d.log")).unwrap())
         .spawn()
         .unwrap();
+    w.guard(&d);
     let process = w.process_of("d.log");
     let log = fs::read_to_string(w.path("d.log")).unwrap();
     assert!(
@@ -306,6 +307,7 @@ command = ["sh", "-c", "echo hello from $DUETIME_RUN"]
         .stderr(fs::File::create(w.path("d2.log")).unwrap())
         .spawn()
         .unwrap();
+    w.guard(&d);
     w.process_of("d2.log");
     let dirs = fs::read_dir(w.path("duetime.db.runs")).unwrap().count();
     assert!(dirs <= 5, "{dirs} run directories kept with --keep-runs 3");

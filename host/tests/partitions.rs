@@ -118,6 +118,36 @@ fn the_count_is_recorded_and_another_is_refused_naming_both() {
     assert_eq!(rows, 8, "a globals row per partition");
 }
 
+/// A new PostgreSQL store left without a count has 64 partitions (issue 43: its daemons
+/// step them over a few pooled connections); one asked for 1 keeps 1 when reopened without
+/// a count, as every existing store keeps its own.
+#[test]
+fn a_new_store_has_64_partitions_unless_asked_and_an_existing_one_keeps_its_count() {
+    let Some(url) = pg::fresh("default_count") else {
+        return;
+    };
+    let made = PostgresStore::open_with(&url, options(None)).unwrap();
+    assert_eq!(made.partitions(), PartitionCount::POSTGRES_DEFAULT);
+    assert_eq!(made.partitions(), count(64));
+    let Some(one) = pg::fresh("default_count_one") else {
+        return;
+    };
+    PostgresStore::open_with(&one, options(Some(1))).unwrap();
+    let reopened = PostgresStore::open_with(&one, options(None)).unwrap();
+    assert_eq!(
+        reopened.partitions(),
+        PartitionCount::ONE,
+        "the store's own count"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let sqlite = SqliteStore::open_with(&dir.path().join("s.db"), options(None)).unwrap();
+    assert_eq!(
+        sqlite.partitions(),
+        PartitionCount::ONE,
+        "SQLite: always one"
+    );
+}
+
 #[test]
 fn every_job_lives_in_exactly_one_partition_where_locate_finds_it() {
     let Some(url) = pg::fresh("one_partition_each") else {

@@ -16,6 +16,7 @@ use std::thread::sleep;
 use std::time::Duration;
 
 use duetime_host::store::{self, Store};
+use duetime_loop::{route_of, PartitionCount};
 use world::{poll, signal, wait, World};
 
 /// The jobs below `SAFE` are not safe to repeat (the default): a due time of theirs
@@ -311,4 +312,190 @@ fn a_daemon_of_several_partitions_delivers_alerts_from_one_thread() {
     signal(&d, libc::SIGTERM);
     wait(&mut d, Duration::from_secs(30));
     assert_eq!(couriers, 1, "{}", log(&w, "d.log"));
+}
+
+/// Connections a daemon may open in the test below (`--pg-connections`): its owner's own
+/// and three its 32 seats share.
+const CONNECTIONS: i64 = 4;
+
+/// One job name per partition of a store of `count`: every partition has work to step.
+fn one_job_per_partition(count: PartitionCount) -> Vec<String> {
+    let mut names: Vec<Option<String>> = vec![None; count.get() as usize];
+    for k in 0.. {
+        let name = format!("job_{k}");
+        let p = route_of(None, &name, count).0 as usize;
+        if names[p].is_none() {
+            names[p] = Some(name);
+        }
+        if names.iter().all(Option::is_some) {
+            break;
+        }
+    }
+    names.into_iter().flatten().collect()
+}
+
+/// A database of its own on the test server (so `pg_stat_activity` counts only this test's
+/// daemons), dropped when the test ends, however it ends.
+struct Database {
+    admin: postgres::Client,
+    name: String,
+    url: String,
+    /// The test's one connection to the database, to read the leases (so no handle of the
+    /// test's comes and goes while the daemons' are counted), and its backend's pid.
+    watcher: Option<(postgres::Client, i32)>,
+}
+
+impl Database {
+    fn make(server: &str, name: &str) -> Database {
+        let mut admin = postgres::Client::connect(server, postgres::NoTls).unwrap();
+        let name = format!("{name}_{}", std::process::id());
+        // One statement a call: neither runs inside a transaction block.
+        admin
+            .batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+            .unwrap();
+        admin
+            .batch_execute(&format!("CREATE DATABASE {name}"))
+            .unwrap();
+        let base = server.rsplit_once('/').map_or(server, |(base, _)| base);
+        let url = format!("{base}/{name}");
+        let mut watcher = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+        let pid = watcher
+            .query_one("SELECT pg_backend_pid()", &[])
+            .unwrap()
+            .get(0);
+        Database {
+            admin,
+            name,
+            url,
+            watcher: Some((watcher, pid)),
+        }
+    }
+
+    /// The connections open to this database now, but the watcher's (the admin's is to
+    /// another database).
+    fn connections(&mut self) -> i64 {
+        let pid = self.watcher.as_ref().map_or(0, |w| w.1);
+        self.admin
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = $1 AND pid <> $2",
+                &[&self.name, &pid],
+            )
+            .unwrap()
+            .get(0)
+    }
+
+    /// Each partition's owner while its lease is set, as `owners` reads them, through the
+    /// watcher; none before a daemon has made the store.
+    fn owners(&mut self) -> Vec<Option<i64>> {
+        let Some((watcher, _)) = self.watcher.as_mut() else {
+            return Vec::new();
+        };
+        watcher
+            .query("SELECT owner, lease_until FROM globals ORDER BY part", &[])
+            .map(|rows| {
+                rows.iter()
+                    .map(|r| {
+                        r.get::<_, Option<i64>>(0)
+                            .filter(|_| r.get::<_, Option<i64>>(1).is_some())
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+}
+
+impl Drop for Database {
+    fn drop(&mut self) {
+        self.watcher = None;
+        let _ = self.admin.batch_execute(&format!(
+            "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+            self.name
+        ));
+    }
+}
+
+/// Issue 43: two daemons on a new store, which has 64 partitions by default, each given
+/// `--pg-connections 4`. Each holds 32 partitions, a seat each, yet the two together never
+/// hold more than 8 connections to the database (sampled throughout, from
+/// `pg_stat_activity`), and every partition is stepped: a job in each runs again and again.
+#[test]
+fn two_daemons_on_64_partitions_hold_a_few_connections_and_step_every_partition() {
+    let Some(server) = pg::server("pool") else {
+        return;
+    };
+    let mut db = Database::make(&server, "duetime_pool");
+    let names = one_job_per_partition(PartitionCount::POSTGRES_DEFAULT);
+    let jobs: String = names
+        .iter()
+        .map(|n| {
+            format!(
+                "[[job]]\nname = \"{n}\"\nevery = \"1s\"\nsafe_to_repeat = true\n\
+                 command = [\"sh\", \"-c\", \"echo $DUETIME_DUE >> {{dir}}/{n}.txt\"]\n\n"
+            )
+        })
+        .collect();
+    let w = World::on(&db.url, &jobs);
+    let flags = ["--tick", "1s", "--pg-connections", "4"];
+    let mut a = w.daemon_with("a.log", Some("a.runs"), &flags);
+    let mut b = w.daemon_with("b.log", Some("b.runs"), &flags);
+    let runs_of = |n: &String| {
+        fs::read_to_string(w.path(&format!("{n}.txt")))
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
+    let mut most = 0;
+    // Until the two have divided the partitions and every job has run three times since.
+    let divided = poll(Duration::from_secs(120), || {
+        most = most.max(db.connections());
+        let o = db.owners();
+        let distinct: std::collections::BTreeSet<i64> = o.iter().flatten().copied().collect();
+        (o.len() == 64 && o.iter().all(Option::is_some) && distinct.len() == 2).then_some(())
+    });
+    assert!(
+        divided.is_some(),
+        "the 64 partitions were never divided between the two: {:?}\na:\n{}",
+        db.owners(),
+        log(&w, "a.log")
+    );
+    let since: Vec<usize> = names.iter().map(runs_of).collect();
+    let all_ran = poll(Duration::from_secs(90), || {
+        most = most.max(db.connections());
+        names
+            .iter()
+            .zip(&since)
+            .all(|(n, &before)| runs_of(n) >= before + 3)
+            .then_some(())
+    });
+    let behind: Vec<(&String, usize)> = names
+        .iter()
+        .map(|n| (n, runs_of(n)))
+        .filter(|&(_, r)| r < 3)
+        .collect();
+    assert!(
+        all_ran.is_some(),
+        "not every partition's job ran: {behind:?}\na:\n{}",
+        log(&w, "a.log")
+    );
+    eprintln!("pool: at most {most} connections for two daemons over 64 partitions");
+    assert!(
+        most <= 2 * CONNECTIONS,
+        "{most} connections for two daemons of --pg-connections {CONNECTIONS}"
+    );
+    assert!(most > 0, "the daemons' connections were seen");
+    for d in [&a, &b] {
+        signal(d, libc::SIGTERM);
+    }
+    for (name, d) in [("a.log", &mut a), ("b.log", &mut b)] {
+        assert_eq!(
+            wait(d, Duration::from_secs(60)),
+            Some(0),
+            "{}",
+            log(&w, name)
+        );
+    }
+    assert!(
+        db.owners().iter().all(Option::is_none),
+        "a partition still held after a clean stop"
+    );
 }

@@ -103,6 +103,7 @@ command = ["sh", "-c", "echo $DUETIME_RUN >> {dir}/tick.txt"]
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    w.guard(&d);
     // Read two lines, as `| head -2` would, then close the pipe.
     {
         let mut log = BufReader::new(d.stderr.take().unwrap());

@@ -15,7 +15,7 @@ use duetime_host::http::{self, Listen};
 use duetime_host::jobs_file::{self, JobsFileError};
 use duetime_host::log::{LogFormat, LogLevel};
 use duetime_host::runner::Runs;
-use duetime_host::store::{self, AnyStore, Metered, Options, Store, StoreError};
+use duetime_host::store::{self, AnyStore, Connections, Metered, Options, Store, StoreError};
 use duetime_host::telemetry::Telemetry;
 use duetime_loop::PartitionCount;
 
@@ -45,11 +45,18 @@ pub struct Args {
     #[arg(long, value_name = "N")]
     pub max_runs_per_process: Option<u32>,
     /// How many partitions a new store has (1 to 1024; kept for life, like --tick). Left
-    /// out, a new store has one and an existing one keeps its own; given and different
-    /// from an existing store's, the daemon refuses to start. SQLite has exactly one. On a
-    /// store of several, each daemon claims its share and steps it (docs/scale-out.md)
+    /// out, a new PostgreSQL store has 64 and an existing one keeps its own; given and
+    /// different from an existing store's, the daemon refuses to start. SQLite has exactly
+    /// one. On a store of several, each daemon claims its share and steps it
+    /// (docs/scale-out.md)
     #[arg(long, value_name = "N")]
     pub partitions: Option<PartitionCount>,
+    /// The most connections this daemon opens to a PostgreSQL store of several partitions
+    /// (2 to 1000): one its owner keeps (heartbeats, claims, lease renewals), the rest
+    /// shared by the partitions it steps, each taking one for a transaction. Not the
+    /// page's (--http opens one more). A store of one partition uses one
+    #[arg(long, value_name = "N", default_value_t = Connections::DEFAULT)]
+    pub pg_connections: Connections,
     /// How many finished run directories (output and exit status) to keep per job; older
     /// ones are removed once reported. A run not yet reported is always kept
     #[arg(long, value_name = "N", default_value_t = 20)]
@@ -212,11 +219,13 @@ fn start_daemon(
                     telemetry: telemetry.clone(),
                     courier: None,
                 };
-                let store = Metered::new(store, telemetry.clone());
                 if count == PartitionCount::ONE {
+                    let store = Metered::new(store, telemetry.clone());
                     return Ok(Running::One(Box::new(Daemon::start(store, setup)?)));
                 }
-                let open = opener(&args.store.store, options, telemetry);
+                let seats = seat_options(&mut store, options, args.pg_connections)?;
+                let store = Metered::new(store, telemetry.clone());
+                let open = opener(&args.store.store, &seats, telemetry);
                 Ok(Running::Several(Box::new(Partitioned::start(
                     store, setup, open,
                 )?)))
@@ -239,6 +248,24 @@ fn start_daemon(
         }
     };
     Ok(Ok(daemon))
+}
+
+/// The options of the seats' handles: the daemon's, and on PostgreSQL the pool of
+/// connections they share (every one of `connections` but the owner's, which `store`
+/// keeps), each seat waiting for one at most `daemon::pool_wait` of the store's lease.
+fn seat_options(
+    store: &mut AnyStore,
+    options: &Options,
+    connections: Connections,
+) -> Result<Options, StoreError> {
+    let AnyStore::Postgres(pg) = store else {
+        return Ok(options.clone());
+    };
+    let lease = pg.state()?.config().lease_ttl;
+    Ok(Options {
+        pool: Some(pg.pool(connections, daemon::pool_wait(lease))),
+        ..options.clone()
+    })
 }
 
 /// How the seats of a store of several partitions open their handles: the store the

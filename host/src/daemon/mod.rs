@@ -30,7 +30,7 @@ use duetime_loop::{Batch, Incarnation, Order, Partition, BATCH_MAX};
 use tracing::{debug, info, warn};
 
 pub use clock::{backoff, install_signal_handlers, signalled, Clock};
-pub use partitioned::{partition_runs, Opener, Partitioned};
+pub use partitioned::{partition_runs, pool_wait, Opener, Partitioned};
 use seat::SeatLink;
 
 use crate::alerts::{Courier, Route};
@@ -232,6 +232,7 @@ impl<S: Store> Daemon<S> {
     fn apply(&mut self, event: Event) -> Result<Vec<Effect>, StoreError> {
         let now = self.clock.now();
         let effects = self.store.apply_in(self.partition, now, event)?;
+        self.stamp();
         self.telemetry.events_committed(1);
         self.carry_out(&effects);
         self.follow_up()?;
@@ -244,6 +245,7 @@ impl<S: Store> Daemon<S> {
         while let Some(e) = self.follow_ups.pop() {
             let now = self.clock.now();
             let more = self.store.apply_in(self.partition, now, e)?;
+            self.stamp();
             self.telemetry.events_committed(1);
             self.carry_out(&more);
         }
@@ -265,6 +267,7 @@ impl<S: Store> Daemon<S> {
                 }
                 Ok(())
             })?;
+        self.stamp();
         self.telemetry.events_committed(events.len() as u64);
         if batch.ticks() {
             self.last_tick = Some(Instant::now());
@@ -449,6 +452,7 @@ impl<S: Store> Daemon<S> {
                 info!(process = %self.incarnation.process(), runs = self.incarnation.len(), "interrupted: leaving runs to the next incarnation");
                 return Stopped::Interrupted;
             }
+            self.stamp();
             match &self.seat {
                 None => self.reload_if_asked(),
                 Some(link) if link.is_lost() => return self.lost(),

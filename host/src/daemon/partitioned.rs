@@ -6,12 +6,15 @@
 //!
 //! - **claim** a partition the assignment gives it: the lease taken under a raised epoch,
 //!   then a **seat** started there (`seat.rs`: a `Daemon` on a thread and a store handle
-//!   of its own, every write fenced by the lease, its runs in `RUNS/p<N>/`);
+//!   of its own, every write fenced by the lease, its runs in `RUNS/p<N>/`; on PostgreSQL
+//!   its connection borrowed from the daemon's pool for each transaction);
 //! - **leave** one the assignment now gives another live daemon: its seat drains (no new
 //!   claims; its runs end and are reported), then the lease is **released**;
 //! - **lost**: the store shows another owner or epoch: the seat stops without writing.
 //!
-//! Then it carries out the pending moves of jobs in the partitions it holds, and logs
+//! Before each round it renews, on its own connection, the leases of the seats that go on
+//! (`renew_seats`), so a seat waiting for a pooled connection keeps its partition. Then it
+//! carries out the pending moves of jobs in the partitions it holds, and logs
 //! people's commands. SIGTERM: every seat drains, every partition is handed back, then it
 //! exits; a second SIGINT stops every seat at once, leaving runs to the next owner.
 //! SIGHUP: the jobs file is read and checked again, made the store's, and given to every
@@ -23,7 +26,7 @@ use std::time::Duration as StdDuration;
 
 use duetime::{Actor, ProcessId};
 use duetime_loop::{owner_round, OwnerIo, Ownership, Partition, Roster};
-use tracing::{info, warn};
+use tracing::{debug, info, warn};
 
 use super::seat::Seat;
 use super::{clock, preflight, Clock, Setup, Stopped, JOBS_FILE_ACTOR};
@@ -34,6 +37,16 @@ use crate::store::{parts, DaemonInfo, Holder, Store, StoreError};
 /// The most partitions a daemon leaves in one round to rebalance: a daemon joining takes
 /// its share a few at a time rather than stopping them all at once.
 const MAX_MOVES: usize = 4;
+
+/// How long a seat waits for one of the connections its daemon's seats share before its
+/// turn fails (`StoreError::Busy`, tried again after a backoff): a sixth of a lease, at
+/// most five seconds (the store's busy timeout). Short against the lease, so a seat that
+/// waits and fails still stamps (`SeatLink::stamp`) well within the lease, and the owner
+/// keeps renewing it.
+pub fn pool_wait(lease: duetime::Duration) -> StdDuration {
+    StdDuration::from_millis(lease.as_millis() / 6)
+        .clamp(StdDuration::from_millis(100), StdDuration::from_secs(5))
+}
 
 /// How a daemon opens another handle on its store (one per seat).
 pub type Opener<S> = Arc<dyn Fn() -> Result<S, StoreError> + Send + Sync>;
@@ -160,6 +173,7 @@ impl<S: Store + 'static> Partitioned<S> {
     /// people's commands.
     fn turn(&mut self) -> Result<(), StoreError> {
         self.gone.retain_mut(|s| s.ended().is_none());
+        self.renew_seats();
         let mut io = Owner {
             store: &mut self.store,
             open: &self.open,
@@ -172,6 +186,35 @@ impl<S: Store + 'static> Partitioned<S> {
         owner_round(&mut self.own, &mut io)?;
         self.carry_out_moves();
         super::people::log_people_in(&mut self.store, &mut self.journal_seen)
+    }
+
+    /// Renews, on the owner's own connection, the lease of every partition whose seat goes
+    /// on (it runs and stamped within a lease: `Seat::goes_on`). A seat renews its lease
+    /// with each write, but writes only once it has one of the connections the seats share
+    /// (`PgPool`); this keeps a seat waiting for one from losing its partition, however
+    /// many seats wait. A seat stuck for good stamps no more, so it is renewed for at most
+    /// a lease after its last stamp, its lease ends at most two leases after it, and the
+    /// partition is found lost and claimed again with a new seat, as before. A
+    /// renewal that fails is tried next round (the seats' own writes renew meanwhile).
+    fn renew_seats(&mut self) {
+        let limit = StdDuration::from_millis(self.lease.as_millis());
+        let held: Vec<(Partition, u64)> = self
+            .own
+            .held()
+            .filter(|(p, _, _)| self.seats.get(p).is_some_and(|s| s.goes_on(limit)))
+            .map(|(p, e, _)| (p, e))
+            .collect();
+        if held.is_empty() {
+            return;
+        }
+        match self.store.renew(self.me, &held, self.lease) {
+            Ok(renewed) => debug!(
+                held = held.len(),
+                renewed = renewed.len(),
+                "renewed the leases of the seats that go on (the others were being written)"
+            ),
+            Err(e) => warn!("renewing the seats' leases: {e}; tried again next round"),
+        }
     }
 
     /// The partitions this daemon steps (not those it is leaving), with their epochs.

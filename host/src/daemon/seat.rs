@@ -3,15 +3,20 @@
 //! start-up as the daemon of a store of one), on a thread of its own and a store handle of
 //! its own that holds the partition's lease (`Store::hold`), so every write it makes is
 //! fenced by the lease in the same transaction, and seats step their partitions side by
-//! side rather than queueing behind one connection.
+//! side. On PostgreSQL the handles borrow their connections from the daemon's pool, one
+//! a transaction (`PgPool`, `--pg-connections`): threads are cheap, connections are what
+//! the server counts. A seat stamps its link as it goes on, and its owner renews the lease
+//! of every seat that does (`Partitioned::renew_seats`), so waiting for a connection
+//! never costs a seat its partition.
 //!
 //! The owner talks to a seat through its `SeatLink`: leave (drain, then stop: the
 //! partition is handed to another daemon), lost (stop at once without writing: another
 //! daemon holds it now), and a reloaded jobs file to take.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use duetime::ProcessId;
 use duetime_loop::Partition;
@@ -31,6 +36,16 @@ struct Shared {
     leave: AtomicBool,
     lost: AtomicBool,
     jobs: Mutex<Option<(JobsFile, Option<Courier>)>>,
+    /// When the seat last showed it goes on (`stamp`), in ms after `STARTED`.
+    stamped: AtomicU64,
+}
+
+/// What a seat's stamps count from: the first use, in this process.
+static STARTED: OnceLock<Instant> = OnceLock::new();
+
+fn since_started() -> u64 {
+    let started = STARTED.get_or_init(Instant::now);
+    u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
 }
 
 impl SeatLink {
@@ -63,9 +78,31 @@ impl SeatLink {
     pub(super) fn take_jobs(&self) -> Option<(JobsFile, Option<Courier>)> {
         self.0.jobs.lock().ok().and_then(|mut slot| slot.take())
     }
+
+    /// The seat goes on: at each turn and after each commit. The owner renews the lease of
+    /// a seat that stamped within a lease (`Partitioned::renew_seats`), so a seat waiting
+    /// for one of the connections the seats share keeps its partition, while a seat stuck
+    /// for good stops being renewed, loses its lease, and is replaced (claimed again).
+    pub(super) fn stamp(&self) {
+        self.0.stamped.store(since_started(), Ordering::SeqCst);
+    }
+
+    /// Whether the seat stamped within `limit`.
+    pub(super) fn stamped_within(&self, limit: Duration) -> bool {
+        let age = since_started().saturating_sub(self.0.stamped.load(Ordering::SeqCst));
+        u128::from(age) < limit.as_millis()
+    }
 }
 
 impl<S: Store> Daemon<S> {
+    /// A seat says it goes on (`SeatLink::stamp`); the daemon of a store of one has no
+    /// owner to tell.
+    pub(super) fn stamp(&self) {
+        if let Some(link) = &self.seat {
+            link.stamp();
+        }
+    }
+
     /// Stops a seat whose partition another daemon holds now, writing nothing: its
     /// commands go on (their supervisors are not its children to stop), their results
     /// reach no one here, and the core's leases decide what becomes of their runs.
@@ -105,6 +142,7 @@ impl Seat {
         F: FnOnce() -> Result<S, StoreError> + Send + 'static,
     {
         let link = SeatLink::default();
+        link.stamp();
         let theirs = link.clone();
         let thread = std::thread::Builder::new()
             .name(format!("seat-{partition}"))
@@ -130,6 +168,14 @@ impl Seat {
             thread: Some(thread),
             ended: None,
         })
+    }
+
+    /// Whether the owner should renew the seat's lease: it runs, and it stamped within
+    /// `limit`.
+    pub(super) fn goes_on(&self, limit: Duration) -> bool {
+        self.ended.is_none()
+            && self.thread.as_ref().is_some_and(|t| !t.is_finished())
+            && self.link.stamped_within(limit)
     }
 
     /// How the seat ended, once it has (its thread joined); `None` while it runs.

@@ -130,6 +130,14 @@ impl<S: Store> Store for Metered<S> {
     ) -> Result<bool, StoreError> {
         self.timed(|inner| inner.release(p, me, epoch))
     }
+    fn renew(
+        &mut self,
+        me: duetime::ProcessId,
+        held: &[(Partition, u64)],
+        ttl: duetime::Duration,
+    ) -> Result<Vec<Partition>, StoreError> {
+        self.timed(|inner| inner.renew(me, held, ttl))
+    }
     fn members(&mut self) -> Result<Vec<duetime_loop::Member>, StoreError> {
         self.inner.members()
     }

@@ -33,7 +33,7 @@ pub use cache::Loads;
 pub use daemons::DaemonInfo;
 pub use metered::Metered;
 pub use parts::{PartitionRow, PendingMove};
-pub use postgres::{Isolation, PostgresStore};
+pub use postgres::{Connections, Isolation, PgPool, PostgresStore};
 pub use sqlite::{SqliteStore, SCHEMA_VERSION};
 
 /// How to open a store.
@@ -52,17 +52,23 @@ pub struct Options {
     pub create: bool,
     /// PostgreSQL: how concurrent transactions are kept apart (see `Isolation`).
     pub isolation: Isolation,
-    /// How many partitions: for a new store, how many to make (`None`: one, see
-    /// `NEW_STORE_PARTITIONS`); for an existing one, the count it must have (`None`:
+    /// How many partitions: for a new store, how many to make (`None`: on PostgreSQL
+    /// `NEW_STORE_PARTITIONS`, on SQLite one); for an existing one, the count it must have (`None`:
     /// whatever it was made with). SQLite refuses any count but one.
     pub partitions: Option<PartitionCount>,
+    /// PostgreSQL: the connections a daemon's seats share (`PostgresStore::pool`): a
+    /// handle opened with one takes a connection for each operation and gives it back
+    /// after it, rather than keeping one of its own. `None` (every other handle): its own.
+    pub pool: Option<PgPool>,
 }
 
-/// The partitions of a new store when none are asked for: one, for now. A PostgreSQL
-/// store is meant to default to `PartitionCount::POSTGRES_DEFAULT` (64), but the daemon
-/// steps partition 0 only until issue 43's multi-partition daemon lands, and a default
-/// it refuses to run would leave every new store unusable.
-pub const NEW_STORE_PARTITIONS: PartitionCount = PartitionCount::ONE;
+/// The partitions of a new PostgreSQL store when none are asked for:
+/// `PartitionCount::POSTGRES_DEFAULT` (64), far more than the daemons one database serves,
+/// so they spread evenly over any likely number of daemons (docs/scale-out.md, "The count").
+/// A daemon steps them over a few connections (`--pg-connections`, `PgPool`), so two
+/// daemons on 64 partitions fit PostgreSQL's default `max_connections`. SQLite always has
+/// one.
+pub const NEW_STORE_PARTITIONS: PartitionCount = PartitionCount::POSTGRES_DEFAULT;
 
 impl Default for Options {
     fn default() -> Self {
@@ -73,6 +79,7 @@ impl Default for Options {
             create: true,
             isolation: Isolation::default(),
             partitions: None,
+            pool: None,
         }
     }
 }
@@ -209,6 +216,14 @@ impl Store for AnyStore {
     fn release(&mut self, p: Partition, me: ProcessId, epoch: u64) -> Result<bool, StoreError> {
         self.inner().release(p, me, epoch)
     }
+    fn renew(
+        &mut self,
+        me: ProcessId,
+        held: &[(Partition, u64)],
+        ttl: duetime::Duration,
+    ) -> Result<Vec<Partition>, StoreError> {
+        self.inner().renew(me, held, ttl)
+    }
     fn members(&mut self) -> Result<Vec<Member>, StoreError> {
         self.inner().members()
     }
@@ -232,6 +247,14 @@ pub enum StoreError {
     Corrupt { store: String, detail: String },
     /// Another process held the store longer than the busy timeout.
     Locked { store: String },
+    /// Every connection of the daemon's pool (`PgPool`: `connections` of them, shared by
+    /// its partitions' seats) stayed in use for `waited`: nothing was done; the seat tries
+    /// again after a backoff (the owner renews its lease meanwhile).
+    Busy {
+        store: String,
+        connections: u32,
+        waited: std::time::Duration,
+    },
     /// The store was written by a newer duetime whose schema this build does not know.
     NewerSchema {
         store: String,
@@ -318,6 +341,19 @@ impl fmt::Display for StoreError {
                 f,
                 "the store {store} is locked by another process; try again, or look for a \
                  stuck duetime"
+            ),
+            StoreError::Busy {
+                store,
+                connections,
+                waited,
+            } => write!(
+                f,
+                "the store {store}: all {connections} connections this daemon's partitions \
+                 share stayed in use for {:.1}s; tried again shortly (a daemon holding many \
+                 partitions on a slow server may want more: `duetime run --pg-connections`, \
+                 now {})",
+                waited.as_secs_f64(),
+                connections + 1
             ),
             StoreError::NewerSchema {
                 store,
@@ -470,6 +506,7 @@ impl StoreError {
             StoreError::Unreachable { .. } => ErrorKind::Unreachable,
             StoreError::Corrupt { .. } => ErrorKind::Corrupt,
             StoreError::Locked { .. } => ErrorKind::Locked,
+            StoreError::Busy { .. } => ErrorKind::Busy,
             StoreError::NewerSchema { .. } => ErrorKind::NewerSchema,
             StoreError::Load { .. } => ErrorKind::Load,
             StoreError::Database { .. } => ErrorKind::Database,
@@ -688,6 +725,29 @@ pub trait Store {
         _seen: u64,
         _ttl: duetime::Duration,
     ) -> Result<Option<u64>, StoreError> {
+        Err(self.not_partitioned())
+    }
+
+    /// Renews the leases `me` holds on `held` (each partition with the epoch its claim
+    /// raised) for `ttl` by the store's clock, each only while it is still `me`'s under
+    /// that epoch and not yet ended, so a renewal never revives a lease another may have
+    /// claimed. A partition whose row a transaction has locked is skipped rather than
+    /// waited for: that is its own seat's transaction, which renews it as it commits. The
+    /// partitions renewed.
+    ///
+    /// The owner of a daemon renews its seats' leases so, on a connection of its own, so
+    /// a seat waiting for one of the connections its daemon's seats share (`PgPool`) keeps
+    /// its partition.
+    ///
+    /// # Errors
+    ///
+    /// `NotPartitioned` on a store of one partition; the store's.
+    fn renew(
+        &mut self,
+        _me: ProcessId,
+        _held: &[(Partition, u64)],
+        _ttl: duetime::Duration,
+    ) -> Result<Vec<Partition>, StoreError> {
         Err(self.not_partitioned())
     }
 

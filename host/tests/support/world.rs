@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use duetime::{Entry, History, JobName, ProcessId, Record, RunId, Schedule, State};
 use duetime_host::runner::ExitFile;
 use duetime_host::store::{self, Store};
+use duetime_loop::{Partition, PartitionCount};
 use duetime_sim::check::{self, Horizon, JobFacts, Reported};
 use duetime_sim::oracle::Spec;
 
@@ -24,6 +25,41 @@ pub const BIN: &str = env!("CARGO_BIN_EXE_duetime");
 pub struct World {
     dir: tempfile::TempDir,
     store: String,
+    /// The daemons `daemon_with` started, killed when the world is dropped (`Drop`).
+    daemons: std::sync::Mutex<Vec<u32>>,
+}
+
+/// The drop guard of a world's daemons: a test whose assert failed unwinds past the
+/// `Child`ren it held (whose drop leaves a process running), then drops its world, which
+/// kills every daemon it started that is still running, so none outlives its test holding
+/// a port, a build slot or a database's connections.
+///
+/// Only a process that is still a running child of this one (`waitpid(WNOHANG)` answers 0)
+/// and whose command line names this world's jobs file is killed: a daemon the test already
+/// waited for may have had its pid given again, to another test's child, which is left be.
+impl Drop for World {
+    fn drop(&mut self) {
+        let pids = self
+            .daemons
+            .get_mut()
+            .map(std::mem::take)
+            .unwrap_or_default();
+        let jobs = self.path("jobs.toml").display().to_string();
+        for pid in pids {
+            let ours = fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).contains(&jobs));
+            let pid = pid as libc::pid_t;
+            let mut status = 0;
+            // SAFETY: waitpid(2) and kill(2) on a child of this process; WNOHANG never
+            // blocks, and only a child still running (0) that is this world's is killed.
+            unsafe {
+                if ours && libc::waitpid(pid, &mut status, libc::WNOHANG) == 0 {
+                    libc::kill(pid, libc::SIGKILL);
+                    libc::waitpid(pid, &mut status, 0);
+                }
+            }
+        }
+    }
 }
 
 impl World {
@@ -42,7 +78,11 @@ impl World {
     fn with_store(dir: tempfile::TempDir, jobs: &str, store: String) -> World {
         let text = jobs.replace("{dir}", &dir.path().display().to_string());
         fs::write(dir.path().join("jobs.toml"), text).unwrap();
-        World { dir, store }
+        World {
+            dir,
+            store,
+            daemons: std::sync::Mutex::new(Vec::new()),
+        }
     }
 
     /// Rewrites the jobs file (`{dir}` stands for the world's directory), as a person
@@ -74,12 +114,22 @@ impl World {
             .append(true)
             .open(self.path(log))
             .unwrap();
-        self.daemon_command(runs, flags)
+        let child = self
+            .daemon_command(runs, flags)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(log)
             .spawn()
-            .unwrap()
+            .unwrap();
+        self.guard(&child);
+        child
+    }
+
+    /// Puts `child` (a daemon started from `daemon_command`) under the world's drop guard.
+    pub fn guard(&self, child: &Child) {
+        if let Ok(mut pids) = self.daemons.lock() {
+            pids.push(child.id());
+        }
     }
 
     /// `duetime run` on this world's jobs file and store, its streams left for the caller
@@ -175,11 +225,53 @@ impl World {
     /// What the runs' supervisors saw, in every run directory of the world, as the
     /// checker's ground truth of reported results.
     pub fn reported(&self) -> Reported {
+        self.reported_in(None)
+    }
+
+    /// Each partition's journal, in the journal's order, on a store of several partitions
+    /// (run ids, fences and process events are a partition's own, so each is checked as
+    /// the one state it is); `None` on a store of one.
+    pub fn journals_by_partition(&self) -> Option<Vec<(Partition, Vec<Record>)>> {
+        let options = store::Options {
+            create: false,
+            ..Default::default()
+        };
+        let count = store::open(&self.store, options).unwrap().partitions();
+        if count == PartitionCount::ONE {
+            return None;
+        }
+        let mut client = postgres::Client::connect(&self.store, postgres::NoTls).unwrap();
+        let rows = client
+            .query("SELECT part, at, job, json FROM journal ORDER BY id", &[])
+            .unwrap();
+        let mut parts: Vec<(Partition, Vec<Record>)> =
+            count.iter().map(|p| (p, Vec::new())).collect();
+        for r in rows {
+            let part: i32 = r.get(0);
+            let record = Record {
+                at: duetime::Timestamp::from_millis(r.get(1)),
+                job: JobName::new(r.get::<_, &str>(2)).unwrap(),
+                entry: serde_json::from_str(r.get(3)).unwrap(),
+            };
+            parts[part as usize].1.push(record);
+        }
+        Some(parts)
+    }
+
+    /// `reported`, of one partition's runs (`RUNS/pN/` under each run directory) when
+    /// `partition` is given.
+    pub fn reported_in(&self, partition: Option<Partition>) -> Reported {
         let mut r = Reported::new();
         let mut entries = Vec::new();
         for dir in fs::read_dir(self.dir.path()).unwrap().flatten() {
             if dir.file_name().to_string_lossy().ends_with(".runs") {
-                entries.extend(fs::read_dir(dir.path()).unwrap().flatten());
+                let runs = match partition {
+                    Some(p) => dir.path().join(format!("p{}", p.0)),
+                    None => dir.path(),
+                };
+                if let Ok(found) = fs::read_dir(runs) {
+                    entries.extend(found.flatten());
+                }
             }
         }
         for e in entries {
@@ -321,10 +413,28 @@ pub fn check_journal(w: &World, end: i64) -> Vec<String> {
         check_liveness: true,
     };
     let mut probes = BTreeMap::new();
-    check::check(&w.journal(), &facts, &w.reported(), horizon, &mut probes)
-        .iter()
-        .map(|v| v.to_string())
-        .collect()
+    let Some(parts) = w.journals_by_partition() else {
+        return check::check(&w.journal(), &facts, &w.reported(), horizon, &mut probes)
+            .iter()
+            .map(|v| v.to_string())
+            .collect();
+    };
+    // A store of several partitions: each is a state of its own (its run ids, fences and
+    // processes), checked with the jobs that live in it and the runs kept for it.
+    let mut violations = Vec::new();
+    for (p, journal) in parts {
+        let here: BTreeSet<&JobName> = journal.iter().map(|r| &r.job).collect();
+        let facts: BTreeMap<JobName, JobFacts> = facts
+            .iter()
+            .filter(|(name, _)| here.contains(name))
+            .map(|(name, f)| (name.clone(), f.clone()))
+            .collect();
+        let reported = w.reported_in(Some(p));
+        for v in check::check(&journal, &facts, &reported, horizon, &mut probes) {
+            violations.push(format!("{p}: {v}"));
+        }
+    }
+    violations
 }
 
 /// Run ids of `job`'s starts and the due times each covered.

@@ -30,6 +30,32 @@ pub(super) const LOCK_HELD: &str = "
       AND lease_until > (extract(epoch FROM clock_timestamp()) * 1000)::bigint
     RETURNING version, json";
 
+/// The owner's renewal of its seats' leases (`Store::renew`): each partition of `$1` whose
+/// row still shows owner `$3` under its epoch in `$2` and an unended lease, renewed by `$4`
+/// ms. Rows another transaction has locked are skipped (`SKIP LOCKED`), never waited for:
+/// the locker is the partition's own seat, renewing it as it writes, or a claim, which the
+/// epoch check would refuse anyway; and waiting on rows locked in another order than a
+/// transaction over two partitions locks them could deadlock. The `UPDATE` checks again
+/// what the lock found, under the lock.
+const RENEW: &str = "
+    WITH held AS (
+        SELECT p, e FROM UNNEST($1::int[], $2::bigint[]) AS h(p, e)
+    ), mine AS (
+        SELECT g.part FROM globals g JOIN held ON g.part = held.p AND g.epoch = held.e
+        WHERE g.owner = $3
+          AND g.lease_until > (extract(epoch FROM clock_timestamp()) * 1000)::bigint
+        ORDER BY g.part
+        FOR UPDATE OF g SKIP LOCKED
+    )
+    UPDATE globals g
+    SET lease_until = GREATEST(g.lease_until,
+        (extract(epoch FROM clock_timestamp()) * 1000)::bigint + $4)
+    FROM held
+    WHERE g.part IN (SELECT part FROM mine) AND g.part = held.p AND g.epoch = held.e
+      AND g.owner = $3
+      AND g.lease_until > (extract(epoch FROM clock_timestamp()) * 1000)::bigint
+    RETURNING g.part";
+
 /// The server's clock, in milliseconds.
 const NOW_MS: &str = "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint";
 
@@ -224,6 +250,37 @@ impl PostgresStore {
             )
             .map_err(|e| map_err(&store, e))?;
         Ok(n == 1)
+    }
+
+    /// `Store::renew`: the leases of `held` that are still `me`'s renewed, in one statement.
+    pub(super) fn renew_now(
+        &mut self,
+        me: ProcessId,
+        held: &[(Partition, u64)],
+        ttl: Duration,
+    ) -> Result<Vec<Partition>, StoreError> {
+        self.partitioned()?;
+        if held.is_empty() {
+            return Ok(Vec::new());
+        }
+        let parts = held
+            .iter()
+            .map(|&(p, _)| self.index(p).map(part_key))
+            .collect::<Result<Vec<i32>, _>>()?;
+        let epochs: Vec<i64> = held
+            .iter()
+            .map(|&(_, e)| i64::try_from(e).unwrap_or(i64::MAX))
+            .collect();
+        let store = self.label.clone();
+        let rows = self
+            .connection()?
+            .client
+            .query(RENEW, &[&parts, &epochs, &id_key(me), &ms(ttl)])
+            .map_err(|e| map_err(&store, e))?;
+        Ok(rows
+            .iter()
+            .map(|r| Partition(r.get::<_, i32>(0).unsigned_abs()))
+            .collect())
     }
 
     /// `Store::hold`: this handle's transactions on `p` fenced by `holder` from now on.

@@ -50,7 +50,10 @@ use super::{Body, DaemonInfo, Options, PairBody, PartitionRow, PendingMove, Stor
 
 mod leases;
 mod pair;
+mod pool;
 mod schema;
+
+pub use pool::{Connections, PgPool};
 
 use schema::migrate;
 pub use schema::SCHEMA_VERSION;
@@ -128,17 +131,107 @@ impl Statements {
     }
 }
 
-struct Connection {
+/// One connection to the server, with what was set up on it.
+pub(super) struct Connection {
     client: Client,
     statements: Statements,
+    /// The session's `idle_in_transaction_session_timeout`, in ms (`idle_limit_ms`).
+    idle_limit: u64,
+    /// Found broken (or possibly so): closed rather than used again.
+    broken: bool,
+}
+
+/// The connection a handle is using: its own, or one of its daemon's pool
+/// (`pool.rs`), given back at the end of each operation.
+enum Held {
+    Own(Connection),
+    Pooled(r2d2::PooledConnection<pool::Manager>),
+}
+
+impl Held {
+    fn get(&mut self) -> &mut Connection {
+        match self {
+            Held::Own(c) => c,
+            Held::Pooled(c) => c,
+        }
+    }
+}
+
+/// The connection `connection()` has just made sure of.
+fn live(conn: &mut Option<Held>) -> &mut Connection {
+    conn.as_mut().expect("connected above").get()
+}
+
+/// The idle-in-transaction limit of a handle that holds no partition (`idle_limit_ms`).
+const IDLE_LIMIT_MS: u64 = 60_000;
+
+/// A new connection to the server at `config`: its session settings (`idle_limit` ms, or
+/// `IDLE_LIMIT_MS`) and its statements.
+fn connect(
+    config: &postgres::Config,
+    tls: &MakeRustlsConnect,
+    options: &Options,
+    store: &str,
+    idle_limit: Option<u64>,
+) -> Result<Connection, StoreError> {
+    let idle_limit = idle_limit.unwrap_or(IDLE_LIMIT_MS);
+    let mut config = config.clone();
+    if config.get_connect_timeout().is_none() {
+        config.connect_timeout(std::time::Duration::from_secs(5));
+    }
+    config.keepalives(true);
+    let mut client = config.connect(tls.clone()).map_err(|e| {
+        // A refused certificate is no outage: waiting would not mend it.
+        match tls::failure(&e) {
+            Some(detail) => StoreError::Database {
+                store: store.to_string(),
+                detail,
+            },
+            None => unreachable(store, &e),
+        }
+    })?;
+    // A lock held past the busy timeout is `Locked`; a transaction left open by a host that
+    // hung (not one that died: the server sees that socket close) is ended by the server,
+    // releasing the globals row for everyone else: after a minute, or, on a handle that
+    // holds partitions, after the shortest of their leases (`idle_limit_ms`).
+    let settings = format!(
+        "SET lock_timeout = {}; SET idle_in_transaction_session_timeout = {idle_limit}; \
+         SET synchronous_commit = {}",
+        options.busy_timeout.as_millis().max(1),
+        if options.durable { "on" } else { "off" },
+    );
+    client
+        .batch_execute(&settings)
+        .map_err(|e| map_err(store, e))?;
+    // The statements need the tables: on a store not yet made (or made by an older build,
+    // without partitions), prepare them after migrating.
+    let statements = match Statements::prepare(&mut client) {
+        Ok(s) => s,
+        Err(e)
+            if e.code() == Some(&SqlState::UNDEFINED_TABLE)
+                || e.code() == Some(&SqlState::UNDEFINED_COLUMN) =>
+        {
+            migrate(&mut client, store, options)?;
+            Statements::prepare(&mut client).map_err(|e| map_err(store, e))?
+        }
+        Err(e) => return Err(map_err(store, e)),
+    };
+    Ok(Connection {
+        client,
+        statements,
+        idle_limit,
+        broken: false,
+    })
 }
 
 pub struct PostgresStore {
     /// rustls, configured by the URL's `sslmode` and `sslrootcert` (`tls.rs`).
     tls: MakeRustlsConnect,
     config: postgres::Config,
+    /// With `options.pool`, the handle takes a connection of its daemon's pool for each
+    /// operation and gives it back after it; without, it keeps one of its own.
     options: Options,
-    conn: Option<Connection>,
+    conn: Option<Held>,
     /// This handle's rows in `commits`.
     handle: i64,
     /// Where the store is, as messages name it.
@@ -186,13 +279,17 @@ impl PostgresStore {
             conflicts: 0,
             holders: Vec::new(),
         };
-        let conn = store.connection()?;
-        let count = migrate(&mut conn.client, &label, &options)?;
-        store.handle = conn
-            .client
-            .query_one("SELECT nextval('handles')", &[])
-            .map_err(|e| map_err(&label, e))?
-            .get(0);
+        let (count, handle) = store.pooled(|s| {
+            let conn = s.connection()?;
+            let count = migrate(&mut conn.client, &label, &options)?;
+            let handle: i64 = conn
+                .client
+                .query_one("SELECT nextval('handles')", &[])
+                .map_err(|e| map_err(&label, e))?
+                .get(0);
+            Ok::<_, StoreError>((count, handle))
+        })?;
+        store.handle = handle;
         store.count = count;
         store.caches = count
             .iter()
@@ -206,6 +303,23 @@ impl PostgresStore {
             store.state()?;
         }
         Ok(store)
+    }
+
+    /// A pool of `connections.shared()` connections to this handle's store for the seats of
+    /// a daemon (its owner keeps this handle's own): handles opened with it in
+    /// `Options::pool` take one for each operation and give it back after it, waiting at
+    /// most `wait` for one (`StoreError::Busy`).
+    pub fn pool(&self, connections: Connections, wait: std::time::Duration) -> PgPool {
+        let manager = pool::Manager {
+            config: self.config.clone(),
+            tls: self.tls.clone(),
+            options: Options {
+                pool: None,
+                ..self.options.clone()
+            },
+            label: self.label.clone(),
+        };
+        PgPool::new(manager, connections.shared(), wait)
     }
 
     /// Partition `p`'s index into `caches`, or why there is none.
@@ -237,59 +351,63 @@ impl PostgresStore {
         self.conflicts
     }
 
-    /// The open connection, or a new one (with its session settings and statements).
+    /// The open connection, or one taken from the daemon's pool, or a new one of its own
+    /// (with its session settings and statements); its idle-in-transaction limit set to
+    /// this handle's (`idle_limit_ms`) if a pooled connection had another.
     fn connection(&mut self) -> Result<&mut Connection, StoreError> {
-        if self.conn.as_ref().is_some_and(|c| c.client.is_closed()) {
+        if self
+            .conn
+            .as_mut()
+            .is_some_and(|c| c.get().client.is_closed())
+        {
+            self.discard();
+        }
+        let limit = self.idle_limit_ms();
+        if self.conn.is_none() {
+            self.conn = Some(match &self.options.pool {
+                Some(pool) => Held::Pooled(pool.get(&self.label)?),
+                None => Held::Own(connect(
+                    &self.config,
+                    &self.tls,
+                    &self.options,
+                    &self.label,
+                    Some(limit),
+                )?),
+            });
+        }
+        let conn = live(&mut self.conn);
+        if conn.idle_limit != limit {
+            let set = format!("SET idle_in_transaction_session_timeout = {limit}");
+            if let Err(e) = conn.client.batch_execute(&set) {
+                conn.broken = true;
+                return Err(map_err(&self.label, e));
+            }
+            conn.idle_limit = limit;
+        }
+        Ok(live(&mut self.conn))
+    }
+
+    /// Lets go of the connection, which is broken (or may be): a pool's is not given back
+    /// to the pool but closed.
+    fn discard(&mut self) {
+        if let Some(mut held) = self.conn.take() {
+            held.get().broken = true;
+        }
+    }
+
+    /// Gives a pooled connection back to the daemon's pool at the end of an operation, so
+    /// another seat may use it; a connection of the handle's own is kept.
+    fn give_back(&mut self) {
+        if matches!(self.conn, Some(Held::Pooled(_))) {
             self.conn = None;
         }
-        if self.conn.is_none() {
-            let store = &self.label;
-            let mut config = self.config.clone();
-            if config.get_connect_timeout().is_none() {
-                config.connect_timeout(std::time::Duration::from_secs(5));
-            }
-            config.keepalives(true);
-            let mut client = config.connect(self.tls.clone()).map_err(|e| {
-                // A refused certificate is no outage: waiting would not mend it.
-                match tls::failure(&e) {
-                    Some(detail) => StoreError::Database {
-                        store: store.clone(),
-                        detail,
-                    },
-                    None => unreachable(store, &e),
-                }
-            })?;
-            // A lock held past the busy timeout is `Locked`; a transaction left open by a
-            // host that hung (not one that died: the server sees that socket close) is
-            // ended by the server, releasing the globals row for everyone else: after a
-            // minute, or, on a handle that holds partitions, after the shortest of their
-            // leases (`idle_limit_ms`).
-            let settings = format!(
-                "SET lock_timeout = {}; SET idle_in_transaction_session_timeout = {}; \
-                 SET synchronous_commit = {}",
-                self.options.busy_timeout.as_millis().max(1),
-                self.idle_limit_ms(),
-                if self.options.durable { "on" } else { "off" },
-            );
-            client
-                .batch_execute(&settings)
-                .map_err(|e| map_err(store, e))?;
-            // The statements need the tables: on a store not yet made (or made by an
-            // older build, without partitions), prepare them after migrating.
-            let statements = match Statements::prepare(&mut client) {
-                Ok(s) => s,
-                Err(e)
-                    if e.code() == Some(&SqlState::UNDEFINED_TABLE)
-                        || e.code() == Some(&SqlState::UNDEFINED_COLUMN) =>
-                {
-                    migrate(&mut client, store, &self.options)?;
-                    Statements::prepare(&mut client).map_err(|e| map_err(store, e))?
-                }
-                Err(e) => return Err(map_err(store, e)),
-            };
-            self.conn = Some(Connection { client, statements });
-        }
-        Ok(self.conn.as_mut().expect("just made"))
+    }
+
+    /// Runs `op` and gives a pooled connection back after it, whatever it answered.
+    fn pooled<T>(&mut self, op: impl FnOnce(&mut Self) -> T) -> T {
+        let out = op(self);
+        self.give_back();
+        out
     }
 
     /// One attempt at a transaction on the partition of index `i` into `caches`.
@@ -301,13 +419,15 @@ impl PostgresStore {
         let isolation = self.options.isolation;
         let handle = self.handle;
         self.connection().map_err(Failure::Before)?;
-        let conn = self.conn.as_mut().expect("connected above");
+        let conn = live(&mut self.conn);
         let store = self.label.clone();
         let level = match isolation {
             Isolation::LockRow => IsolationLevel::ReadCommitted,
             Isolation::Serializable => IsolationLevel::Serializable,
         };
-        let Connection { client, statements } = conn;
+        let Connection {
+            client, statements, ..
+        } = conn;
         let mut tx = client
             .build_transaction()
             .isolation_level(level)
@@ -369,7 +489,7 @@ impl PostgresStore {
             parts,
             effects,
         } = unknown;
-        self.conn = None;
+        self.discard();
         let deadline = std::time::Instant::now() + self.options.busy_timeout;
         let Some(first) = parts.first() else {
             return Ok(effects);
@@ -410,7 +530,7 @@ impl PostgresStore {
                     // Cannot tell: withhold the effects and trust nothing in memory. If it
                     // did commit, its runs were recorded started by this process and never
                     // started; the core accounts them lost when their leases lapse.
-                    self.conn = None;
+                    self.discard();
                     for u in &parts {
                         self.caches[u.part].distrust();
                     }
@@ -490,7 +610,9 @@ impl PostgresStore {
             tries += 1;
             let store = self.label.clone();
             self.connection()?;
-            let Connection { client, statements } = self.conn.as_mut().expect("connected above");
+            let Connection {
+                client, statements, ..
+            } = live(&mut self.conn);
             let cache = &mut self.caches[i];
             let read = (|| {
                 let mut tx = client
@@ -506,8 +628,11 @@ impl PostgresStore {
             })();
             match read {
                 Ok(()) => return Ok(()),
-                // A connection that broke while idle (a restarted server): once more.
-                Err(StoreError::Unreachable { .. }) if tries == 1 => self.conn = None,
+                // A connection that broke while idle (a restarted server): once more (or once
+                // for each a pool may hold).
+                Err(StoreError::Unreachable { .. }) if tries <= self.broken_retries() => {
+                    self.discard()
+                }
                 Err(e) => return Err(e),
             }
         }
@@ -526,6 +651,14 @@ impl PostgresStore {
             .min()
             .unwrap_or(60_000)
             .clamp(1_000, 60_000)
+    }
+
+    /// How many times a transaction whose connection broke is run again on another: once
+    /// on a connection of its own; with a pool, once for each connection the pool may hold,
+    /// since after a server restart every idle one in it is broken and each is found so
+    /// only by using it (and closed then).
+    fn broken_retries(&self) -> u32 {
+        self.options.pool.as_ref().map_or(1, PgPool::size)
     }
 
     /// `transact_in` for partition index `i`, its errors not yet named by partition.
@@ -555,9 +688,9 @@ impl PostgresStore {
                     std::thread::sleep(backoff(conflicts));
                 }
                 Err(Failure::Broken(e)) => {
-                    self.conn = None;
+                    self.discard();
                     broken += 1;
-                    if broken > 1 {
+                    if broken > self.broken_retries() {
                         return Err(e);
                     }
                 }
@@ -567,43 +700,10 @@ impl PostgresStore {
     }
 }
 
-impl Store for PostgresStore {
-    fn partitions(&self) -> PartitionCount {
-        self.count
-    }
-
-    fn transact_in(
-        &mut self,
-        p: Partition,
-        body: &mut Body<'_>,
-    ) -> Result<Vec<Effect>, StoreError> {
-        let i = self.index(p)?;
-        self.transact_index(i, body)
-            .map_err(|e| self.in_partition(p, e))
-    }
-
-    fn transact_pair(
-        &mut self,
-        a: Partition,
-        b: Partition,
-        body: &mut PairBody<'_>,
-    ) -> Result<(Vec<Effect>, Vec<Effect>), StoreError> {
-        self.pair(a, b, body)
-    }
-
-    fn pending_moves(&mut self) -> Result<Vec<PendingMove>, StoreError> {
-        self.read_pending()
-    }
-
-    fn set_pending_move(&mut self, pending: &PendingMove) -> Result<(), StoreError> {
-        self.write_pending(pending)
-    }
-
-    fn clear_pending_move(&mut self, job: &str) -> Result<bool, StoreError> {
-        self.delete_pending(job)
-    }
-
-    fn next_process_id(&mut self) -> Result<duetime::ProcessId, StoreError> {
+/// The operations of `Store` that take a connection, each run by `pooled` (so a handle of
+/// a daemon's pool gives its connection back after it).
+impl PostgresStore {
+    fn next_process_id_now(&mut self) -> Result<duetime::ProcessId, StoreError> {
         let store = self.label.clone();
         let conn = self.connection()?;
         let id: i64 = conn
@@ -614,15 +714,7 @@ impl Store for PostgresStore {
         Ok(duetime::ProcessId(id as u64))
     }
 
-    fn state_in(&mut self, p: Partition) -> Result<&State, StoreError> {
-        let i = self.index(p)?;
-        match self.refresh(i) {
-            Ok(()) => Ok(&self.caches[i].state),
-            Err(e) => Err(self.in_partition(p, e)),
-        }
-    }
-
-    fn locate(&mut self, job: &str) -> Result<Option<Partition>, StoreError> {
+    fn locate_now(&mut self, job: &str) -> Result<Option<Partition>, StoreError> {
         let store = self.label.clone();
         let row = self
             .connection()?
@@ -632,7 +724,7 @@ impl Store for PostgresStore {
         Ok(row.map(|r| Partition(r.get::<_, i32>(0).unsigned_abs())))
     }
 
-    fn partition_rows(&mut self) -> Result<Vec<PartitionRow>, StoreError> {
+    fn partition_rows_now(&mut self) -> Result<Vec<PartitionRow>, StoreError> {
         let store = self.label.clone();
         let rows = self
             .connection()?
@@ -657,18 +749,18 @@ impl Store for PostgresStore {
             .collect())
     }
 
-    fn journal_for(&mut self, job: &str, since: Timestamp) -> Result<Vec<Record>, StoreError> {
+    fn journal_for_now(&mut self, job: &str, since: Timestamp) -> Result<Vec<Record>, StoreError> {
         self.read_journal(
             "SELECT id, at, job, json FROM journal WHERE job = $1 AND at >= $2 ORDER BY id",
             &[&job, &since.as_millis()],
         )
     }
 
-    fn journal_all(&mut self) -> Result<Vec<Record>, StoreError> {
+    fn journal_all_now(&mut self) -> Result<Vec<Record>, StoreError> {
         self.read_journal("SELECT id, at, job, json FROM journal ORDER BY id", &[])
     }
 
-    fn journal_after(
+    fn journal_after_now(
         &mut self,
         after: i64,
         kinds: &[&str],
@@ -692,7 +784,7 @@ impl Store for PostgresStore {
             .collect()
     }
 
-    fn journal_end(&mut self) -> Result<i64, StoreError> {
+    fn journal_end_now(&mut self) -> Result<i64, StoreError> {
         let store = self.label.clone();
         self.connection()?
             .client
@@ -703,7 +795,7 @@ impl Store for PostgresStore {
 
     /// Daemons register in partition 0, whose state knows the processes (a daemon steps
     /// partition 0 only until the multi-partition daemon of issue 43 lands).
-    fn register_daemon(&mut self, info: &DaemonInfo) -> Result<(), StoreError> {
+    fn register_daemon_now(&mut self, info: &DaemonInfo) -> Result<(), StoreError> {
         let store = self.label.clone();
         let json = serde_json::to_string(info).map_err(|e| StoreError::Database {
             store: store.clone(),
@@ -711,7 +803,9 @@ impl Store for PostgresStore {
         })?;
         let err = |e| map_err(&store, e);
         self.connection()?;
-        let Connection { client, statements } = self.conn.as_mut().expect("connected above");
+        let Connection {
+            client, statements, ..
+        } = live(&mut self.conn);
         // One snapshot, as `state` reads: the version, the globals and the rows agree.
         let mut tx = client
             .build_transaction()
@@ -756,7 +850,7 @@ impl Store for PostgresStore {
         tx.commit().map_err(err)
     }
 
-    fn daemons(&mut self) -> Result<Vec<DaemonInfo>, StoreError> {
+    fn daemons_now(&mut self) -> Result<Vec<DaemonInfo>, StoreError> {
         let store = self.label.clone();
         let rows = self
             .connection()?
@@ -771,17 +865,108 @@ impl Store for PostgresStore {
         Ok(out)
     }
 
-    fn describe(&self) -> &str {
-        &self.label
-    }
-
-    fn version(&mut self) -> Result<i64, StoreError> {
+    fn version_now(&mut self) -> Result<i64, StoreError> {
         let store = self.label.clone();
         self.connection()?
             .client
             .query_one("SELECT version FROM globals WHERE part = 0", &[])
             .map(|r| r.get(0))
             .map_err(|e| map_err(&store, e))
+    }
+}
+
+impl Store for PostgresStore {
+    fn partitions(&self) -> PartitionCount {
+        self.count
+    }
+
+    fn transact_in(
+        &mut self,
+        p: Partition,
+        body: &mut Body<'_>,
+    ) -> Result<Vec<Effect>, StoreError> {
+        let i = self.index(p)?;
+        self.pooled(|s| s.transact_index(i, body))
+            .map_err(|e| self.in_partition(p, e))
+    }
+
+    fn transact_pair(
+        &mut self,
+        a: Partition,
+        b: Partition,
+        body: &mut PairBody<'_>,
+    ) -> Result<(Vec<Effect>, Vec<Effect>), StoreError> {
+        self.pooled(|s| s.pair(a, b, body))
+    }
+
+    fn pending_moves(&mut self) -> Result<Vec<PendingMove>, StoreError> {
+        self.pooled(Self::read_pending)
+    }
+
+    fn set_pending_move(&mut self, pending: &PendingMove) -> Result<(), StoreError> {
+        self.pooled(|s| s.write_pending(pending))
+    }
+
+    fn clear_pending_move(&mut self, job: &str) -> Result<bool, StoreError> {
+        self.pooled(|s| s.delete_pending(job))
+    }
+
+    fn next_process_id(&mut self) -> Result<duetime::ProcessId, StoreError> {
+        self.pooled(|s| s.next_process_id_now())
+    }
+
+    fn state_in(&mut self, p: Partition) -> Result<&State, StoreError> {
+        let i = self.index(p)?;
+        match self.pooled(|s| s.refresh(i)) {
+            Ok(()) => Ok(&self.caches[i].state),
+            Err(e) => Err(self.in_partition(p, e)),
+        }
+    }
+
+    fn locate(&mut self, job: &str) -> Result<Option<Partition>, StoreError> {
+        self.pooled(|s| s.locate_now(job))
+    }
+
+    fn partition_rows(&mut self) -> Result<Vec<PartitionRow>, StoreError> {
+        self.pooled(|s| s.partition_rows_now())
+    }
+
+    fn journal_for(&mut self, job: &str, since: Timestamp) -> Result<Vec<Record>, StoreError> {
+        self.pooled(|s| s.journal_for_now(job, since))
+    }
+
+    fn journal_all(&mut self) -> Result<Vec<Record>, StoreError> {
+        self.pooled(|s| s.journal_all_now())
+    }
+
+    fn journal_after(
+        &mut self,
+        after: i64,
+        kinds: &[&str],
+    ) -> Result<Vec<(i64, Record)>, StoreError> {
+        self.pooled(|s| s.journal_after_now(after, kinds))
+    }
+
+    fn journal_end(&mut self) -> Result<i64, StoreError> {
+        self.pooled(|s| s.journal_end_now())
+    }
+
+    /// Daemons register in partition 0, whose state knows the processes (a daemon steps
+    /// partition 0 only until the multi-partition daemon of issue 43 lands).
+    fn register_daemon(&mut self, info: &DaemonInfo) -> Result<(), StoreError> {
+        self.pooled(|s| s.register_daemon_now(info))
+    }
+
+    fn daemons(&mut self) -> Result<Vec<DaemonInfo>, StoreError> {
+        self.pooled(|s| s.daemons_now())
+    }
+
+    fn describe(&self) -> &str {
+        &self.label
+    }
+
+    fn version(&mut self) -> Result<i64, StoreError> {
+        self.pooled(|s| s.version_now())
     }
 
     fn beat(
@@ -790,7 +975,7 @@ impl Store for PostgresStore {
         stopping: bool,
         ttl: duetime::Duration,
     ) -> Result<super::Roster, StoreError> {
-        self.beat_now(me, stopping, ttl)
+        self.pooled(|s| s.beat_now(me, stopping, ttl))
     }
 
     fn claim(
@@ -800,7 +985,7 @@ impl Store for PostgresStore {
         seen: u64,
         ttl: duetime::Duration,
     ) -> Result<Option<u64>, StoreError> {
-        self.claim_now(p, me, seen, ttl)
+        self.pooled(|s| s.claim_now(p, me, seen, ttl))
     }
 
     fn release(
@@ -809,7 +994,16 @@ impl Store for PostgresStore {
         me: duetime::ProcessId,
         epoch: u64,
     ) -> Result<bool, StoreError> {
-        self.release_now(p, me, epoch)
+        self.pooled(|s| s.release_now(p, me, epoch))
+    }
+
+    fn renew(
+        &mut self,
+        me: duetime::ProcessId,
+        held: &[(Partition, u64)],
+        ttl: duetime::Duration,
+    ) -> Result<Vec<Partition>, StoreError> {
+        self.pooled(|s| s.renew_now(me, held, ttl))
     }
 
     fn hold(&mut self, p: Partition, holder: super::Holder) -> Result<(), StoreError> {
@@ -817,7 +1011,7 @@ impl Store for PostgresStore {
     }
 
     fn members(&mut self) -> Result<Vec<duetime_loop::Member>, StoreError> {
-        self.read_members()
+        self.pooled(Self::read_members)
     }
 
     fn loads(&self) -> Loads {

@@ -14,8 +14,8 @@ use postgres::IsolationLevel;
 use duetime_loop::Partition;
 
 use super::{
-    is_broken, map_err, part_key, Connection, Failure, Isolation, PgRows, PostgresStore, Unknown,
-    Unsure,
+    is_broken, live, map_err, part_key, Connection, Failure, Isolation, PgRows, PostgresStore,
+    Unknown, Unsure,
 };
 use crate::store::cache::{Cache, Rows};
 use crate::store::{NoPairWhy, PairBody, PendingMove, StoreError};
@@ -55,7 +55,9 @@ impl PostgresStore {
         let several = self.count.get() > 1;
         self.connection().map_err(Failure::Before)?;
         let store = self.label.clone();
-        let Connection { client, statements } = self.conn.as_mut().expect("connected above");
+        let Connection {
+            client, statements, ..
+        } = live(&mut self.conn);
         let level = match isolation {
             Isolation::LockRow => IsolationLevel::ReadCommitted,
             Isolation::Serializable => IsolationLevel::Serializable,
