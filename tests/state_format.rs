@@ -392,7 +392,10 @@ fn closing_schedule(quiet: &str) -> Schedule {
 /// pass, some in its calendar's stretch; its calendar then changes while they are owed.
 /// `month_end` runs on the last business day, a yearly holiday excluded.
 fn format_9_parts(d: &mut Driver) {
-    let mut closing = def("closing", closing_schedule("2025-01-01T00:50..2025-01-01T00:55"));
+    let mut closing = def(
+        "closing",
+        closing_schedule("2025-01-01T00:50..2025-01-01T00:55"),
+    );
     closing.missed = MissedRule::Required;
     d.step(2_780, upsert(closing.clone()));
     d.step(
@@ -768,7 +771,10 @@ fn a_calendar_changed_while_due_times_are_owed_is_a_definition_change() {
         state: State::default(),
         runs: Vec::new(),
     };
-    let mut closing = def("closing", closing_schedule("2025-01-01T00:05..2025-01-01T00:08"));
+    let mut closing = def(
+        "closing",
+        closing_schedule("2025-01-01T00:05..2025-01-01T00:08"),
+    );
     closing.missed = MissedRule::Required;
     closing.safe_to_repeat = true;
     d.step(0, upsert(closing.clone()));
@@ -804,7 +810,10 @@ fn a_calendar_changed_while_due_times_are_owed_is_a_definition_change() {
     }
     let mut covered = 0;
     for e in &all {
-        if let Effect::Do(Action::Start { covers: Some(c), .. }) = e {
+        if let Effect::Do(Action::Start {
+            covers: Some(c), ..
+        }) = e
+        {
             let before = c.from.saturating_sub(Duration::from_millis(1));
             let old_part = old.count_in(before, c.to.min(change));
             let new_part = closing.schedule.count_in(before.max(change), c.to);
