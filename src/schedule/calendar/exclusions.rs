@@ -89,14 +89,22 @@ impl Exclusions {
                 .filter(|&&(_, e)| e > lo),
         );
         if !self.yearly.is_empty() {
-            let year = |ms: i64| LocalMinute(self.local_ms(ms).div_euclid(60_000)).year();
-            let (y0, y1) = (year(lo) - 1, year(hi.saturating_sub(1)).min(LAST_YEAR));
+            // The window in local minutes, widened by a day each side: a span outside it
+            // cannot reach the window whatever the offsets, so it is skipped before the
+            // (dearer) turn of its ends into instants.
+            let local = |ms: i64| self.local_ms(ms).div_euclid(60_000);
+            let (lo_m, hi_m) = (local(lo) - 1440, local(hi.saturating_sub(1)) + 1440);
+            let year = |m: i64| LocalMinute(m).year();
+            let (y0, y1) = (year(lo_m) - 1, year(hi_m).min(LAST_YEAR));
             for &(f, u) in &self.yearly {
                 for y in y0.max(1)..=y1 {
                     let k = y - f.year();
                     let (Some(f), Some(u)) = (f.shifted_years(k), u.shifted_years(k)) else {
                         continue;
                     };
+                    if u.0 <= lo_m || f.0 >= hi_m {
+                        continue;
+                    }
                     let (s, e) = (boundary(&self.zone, f), boundary(&self.zone, u));
                     if s < hi && e > lo {
                         raw.push((s, e));

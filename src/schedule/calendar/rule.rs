@@ -15,10 +15,12 @@
 //!    another due time is that one due time.
 //!
 //! The due times are kept ∪ rolled. Costs (all exact, none walks every due time of a range):
-//! `next_after` is the base's `next_after` plus one stretch lookup per excluded due time it
-//! passes; `count_in` is the base's `count_in` once, minus the base's `count_in` over each
-//! excluded stretch in the range (so ten years of a 30-holiday calendar cost ~300 counts);
-//! a business-day rule adds one business-day search per month of the range. A roll adds,
+//! `next_after` is the base's `next_after` plus one stretch lookup per due time it looks at
+//! (a lookup turns into instants only the spans within a day of it); `count_in` is the
+//! base's `count_in` once, minus the base's `count_in` over each excluded stretch in the
+//! range (so ten years of a 30-holiday calendar cost ~300 counts and ~600 span ends turned
+//! into instants); with a business-day rule, one business-day search per month of the range
+//! and then the same on that one day. A roll adds,
 //! to both, a visit to each excluded picked due time within `MAX_ROLL_DAYS` of the end of
 //! its stretch (one a holiday for a daily schedule; for a minutely one, 1,440 a day).
 
@@ -255,14 +257,45 @@ impl CalendarSchedule {
         if u <= a {
             return 0;
         }
-        let mut n = self.picked_count(a, u);
-        for (s, e) in self.ex.window(a.saturating_add(1), u.saturating_add(1)) {
-            n -= self.picked_count(a.max(s - 1), u.min(e - 1));
-        }
+        let mut n = match self.business_day {
+            None => self.kept_count(a, u),
+            Some(b) => self.kept_count_on_business_days(a, u, b),
+        };
         if self.roll != Roll::Stay {
             n += self.rolled_in(a, u);
         }
         n
+    }
+
+    /// The base's due times in `(a, u]` outside every excluded stretch: the base's count,
+    /// less its count over each stretch in the range.
+    fn kept_count(&self, a: i64, u: i64) -> u64 {
+        if u <= a {
+            return 0;
+        }
+        let count = |a: i64, u: i64| {
+            self.base
+                .count_in(Timestamp::from_millis(a), Timestamp::from_millis(u))
+        };
+        let mut n = count(a, u);
+        for (s, e) in self.ex.window(a.saturating_add(1), u.saturating_add(1)) {
+            n -= count(a.max(s - 1), u.min(e - 1));
+        }
+        n
+    }
+
+    /// `kept_count` with a business-day rule: month by month, on the chosen day only.
+    fn kept_count_on_business_days(&self, a: i64, u: i64, n: BusinessDay) -> u64 {
+        let (mut year, mut month) = self.month_before(a);
+        let last = self.month_of(u);
+        let mut total = 0;
+        while (year, month) <= last {
+            if let Some((s, e)) = self.chosen_day(year, month, n) {
+                total += self.kept_count(a.max(s - 1), u.min(e - 1));
+            }
+            (year, month) = next_month(year, month);
+        }
+        total
     }
 
     /// The first picked due time after `t` that no stretch excludes.
@@ -299,30 +332,6 @@ impl CalendarSchedule {
             (year, month) = next_month(year, month);
         }
         None
-    }
-
-    /// The picked due times in `(after, until]`.
-    fn picked_count(&self, after: i64, until: i64) -> u64 {
-        if until <= after {
-            return 0;
-        }
-        let count = |a: i64, u: i64| {
-            self.base
-                .count_in(Timestamp::from_millis(a), Timestamp::from_millis(u))
-        };
-        let Some(n) = self.business_day else {
-            return count(after, until);
-        };
-        let (mut year, mut month) = self.month_before(after);
-        let last = self.month_of(until);
-        let mut total = 0;
-        while (year, month) <= last {
-            if let Some((s, e)) = self.chosen_day(year, month, n) {
-                total += count(after.max(s - 1), until.min(e - 1));
-            }
-            (year, month) = next_month(year, month);
-        }
-        total
     }
 
     /// The local (year, month) of instant `t`.
