@@ -113,5 +113,55 @@ fn count_in(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, next_after, count_in);
+/// A yearly calendar of 30 holidays, one every 12 days from 3 January (issue 45's bench).
+fn holidays() -> duetime::Calendar {
+    let spans = (0..30)
+        .map(|i| {
+            let day = chrono::NaiveDate::from_ymd_opt(2025, 1, 3).unwrap()
+                + chrono::Duration::days(12 * i);
+            duetime::Span::parse(&day.format("%Y-%m-%d").to_string(), None).unwrap()
+        })
+        .collect();
+    let name = duetime::CalendarName::new("holidays").unwrap();
+    duetime::Calendar::new(name, true, spans).unwrap()
+}
+
+/// Calendar schedules against the plain cron schedule (issue 45): weekdays at 09:00 in
+/// London plain, the same with 30 holidays a year excluded, and the last business day of
+/// each month at 09:00 with those holidays; `next_after` from the 64 starts and `count_in`
+/// over ten years.
+fn calendar(c: &mut Criterion) {
+    let zone = Some("Europe/London");
+    let plain = Schedule::cron("0 9 * * mon-fri", zone).unwrap();
+    let none = duetime::Roll::Stay;
+    let excluded = Schedule::calendar(plain.clone(), vec![holidays()], None, none).unwrap();
+    let daily = Schedule::cron("0 9 * * *", zone).unwrap();
+    let last = duetime::BusinessDay::new(-1).ok();
+    let business = Schedule::calendar(daily, vec![holidays()], last, none).unwrap();
+    let starts: Vec<Timestamp> = starts().into_iter().map(Timestamp::from_secs).collect();
+    let (from, to) = (
+        Timestamp::from_secs(1_577_836_800), // 2020-01-01
+        Timestamp::from_secs(1_893_456_000), // 2030-01-01
+    );
+    let mut group = c.benchmark_group("calendar");
+    for (label, s) in [
+        ("plain", &plain),
+        ("holidays", &excluded),
+        ("business-day", &business),
+    ] {
+        group.bench_function(BenchmarkId::new("next_after", label), |b| {
+            let mut i = 0;
+            b.iter(|| {
+                i = (i + 1) % starts.len();
+                black_box(s.next_after(black_box(starts[i])))
+            })
+        });
+        group.bench_function(BenchmarkId::new("count_in-ten-years", label), |b| {
+            b.iter(|| black_box(s.count_in(black_box(from), black_box(to))))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, next_after, count_in, calendar);
 criterion_main!(benches);

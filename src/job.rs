@@ -512,7 +512,7 @@ impl JobDef {
         if self.missed == MissedRule::Required && self.overlap_policy() != Overlap::BufferAll {
             return Err(DefError::RequiredCannotSkipOverlap);
         }
-        if let Schedule::Every { period, .. } = self.schedule {
+        if let Schedule::Every { period, .. } = *self.schedule.base() {
             if period < config.tick {
                 return Err(DefError::EveryShorterThanTick {
                     period,
@@ -541,7 +541,7 @@ impl JobDef {
             return Err(DefError::BadConcurrencyLimit { limit });
         }
         if let Some(jitter) = self.jitter {
-            let max = match self.schedule {
+            let max = match *self.schedule.base() {
                 Schedule::Every { period, .. } => period.min(MAX_JITTER),
                 _ => MAX_JITTER,
             };

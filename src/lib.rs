@@ -156,8 +156,9 @@ pub use job::{
 };
 pub use schedule::zone::Segment as ZoneSegment;
 pub use schedule::{
-    wide_steps, CronError, CronSchedule, DstPolicy, DueTimes, Field, Fold, Gap, Problem, Schedule,
-    ScheduleError, WideStep, Zone,
+    wide_steps, BusinessDay, Calendar, CalendarError, CalendarName, CalendarSchedule, Calendars,
+    CronError, CronSchedule, DstPolicy, DueTimes, Field, Fold, Gap, Problem, Roll, Schedule,
+    ScheduleError, Span, WideStep, Zone, MAX_ROLL_DAYS, MAX_SPANS,
 };
 pub use state::{
     Config, Coordination, Globals, HeldDef, JobRecord, LastOutcome, LastRun, LoadError, OneShotEnd,

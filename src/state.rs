@@ -23,7 +23,7 @@ mod access;
 /// The state format written by this build; a state from a newer build is refused
 /// (`LoadError::NewerFormat`). Every earlier format loads unchanged. What each format added
 /// is in `docs/state-format.md`; the fixtures of each are `tests/fixtures/state-v*.json`.
-pub const FORMAT_VERSION: u32 = 8;
+pub const FORMAT_VERSION: u32 = 9;
 
 /// Timing the whole scheduler shares. Defaults: a 30 s tick; leases, lateness grace and the
 /// wait after a timeout's `Cancel` of two ticks each; 20 manual runs per job per hour.

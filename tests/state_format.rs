@@ -20,6 +20,7 @@ const FIXTURE_V5: &str = "tests/fixtures/state-v5.json";
 const FIXTURE_V6: &str = "tests/fixtures/state-v6.json";
 const FIXTURE_V7: &str = "tests/fixtures/state-v7.json";
 const FIXTURE_V8: &str = "tests/fixtures/state-v8.json";
+const FIXTURE_V9: &str = "tests/fixtures/state-v9.json";
 /// 2025-01-01T00:00:00Z
 const T0: i64 = 1_735_689_600_000;
 
@@ -245,6 +246,7 @@ fn rich_state() -> State {
     format_6_parts(&mut d);
     format_7_parts(&mut d);
     format_8_parts(&mut d);
+    format_9_parts(&mut d);
     d.state
 }
 
@@ -368,6 +370,50 @@ fn format_8_parts(d: &mut Driver) {
     d.tick(2_700 + 61);
     mover.concurrency_key = Some("/v8/after".to_string());
     d.step(2_700 + 62, upsert(mover));
+}
+
+/// A calendar of `spans` (text, label).
+fn calendar(name: &str, yearly: bool, spans: &[(&str, &str)]) -> duetime::Calendar {
+    let spans = spans
+        .iter()
+        .map(|(t, l)| duetime::Span::parse(t, (!l.is_empty()).then_some(*l)).unwrap())
+        .collect();
+    duetime::Calendar::new(duetime::CalendarName::new(name).unwrap(), yearly, spans).unwrap()
+}
+
+/// `closing`'s schedule: every minute (UTC), `quiet` excluded and rolled to the next day.
+fn closing_schedule(quiet: &str) -> Schedule {
+    let quiet = calendar("quiet", false, &[(quiet, "maintenance")]);
+    let base = Schedule::cron("* * * * *", None).unwrap();
+    Schedule::calendar(base, vec![quiet], None, duetime::Roll::Next).unwrap()
+}
+
+/// What format 9 added (issue 45): calendar schedules. `closing` is paused while due times
+/// pass, some in its calendar's stretch; its calendar then changes while they are owed.
+/// `month_end` runs on the last business day, a yearly holiday excluded.
+fn format_9_parts(d: &mut Driver) {
+    let mut closing = def(
+        "closing",
+        closing_schedule("2025-01-01T00:50..2025-01-01T00:55"),
+    );
+    closing.missed = MissedRule::Required;
+    d.step(2_780, upsert(closing.clone()));
+    d.step(
+        2_781,
+        Event::Pause {
+            job: JobName::new("closing").unwrap(),
+            actor: Actor::new("alice"),
+            note: "quarter end".to_string(),
+        },
+    );
+    d.tick(3_400); // 00:47 .. 00:56 owed (paused), 00:50 .. 00:54 excluded
+    closing.schedule = closing_schedule("2025-01-01T00:58..2025-01-01T01:05");
+    d.step(3_401, upsert(closing));
+    let holidays = calendar("holidays", true, &[("2025-01-31", "Founders' Day")]);
+    let base = Schedule::cron("0 17 * * *", Some("Europe/London")).unwrap();
+    let last = duetime::BusinessDay::new(-1).ok();
+    let month_end = Schedule::calendar(base, vec![holidays], last, duetime::Roll::Stay).unwrap();
+    d.step(3_402, upsert(def("month_end", month_end)));
 }
 
 fn confirm(job: &str, digest: &str) -> Event {
@@ -675,6 +721,110 @@ fn write_v8_fixture() {
 #[test]
 fn fixture_is_what_this_build_writes_while_format_8_is_current() {
     assert_fixture_is_written_while_current(8, FIXTURE_V8);
+}
+
+/// Writes the format-9 fixture. Run once, when format 9 was current; never again:
+/// `cargo test --test state_format -- --ignored write_v9_fixture`.
+#[test]
+#[ignore]
+fn write_v9_fixture() {
+    write_fixture(9, FIXTURE_V9);
+}
+
+#[test]
+fn fixture_is_what_this_build_writes_while_format_9_is_current() {
+    assert_fixture_is_written_while_current(9, FIXTURE_V9);
+}
+
+#[test]
+fn state_from_format_9_loads_with_its_calendar_schedules() {
+    let v = read_fixture(FIXTURE_V9);
+    assert_eq!(v["format"], 9);
+    let state: State = serde_json::from_value(v).expect("a v9 state loads");
+    state.self_check().unwrap();
+    let def_of = |job: &str| {
+        state
+            .seq_of_name(job)
+            .and_then(|seq| state.record(seq))
+            .map(|r| r.def().clone())
+            .unwrap_or_else(|| panic!("{job} is kept"))
+    };
+    assert_eq!(
+        def_of("closing").schedule,
+        closing_schedule("2025-01-01T00:58..2025-01-01T01:05")
+    );
+    let Schedule::Calendar(month_end) = def_of("month_end").schedule else {
+        panic!("month_end keeps its calendar schedule");
+    };
+    assert_eq!(month_end.business_day().map(|b| b.get()), Some(-1));
+    let jan = month_end.next_after(Timestamp::from_millis(T0)).unwrap();
+    assert_eq!(jan.to_string(), "2025-01-30T17:00:00Z"); // the 31st is Founders' Day
+}
+
+/// A calendar changed while due times are owed is a definition change like any other: a
+/// `Defined` line names the new calendar; the due times that passed while the job was
+/// paused are the old definition's up to the change and the new one's after it, and the
+/// runs cover exactly those.
+#[test]
+fn a_calendar_changed_while_due_times_are_owed_is_a_definition_change() {
+    let mut d = Driver {
+        state: State::default(),
+        runs: Vec::new(),
+    };
+    let mut closing = def(
+        "closing",
+        closing_schedule("2025-01-01T00:05..2025-01-01T00:08"),
+    );
+    closing.missed = MissedRule::Required;
+    closing.safe_to_repeat = true;
+    d.step(0, upsert(closing.clone()));
+    d.step(0, Event::ProcessStarted { process: P1 });
+    let pause = Event::Pause {
+        job: JobName::new("closing").unwrap(),
+        actor: Actor::new("alice"),
+        note: String::new(),
+    };
+    d.step(1, pause);
+    for secs in (30..=600).step_by(30) {
+        d.tick(secs);
+    }
+    let old = closing.schedule.clone();
+    closing.schedule = closing_schedule("2025-01-01T00:09..2025-01-01T00:12");
+    let effects = d.step(601, upsert(closing.clone()));
+    let change = Timestamp::from_millis(T0 + 601_000);
+    let defined = effects.iter().any(|e| {
+        matches!(e, Effect::Journal(duetime::Record { entry: duetime::Entry::History(
+            duetime::History::Defined { schedule, .. }), .. }) if **schedule == closing.schedule)
+    });
+    assert!(defined, "{effects:?}");
+    let resume = Event::Resume {
+        job: JobName::new("closing").unwrap(),
+        actor: Actor::new("alice"),
+    };
+    let mut all = d.step(602, resume);
+    for secs in (630..=1200).step_by(30) {
+        all.extend(d.tick(secs));
+        if d.state_holds(d.run_of("closing").0) {
+            all.extend(d.finish(secs + 1, "closing", Outcome::Ok));
+        }
+    }
+    let mut covered = 0;
+    for e in &all {
+        if let Effect::Do(Action::Start {
+            covers: Some(c), ..
+        }) = e
+        {
+            let before = c.from.saturating_sub(Duration::from_millis(1));
+            let old_part = old.count_in(before, c.to.min(change));
+            let new_part = closing.schedule.count_in(before.max(change), c.to);
+            assert_eq!(old_part + new_part, c.count, "{c:?}");
+            covered += c.count;
+        }
+    }
+    d.state.self_check().unwrap();
+    // 00:01-00:10 under the old calendar (00:05-00:07 out), then 00:12-00:20 under the new
+    // (00:09-00:11 out, rolled to the next day).
+    assert_eq!(covered, 7 + 9);
 }
 
 #[test]

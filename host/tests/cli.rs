@@ -859,3 +859,41 @@ fn an_unknown_top_level_key_is_suggested_only_what_is_close() {
     let r = duetime_in(dir.path(), &["check", "jobs.toml"]);
     assert!(r.stderr.contains("(did you mean \"job\"?)"), "{}", r.stderr);
 }
+
+/// `check` shows each due time a calendar excludes, with the calendar and the date's label
+/// (issue 45): the New Year's Day of a weekday job, and the last business day of January.
+#[test]
+fn check_names_each_excluded_due_time_and_why() {
+    let text = r#"
+[calendars.holidays]
+yearly = true
+dates = [{ date = "2026-01-01", label = "New Year's Day" }, "2026-01-30"]
+
+[[job]]
+name = "standup"
+cron = "0 9 * * mon-fri"
+tz = "Europe/London"
+exclude = ["holidays"]
+command = ["true"]
+
+[[job]]
+name = "payroll"
+cron = "0 17 * * *"
+tz = "Europe/London"
+exclude = ["holidays"]
+business_day = -1
+command = ["true"]
+"#;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("jobs.toml"), text).unwrap();
+    let from = "2025-12-30T12:00:00Z";
+    let r = duetime_in(dir.path(), &["check", "jobs.toml", "--from", from]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let out = &r.stdout;
+    assert!(
+        out.contains("excluded: 09:00 Thu 2026-01-01: holidays (New Year's Day)"),
+        "{out}"
+    );
+    // The 30th is a holiday, so the last business day of January 2026 is Thursday the 29th.
+    assert!(out.contains("2026-01-29 17:00"), "{out}");
+}

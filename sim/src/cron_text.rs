@@ -77,6 +77,10 @@ pub fn spec_of(schedule: &Schedule) -> Result<Spec, CronTextError> {
         Schedule::At { instant } => Ok(Spec::At {
             at_ms: instant.as_millis(),
         }),
+        Schedule::Calendar(_) => Err(CronTextError::Unsupported {
+            expr: schedule.to_string(),
+            reason: "the oracle does not read calendars yet".to_string(),
+        }),
     }
 }
 

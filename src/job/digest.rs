@@ -12,7 +12,7 @@ use sha2::{Digest, Sha256};
 
 use super::{Backoff, JobDef, MissedRule, Overlap};
 use crate::schedule::dst::{Fold, Gap};
-use crate::schedule::Schedule;
+use crate::schedule::{CalendarSchedule, Schedule};
 use crate::time::Duration;
 
 /// Written first, so a digest of a definition can never equal a digest of anything else
@@ -127,7 +127,29 @@ impl Canon {
                 self.text(1, "at");
                 self.int(2, instant.as_millis() as u64);
             }
+            Schedule::Calendar(c) => self.calendar_schedule(c),
         }
+    }
+
+    /// A calendar schedule: its base (tagged as a schedule of its own), then every
+    /// calendar's name, recurrence and spans with their labels (a label is what people see
+    /// as the reason, so it is confirmed too), then the business day and the roll.
+    fn calendar_schedule(&mut self, c: &CalendarSchedule) {
+        self.text(1, "calendar");
+        self.schedule(2, c.base());
+        self.int(3, c.exclude().len() as u64);
+        for cal in c.exclude() {
+            self.text(4, cal.name().as_str());
+            self.int(5, u64::from(cal.yearly()));
+            self.int(6, cal.spans().len() as u64);
+            for span in cal.spans() {
+                self.text(7, &span.to_string());
+                self.text_opt(8, span.label());
+            }
+        }
+        // The business day as its offset from -23, so it is a plain non-negative number.
+        self.opt(9, c.business_day().map(|b| (b.get() + 23) as u64));
+        self.text(10, c.roll().name());
     }
 
     fn tag(&mut self, tag: u8) {

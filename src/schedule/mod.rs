@@ -2,6 +2,7 @@
 //! time strictly after an instant), `count_in` (how many in a range, by arithmetic rather
 //! than walking) and `iter_after` (the due times in order).
 
+pub(crate) mod calendar;
 pub(crate) mod civil;
 pub(crate) mod cron;
 pub(crate) mod dst;
@@ -11,6 +12,10 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+pub use self::calendar::{
+    BusinessDay, Calendar, CalendarError, CalendarName, CalendarSchedule, Calendars, Roll, Span,
+    MAX_ROLL_DAYS, MAX_SPANS,
+};
 pub use self::cron::{wide_steps, CronError, CronSchedule, Field, Problem, WideStep};
 pub use dst::{DstPolicy, Fold, Gap};
 pub use zone::Zone;
@@ -41,6 +46,13 @@ pub enum Schedule {
         /// The due time.
         instant: Timestamp,
     },
+    /// A base schedule with calendars excluded and business-day rules (issue 45); boxed, so
+    /// the plain kinds stay as small as they were.
+    Calendar(
+        #[serde(with = "calendar_serde")]
+        #[cfg_attr(feature = "schema", schemars(with = "calendar::CalendarScheduleSpec"))]
+        Box<CalendarSchedule>,
+    ),
 }
 
 /// Why a schedule was refused.
@@ -50,6 +62,8 @@ pub enum ScheduleError {
     Cron(CronError),
     /// An `every` schedule with a zero period, which would be due all the time.
     ZeroPeriod,
+    /// A calendar, or a schedule's use of calendars, was refused.
+    Calendar(CalendarError),
 }
 
 impl fmt::Display for ScheduleError {
@@ -59,6 +73,7 @@ impl fmt::Display for ScheduleError {
             ScheduleError::ZeroPeriod => f.write_str(
                 "every: the period is zero; a period is at least 1ms, such as `30s` or `1h`",
             ),
+            ScheduleError::Calendar(e) => e.fmt(f),
         }
     }
 }
@@ -71,7 +86,58 @@ impl From<CronError> for ScheduleError {
     }
 }
 
+impl From<CalendarError> for ScheduleError {
+    fn from(e: CalendarError) -> Self {
+        ScheduleError::Calendar(e)
+    }
+}
+
 impl Schedule {
+    /// `base` with calendars excluded, a business-day rule and a roll
+    /// (`CalendarSchedule::new`, whose module doc defines the due times).
+    ///
+    /// # Errors
+    ///
+    /// `ScheduleError::Calendar` with `CalendarSchedule::new`'s refusal.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use duetime::{BusinessDay, Calendar, CalendarName, Roll, Schedule, Span, Timestamp};
+    ///
+    /// let holidays = Calendar::new(
+    ///     CalendarName::new("holidays")?,
+    ///     true,
+    ///     vec![Span::parse("2025-12-25", Some("Christmas Day"))?],
+    /// )?;
+    /// let base = Schedule::cron("0 9 * * mon-fri", Some("Europe/London"))?;
+    /// let s = Schedule::calendar(base, vec![holidays], None, Roll::Stay)?;
+    /// let eve: Timestamp = "2025-12-24T12:00:00Z".parse()?;
+    /// assert_eq!(s.next_after(eve), Some("2025-12-26T09:00:00Z".parse()?));
+    /// // The last business day of each month, at 09:00.
+    /// let base = Schedule::cron("0 9 * * *", Some("Europe/London"))?;
+    /// let last = Schedule::calendar(base, vec![], Some(BusinessDay::new(-1)?), Roll::Stay)?;
+    /// assert_eq!(last.next_after(eve), Some("2025-12-31T09:00:00Z".parse()?));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn calendar(
+        base: Schedule,
+        exclude: Vec<Calendar>,
+        business_day: Option<BusinessDay>,
+        roll: Roll,
+    ) -> Result<Schedule, ScheduleError> {
+        let c = CalendarSchedule::new(base, exclude, business_day, roll)?;
+        Ok(Schedule::Calendar(Box::new(c)))
+    }
+
+    /// The schedule under any calendar: itself for cron, every and at.
+    pub fn base(&self) -> &Schedule {
+        match self {
+            Schedule::Calendar(c) => c.base(),
+            other => other,
+        }
+    }
+
     /// A cron schedule: `expr` in the dialect of cronie (five fields, or six with seconds
     /// first, or a macro), optionally prefixed `CRON_TZ=Zone`; `tz` an IANA name or `None`
     /// for the prefix's zone or UTC.
@@ -153,6 +219,7 @@ impl Schedule {
                 i64::try_from(o + k * p).ok().map(Timestamp::from_millis)
             }
             Schedule::At { instant } => (*instant > t).then_some(*instant),
+            Schedule::Calendar(c) => c.next_after(t),
         }
     }
 
@@ -171,6 +238,7 @@ impl Schedule {
                 (k(until) - k(after)) as u64
             }
             Schedule::At { instant } => u64::from(after < *instant && *instant <= until),
+            Schedule::Calendar(c) => c.count_in(after, until),
         }
     }
 
@@ -211,6 +279,7 @@ impl fmt::Debug for Schedule {
             Schedule::Cron(c) => c.fmt(f),
             Schedule::Every { period, offset } => write!(f, "Every({period} + {offset})"),
             Schedule::At { instant } => write!(f, "At({instant})"),
+            Schedule::Calendar(c) => write!(f, "Calendar({c})"),
         }
     }
 }
@@ -230,6 +299,7 @@ impl fmt::Display for Schedule {
             Schedule::Every { period, offset } if offset.is_zero() => write!(f, "every {period}"),
             Schedule::Every { period, offset } => write!(f, "every {period} + {offset}"),
             Schedule::At { instant } => write!(f, "at {instant}"),
+            Schedule::Calendar(c) => c.fmt(f),
         }
     }
 }
@@ -246,5 +316,24 @@ mod cron_serde {
     pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<CronSchedule, D::Error> {
         let spec = CronSpec::deserialize(d)?;
         CronSchedule::try_from(spec).map_err(serde::de::Error::custom)
+    }
+}
+
+mod calendar_serde {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use super::calendar::{CalendarSchedule, CalendarScheduleSpec};
+
+    pub(super) fn serialize<S: Serializer>(c: &CalendarSchedule, s: S) -> Result<S::Ok, S::Error> {
+        CalendarScheduleSpec::from(c).serialize(s)
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Box<CalendarSchedule>, D::Error> {
+        let spec = CalendarScheduleSpec::deserialize(d)?;
+        CalendarSchedule::try_from(spec)
+            .map(Box::new)
+            .map_err(serde::de::Error::custom)
     }
 }

@@ -39,7 +39,7 @@ pub(crate) fn last_due(
             let d = Timestamp::from_millis(i64::try_from(o + k * p).ok()?);
             (d > after).then_some(d)
         }
-        Schedule::Cron(_) => {
+        Schedule::Cron(_) | Schedule::Calendar(_) => {
             if schedule.count_in(after, until) == 0 {
                 return None;
             }

@@ -165,6 +165,12 @@ fn schedule_text(s: &Schedule, written: Option<&str>) -> String {
             format!("every {period}, offset {offset} (a UTC grid from the epoch)")
         }
         Schedule::At { instant } => format!("at {instant} (once)"),
+        Schedule::Calendar(c) => {
+            let base = schedule_text(c.base(), written);
+            let rest = c.to_string();
+            let rest = rest.strip_prefix(&c.base().to_string()).unwrap_or(&rest);
+            format!("{base}{rest}")
+        }
     }
 }
 

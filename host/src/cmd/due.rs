@@ -40,7 +40,14 @@ pub enum NoteKind {
     GapSkipped,
     /// A local time that happens twice; says which pass runs.
     Fold,
+    /// A due time of the base schedule since the previous one that a calendar excludes,
+    /// with the calendar and the date's label (issue 45).
+    Excluded,
 }
+
+/// Base due times looked at between two due times for excluded ones (a minutely schedule
+/// over a week's holiday has thousands: the first few are named, then how many more).
+const MAX_EXCLUDED_LOOKED: usize = 10_000;
 
 /// Segments walked between two due times before giving up on skip notes; a zone changes
 /// offset at most a few times a year, so this covers centuries between due times.
@@ -50,8 +57,12 @@ const LISTED: usize = 4;
 
 /// The first `count` due times of `schedule` strictly after `from`, with their notes.
 pub fn upcoming(schedule: &Schedule, from: Timestamp, count: usize) -> Vec<Due> {
-    let cron = match schedule {
+    let cron = match schedule.base() {
         Schedule::Cron(c) => Some(c),
+        _ => None,
+    };
+    let calendar = match schedule {
+        Schedule::Calendar(c) => Some(c.as_ref()),
         _ => None,
     };
     let zone = cron.map_or(Tz::UTC, |c| c.zone().tz());
@@ -65,6 +76,9 @@ pub fn upcoming(schedule: &Schedule, from: Timestamp, count: usize) -> Vec<Due> 
             skipped_gaps(c, w, prev, at, &mut notes);
             gap_end(c, w, at, &mut notes);
             fold(c, at, &mut notes);
+        }
+        if let Some(c) = calendar {
+            excluded(c, zone, prev, at, &mut notes);
         }
         out.push(Due { at, zone, notes });
         prev = at;
@@ -194,6 +208,56 @@ fn skipped_gaps(
             }
         }
         seg = next;
+    }
+}
+
+/// The base's due times in `(prev, at)` that a calendar excludes, one note each (the first
+/// `LISTED`, then how many more): `excluded: 09:00 Thu 2026-01-01: holidays (New Year's Day)`.
+fn excluded(
+    c: &duetime::CalendarSchedule,
+    zone: Tz,
+    prev: Timestamp,
+    at: Timestamp,
+    notes: &mut Vec<Note>,
+) {
+    let mut more = 0;
+    let base = c.base().iter_after(prev).take_while(|d| *d < at);
+    for d in base.take(MAX_EXCLUDED_LOOKED) {
+        let why = c.excluded_by(d);
+        if why.is_empty() {
+            continue;
+        }
+        if notes
+            .iter()
+            .filter(|n| n.kind == NoteKind::Excluded)
+            .count()
+            >= LISTED
+        {
+            more += 1;
+            continue;
+        }
+        let reasons: Vec<String> = why
+            .iter()
+            .map(|(cal, label)| match label {
+                Some(l) => format!("{} ({l})", cal.name()),
+                None => cal.name().to_string(),
+            })
+            .collect();
+        let local = d.to_chrono().map(|t| t.with_timezone(&zone));
+        let when = local.map_or_else(
+            || d.to_string(),
+            |t| t.format("%H:%M %a %Y-%m-%d").to_string(),
+        );
+        notes.push(Note {
+            kind: NoteKind::Excluded,
+            text: format!("excluded: {when}: {}", reasons.join(", ")),
+        });
+    }
+    if more > 0 {
+        notes.push(Note {
+            kind: NoteKind::Excluded,
+            text: format!("excluded: {more} more before it"),
+        });
     }
 }
 

@@ -4,7 +4,7 @@
 use std::fmt;
 use std::io;
 
-use duetime::{CronError, DefError, Duration, ScheduleError};
+use duetime::{CalendarError, CronError, DefError, Duration, ScheduleError};
 
 use crate::alerts::RouteProblem;
 
@@ -83,6 +83,21 @@ pub enum TopProblem {
     },
     /// The `[alerts]` table, or one of its keys (`key` is `alerts.webhook`, ...).
     Alerts(RouteProblem),
+    /// A calendar refused by the core (a bad date, a range ending before it starts).
+    Calendar(CalendarError),
+    /// A calendar's value of the wrong type.
+    CalendarValue {
+        found: &'static str,
+        accepted: &'static str,
+    },
+    /// A key a calendar's table does not take.
+    UnknownCalendarKey {
+        accepted: &'static [&'static str],
+    },
+    /// A calendar's `file` that could not be read, or a line of it.
+    CalendarFile {
+        message: String,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -219,6 +234,17 @@ impl TopProblem {
                 IDENTITY_FORMS
             ),
             TopProblem::Alerts(p) => write!(f, "field {}: {p}", quote(key)),
+            TopProblem::Calendar(e) => write!(f, "field {}: {e}", quote(key)),
+            TopProblem::CalendarValue { found, accepted } => {
+                write!(f, "field {} is {found}; accepted: {accepted}", quote(key))
+            }
+            TopProblem::UnknownCalendarKey { accepted } => write!(
+                f,
+                "key {} is not accepted; accepted: {}",
+                quote(key),
+                accepted.join(", ")
+            ),
+            TopProblem::CalendarFile { message } => write!(f, "field {}: {message}", quote(key)),
             TopProblem::NotArrayOfTables { found } => write!(
                 f,
                 "key \"job\" is {found}; accepted: an array of tables, one [[job]] \

@@ -35,6 +35,9 @@ job_fields! {
     Every = "every",
     Offset = "offset",
     At = "at",
+    Exclude = "exclude",
+    BusinessDay = "business_day",
+    Roll = "roll",
     Command = "command",
     Workdir = "workdir",
     Env = "env",
@@ -87,7 +90,7 @@ impl std::fmt::Display for Field {
 /// The keys a `[[job]]` table accepts, in the order the docs list them.
 pub const JOB_FIELDS: &[&str] = Field::NAMES;
 /// The keys accepted at the top of the file.
-pub const TOP_FIELDS: &[&str] = &["user", "group", "alerts", "job"];
+pub const TOP_FIELDS: &[&str] = &["user", "group", "alerts", "calendars", "job"];
 /// The schedule keys: a job has exactly one.
 pub(super) const SCHEDULE_FIELDS: [Field; 3] = [Field::Cron, Field::Every, Field::At];
 

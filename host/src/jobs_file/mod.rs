@@ -22,12 +22,14 @@
 //! parser), then each complete definition goes through the core's own `JobDef::validate`,
 //! so the file refuses exactly what the core would refuse.
 //!
+//! `calendars` reads the file's `[calendars.NAME]` tables, which a job's `exclude` names.
 //! The module's rooms: `spans` parses the text once and knows the line of every key;
 //! `top` reads the top of the file; `reader` reads one `[[job]]` entry, with `values`,
 //! `schedules` and `commands` for its fields and `core_checks` for the core's refusals;
 //! `fields` is the one list of a job's keys, `rules` the core's named rules, `suggestions`
 //! the did-you-mean, and `errors` the error types and their text.
 
+mod calendars;
 mod commands;
 mod core_checks;
 mod errors;
@@ -155,7 +157,7 @@ pub fn parse_str_with(
     let mut jobs = Vec::new();
     let mut names = reader::Names::new();
     for (i, entry) in top.entries.iter().enumerate() {
-        let reader = reader::JobReader::new(file, i, &lines, &top.defaults);
+        let reader = reader::JobReader::new(file, i, &lines, &top.defaults, &top.calendars);
         let (job, mut job_errors) = reader.read_entry(entry, config, &mut names);
         jobs.extend(job);
         errors.append(&mut job_errors);

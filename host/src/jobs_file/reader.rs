@@ -46,6 +46,8 @@ pub(super) struct JobReader<'a> {
     /// The fields an error was recorded about, so the core's checks do not guess past them.
     pub(super) in_error: BTreeSet<Field>,
     pub(super) defaults: &'a RunAsDefaults,
+    /// The file's `[calendars.NAME]`, which `exclude` names.
+    pub(super) calendars: &'a duetime::Calendars,
 }
 
 impl<'a> JobReader<'a> {
@@ -55,6 +57,7 @@ impl<'a> JobReader<'a> {
         index: usize,
         lines: &'a Lines<'a>,
         defaults: &'a RunAsDefaults,
+        calendars: &'a duetime::Calendars,
     ) -> Self {
         JobReader {
             file,
@@ -64,6 +67,7 @@ impl<'a> JobReader<'a> {
             errors: Vec::new(),
             in_error: BTreeSet::new(),
             defaults,
+            calendars,
         }
     }
 

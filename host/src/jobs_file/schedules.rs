@@ -1,7 +1,10 @@
 //! A job's schedule: exactly one of `cron` (with `tz` and `dst`), `every` (with `offset`)
 //! and `at`, compiled by the core.
 
-use duetime::{CronError, CronSchedule, DstPolicy, Duration, Fold, Gap, Schedule, Timestamp};
+use duetime::{
+    BusinessDay, Calendar, CronError, CronSchedule, DstPolicy, Duration, Fold, Gap, Roll, Schedule,
+    ScheduleError, Timestamp,
+};
 use toml::Value;
 
 use super::errors::{FieldProblem, JobProblem, INSTANT_FORMS};
@@ -35,10 +38,92 @@ impl JobReader<'_> {
         };
         self.orphan_keys(t, kind);
         let before = self.errors.len();
-        match self.schedule_text(kind, get(t, kind)?)? {
+        let base = match self.schedule_text(kind, get(t, kind)?)? {
             ScheduleText::Cron(expr) => self.cron(t, expr),
             ScheduleText::Every(period) => self.every(t, period, before),
             ScheduleText::At(instant) => Some(Schedule::at(instant)),
+        };
+        self.calendar_rules(t, base?)
+    }
+
+    /// `exclude`, `business_day` and `roll` around the base schedule (issue 45): the
+    /// calendars named are looked up among the file's `[calendars.NAME]`.
+    fn calendar_rules(&mut self, t: &toml::Table, base: Schedule) -> Option<Schedule> {
+        let (ex, bd, roll) = (
+            get(t, Field::Exclude),
+            get(t, Field::BusinessDay),
+            get(t, Field::Roll),
+        );
+        if ex.is_none() && bd.is_none() && roll.is_none() {
+            return Some(base);
+        }
+        let exclude = match ex {
+            None => Vec::new(),
+            Some(v) => self.exclude(v)?,
+        };
+        let business_day = match bd {
+            None => None,
+            Some(Value::Integer(n)) => match BusinessDay::new(*n) {
+                Ok(b) => Some(b),
+                Err(e) => {
+                    let problem = FieldProblem::Schedule(ScheduleError::Calendar(e));
+                    self.field_error(Field::BusinessDay, problem);
+                    return None;
+                }
+            },
+            Some(v) => {
+                self.wrong_type(Field::BusinessDay, v, "an integer: 1 to 23, or -1 to -23");
+                return None;
+            }
+        };
+        let roll = match roll {
+            None => Roll::Stay,
+            Some(Value::String(s)) if s == "none" => Roll::Stay,
+            Some(Value::String(s)) if s == "next" => Roll::Next,
+            Some(Value::String(s)) if s == "previous" => Roll::Previous,
+            Some(v) => {
+                self.wrong_type(Field::Roll, v, "\"none\", \"next\" or \"previous\"");
+                return None;
+            }
+        };
+        match Schedule::calendar(base, exclude, business_day, roll) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                let at = if business_day.is_none() && exclude_is_empty(ex) {
+                    Field::Roll
+                } else {
+                    Field::Exclude
+                };
+                self.field_error(at, FieldProblem::Schedule(e));
+                None
+            }
+        }
+    }
+
+    /// `exclude = ["holidays", ...]`: the calendars, by the names the file declares.
+    fn exclude(&mut self, v: &Value) -> Option<Vec<Calendar>> {
+        let accepted = "an array of calendar names, such as [\"holidays\"]";
+        let Value::Array(items) = v else {
+            self.wrong_type(Field::Exclude, v, accepted);
+            return None;
+        };
+        let mut names = Vec::new();
+        for item in items {
+            match item {
+                Value::String(s) => names.push(s.as_str()),
+                other => {
+                    self.wrong_type(Field::Exclude, other, accepted);
+                    return None;
+                }
+            }
+        }
+        match self.calendars.resolve(&names) {
+            Ok(c) => Some(c),
+            Err(e) => {
+                let problem = FieldProblem::Schedule(ScheduleError::Calendar(e));
+                self.field_error(Field::Exclude, problem);
+                None
+            }
         }
     }
 
@@ -203,4 +288,9 @@ impl JobReader<'_> {
             .and_then(|v| self.choice_value(At::Inner(Field::Dst, "fold"), v));
         (self.errors.len() == before).then_some((gap, fold))
     }
+}
+
+/// Whether `exclude` is absent or names no calendar.
+fn exclude_is_empty(v: Option<&Value>) -> bool {
+    v.is_none_or(|v| matches!(v, Value::Array(a) if a.is_empty()))
 }

@@ -338,3 +338,94 @@ fn a_dotted_key_does_not_cost_the_other_errors_their_lines() {
         "{es:?}"
     );
 }
+
+const CALENDARS: &str = r#"
+[calendars.holidays]
+yearly = true
+dates = ["2025-12-25", { date = "2026-01-01", label = "New Year's Day" }, "2025-12-24T12:00..2025-12-26"]
+
+[calendars.freeze]
+dates = ["2025-11-20..2025-11-30"]
+
+[[job]]
+name = "payroll"
+cron = "0 9 * * *"
+tz = "Europe/London"
+exclude = ["holidays", "freeze"]
+business_day = -1
+roll = "next"
+command = ["true"]
+"#;
+
+#[test]
+fn calendars_and_business_days_read_into_a_calendar_schedule() {
+    let file = parse_str(CALENDARS, "jobs.toml").unwrap_or_else(|e| panic!("{e:?}"));
+    let Schedule::Calendar(c) = &file.jobs[0].def.schedule else {
+        panic!("{:?}", file.jobs[0].def.schedule);
+    };
+    let names: Vec<&str> = c.exclude().iter().map(|c| c.name().as_str()).collect();
+    assert_eq!(names, ["holidays", "freeze"]);
+    assert!(c.exclude()[0].yearly() && !c.exclude()[1].yearly());
+    assert_eq!(c.business_day().map(|b| b.get()), Some(-1));
+    assert_eq!(c.roll(), duetime::Roll::Next);
+    let labels: Vec<Option<&str>> = c.exclude()[0].spans().iter().map(|s| s.label()).collect();
+    assert_eq!(labels, [None, None, Some("New Year's Day")]);
+}
+
+#[test]
+fn calendar_mistakes_name_the_field_and_the_line() {
+    let es = errors(&CALENDARS.replace("\"freeze\"]", "\"freez\"]"));
+    assert_eq!(
+        es,
+        [
+            "jobs.toml:13: job \"payroll\": field \"exclude\": exclude: no calendar `freez`; \
+          accepted: freeze, holidays"
+        ]
+    );
+    let es = errors(&CALENDARS.replace("business_day = -1", "business_day = 0"));
+    let ok = es[0].starts_with("jobs.toml:14:") && es[0].contains("accepted: 1 to 23");
+    assert!(ok, "{es:?}");
+    let backwards = "\"2025-11-30..2025-11-20\"";
+    let es = errors(&CALENDARS.replace("\"2025-11-20..2025-11-30\"", backwards));
+    let ok = es[0].contains("calendars.freeze.dates") && es[0].contains("ends before it starts");
+    assert!(ok, "{es:?}");
+    let es = errors(&CALENDARS.replace("\"2025-12-25\"", "\"2025-12-32\""));
+    let ok = es[0].contains("calendars.holidays.dates") && es[0].contains("is not a date");
+    assert!(ok, "{es:?}");
+    let es = errors(&CALENDARS.replace("roll = \"next\"", "roll = \"later\""));
+    let ok = es[0].contains("field \"roll\"") && es[0].contains("\"previous\"");
+    assert!(ok, "{es:?}");
+    // Both mistakes of the calendar, then the job that names it (it has no calendar).
+    let es = errors(&CALENDARS.replace("yearly = true", "yearly = 1\nweekly = true"));
+    assert_eq!(es.len(), 3, "{es:?}");
+}
+
+#[test]
+fn a_calendar_reads_a_file_of_dates_next_to_the_jobs_file() {
+    let dir = std::env::temp_dir().join(format!("duetime-calendar-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let dates =
+        "# public holidays\n2026-01-01 New Year's Day\n\n2026-04-03   Good Friday # Easter\n";
+    std::fs::write(dir.join("holidays.txt"), dates).unwrap();
+    let text = CALENDARS.replace(
+        "yearly = true\n",
+        "yearly = true\nfile = \"holidays.txt\"\n",
+    );
+    let jobs = dir.join("jobs.toml");
+    let file = parse_str(&text, &jobs.display().to_string()).unwrap_or_else(|e| panic!("{e:?}"));
+    let Schedule::Calendar(c) = &file.jobs[0].def.schedule else {
+        panic!("a calendar schedule");
+    };
+    let labels: Vec<Option<&str>> = c.exclude()[0].spans().iter().map(|s| s.label()).collect();
+    assert!(labels.contains(&Some("Good Friday")), "{labels:?}");
+    std::fs::write(dir.join("holidays.txt"), "2026-01-01\n2026-02-30 nope\n").unwrap();
+    let es = match parse_str(&text, &jobs.display().to_string()) {
+        Ok(_) => panic!("a bad line is refused"),
+        Err(es) => es.iter().map(ToString::to_string).collect::<Vec<_>>(),
+    };
+    assert!(
+        es[0].contains("holidays.txt line 2") && es[0].contains("2026-02-30"),
+        "{es:?}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

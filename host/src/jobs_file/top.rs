@@ -21,6 +21,7 @@ pub(super) struct RunAsDefaults {
 pub(super) struct Top<'d> {
     pub(super) defaults: RunAsDefaults,
     pub(super) alerts: Option<Route>,
+    pub(super) calendars: duetime::Calendars,
     pub(super) entries: &'d [Value],
 }
 
@@ -44,9 +45,11 @@ pub(super) fn read<'d>(
         group: top.identity("group"),
     };
     let alerts = top.alerts();
+    let calendars = top.calendars();
     Top {
         defaults,
         alerts,
+        calendars,
         entries,
     }
 }
@@ -114,6 +117,20 @@ impl<'d> TopReader<'d, '_> {
                 None
             }
         }
+    }
+}
+
+impl TopReader<'_, '_> {
+    /// The file's `[calendars.NAME]` tables (none after recording why each is refused).
+    fn calendars(&mut self) -> duetime::Calendars {
+        let Some(v) = self.doc.get("calendars") else {
+            return duetime::Calendars::new();
+        };
+        let (calendars, refusals) = super::calendars::read(v, self.file);
+        for (key, problem) in refusals {
+            self.error("calendars", key, problem);
+        }
+        calendars
     }
 }
 
