@@ -83,6 +83,27 @@ export type Backoff = {
   max: Duration;
 };
 
+/** Which business day of the month: 1 to 23 from its start, -1 to -23 from its end. */
+export type BusinessDay = number;
+
+/** A calendar's name: a lower-case letter, then at most 63 of `a-z0-9_` (a job name's shape). */
+export type CalendarName = string;
+
+/** The stored form of a calendar schedule, inside `{"kind": "calendar", ...}`: its base */
+export type CalendarScheduleSpec = {
+  base: Schedule;
+  business_day?: (BusinessDay | null);
+  exclude?: Array<CalendarSpec>;
+  roll?: Roll;
+};
+
+/** The stored form of a calendar: `{"name", "yearly", "dates": [{"span", "label"}]}`. */
+export type CalendarSpec = {
+  dates: Array<SpanSpec>;
+  name: CalendarName;
+  yearly?: boolean;
+};
+
 /** Why the host is asked to cancel a run. */
 export type CancelReason = ("timeout" | "lease_lost" | "stopping");
 
@@ -1277,6 +1298,9 @@ export type RetryWait = {
   trigger: Trigger;
 };
 
+/** What becomes of a due time an exclusion covers. */
+export type Roll = ("none" | "next" | "previous");
+
 /** One attempt to execute a job, numbered by a counter in the state. */
 export type RunId = number;
 
@@ -1298,7 +1322,15 @@ export type Schedule = (CronSpec & {
   /** The due time. */
   instant: Timestamp;
   kind: "at";
+} | CalendarScheduleSpec & {
+  kind: "calendar";
 });
+
+/** A span's stored form: its text (`2025-12-24T12:00..2025-12-28T00:00`) and label. */
+export type SpanSpec = {
+  label?: (string | null);
+  span: string;
+};
 
 /** The serialized form: what a host stores. `Globals` and the jobs are the same data cut */
 export type State = {
