@@ -78,7 +78,9 @@ fn non_numbers(line: &str) -> Option<WireError> {
     }
     let word = word?;
     marked.push_str(&line[last..]);
-    let Ok(Strict(value)) = serde_json::from_str::<Strict>(&marked) else {
+    // A line that is not one object (`Infinity` alone, `[NaN]`) is a bad line whatever
+    // it holds: no field of a request holds the word.
+    let Ok(Strict(value @ Value::Object(_))) = serde_json::from_str::<Strict>(&marked) else {
         return None;
     };
     let path = find(&value, &Value::from(MARK))?;

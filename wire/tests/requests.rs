@@ -394,6 +394,24 @@ fn a_key_that_is_no_plain_name_is_named_in_brackets() {
     assert_eq!(core.state().job_count(), 0);
 }
 
+/// Found by the `wire_request` fuzz target's first hour
+/// (fuzz/regressions/wire_request/infinity-alone-names-no-field): `Infinity` alone on a line
+/// was refused as a bad field with an empty path. A line that is not one object is a bad
+/// line, whatever word it holds.
+#[test]
+fn a_non_number_outside_any_object_is_a_bad_line() {
+    let mut core = Core::default();
+    for line in ["Infinity", "NaN", "-Infinity", "[NaN]", "[1, Infinity]"] {
+        let a: Value = serde_json::from_str(&core.handle_line(line)).unwrap();
+        assert_eq!(
+            refusal(&a),
+            ("bad_line".into(), String::new()),
+            "{line}: {a}"
+        );
+        assert!(a["error"].get("field").is_none(), "{line}: {a}");
+    }
+}
+
 /// Finding 7: `NaN` (Python's json.dumps of a float NaN) is named where it stands.
 #[test]
 fn nan_and_infinity_name_their_field() {
