@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use duetime_host::store::{self, Store};
 use duetime_loop::{route_of, PartitionCount};
-use world::{poll, signal, wait, World};
+use world::{drain_all, poll, signal, wait, World};
 
 /// The jobs below `SAFE` are not safe to repeat (the default): a due time of theirs
 /// written twice is a run started twice.
@@ -436,8 +436,8 @@ fn two_daemons_on_64_partitions_hold_a_few_connections_and_step_every_partition(
         .collect();
     let w = World::on(&db.url, &jobs);
     let flags = ["--tick", "1s", "--pg-connections", "4"];
-    let mut a = w.daemon_with("a.log", Some("a.runs"), &flags);
-    let mut b = w.daemon_with("b.log", Some("b.runs"), &flags);
+    let a = w.daemon_with("a.log", Some("a.runs"), &flags);
+    let b = w.daemon_with("b.log", Some("b.runs"), &flags);
     let runs_of = |n: &String| {
         fs::read_to_string(w.path(&format!("{n}.txt")))
             .unwrap_or_default()
@@ -483,17 +483,13 @@ fn two_daemons_on_64_partitions_hold_a_few_connections_and_step_every_partition(
         "{most} connections for two daemons of --pg-connections {CONNECTIONS}"
     );
     assert!(most > 0, "the daemons' connections were seen");
-    for d in [&a, &b] {
-        signal(d, libc::SIGTERM);
-    }
-    for (name, d) in [("a.log", &mut a), ("b.log", &mut b)] {
-        assert_eq!(
-            wait(d, Duration::from_secs(60)),
-            Some(0),
-            "{}",
-            log(&w, name)
-        );
-    }
+    let logs = ["a.log", "b.log"];
+    drain_all(
+        &w,
+        &mut [a, b],
+        |i| logs[i].to_string(),
+        Duration::from_secs(60),
+    );
     assert!(
         db.owners().iter().all(Option::is_none),
         "a partition still held after a clean stop"
