@@ -180,6 +180,11 @@ fn connect(
         config.connect_timeout(std::time::Duration::from_secs(5));
     }
     config.keepalives(true);
+    // So an operator reading `pg_stat_activity` knows the scheduler's connections (a URL's
+    // own `application_name` wins).
+    if config.get_application_name().is_none() {
+        config.application_name("duetime");
+    }
     let mut client = config.connect(tls.clone()).map_err(|e| {
         // A refused certificate is no outage: waiting would not mend it.
         match tls::failure(&e) {
