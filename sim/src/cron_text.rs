@@ -14,9 +14,9 @@
 use std::fmt;
 
 use chrono_tz::Tz;
-use duetime::{DstPolicy, Fold, Gap, Schedule};
+use duetime::{CalendarSchedule, DstPolicy, Fold, Gap, Roll, Schedule};
 
-use crate::oracle::{CronSpec, DstRule, FoldPass, Spec};
+use crate::oracle::{CalendarSpec, CronSpec, DateSet, DstRule, FoldPass, RollTo, Spec};
 
 /// Why a schedule cannot be handed to the oracle.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -77,11 +77,55 @@ pub fn spec_of(schedule: &Schedule) -> Result<Spec, CronTextError> {
         Schedule::At { instant } => Ok(Spec::At {
             at_ms: instant.as_millis(),
         }),
-        Schedule::Calendar(_) => Err(CronTextError::Unsupported {
-            expr: schedule.to_string(),
-            reason: "the oracle does not read calendars yet".to_string(),
-        }),
+        Schedule::Calendar(c) => calendar_spec_of(c).map(|c| Spec::Calendar(Box::new(c))),
     }
+}
+
+/// The text the checker finds a schedule's oracle spec by: its Display, and for a calendar
+/// schedule each calendar's spans too (a calendar changed under the same name displays the
+/// same, yet is another schedule).
+pub fn schedule_key(schedule: &Schedule) -> String {
+    let Schedule::Calendar(c) = schedule else {
+        return schedule.to_string();
+    };
+    let mut key = schedule.to_string();
+    for cal in c.exclude() {
+        let spans: Vec<String> = cal.spans().iter().map(ToString::to_string).collect();
+        key.push_str(&format!(" {}={{{}}}", cal.name(), spans.join(" ")));
+    }
+    key
+}
+
+/// A calendar schedule to the oracle's words: its base as `spec_of` reads it, and each
+/// calendar's spans as the text they are stored in (`Span`'s Display), which the oracle
+/// reads again with its own parser.
+fn calendar_spec_of(c: &CalendarSchedule) -> Result<CalendarSpec, CronTextError> {
+    let base = spec_of(c.base())?;
+    let tz = match &base {
+        Spec::Cron(cron) => cron.tz,
+        _ => Tz::UTC,
+    };
+    let calendars = c
+        .exclude()
+        .iter()
+        .map(|cal| DateSet {
+            name: cal.name().to_string(),
+            yearly: cal.yearly(),
+            spans: cal.spans().iter().map(ToString::to_string).collect(),
+        })
+        .collect();
+    let roll = match c.roll() {
+        Roll::Stay => RollTo::Stay,
+        Roll::Next => RollTo::Next,
+        Roll::Previous => RollTo::Previous,
+    };
+    let business_day = c.business_day().and_then(|b| i32::try_from(b.get()).ok());
+    let spec = CalendarSpec::new(base, tz, calendars, business_day, roll);
+    spec.check().map_err(|reason| CronTextError::Unsupported {
+        expr: c.to_string(),
+        reason,
+    })?;
+    Ok(spec)
 }
 
 /// The oracle's words for a policy the core was given.

@@ -83,6 +83,9 @@ pub struct Overrides {
     /// (`draw_stalls`: every job keeps the default `stall_after`; `draw_seconds`: no cron
     /// seconds field), so those seeds (`sim/tests/seeds.rs`) replay their worlds.
     pub without_late_draws: bool,
+    /// Some schedules are wrapped in calendars (`calendars::draw_calendars`; issue 45, not
+    /// yet in the default worlds: `--calendars`).
+    pub calendars: bool,
 }
 
 /// Per-hour rates and per-event probabilities of every fault.
@@ -132,6 +135,8 @@ pub struct WorldConfig {
     /// Some jobs draw a `stall_after` within their timeout (`draw_stalls`), and some cron
     /// schedules a seconds field (`draw_seconds`).
     pub late_draws: bool,
+    /// Some schedules are wrapped in calendars (`Overrides::calendars`).
+    pub calendars: bool,
     /// The store runs `single_owner` coordination (one process claims at a time) rather
     /// than shared.
     pub single_owner: bool,
@@ -159,7 +164,7 @@ impl fmt::Display for WorldConfig {
             "seed {} | {} processes, tick {}s, from {start}, safety {:.1}h + liveness {:.1}h | \
              per hour: crash {:.2} stall {:.2} jump {:.2} drain {:.2} command {:.2} | \
              abort {:.3} lost-answer {:.3} late {:.3} dup {:.3} orphan {:.2} adopt {} | skew ±{}s drift ±{}ppm | \
-             burst {:.2} jumps to {:.1}d stalls to {:.1}h | {}{}{}",
+             burst {:.2} jumps to {:.1}d stalls to {:.1}h | {}{}{}{}",
             self.seed,
             self.processes,
             self.tick_ms / 1000,
@@ -190,7 +195,8 @@ impl fmt::Display for WorldConfig {
                 Some(cap) => format!(" | cap {cap} runs per process"),
                 None => String::new(),
             },
-            if self.rows { " | rows" } else { "" }
+            if self.rows { " | rows" } else { "" },
+            if self.calendars { " | calendars" } else { "" }
         )
     }
 }
@@ -372,6 +378,7 @@ pub fn draw_world(seed: u64, rng: &mut ChaCha8Rng, o: &Overrides) -> WorldConfig
         faults,
         dst_zone,
         late_draws: !o.without_late_draws,
+        calendars: o.calendars,
         single_owner: draw_single_owner(seed),
         max_runs_per_process,
         rows,
@@ -546,6 +553,10 @@ pub(crate) enum Stream {
     Turns = 20,
     /// Monotonic clocks read in a wrong unit (`World::schedule_mono_units`).
     MonoUnits = 21,
+    /// Calendars around schedules (`calendars::draw_calendars`).
+    Calendars = 22,
+    /// The instants Z3 checks calendar schedules from (`calendars::check_calendars`).
+    CalendarChecks = 23,
 }
 
 /// The random stream `stream` of world `seed`.
@@ -755,6 +766,9 @@ pub fn draw_jobs(rng: &mut ChaCha8Rng, cfg: &WorldConfig, count: Option<usize>) 
     draw_switches(cfg, &mut jobs, &tightest_of);
     if cfg.late_draws {
         draw_stalls(cfg, &mut jobs);
+    }
+    if cfg.calendars {
+        crate::calendars::draw_calendars(cfg, &mut jobs);
     }
     jobs
 }

@@ -3,6 +3,7 @@
 //! schedules. `run_seed` is the whole of one world; the binary runs ranges of them.
 
 pub mod bank;
+pub mod calendars;
 pub mod check;
 pub mod cron_text;
 pub mod cron_typing;
@@ -298,6 +299,7 @@ pub fn run_seed(seed: u64, opts: &Options) -> SeedReport {
     let max_runs_per_process = cfg.max_runs_per_process;
     let cfg_checks_state = cfg.mode.checks_state();
     let dates = dates::check_jobs(seed, &jobs);
+    let calendars = calendars::check_calendars(seed, start_ms, &jobs);
     let (settle_bound, run_bound) = liveness_bounds(&jobs, opts.keep_durations);
     let mut world = world::World::new(cfg, rng, jobs, opts.record_inputs, opts.hash_trace);
     if opts.readable_trace {
@@ -360,6 +362,11 @@ pub fn run_seed(seed: u64, opts: &Options) -> SeedReport {
         .entry(Probe::CronTextTypedNearItsBoundsZ2.name())
         .or_default() += typed;
     violations.extend(typed_wrong);
+    *report
+        .probes
+        .entry(Probe::CalendarSchedulesCheckedOverWeeksZ3.name())
+        .or_default() += calendars.checked;
+    violations.extend(calendars.violations);
     report.verdict = if violations.iter().any(|v| !v.is_liveness()) {
         Verdict::Safety
     } else if !violations.is_empty() {
@@ -378,9 +385,9 @@ pub(crate) fn facts_of(jobs: &[gen::SimJob]) -> BTreeMap<JobName, JobFacts> {
     jobs.iter()
         .map(|j| {
             let mut specs = BTreeMap::new();
-            specs.insert(j.def.schedule.to_string(), j.spec.clone());
+            specs.insert(cron_text::schedule_key(&j.def.schedule), j.spec.clone());
             for (s, spec) in &j.alternatives {
-                specs.insert(s.to_string(), spec.clone());
+                specs.insert(cron_text::schedule_key(s), spec.clone());
             }
             let facts = JobFacts {
                 safe_to_repeat: j.def.safe_to_repeat,

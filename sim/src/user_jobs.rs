@@ -158,7 +158,7 @@ fn shortest_spacing(spec: &Spec) -> Option<i64> {
     match spec {
         Spec::Every { period_ms, .. } => Some(*period_ms),
         Spec::At { .. } => None,
-        Spec::Cron(_) => {
+        Spec::Cron(_) | Spec::Calendar(_) => {
             let from = 1_740_787_200_000; // 2025-03-01T00:00:00Z
             let due = spec.due_in(from, from + 35 * 86_400_000);
             due.windows(2).map(|w| w[1].at - w[0].at).min()

@@ -88,7 +88,7 @@ impl Checker {
         }
         self.applied_only_by_confirmation(idx, rec, "defined");
         let t = &mut self.tracks[idx];
-        let text = schedule.to_string();
+        let text = crate::cron_text::schedule_key(schedule);
         t.one_shot = one_shot_instant(&text).map(|instant| OneShot {
             instant,
             end_owed: None,

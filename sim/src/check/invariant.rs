@@ -125,6 +125,8 @@ invariants! {
     Z1,
     /// Cron text as people type it is read as `docs/schedules.md` says.
     Z2,
+    /// Over weeks, a calendar schedule's due times and counts are the oracle's.
+    Z3,
     /// What a host logs says what happened.
     W1,
     /// A definition as a person writes it reads back as itself.

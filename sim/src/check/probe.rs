@@ -257,6 +257,7 @@ probes! {
     }
     elsewhere {
         CommandRefusedAsTheJournalSays = "command refused as the journal says",
+        CalendarSchedulesCheckedOverWeeksZ3 = "calendar schedules checked over weeks (Z3)",
         BackfillRefusedOther = "backfill refused: other",
         DamageRefusedCountersBehindAccepted = "damage refused: counters behind (accepted?)",
         HandedBackBackfillCoverMergedWithTheSchedulesOwn = "handed-back backfill cover merged with the schedule's own",

@@ -268,7 +268,7 @@ pub(super) fn count_due(spec: &Spec, after: i64, until: i64, cap: u64) -> u64 {
             u64::try_from(k(until) - k(after)).unwrap_or(0)
         }
         Spec::At { at_ms } => u64::from(after < *at_ms && *at_ms <= until),
-        Spec::Cron(_) => {
+        Spec::Cron(_) | Spec::Calendar(_) => {
             let (mut n, mut t) = (0, after);
             while t < until && n <= cap {
                 let end = t.saturating_add(DAY).min(until);

@@ -22,10 +22,12 @@
 //! into instants); with a business-day rule, one business-day search per month of the range
 //! and then the same on that one day. A roll adds,
 //! to both, a visit to each excluded picked due time within `MAX_ROLL_DAYS` of the end of
-//! its stretch (one a holiday for a daily schedule; for a minutely one, 1,440 a day).
+//! its stretch (one a holiday for a daily schedule; for a minutely one, 1,440 a day), once
+//! a stretch: the targets are kept in a memo (`RollMemo`), so later calls pay a lookup.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
+use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 
@@ -115,6 +117,39 @@ pub struct CalendarSchedule {
     pub(crate) roll: Roll,
     /// Derived from the above: the excluded instants in the base's zone.
     ex: Exclusions,
+    /// Where each excluded stretch's due times roll, worked out once a stretch.
+    rolls: RollMemo,
+}
+
+/// The rolled due times of whole excluded stretches that are not picked due times already
+/// (`CalendarSchedule::fresh_targets`), each stretch's worked out once: a stretch's
+/// sources are visited once, not at every `next_after` and `count_in` a host asks, which
+/// for a dense base (every 30 s, a holiday of 2,880 sources) is the difference between a
+/// lookup and thousands of searches a call. A memo, not state: it is derived from the
+/// schedule, shared by its clones, and never compared, stored or shown.
+#[derive(Clone, Default)]
+struct RollMemo(Arc<Mutex<Targets>>);
+
+/// Each whole stretch `(start, end)` and its fresh targets.
+type Targets = BTreeMap<(i64, i64), Arc<[i64]>>;
+
+/// The most stretches a memo keeps (it starts afresh past it): a long-lived schedule meets
+/// a few stretches a year.
+const MEMO_STRETCHES: usize = 256;
+
+impl RollMemo {
+    fn get(&self, stretch: (i64, i64)) -> Option<Arc<[i64]>> {
+        let memo = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        memo.get(&stretch).cloned()
+    }
+
+    fn put(&self, stretch: (i64, i64), targets: Arc<[i64]>) {
+        let mut memo = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if memo.len() >= MEMO_STRETCHES {
+            memo.clear();
+        }
+        memo.insert(stretch, targets);
+    }
 }
 
 impl PartialEq for CalendarSchedule {
@@ -194,6 +229,7 @@ impl CalendarSchedule {
             business_day,
             roll,
             ex,
+            rolls: RollMemo::default(),
         })
     }
 
@@ -409,9 +445,43 @@ impl CalendarSchedule {
         })
     }
 
-    /// `next_after` with `roll = "next"`: the earliest of `kept` and the targets of excluded
-    /// due times from `ROLL_REACH` before `t` on (a target lies less than that after its
-    /// source). Skips stretches' parts too far from their end for a target outside them.
+    /// The targets of whole excluded stretch `stretch` that are not picked due times (those
+    /// are kept due times already, or excluded: never new), sorted. Only sources within
+    /// `ROLL_REACH` of its end (its start, rolling back) can land outside it.
+    fn fresh_targets(&self, stretch: (i64, i64)) -> Arc<[i64]> {
+        if let Some(t) = self.rolls.get(stretch) {
+            return t;
+        }
+        let (s, e) = stretch;
+        let (from, to) = match self.roll {
+            Roll::Previous => (s, e.min(s.saturating_add(ROLL_REACH))),
+            _ => (s.max(e.saturating_sub(ROLL_REACH)), e),
+        };
+        let mut targets = BTreeSet::new();
+        let mut cursor = from - 1;
+        while let Some(d) = self.picked_next(cursor).filter(|&d| d < to) {
+            targets.extend(self.roll_target(d));
+            cursor = d;
+        }
+        let kept = |r: i64| self.picked_next(r - 1) == Some(r);
+        let fresh: Arc<[i64]> = targets.into_iter().filter(|&r| !kept(r)).collect();
+        self.rolls.put(stretch, fresh.clone());
+        fresh
+    }
+
+    /// The first of `fresh_targets(stretch)` after `t`, if earlier than `best`.
+    fn better_target(&self, stretch: (i64, i64), t: i64, best: Option<i64>) -> Option<i64> {
+        let targets = self.fresh_targets(stretch);
+        let first = targets.get(targets.partition_point(|&r| r <= t)).copied();
+        match (first, best) {
+            (Some(r), Some(b)) => Some(r.min(b)),
+            (r, b) => r.or(b),
+        }
+    }
+
+    /// `next_after` with `roll = "next"`: the earliest of `kept` and the targets of the
+    /// stretches whose sources lie from `ROLL_REACH` before `t` on (a target lies less than
+    /// that after its source), stretch by stretch until their sources pass the best.
     fn rolled_next_forward(&self, t: i64, kept: Option<i64>) -> Option<i64> {
         let mut best = kept;
         let mut cursor = t.saturating_sub(ROLL_REACH);
@@ -425,19 +495,17 @@ impl CalendarSchedule {
                     None => break,
                 },
                 Some((_, e)) if d < e - ROLL_REACH => cursor = e - ROLL_REACH - 1,
-                Some(_) => {
-                    if let Some(r) = self.roll_target(d).filter(|&r| r > t) {
-                        best = Some(best.map_or(r, |b| b.min(r)));
-                    }
-                    cursor = d;
+                Some(stretch) => {
+                    best = self.better_target(stretch, t, best);
+                    cursor = stretch.1 - 1;
                 }
             }
         }
         best
     }
 
-    /// `next_after` with `roll = "previous"`: targets lie before their sources, so sources
-    /// after `t` up to `ROLL_REACH` past the best found so far.
+    /// `next_after` with `roll = "previous"`: targets lie before their sources, so the
+    /// stretches with sources after `t` up to `ROLL_REACH` past the best found so far.
     fn rolled_next_backward(&self, t: i64, kept: Option<i64>) -> Option<i64> {
         let mut best = kept;
         let mut cursor = t;
@@ -451,11 +519,9 @@ impl CalendarSchedule {
                     None => break,
                 },
                 Some((s, e)) if d >= s + ROLL_REACH => cursor = e - 1,
-                Some(_) => {
-                    if let Some(r) = self.roll_target(d).filter(|&r| r > t) {
-                        best = Some(best.map_or(r, |b| b.min(r)));
-                    }
-                    cursor = d;
+                Some(stretch) => {
+                    best = self.better_target(stretch, t, best);
+                    cursor = stretch.1 - 1;
                 }
             }
         }
@@ -463,27 +529,18 @@ impl CalendarSchedule {
     }
 
     /// How many rolled targets in `(after, until]` are not kept due times already (each
-    /// counted once): the excluded due times near enough to their stretch's end (start,
-    /// rolling back) are visited one by one.
+    /// counted once, though two stretches' sources may roll to one time).
     fn rolled_in(&self, after: i64, until: i64) -> u64 {
-        let mut targets = BTreeSet::new();
+        let mut targets: BTreeSet<i64> = BTreeSet::new();
         let lo = after.saturating_sub(ROLL_REACH);
         let hi = until.saturating_add(ROLL_REACH);
         for (s, e) in self.ex.window(lo, hi) {
-            let (from, to) = match self.roll {
-                Roll::Previous => (s, e.min(s + ROLL_REACH)),
-                _ => (s.max(e - ROLL_REACH), e),
-            };
-            let mut cursor = from - 1;
-            while let Some(d) = self.picked_next(cursor).filter(|&d| d < to) {
-                if let Some(r) = self.roll_target(d).filter(|&r| after < r && r <= until) {
-                    targets.insert(r);
-                }
-                cursor = d;
-            }
+            let whole = self.ex.containing(s).unwrap_or((s, e));
+            let fresh = self.fresh_targets(whole);
+            let first = fresh.partition_point(|&r| r <= after);
+            targets.extend(fresh[first..].iter().take_while(|&&r| r <= until));
         }
-        let kept = |r: i64| self.picked_next(r - 1) == Some(r);
-        targets.into_iter().filter(|&r| !kept(r)).count() as u64
+        targets.len() as u64
     }
 }
 

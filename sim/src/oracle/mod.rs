@@ -7,6 +7,10 @@
 use chrono::{Datelike, LocalResult, TimeZone, Timelike};
 use chrono_tz::Tz;
 
+mod calendar;
+
+pub use calendar::{parse_span, CalendarSpec, DateSet, RollTo};
+
 /// A cron expression as sorted sets, with the text the core is given.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct CronSpec {
@@ -97,6 +101,8 @@ pub enum Spec {
     At {
         at_ms: i64,
     },
+    /// Boxed: a base spec and calendars.
+    Calendar(Box<CalendarSpec>),
 }
 
 /// One due time and whether a daylight-saving rule shaped it (for coverage probes).
@@ -532,6 +538,7 @@ impl Spec {
                     k += 1;
                 }
             }
+            Spec::Calendar(c) => c.due_in(after, until, &mut out),
             Spec::At { at_ms } => {
                 if after < *at_ms && *at_ms <= until {
                     out.push(Due {

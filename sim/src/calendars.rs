@@ -1,0 +1,301 @@
+//! Calendar schedules in the worlds (issue 45): some jobs' schedules get holidays, half
+//! days and freezes around the world's own days (which start near a daylight-saving
+//! change, so a holiday sits next to one and a half day's edge may fall in its gap or
+//! fold), a business-day rule naming a day the world reaches, and a roll; and some get an
+//! alternative with one calendar changed under the same name, so people switch a job to a
+//! changed calendar while its due times are owed.
+//!
+//! The core's calendars are built from the same text the oracle reads with its own parser
+//! (`oracle::parse_span`). Drawn from a stream of its own (`Stream::Calendars`), so the rest
+//! of a world is drawn as before.
+//!
+//! **Z3** (`check_calendars`): over weeks around the world's days, the core's `next_after`
+//! chain and `count_in` of each calendar schedule agree with the oracle's due times.
+
+use chrono::{Datelike, Duration, NaiveDate, NaiveDateTime, TimeZone, Timelike, Weekday};
+use chrono_tz::Tz;
+use duetime::{
+    BusinessDay, Calendar, CalendarName, CalendarSchedule, Roll, Schedule, Span, Timestamp,
+};
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+
+use crate::check::{Invariant, Violation};
+use crate::dates::DateReport;
+use crate::gen::{stream_rng, SimJob, Stream, WorldConfig};
+use crate::oracle::{CalendarSpec, DateSet, RollTo, Spec};
+
+const DAY_MS: i64 = 86_400_000;
+
+/// Wraps about a quarter of the cron and `every` schedules (each job's own and those people
+/// may switch it to) in calendars drawn around the world's days.
+pub(crate) fn draw_calendars(cfg: &WorldConfig, jobs: &mut [SimJob]) {
+    let mut rng = stream_rng(cfg.seed, Stream::Calendars);
+    for job in jobs {
+        let mut changed = None;
+        if let Some(drawn) = wrap(&mut rng, cfg, &job.def.schedule, &job.spec) {
+            if rng.gen_bool(0.4) {
+                changed = changed_calendar(&mut rng, cfg, &job.def.schedule, &drawn.1);
+            }
+            (job.def.schedule, job.spec) = drawn;
+        }
+        for (schedule, spec) in &mut job.alternatives {
+            if let Some(drawn) = wrap(&mut rng, cfg, schedule, spec) {
+                (*schedule, *spec) = drawn;
+            }
+        }
+        job.alternatives.extend(changed);
+    }
+}
+
+/// The local zone a schedule's calendars are read in, and the oracle's base.
+fn zone_of(spec: &Spec) -> Option<Tz> {
+    match spec {
+        Spec::Cron(c) => Some(c.tz),
+        Spec::Every { .. } => Some(Tz::UTC),
+        _ => None,
+    }
+}
+
+fn wrap(
+    rng: &mut ChaCha8Rng,
+    cfg: &WorldConfig,
+    schedule: &Schedule,
+    spec: &Spec,
+) -> Option<(Schedule, Spec)> {
+    let tz = zone_of(spec)?;
+    if !rng.gen_bool(0.25) {
+        return None;
+    }
+    let first = tz
+        .timestamp_millis_opt(cfg.start_ms)
+        .single()?
+        .naive_local();
+    let count = rng.gen_range(0..=2);
+    let calendars: Vec<DateSet> = (0..count)
+        .map(|i| draw_set(rng, first, format!("cal{i}")))
+        .collect();
+    let business_day =
+        (calendars.is_empty() || rng.gen_bool(0.3)).then(|| business_day_near(rng, first.date()));
+    let roll = match rng.gen_range(0..10) {
+        0..=4 => RollTo::Stay,
+        5..=7 => RollTo::Next,
+        _ => RollTo::Previous,
+    };
+    let oracle = CalendarSpec::new(spec.clone(), tz, calendars, business_day, roll);
+    let core = core_schedule(schedule, &oracle)?;
+    Some((core, Spec::Calendar(Box::new(oracle))))
+}
+
+/// The same schedule with its first calendar changed under the same name (a day added to
+/// it, or its last span dropped), as people edit a holiday list.
+fn changed_calendar(
+    rng: &mut ChaCha8Rng,
+    cfg: &WorldConfig,
+    base: &Schedule,
+    spec: &Spec,
+) -> Option<(Schedule, Spec)> {
+    let Spec::Calendar(c) = spec else {
+        return None;
+    };
+    let mut calendars = c.calendars.clone();
+    let first = calendars.first_mut()?;
+    if first.spans.len() > 1 && rng.gen_bool(0.5) {
+        first.spans.pop();
+    } else {
+        let day = Tz::UTC
+            .timestamp_millis_opt(cfg.start_ms + rng.gen_range(0..2) * DAY_MS)
+            .single()?
+            .date_naive();
+        first.spans.push(day.format("%Y-%m-%d").to_string());
+    }
+    let oracle = CalendarSpec::new(c.base.clone(), c.tz, calendars, c.business_day, c.roll);
+    Some((
+        core_schedule(base, &oracle)?,
+        Spec::Calendar(Box::new(oracle)),
+    ))
+}
+
+/// One calendar: whole days among the world's first three local days, a half day inside
+/// them (its edges sometimes at the daylight-saving change's local times), or a freeze of
+/// several days the world starts in. Yearly about a third of the time, written in an
+/// earlier year so the core shifts it.
+fn draw_set(rng: &mut ChaCha8Rng, first: NaiveDateTime, name: String) -> DateSet {
+    let day = |k: i64| first.date() + Duration::days(k);
+    let yearly = rng.gen_bool(0.3);
+    let back = if yearly { rng.gen_range(1..=4) } else { 0 };
+    let text_date = |d: NaiveDate| {
+        d.with_year(d.year() - back)
+            .unwrap_or(d)
+            .format("%Y-%m-%d")
+            .to_string()
+    };
+    let text_time = |t: NaiveDateTime| {
+        let d = t.date().with_year(t.year() - back).unwrap_or(t.date());
+        format!("{}T{:02}:{:02}", d.format("%Y-%m-%d"), t.hour(), t.minute())
+    };
+    let spans = match rng.gen_range(0..4) {
+        0 | 1 => {
+            let mut days: Vec<i64> = (0..rng.gen_range(1..=2))
+                .map(|_| rng.gen_range(-1..=2))
+                .collect();
+            days.sort_unstable();
+            days.dedup();
+            days.into_iter().map(|k| text_date(day(k))).collect()
+        }
+        2 => {
+            let quarter = rng.gen_range(0..4 * 24 * 3);
+            let from = first.date().and_hms_opt(0, 0, 0).expect("midnight")
+                + Duration::minutes(15 * quarter);
+            let until = from + Duration::minutes(15 * rng.gen_range(1..=40));
+            vec![format!("{}..{}", text_time(from), text_time(until))]
+        }
+        _ => {
+            let from = day(rng.gen_range(-4..=0));
+            let until = day(rng.gen_range(0..=2));
+            vec![format!("{}..{}", text_date(from), text_date(until))]
+        }
+    };
+    DateSet {
+        name,
+        yearly,
+        spans,
+    }
+}
+
+/// A business-day number whose day is the first weekday on or after `date` (so the world
+/// may reach it): counted from the month's start or, half the time, from its end, as if
+/// no day were a holiday (a calendar may shift which day it names: the oracle knows).
+fn business_day_near(rng: &mut ChaCha8Rng, date: NaiveDate) -> i32 {
+    let mut d = date;
+    while matches!(d.weekday(), Weekday::Sat | Weekday::Sun) {
+        d = d.succ_opt().unwrap_or(d);
+    }
+    let weekday = |x: &NaiveDate| !matches!(x.weekday(), Weekday::Sat | Weekday::Sun);
+    let month: Vec<NaiveDate> = NaiveDate::from_ymd_opt(d.year(), d.month(), 1)
+        .expect("a month's first day")
+        .iter_days()
+        .take_while(|x| x.month() == d.month())
+        .filter(weekday)
+        .collect();
+    let i = month.iter().position(|x| *x == d).unwrap_or(0) as i32;
+    match rng.gen_bool(0.5) {
+        true => i + 1,
+        false => i - month.len() as i32,
+    }
+}
+
+/// The core's calendar schedule over `base` for the oracle's `spec`, built from the same
+/// span texts.
+pub(crate) fn core_schedule(base: &Schedule, spec: &CalendarSpec) -> Option<Schedule> {
+    let calendars: Option<Vec<Calendar>> = spec
+        .calendars
+        .iter()
+        .map(|c| {
+            let spans: Option<Vec<Span>> =
+                c.spans.iter().map(|s| Span::parse(s, None).ok()).collect();
+            Calendar::new(CalendarName::new(&c.name).ok()?, c.yearly, spans?).ok()
+        })
+        .collect();
+    let business_day = match spec.business_day {
+        Some(n) => Some(BusinessDay::new(i64::from(n)).ok()?),
+        None => None,
+    };
+    let roll = match spec.roll {
+        RollTo::Stay => Roll::Stay,
+        RollTo::Next => Roll::Next,
+        RollTo::Previous => Roll::Previous,
+    };
+    CalendarSchedule::new(base.clone(), calendars?, business_day, roll)
+        .ok()
+        .map(|c| Schedule::Calendar(Box::new(c)))
+}
+
+/// How far Z3 looks: this many due times, or this many days.
+const Z3_DUES: usize = 120;
+const Z3_DAYS: i64 = 45;
+
+/// Z3 for each job's calendar schedule: from three weeks before the world's start, in a
+/// year drawn from this one to three later (so yearly calendars shift).
+pub fn check_calendars(seed: u64, start_ms: i64, jobs: &[SimJob]) -> DateReport {
+    let mut rng = stream_rng(seed, Stream::CalendarChecks);
+    let mut out = DateReport {
+        checked: 0,
+        violations: Vec::new(),
+    };
+    for job in jobs {
+        let Spec::Calendar(spec) = &job.spec else {
+            continue;
+        };
+        let years = rng.gen_range(0..=3);
+        let from = start_ms - 21 * DAY_MS + years * 365 * DAY_MS + rng.gen_range(0..DAY_MS);
+        out.checked += 1;
+        if let Err(detail) = agree(&job.def.schedule, spec, from) {
+            out.violations.push(Violation {
+                invariant: Invariant::Z3,
+                job: job.def.name.to_string(),
+                detail,
+                liveness: true,
+            });
+        }
+    }
+    out
+}
+
+/// The core's due times after `from` (a `next_after` chain) are the oracle's, and
+/// `count_in` over the same range and its halves counts them.
+pub fn agree(schedule: &Schedule, spec: &CalendarSpec, from: i64) -> Result<(), String> {
+    let end = from + Z3_DAYS * DAY_MS;
+    let mut core = Vec::new();
+    let mut t = Timestamp::from_millis(from);
+    while core.len() < Z3_DUES {
+        match schedule.next_after(t).filter(|n| n.as_millis() <= end) {
+            Some(n) => {
+                core.push(n.as_millis());
+                t = n;
+            }
+            None => break,
+        }
+    }
+    let until = match core.len() == Z3_DUES {
+        true => *core.last().expect("full"),
+        false => end,
+    };
+    let mut due = Vec::new();
+    spec.due_in(from, until, &mut due);
+    let oracle: Vec<i64> = due.iter().map(|d| d.at).collect();
+    if core != oracle {
+        let at = core.iter().zip(&oracle).position(|(a, b)| a != b);
+        let at = at.unwrap_or(core.len().min(oracle.len()));
+        let show = |v: &[i64]| {
+            v.iter()
+                .skip(at)
+                .take(3)
+                .map(|&ms| Timestamp::from_millis(ms).to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        return Err(format!(
+            "`{schedule}` after {}: the core's due times from the {at}th are [{}], the \
+             oracle's [{}] ({} and {} in all)",
+            Timestamp::from_millis(from),
+            show(&core),
+            show(&oracle),
+            core.len(),
+            oracle.len()
+        ));
+    }
+    let mid = from + (until - from) / 2;
+    for (a, b) in [(from, until), (from, mid), (mid, until)] {
+        let n = schedule.count_in(Timestamp::from_millis(a), Timestamp::from_millis(b));
+        let want = oracle.iter().filter(|&&d| a < d && d <= b).count() as u64;
+        if n != want {
+            return Err(format!(
+                "`{schedule}`: count_in from {} to {} is {n}; the oracle has {want}",
+                Timestamp::from_millis(a),
+                Timestamp::from_millis(b)
+            ));
+        }
+    }
+    Ok(())
+}
