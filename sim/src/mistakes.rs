@@ -72,9 +72,10 @@ fn payload(over: bool) -> String {
 }
 
 /// The most jitter the docs allow for this schedule: an hour, and no more than an
-/// `every` period.
+/// `every` period (a calendar's base included: its due times are the period's, some left
+/// out).
 fn jitter_bound(def: &JobDef) -> Duration {
-    match def.schedule {
+    match *def.schedule.base() {
         Schedule::Every { period, .. } => period.min(MAX_JITTER),
         _ => MAX_JITTER,
     }
@@ -99,7 +100,7 @@ fn required_overlap(d: &JobDef, _: Duration) -> Option<DefError> {
 }
 
 fn every_period(d: &JobDef, tick: Duration) -> Option<DefError> {
-    match d.schedule {
+    match *d.schedule.base() {
         Schedule::Every { period, .. } if period < tick => {
             Some(DefError::EveryShorterThanTick { period, tick })
         }

@@ -8,7 +8,8 @@
 //! The rules, in the oracle's words:
 //! - A span is `[from, until)` in local wall-clock time: `2025-12-25` is that whole day,
 //!   `A..B` runs from `A` (a date is its 00:00) to after the whole day `B`, or to `B` when
-//!   `B` carries a time. A yearly calendar's spans recur in every year where both ends exist.
+//!   `B` carries a time. A yearly calendar's spans recur in every year from 1 to 9999 where
+//!   both ends exist.
 //! - A local time `L` becomes the first instant at which the zone's clock reads `L` or later
 //!   (the end of a spring-forward gap; the first pass of a fall-back fold).
 //! - A due time is excluded when it lies in a span's instants.
@@ -161,11 +162,14 @@ fn midnight(d: NaiveDate) -> NaiveDateTime {
     d.and_hms_opt(0, 0, 0).expect("midnight exists")
 }
 
-/// The same local time `years` later, if that date exists.
+/// The same local time `years` later, if that date exists in years 1 to 9999 (where
+/// schedules' due times live).
 fn shifted(t: NaiveDateTime, years: i32) -> Option<NaiveDateTime> {
-    t.date()
-        .with_year(t.year() + years)
-        .map(|d| d.and_time(t.time()))
+    let year = t.year() + years;
+    if !(1..=9999).contains(&year) {
+        return None;
+    }
+    t.date().with_year(year).map(|d| d.and_time(t.time()))
 }
 
 /// Sorted stretches with touching and overlapping ones joined.

@@ -541,15 +541,20 @@ impl World {
     /// One backfill in eight of a job on a grid or a one-shot asks from the earliest
     /// instant there is (`Timestamp::MIN`, "from the beginning"): a grid's whole past is
     /// refused `too_many_due_times` with its exact count, a one-shot's instant before the
-    /// range's end is taken (R3). (Not a cron job's: the checker's oracle would walk its
-    /// whole past to count it. The schedule in force is the core's: a held definition's
+    /// range's end is taken (R3). (Not a cron or calendar job's: the checker's oracle would
+    /// walk its whole past to count it. The schedule in force is the core's: a held definition's
     /// waits for its confirmation.)
     pub(super) fn or_from_the_beginning(&mut self, i: usize, from: i64) -> i64 {
         let cron = self
             .state
             .seq_of_name(self.jobs[i].def.name.as_str())
             .and_then(|seq| self.state.record(seq))
-            .is_none_or(|r| matches!(r.def().schedule, duetime::Schedule::Cron(_)));
+            .is_none_or(|r| {
+                matches!(
+                    r.def().schedule,
+                    duetime::Schedule::Cron(_) | duetime::Schedule::Calendar(_)
+                )
+            });
         if cron || !self.streams.edges.gen_ratio(1, 8) {
             return from;
         }
