@@ -115,6 +115,21 @@ impl Exclusions {
         merge(raw)
     }
 
+    /// Whether the zone's clock jumps ahead a whole day or more between instants `lo` and
+    /// `hi` (ms), emptying a local day (Apia's 30 December 2011): a day whose instants
+    /// are none is no business day.
+    pub(crate) fn skips_a_day(&self, lo: i64, hi: i64) -> bool {
+        let mut seg = self.zone.segment_at(lo.div_euclid(1000));
+        while seg.end.is_some_and(|e| e.saturating_mul(1000) < hi) {
+            let next = self.zone.segment(seg.index + 1);
+            if next.offset - seg.offset >= 86_400 {
+                return true;
+            }
+            seg = next;
+        }
+        false
+    }
+
     /// The excluded stretch holding instant `u`, whole (followed through stretches it
     /// touches), or `None` when `u` is not excluded.
     pub(crate) fn containing(&self, u: i64) -> Option<(i64, i64)> {

@@ -119,6 +119,27 @@ pub struct CalendarSchedule {
     ex: Exclusions,
     /// Where each excluded stretch's due times roll, worked out once a stretch.
     rolls: RollMemo,
+    /// The last business-day search's answer.
+    picks: PickMemo,
+}
+
+/// The last answer of a business-day search (`picked_next`): from `t`, the first picked
+/// due time is `answer`, so it is the answer from any instant in `[t, answer)` too. A host
+/// asks again and again from the same place (each step, each self-check), and a search
+/// may walk many months (a base that is seldom on the chosen day). A memo like `RollMemo`.
+#[derive(Clone, Default)]
+struct PickMemo(Arc<Mutex<Option<(i64, Option<i64>)>>>);
+
+impl PickMemo {
+    fn answer(&self, t: i64) -> Option<Option<i64>> {
+        let last = *self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let (from, answer) = last?;
+        (from <= t && answer.is_none_or(|a| t < a)).then_some(answer)
+    }
+
+    fn keep(&self, t: i64, answer: Option<i64>) {
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = Some((t, answer));
+    }
 }
 
 /// The rolled due times of whole excluded stretches that are not picked due times already
@@ -230,6 +251,7 @@ impl CalendarSchedule {
             roll,
             ex,
             rolls: RollMemo::default(),
+            picks: PickMemo::default(),
         })
     }
 
@@ -353,19 +375,31 @@ impl CalendarSchedule {
                 .next_after(Timestamp::from_millis(t))
                 .map(|d| d.as_millis());
         };
+        if let Some(answer) = self.picks.answer(t) {
+            return answer;
+        }
+        let answer = self.picked_next_on_business_days(t, n);
+        self.picks.keep(t, answer);
+        answer
+    }
+
+    /// `picked_next` with a business-day rule: month by month, from the month of the
+    /// base's next due time whenever that is later (the months between hold none).
+    fn picked_next_on_business_days(&self, t: i64, n: BusinessDay) -> Option<i64> {
         let (mut year, mut month) = self.month_before(t);
         while year <= 9999 {
+            let mut after = t;
             if let Some((s, e)) = self.chosen_day(year, month, n) {
                 if e > t.saturating_add(1) {
                     let from = Timestamp::from_millis(t.max(s - 1));
                     match self.base.next_after(from).map(|d| d.as_millis()) {
                         Some(d) if d < e => return Some(d),
                         None => return None,
-                        Some(_) => {}
+                        Some(d) => after = d,
                     }
                 }
             }
-            (year, month) = next_month(year, month);
+            (year, month) = next_month(year, month).max(self.month_before(after));
         }
         None
     }
@@ -412,9 +446,18 @@ impl CalendarSchedule {
         }
         let first = civil::days_from_civil(year, month, 1);
         let len = i64::from(civil::days_in_month(year, month));
-        let ex = self
-            .ex
-            .window(self.day_bounds(first).0, self.day_bounds(first + len).0);
+        let (lo, hi) = (self.day_bounds(first).0, self.day_bounds(first + len).0);
+        let ex = self.ex.window(lo, hi);
+        if ex.is_empty() && !self.ex.skips_a_day(lo, hi) {
+            // Nothing excluded and no day empty: its business days are its weekdays.
+            let weekdays = (first..first + len).filter(|&d| (1..=5).contains(&civil::weekday(d)));
+            let want = usize::try_from(n.get().unsigned_abs() - 1).ok()?;
+            let day = match n.get() > 0 {
+                true => weekdays.clone().nth(want),
+                false => weekdays.rev().nth(want),
+            }?;
+            return Some(self.day_bounds(day));
+        }
         let mut days: Box<dyn Iterator<Item = i64>> = if n.get() > 0 {
             Box::new(first..first + len)
         } else {
