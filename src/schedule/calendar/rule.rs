@@ -128,7 +128,10 @@ pub struct CalendarSchedule {
 /// asks again and again from the same place (each step, each self-check), and a search
 /// may walk many months (a base that is seldom on the chosen day). A memo like `RollMemo`.
 #[derive(Clone, Default)]
-struct PickMemo(Arc<Mutex<Option<(i64, Option<i64>)>>>);
+struct PickMemo(Arc<Mutex<Option<Pick>>>);
+
+/// A search's instant and its answer.
+type Pick = (i64, Option<i64>);
 
 impl PickMemo {
     fn answer(&self, t: i64) -> Option<Option<i64>> {
