@@ -299,3 +299,130 @@ pub fn agree(schedule: &Schedule, spec: &CalendarSpec, from: i64) -> Result<(), 
     }
     Ok(())
 }
+
+/// How many of Z3's own calendar schedules each seed checks.
+pub const Z3_DRAWN: usize = 2;
+
+/// Zones for Z3's own schedules: the worlds' and those with odd changes (at midnight,
+/// by half an hour, a day skipped).
+const Z3_ZONES: [&str; 8] = [
+    "UTC",
+    "America/New_York",
+    "Europe/London",
+    "Australia/Lord_Howe",
+    "America/Santiago",
+    "Asia/Kolkata",
+    "America/Havana",
+    "Pacific/Apia",
+];
+
+/// Z3's own calendar schedules, apart from the worlds': a cron base sparse by date (a day
+/// of the month, weekdays, Fridays, the first half of each month, a few times a weekday)
+/// so a rolled due time lands where the base is not due and shows, and calendars made of
+/// the base's own due dates (whole days, the day after too, a half day over a due time, a
+/// freeze), yearly a third of the time, with a business-day rule and a roll drawn.
+/// `count` of them per seed, each compared with the oracle by `agree`.
+pub fn check_drawn(seed: u64, count: usize) -> DateReport {
+    let mut rng = stream_rng(seed, Stream::CalendarRules);
+    let mut out = DateReport {
+        checked: 0,
+        violations: Vec::new(),
+    };
+    for k in 0..count {
+        let Some((schedule, spec, from)) = draw_rule(&mut rng) else {
+            continue;
+        };
+        out.checked += 1;
+        if let Err(detail) = agree(&schedule, &spec, from) {
+            out.violations.push(Violation {
+                invariant: Invariant::Z3,
+                job: format!("drawn calendar schedule {k}"),
+                detail,
+                liveness: true,
+            });
+        }
+    }
+    out
+}
+
+/// One of Z3's own schedules and the instant it is compared from.
+fn draw_rule(rng: &mut ChaCha8Rng) -> Option<(Schedule, CalendarSpec, i64)> {
+    let zone = Z3_ZONES[rng.gen_range(0..Z3_ZONES.len())];
+    let (m, h) = (rng.gen_range(0..60), rng.gen_range(0..24));
+    let text = match rng.gen_range(0..6) {
+        0 => format!("{m} {h} {} * *", rng.gen_range(1..=28)),
+        1 => format!("{m} {h} * * 1-5"),
+        2 => format!("{m} {h} * * *"),
+        3 => format!("{m} {h} 1-15 * *"),
+        4 => format!("{m} {h} * * 5"),
+        _ => format!("*/30 {h}-{} * * 1-5", (h + 2).min(23)),
+    };
+    let base = Schedule::cron(&text, Some(zone)).ok()?;
+    let cron = crate::cron_text::expand(&text, Some(zone)).ok()?;
+    let tz = cron.tz;
+    let base_spec = Spec::Cron(Box::new(cron));
+    let from = rng.gen_range(1_704_067_200_000i64..1_956_528_000_000); // 2024..2032
+    let dates: Vec<NaiveDate> = base_spec
+        .due_in(from, from + Z3_DAYS * DAY_MS)
+        .iter()
+        .filter_map(|d| tz.timestamp_millis_opt(d.at).single())
+        .map(|t| t.date_naive())
+        .collect();
+    let calendars = (0..rng.gen_range(1..=2))
+        .map(|i| drawn_set(rng, &dates, format!("z3_{i}")))
+        .collect();
+    let business_day = rng.gen_bool(0.4).then(|| {
+        let n: i32 = rng.gen_range(1..=6);
+        if rng.gen_bool(0.5) {
+            n
+        } else {
+            -n
+        }
+    });
+    let roll = [RollTo::Stay, RollTo::Next, RollTo::Previous][rng.gen_range(0..3)];
+    let spec = CalendarSpec::new(base_spec, tz, calendars, business_day, roll);
+    Some((core_schedule(&base, &spec)?, spec, from))
+}
+
+/// A calendar of the base's own due dates (`dates`, ascending, repeats allowed).
+fn drawn_set(rng: &mut ChaCha8Rng, dates: &[NaiveDate], name: String) -> DateSet {
+    let yearly = rng.gen_bool(0.3);
+    let back = if yearly { rng.gen_range(1..=4) } else { 0 };
+    let text = |d: NaiveDate| {
+        d.with_year(d.year() - back)
+            .unwrap_or(d)
+            .format("%Y-%m-%d")
+            .to_string()
+    };
+    let mut spans = Vec::new();
+    for _ in 0..rng.gen_range(1..=6) {
+        let Some(&d) = dates.get(rng.gen_range(0..dates.len().max(1))) else {
+            break;
+        };
+        let next = d.succ_opt().unwrap_or(d);
+        spans.push(match rng.gen_range(0..4) {
+            0 => format!("{}..{}", text(d), text(next)),
+            1 => {
+                let (a, b) = (rng.gen_range(0..24), rng.gen_range(1..=12));
+                let until = d.and_hms_opt(a, 0, 0).expect("an hour") + Duration::hours(b);
+                format!(
+                    "{}T{a:02}:00..{}T{:02}:00",
+                    text(d),
+                    text(until.date()),
+                    until.hour()
+                )
+            }
+            2 => format!(
+                "{}..{}",
+                text(d),
+                text(d + Duration::days(rng.gen_range(2..10)))
+            ),
+            _ => text(d),
+        });
+    }
+    DateSet {
+        name,
+        yearly,
+        spans,
+    }
+}

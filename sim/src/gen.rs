@@ -557,6 +557,8 @@ pub(crate) enum Stream {
     Calendars = 22,
     /// The instants Z3 checks calendar schedules from (`calendars::check_calendars`).
     CalendarChecks = 23,
+    /// Z3's own calendar schedules (`calendars::check_drawn`).
+    CalendarRules = 24,
 }
 
 /// The random stream `stream` of world `seed`.

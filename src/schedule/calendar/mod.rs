@@ -9,6 +9,7 @@
 //! become instants around daylight-saving changes is in `exclusions.rs`.
 
 mod exclusions;
+mod memo;
 mod rule;
 mod text;
 

@@ -23,15 +23,16 @@
 //! and then the same on that one day. A roll adds,
 //! to both, a visit to each excluded picked due time within `MAX_ROLL_DAYS` of the end of
 //! its stretch (one a holiday for a daily schedule; for a minutely one, 1,440 a day), once
-//! a stretch: the targets are kept in a memo (`RollMemo`), so later calls pay a lookup.
+//! a stretch: the targets are kept in a memo (`memo.rs`), so later calls pay a lookup.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::fmt;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
 use super::exclusions::DAY_MS;
+use super::memo::{Memo, PickMemo};
 use super::{Calendar, CalendarError, Exclusions};
 use crate::schedule::{civil, Schedule, Zone};
 use crate::time::Timestamp;
@@ -117,63 +118,13 @@ pub struct CalendarSchedule {
     pub(crate) roll: Roll,
     /// Derived from the above: the excluded instants in the base's zone.
     ex: Exclusions,
-    /// Where each excluded stretch's due times roll, worked out once a stretch.
-    rolls: RollMemo,
+    /// Where each whole excluded stretch's due times roll that are not picked due times
+    /// already (`fresh_targets`), worked out once a stretch.
+    rolls: Memo<(i64, i64), Arc<[i64]>>,
+    /// Each local month's chosen business day (`chosen_day`), by (year, month).
+    chosen: Memo<(i64, u32), Option<(i64, i64)>>,
     /// The last business-day search's answer.
     picks: PickMemo,
-}
-
-/// The last answer of a business-day search (`picked_next`): from `t`, the first picked
-/// due time is `answer`, so it is the answer from any instant in `[t, answer)` too. A host
-/// asks again and again from the same place (each step, each self-check), and a search
-/// may walk many months (a base that is seldom on the chosen day). A memo like `RollMemo`.
-#[derive(Clone, Default)]
-struct PickMemo(Arc<Mutex<Option<Pick>>>);
-
-/// A search's instant and its answer.
-type Pick = (i64, Option<i64>);
-
-impl PickMemo {
-    fn answer(&self, t: i64) -> Option<Option<i64>> {
-        let last = *self.0.lock().unwrap_or_else(|p| p.into_inner());
-        let (from, answer) = last?;
-        (from <= t && answer.is_none_or(|a| t < a)).then_some(answer)
-    }
-
-    fn keep(&self, t: i64, answer: Option<i64>) {
-        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = Some((t, answer));
-    }
-}
-
-/// The rolled due times of whole excluded stretches that are not picked due times already
-/// (`CalendarSchedule::fresh_targets`), each stretch's worked out once: a stretch's
-/// sources are visited once, not at every `next_after` and `count_in` a host asks, which
-/// for a dense base (every 30 s, a holiday of 2,880 sources) is the difference between a
-/// lookup and thousands of searches a call. A memo, not state: it is derived from the
-/// schedule, shared by its clones, and never compared, stored or shown.
-#[derive(Clone, Default)]
-struct RollMemo(Arc<Mutex<Targets>>);
-
-/// Each whole stretch `(start, end)` and its fresh targets.
-type Targets = BTreeMap<(i64, i64), Arc<[i64]>>;
-
-/// The most stretches a memo keeps (it starts afresh past it): a long-lived schedule meets
-/// a few stretches a year.
-const MEMO_STRETCHES: usize = 256;
-
-impl RollMemo {
-    fn get(&self, stretch: (i64, i64)) -> Option<Arc<[i64]>> {
-        let memo = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        memo.get(&stretch).cloned()
-    }
-
-    fn put(&self, stretch: (i64, i64), targets: Arc<[i64]>) {
-        let mut memo = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        if memo.len() >= MEMO_STRETCHES {
-            memo.clear();
-        }
-        memo.insert(stretch, targets);
-    }
 }
 
 impl PartialEq for CalendarSchedule {
@@ -253,7 +204,8 @@ impl CalendarSchedule {
             business_day,
             roll,
             ex,
-            rolls: RollMemo::default(),
+            rolls: Memo::default(),
+            chosen: Memo::default(),
             picks: PickMemo::default(),
         })
     }
@@ -447,6 +399,11 @@ impl CalendarSchedule {
         if !(1..=9999).contains(&year) {
             return None;
         }
+        self.chosen
+            .get_or((year, month), || self.chosen_day_worked_out(year, month, n))
+    }
+
+    fn chosen_day_worked_out(&self, year: i64, month: u32, n: BusinessDay) -> Option<(i64, i64)> {
         let first = civil::days_from_civil(year, month, 1);
         let len = i64::from(civil::days_in_month(year, month));
         let (lo, hi) = (self.day_bounds(first).0, self.day_bounds(first + len).0);
@@ -495,9 +452,11 @@ impl CalendarSchedule {
     /// are kept due times already, or excluded: never new), sorted. Only sources within
     /// `ROLL_REACH` of its end (its start, rolling back) can land outside it.
     fn fresh_targets(&self, stretch: (i64, i64)) -> Arc<[i64]> {
-        if let Some(t) = self.rolls.get(stretch) {
-            return t;
-        }
+        self.rolls
+            .get_or(stretch, || self.fresh_targets_worked_out(stretch))
+    }
+
+    fn fresh_targets_worked_out(&self, stretch: (i64, i64)) -> Arc<[i64]> {
         let (s, e) = stretch;
         let (from, to) = match self.roll {
             Roll::Previous => (s, e.min(s.saturating_add(ROLL_REACH))),
@@ -510,9 +469,7 @@ impl CalendarSchedule {
             cursor = d;
         }
         let kept = |r: i64| self.picked_next(r - 1) == Some(r);
-        let fresh: Arc<[i64]> = targets.into_iter().filter(|&r| !kept(r)).collect();
-        self.rolls.put(stretch, fresh.clone());
-        fresh
+        targets.into_iter().filter(|&r| !kept(r)).collect()
     }
 
     /// The first of `fresh_targets(stretch)` after `t`, if earlier than `best`.

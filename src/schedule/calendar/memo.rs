@@ -1,0 +1,67 @@
+//! What a calendar schedule works out once and keeps: a roll's targets by stretch, each
+//! month's chosen business day, the last business-day search's answer. A host asks a
+//! schedule again and again about the same few days (each step, each self-check, each
+//! catch-up batch), and without these each question walks months or thousands of sources.
+//!
+//! Memos, not state: derived from the schedule alone, shared by its clones, never
+//! compared, stored or shown; an answer is the same with or without them.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+/// The most entries a memo keeps (it starts afresh past it): a long-lived schedule meets a
+/// few stretches and months a year.
+const MEMO_ENTRIES: usize = 256;
+
+/// Answers by key, at most `MEMO_ENTRIES` of them.
+pub(super) struct Memo<K, V>(Arc<Mutex<BTreeMap<K, V>>>);
+
+impl<K, V> Clone for Memo<K, V> {
+    fn clone(&self) -> Self {
+        Memo(Arc::clone(&self.0))
+    }
+}
+
+impl<K, V> Default for Memo<K, V> {
+    fn default() -> Self {
+        Memo(Arc::default())
+    }
+}
+
+impl<K: Ord, V: Clone> Memo<K, V> {
+    /// The answer kept for `key`, or `work()`'s, kept.
+    pub(super) fn get_or(&self, key: K, work: impl FnOnce() -> V) -> V {
+        if let Some(v) = self.0.lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
+            return v.clone();
+        }
+        // Worked out without the lock: the work may ask this memo again.
+        let v = work();
+        let mut memo = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if memo.len() >= MEMO_ENTRIES {
+            memo.clear();
+        }
+        memo.insert(key, v.clone());
+        v
+    }
+}
+
+/// The last answer of a business-day search (`picked_next`): from `t`, the first picked
+/// due time is `answer`, so it is the answer from any instant in `[t, answer)` too.
+#[derive(Clone, Default)]
+pub(super) struct PickMemo(Arc<Mutex<Option<Pick>>>);
+
+/// A search's instant and its answer.
+type Pick = (i64, Option<i64>);
+
+impl PickMemo {
+    /// The kept answer, if it holds for `t`.
+    pub(super) fn answer(&self, t: i64) -> Option<Option<i64>> {
+        let last = *self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let (from, answer) = last?;
+        (from <= t && answer.is_none_or(|a| t < a)).then_some(answer)
+    }
+
+    pub(super) fn keep(&self, t: i64, answer: Option<i64>) {
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = Some((t, answer));
+    }
+}
