@@ -19,6 +19,10 @@ use chrono_tz::Tz;
 /// are checked for every zone by `tests::every_zone_is_constant_outside_the_scan`.
 const SCAN_FROM: i64 = -5_364_662_400; // 1800-01-01T00:00:00Z
 const SCAN_TO: i64 = 4_102_444_800; // 2100-01-01T00:00:00Z
+/// From this UTC second on, every zone's offset is constant (`SCAN_TO`): what repeats in
+/// local time repeats in instants too (a calendar schedule's search for a seldom due time
+/// stops after one Gregorian cycle past it).
+pub(crate) const CONSTANT_FROM: i64 = SCAN_TO;
 /// Lookups start from a bucket of 2^24 s (about 194 days) of the scanned range, which holds
 /// at most a few transitions, instead of a binary search over the whole table.
 const BUCKET_SHIFT: u32 = 24;

@@ -59,6 +59,12 @@ impl Exclusions {
         }
     }
 
+    /// The end of the last stretch that does not recur yearly: after it, only yearly
+    /// spans exclude.
+    pub(crate) fn fixed_end(&self) -> i64 {
+        self.fixed.last().map_or(i64::MIN, |&(_, e)| e)
+    }
+
     /// The zone they are in.
     pub(crate) fn zone(&self) -> &Zone {
         &self.zone

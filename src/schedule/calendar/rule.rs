@@ -342,7 +342,8 @@ impl CalendarSchedule {
     /// base's next due time whenever that is later (the months between hold none).
     fn picked_next_on_business_days(&self, t: i64, n: BusinessDay) -> Option<i64> {
         let (mut year, mut month) = self.month_before(t);
-        while year <= 9999 {
+        let last = self.month_of(self.search_horizon(t));
+        while year <= 9999 && (year, month) <= last {
             let mut after = t;
             if let Some((s, e)) = self.chosen_day(year, month, n) {
                 if e > t.saturating_add(1) {
@@ -357,6 +358,34 @@ impl CalendarSchedule {
             (year, month) = next_month(year, month).max(self.month_before(after));
         }
         None
+    }
+
+    /// How far a business-day search from `t` need look. Once every ingredient repeats
+    /// with the Gregorian calendar's 400 years (146,097 days, a whole number of weeks) —
+    /// past `t`, the last calendar span that does not recur, the zones' last offset change
+    /// (`zone::CONSTANT_FROM`) and an `at`'s instant, for a cron base or an `every` whose
+    /// period divides the cycle — the picked due times repeat every cycle: none within one
+    /// cycle after that point means none ever. Otherwise, the end of year 9999.
+    fn search_horizon(&self, t: i64) -> i64 {
+        const CYCLE_MS: i64 = 146_097 * DAY_MS;
+        let repeats = match &self.base {
+            Schedule::Cron(_) | Schedule::At { .. } => true,
+            Schedule::Every { period, .. } => {
+                u64::try_from(CYCLE_MS).is_ok_and(|c| c % period.as_millis().max(1) == 0)
+            }
+            Schedule::Calendar(_) => false,
+        };
+        if !repeats {
+            return i64::MAX;
+        }
+        let at = match &self.base {
+            Schedule::At { instant } => instant.as_millis(),
+            _ => i64::MIN,
+        };
+        t.max(self.ex.fixed_end())
+            .max(crate::schedule::zone::CONSTANT_FROM * 1000)
+            .max(at)
+            .saturating_add(CYCLE_MS + 62 * DAY_MS)
     }
 
     /// The local (year, month) of instant `t`.
