@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 
 use chrono::{Datelike, Duration as Chrono, LocalResult, NaiveDate, NaiveDateTime, TimeZone};
 use chrono_tz::Tz;
-use duetime::{BusinessDay, Calendar, CalendarName, Roll, Schedule, Span, Timestamp};
+use duetime::{BusinessDay, Calendar, CalendarName, Duration, Roll, Schedule, Span, Timestamp};
 use proptest::prelude::*;
 
 /// A calendar as the brute force reads it: local `[from, until)` spans, yearly or not.
@@ -511,4 +511,52 @@ fn calendar_schedules_round_trip_through_serde() {
     ] {
         assert!(serde_json::from_str::<Schedule>(&bad).is_err(), "{bad}");
     }
+}
+
+/// A dense base rolled over a holiday (every 30 s, the calendar worlds' seed 29): its
+/// 2,880 excluded due times roll onto Monday's own, so nothing new is due, and the
+/// Monday's first due times follow the Saturday's last unchanged; asked again and again
+/// from inside the holiday, the answer is the same (the targets are worked out once).
+#[test]
+fn a_dense_base_rolled_over_a_holiday_rolls_onto_its_own_due_times() {
+    let h = cal("h", false, &[("2025-03-09", "a Sunday off")]);
+    let every = Schedule::every(Duration::from_secs(30), Duration::ZERO).unwrap();
+    let s = Schedule::calendar(every, vec![h], None, Roll::Next).unwrap();
+    assert_eq!(
+        next_n(&s, "2025-03-08T23:59:00Z", 3),
+        [
+            "2025-03-08T23:59:30Z",
+            "2025-03-10T00:00:00Z",
+            "2025-03-10T00:00:30Z"
+        ]
+    );
+    for k in 0..50 {
+        let from = Timestamp::from_millis(at("2025-03-09T00:00:00Z").as_millis() + k * 1_000_000);
+        assert_eq!(s.next_after(from), Some(at("2025-03-10T00:00:00Z")));
+    }
+    let day = |d: &str| at(&format!("{d}T00:00:00Z"));
+    assert_eq!(s.count_in(day("2025-03-08"), day("2025-03-11")), 2 * 2_880);
+}
+
+/// A base never on the chosen business day (the 1st to the 15th, and the last business
+/// day of each month) is never due, and says so at once: the search stops one Gregorian
+/// cycle past the zones' last change, not at year 9999.
+#[test]
+fn a_base_never_on_the_chosen_business_day_is_never_due() {
+    let base = Schedule::cron("0 9 1-15 * *", Some("Europe/London")).unwrap();
+    let last = BusinessDay::new(-1).unwrap();
+    let s = Schedule::calendar(base, Vec::new(), Some(last), Roll::Stay).unwrap();
+    assert_eq!(s.next_after(at("2025-01-01T00:00:00Z")), None);
+    assert_eq!(
+        s.count_in(at("2025-01-01T00:00:00Z"), at("2030-01-01T00:00:00Z")),
+        0
+    );
+    // The 16th to the 31st holds it: the last business day of January 2025 is Friday the
+    // 31st.
+    let base = Schedule::cron("0 9 16-31 * *", Some("Europe/London")).unwrap();
+    let s = Schedule::calendar(base, Vec::new(), Some(last), Roll::Stay).unwrap();
+    assert_eq!(
+        next_n(&s, "2025-01-01T00:00:00Z", 2),
+        ["2025-01-31T09:00:00Z", "2025-02-28T09:00:00Z"]
+    );
 }

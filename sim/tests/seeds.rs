@@ -517,3 +517,38 @@ fn overloaded_hosts_start_late_and_lose_nothing() {
         );
     }
 }
+
+/// The first calendar worlds (issue 45, `--calendars`), each a failure found and mended:
+/// - 29 sat 150 s in one step: every 30 s with a holiday and `roll = "next"`, and the core
+///   visited each of the holiday's 2,880 excluded due times at every `next_after`
+///   (`RollMemo`, now `memo.rs`: a stretch's targets are worked out once);
+/// - 0 and 1 crashed the oracle, asked to count a backfill from the earliest instant (a
+///   calendar job is not backfilled from the beginning, as a cron job is not);
+/// - 17, 86, 270 and 377 broke N1 on such backfills from year 1, where the zones' local
+///   mean time is seconds off the minute and the cron oracle reads whole minutes;
+/// - 235 and 394 broke R3: the jitter bound of a calendar over `every` is the period's.
+#[test]
+fn calendar_worlds_that_found_a_roll_or_a_check_wrong_hold() {
+    for seed in [0, 1, 17, 29, 86, 235, 270, 377, 394] {
+        let opts = Options {
+            overrides: duetime_sim::gen::Overrides {
+                calendars: true,
+                ..Default::default()
+            },
+            ..Options::default()
+        };
+        let r = run_seed(seed, &opts);
+        assert_eq!(
+            r.verdict,
+            Verdict::Held,
+            "calendar seed {seed}: {:?}",
+            r.violations.first()
+        );
+        assert!(
+            r.probes
+                .get("calendar schedules checked over weeks (Z3)")
+                .is_some_and(|&n| n >= 2),
+            "calendar seed {seed} checked no calendar schedule against the oracle"
+        );
+    }
+}
