@@ -196,8 +196,8 @@ fn a_daemon_frozen_past_its_leases_is_fenced_when_it_thaws() {
     };
     let w = World::on(&url, &jobs());
     let flags = ["--tick", "1s", "--partitions", "4"];
-    let mut a = w.daemon_with("a.log", Some("a.runs"), &flags);
-    let mut b = w.daemon_with("b.log", Some("b.runs"), &flags);
+    let a = w.daemon_with("a.log", Some("a.runs"), &flags);
+    let b = w.daemon_with("b.log", Some("b.runs"), &flags);
     let two_owners = |o: &[Option<i64>]| {
         let distinct: BTreeSet<i64> = o.iter().flatten().copied().collect();
         !o.is_empty() && o.iter().all(Option::is_some) && distinct.len() == 2
@@ -253,17 +253,13 @@ fn a_daemon_frozen_past_its_leases_is_fenced_when_it_thaws() {
         log(&w, "a.log")
     );
 
-    for d in [&a, &b] {
-        signal(d, libc::SIGTERM);
-    }
-    for (name, d) in [("a.log", &mut a), ("b.log", &mut b)] {
-        assert_eq!(
-            wait(d, Duration::from_secs(60)),
-            Some(0),
-            "{}",
-            log(&w, name)
-        );
-    }
+    let logs = ["a.log", "b.log"];
+    drain_all(
+        &w,
+        &mut [a, b],
+        |i| logs[i].to_string(),
+        Duration::from_secs(60),
+    );
     for (i, dues) in written(&w).into_iter().filter(|(i, _)| *i < SAFE) {
         let mut seen = std::collections::BTreeSet::new();
         for d in &dues {
