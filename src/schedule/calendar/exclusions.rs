@@ -10,11 +10,15 @@
 //! whole, like Apia's 30 December 2011), and a due time is excluded when it lies in one.
 //!
 //! Non-yearly spans are turned into instants once, when the schedule is built; yearly spans
-//! are shifted into each year a window asks about, so a window's cost is the yearly spans
-//! times the years it covers (plus a binary search among the fixed ones).
+//! are shifted into each year a window asks about, once a year (kept in a memo), so a
+//! window's cost is the stretches of the years it covers (plus a binary search among the
+//! fixed ones).
+
+use std::sync::Arc;
 
 use crate::schedule::zone::Zone;
 
+use super::memo::Memo;
 use super::{Calendar, LocalMinute};
 
 /// A millisecond day, and the reach of the searches around a window.
@@ -32,6 +36,8 @@ pub(crate) struct Exclusions {
     fixed_reach: i64,
     /// Yearly spans in local minutes, as written (shifted by whole years when asked).
     yearly: Vec<(LocalMinute, LocalMinute)>,
+    /// The yearly spans shifted into each local year asked about, as instants (`memo.rs`).
+    yearly_in: Memo<i64, Arc<[(i64, i64)]>>,
 }
 
 impl Exclusions {
@@ -56,6 +62,7 @@ impl Exclusions {
             fixed,
             fixed_reach,
             yearly,
+            yearly_in: Memo::default(),
         }
     }
 
@@ -102,20 +109,9 @@ impl Exclusions {
             let (lo_m, hi_m) = (local(lo) - 1440, local(hi.saturating_sub(1)) + 1440);
             let year = |m: i64| LocalMinute(m).year();
             let (y0, y1) = (year(lo_m) - 1, year(hi_m).min(LAST_YEAR));
-            for &(f, u) in &self.yearly {
-                for y in y0.max(1)..=y1 {
-                    let k = y - f.year();
-                    let (Some(f), Some(u)) = (f.shifted_years(k), u.shifted_years(k)) else {
-                        continue;
-                    };
-                    if u.0 <= lo_m || f.0 >= hi_m {
-                        continue;
-                    }
-                    let (s, e) = (boundary(&self.zone, f), boundary(&self.zone, u));
-                    if s < hi && e > lo {
-                        raw.push((s, e));
-                    }
-                }
+            for y in y0.max(1)..=y1 {
+                let shifted = self.yearly_stretches(y);
+                raw.extend(shifted.iter().filter(|&&(s, e)| s < hi && e > lo));
             }
         }
         merge(raw)
@@ -134,6 +130,21 @@ impl Exclusions {
             seg = next;
         }
         false
+    }
+
+    /// The yearly spans shifted into local year `y` (both ends there or after, as written),
+    /// as instants: worked out once a year.
+    fn yearly_stretches(&self, y: i64) -> Arc<[(i64, i64)]> {
+        self.yearly_in.get_or(y, || {
+            self.yearly
+                .iter()
+                .filter_map(|&(f, u)| {
+                    let k = y - f.year();
+                    let (f, u) = (f.shifted_years(k)?, u.shifted_years(k)?);
+                    Some((boundary(&self.zone, f), boundary(&self.zone, u)))
+                })
+                .collect()
+        })
     }
 
     /// The excluded stretch holding instant `u`, whole (followed through stretches it

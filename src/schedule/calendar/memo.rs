@@ -22,6 +22,12 @@ impl<K, V> Clone for Memo<K, V> {
     }
 }
 
+impl<K, V> std::fmt::Debug for Memo<K, V> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Memo")
+    }
+}
+
 impl<K, V> Default for Memo<K, V> {
     fn default() -> Self {
         Memo(Arc::default())
