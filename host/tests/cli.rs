@@ -897,3 +897,49 @@ command = ["true"]
     // The 30th is a holiday, so the last business day of January 2026 is Thursday the 29th.
     assert!(out.contains("2026-01-29 17:00"), "{out}");
 }
+
+/// `duetime next` tries a calendar before it goes in a jobs file (issue 45): the 15th at
+/// 09:00 in London with Friday 15 August 2025 left out rolls to Monday the 18th, each
+/// excluded due time named under the one that follows; the last business day of each
+/// month; a date that does not exist is refused naming the flag and the accepted forms.
+#[test]
+fn next_tries_excluded_dates_a_business_day_and_a_roll() {
+    let r = duetime(&[
+        "next",
+        "0 9 15 * *",
+        "--tz",
+        "Europe/London",
+        "--from",
+        "2025-08-01T00:00:00Z",
+        "--count",
+        "2",
+        "--exclude",
+        "2025-08-15",
+        "--roll",
+        "next",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    insta::assert_snapshot!("next_excluded_rolled", r.stdout);
+    let r = duetime(&[
+        "next",
+        "0 9 * * *",
+        "--from",
+        "2025-12-01T00:00:00Z",
+        "--count",
+        "2",
+        "--business-day",
+        "-1",
+        "--json",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("valid JSON");
+    assert_eq!(v["due"][0]["utc"], "2025-12-31T09:00:00Z");
+    assert_eq!(v["due"][1]["utc"], "2026-01-30T09:00:00Z");
+    let r = duetime(&["next", "0 9 * * *", "--exclude", "2025-02-30"]);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr.contains("--exclude") && r.stderr.contains("`2025-02-30` is not a date"),
+        "{}",
+        r.stderr
+    );
+}

@@ -33,6 +33,17 @@ pub struct Args {
     /// Daylight-saving rule for local times that happen twice (default: cron's)
     #[arg(long, value_parser = PossibleValuesParser::new(all_names::<Fold>()))]
     pub fold: Option<String>,
+    /// Leave out a local date or range, as a calendar's: 2025-12-25,
+    /// 2025-12-24..2025-12-26, 2025-12-24T12:00..2025-12-27 (again for more)
+    #[arg(long, value_name = "DATES")]
+    pub exclude: Vec<String>,
+    /// Only the month's N-th business day (-1: the last), Monday to Friday and not
+    /// excluded whole
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    pub business_day: Option<i64>,
+    /// What becomes of an excluded due time: none (the default), next, previous
+    #[arg(long, value_parser = ["none", "next", "previous"])]
+    pub roll: Option<String>,
     /// Print JSON instead of text
     #[arg(long)]
     pub json: bool,
@@ -68,7 +79,18 @@ pub fn run(args: &Args, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<
         }
     };
     let from = args.from.unwrap_or_else(super::now);
-    let schedule = duetime::Schedule::Cron(cron.clone());
+    let schedule = match with_calendar(duetime::Schedule::Cron(cron.clone()), args) {
+        Ok(s) => s,
+        Err(e) => {
+            if args.json {
+                let v = super::json::error(super::json::ErrorKind::InvalidExpression, &e);
+                writeln!(out, "{v:#}")?;
+            } else {
+                writeln!(err, "duetime next: {e}")?;
+            }
+            return Ok(1);
+        }
+    };
     let dues = due::upcoming(&schedule, from, args.count as usize);
     if args.json {
         let policy = cron.policy();
@@ -88,9 +110,41 @@ pub fn run(args: &Args, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<
         });
         writeln!(out, "{v:#}")?;
     } else {
-        write!(out, "{}", text(&cron, &args.expr, from, &dues))?;
+        write!(out, "{}", text(&cron, &args.expr, from, &dues, &schedule))?;
     }
     Ok(0)
+}
+
+/// `base` with the dates `--exclude` names left out (a calendar called `dates`), the
+/// `--business-day` rule and the `--roll`, as a jobs file's `exclude`, `business_day` and
+/// `roll` make it; `base` itself when none is given. The error says which date is wrong.
+fn with_calendar(base: duetime::Schedule, args: &Args) -> Result<duetime::Schedule, String> {
+    if args.exclude.is_empty() && args.business_day.is_none() && args.roll.is_none() {
+        return Ok(base);
+    }
+    let spans = args
+        .exclude
+        .iter()
+        .map(|t| duetime::Span::parse(t, None).map_err(|e| format!("--exclude: {e}")))
+        .collect::<Result<Vec<_>, _>>()?;
+    let name = duetime::CalendarName::new("dates").map_err(|e| e.to_string())?;
+    let calendar = duetime::Calendar::new(name, false, spans).map_err(|e| e.to_string())?;
+    let exclude = if args.exclude.is_empty() {
+        Vec::new()
+    } else {
+        vec![calendar]
+    };
+    let business_day = args
+        .business_day
+        .map(duetime::BusinessDay::new)
+        .transpose()
+        .map_err(|e| format!("--business-day: {e}"))?;
+    let roll = match args.roll.as_deref() {
+        Some("next") => duetime::Roll::Next,
+        Some("previous") => duetime::Roll::Previous,
+        _ => duetime::Roll::Stay,
+    };
+    duetime::Schedule::calendar(base, exclude, business_day, roll).map_err(|e| e.to_string())
 }
 
 /// The rule named `name` (clap has already checked it is one), else `default`.
@@ -118,7 +172,13 @@ pub fn written(expr: &str) -> String {
     tokens.join(" ")
 }
 
-fn text(cron: &CronSchedule, written: &str, from: Timestamp, dues: &[Due]) -> String {
+fn text(
+    cron: &CronSchedule,
+    written: &str,
+    from: Timestamp,
+    dues: &[Due],
+    schedule: &duetime::Schedule,
+) -> String {
     let mut s = String::new();
     s.push_str(&format!("expression  {}\n", as_written(written)));
     s.push_str(&format!("zone        {}\n", cron.zone().name()));
@@ -128,6 +188,20 @@ fn text(cron: &CronSchedule, written: &str, from: Timestamp, dues: &[Due]) -> St
     ));
     for w in duetime::wide_steps(cron.expr()) {
         s.push_str(&format!("note        {w}\n"));
+    }
+    if let duetime::Schedule::Calendar(c) = schedule {
+        let spans: Vec<String> = c
+            .exclude()
+            .iter()
+            .flat_map(|cal| cal.spans().iter().map(ToString::to_string))
+            .collect();
+        if !spans.is_empty() {
+            s.push_str(&format!("excluding   {}\n", spans.join(", ")));
+        }
+        if let Some(n) = c.business_day() {
+            s.push_str(&format!("business    day {} of each month\n", n.get()));
+        }
+        s.push_str(&format!("roll        {}\n", c.roll().name()));
     }
     s.push_str(&format!("after       {from}\n\n"));
     if dues.is_empty() {
