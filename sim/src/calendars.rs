@@ -211,6 +211,32 @@ pub(crate) fn core_schedule(base: &Schedule, spec: &CalendarSpec) -> Option<Sche
         .map(|c| Schedule::Calendar(Box::new(c)))
 }
 
+/// What the world's calendar jobs meet within its first two days, by the oracle: base due
+/// times a calendar or a business-day rule leaves out, and due times a roll brings that
+/// the base does not have (the probes that show calendar worlds reach what Z3 and the
+/// checks are for).
+pub fn reach(start_ms: i64, jobs: &[SimJob]) -> (u64, u64) {
+    let (mut left_out, mut rolled) = (0, 0);
+    let end = start_ms + 2 * DAY_MS;
+    for job in jobs {
+        let Spec::Calendar(spec) = &job.spec else {
+            continue;
+        };
+        let base: std::collections::BTreeSet<i64> = spec
+            .base
+            .due_in(start_ms, end)
+            .iter()
+            .map(|d| d.at)
+            .collect();
+        let mut due = Vec::new();
+        spec.due_in(start_ms, end, &mut due);
+        let kept = due.iter().filter(|d| base.contains(&d.at)).count();
+        left_out += (base.len() - kept) as u64;
+        rolled += (due.len() - kept) as u64;
+    }
+    (left_out, rolled)
+}
+
 /// How far Z3 looks: this many due times, or this many days.
 const Z3_DUES: usize = 120;
 const Z3_DAYS: i64 = 45;

@@ -300,6 +300,7 @@ pub fn run_seed(seed: u64, opts: &Options) -> SeedReport {
     let cfg_checks_state = cfg.mode.checks_state();
     let dates = dates::check_jobs(seed, &jobs);
     let mut calendars = calendars::check_calendars(seed, start_ms, &jobs);
+    let (left_out, rolled) = calendars::reach(start_ms, &jobs);
     // Z3's own schedules cost about a world each (a search for a seldom due time walks
     // months): calendar worlds only, until they are cheaper.
     let drawn_rules = if opts.overrides.calendars {
@@ -376,6 +377,14 @@ pub fn run_seed(seed: u64, opts: &Options) -> SeedReport {
         .probes
         .entry(Probe::CalendarSchedulesCheckedOverWeeksZ3.name())
         .or_default() += calendars.checked;
+    for (probe, n) in [
+        (Probe::CalendarLeftOutABaseDueTimeInTheWorld, left_out),
+        (Probe::CalendarRolledADueTimeIntoTheWorld, rolled),
+    ] {
+        if n > 0 {
+            *report.probes.entry(probe.name()).or_default() += n;
+        }
+    }
     violations.extend(calendars.violations);
     report.verdict = if violations.iter().any(|v| !v.is_liveness()) {
         Verdict::Safety

@@ -258,6 +258,8 @@ probes! {
     elsewhere {
         CommandRefusedAsTheJournalSays = "command refused as the journal says",
         CalendarSchedulesCheckedOverWeeksZ3 = "calendar schedules checked over weeks (Z3)",
+        CalendarLeftOutABaseDueTimeInTheWorld = "calendar left out a base due time in the world",
+        CalendarRolledADueTimeIntoTheWorld = "calendar rolled a due time into the world",
         BackfillRefusedOther = "backfill refused: other",
         DamageRefusedCountersBehindAccepted = "damage refused: counters behind (accepted?)",
         HandedBackBackfillCoverMergedWithTheSchedulesOwn = "handed-back backfill cover merged with the schedule's own",
