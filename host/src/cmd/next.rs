@@ -10,7 +10,7 @@ use duetime::{DstPolicy, Timestamp};
 use super::due::{self, Due};
 use crate::cmd::parse_instant;
 use clap::builder::PossibleValuesParser;
-use duetime::{Fold, Gap};
+use duetime::{Fold, Gap, Roll};
 use duetime_host::jobs_file::{all_names, from_name, name_of, Rule};
 
 #[derive(Debug, clap::Args)]
@@ -42,7 +42,7 @@ pub struct Args {
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub business_day: Option<i64>,
     /// What becomes of an excluded due time: none (the default), next, previous
-    #[arg(long, value_parser = ["none", "next", "previous"])]
+    #[arg(long, value_parser = PossibleValuesParser::new(all_names::<Roll>()))]
     pub roll: Option<String>,
     /// Print JSON instead of text
     #[arg(long)]
@@ -139,11 +139,7 @@ fn with_calendar(base: duetime::Schedule, args: &Args) -> Result<duetime::Schedu
         .map(duetime::BusinessDay::new)
         .transpose()
         .map_err(|e| format!("--business-day: {e}"))?;
-    let roll = match args.roll.as_deref() {
-        Some("next") => duetime::Roll::Next,
-        Some("previous") => duetime::Roll::Previous,
-        _ => duetime::Roll::Stay,
-    };
+    let roll = pick(args.roll.as_deref(), Roll::Stay);
     duetime::Schedule::calendar(base, exclude, business_day, roll).map_err(|e| e.to_string())
 }
 

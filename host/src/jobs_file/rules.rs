@@ -1,7 +1,7 @@
-//! The rules a job picks by name (`missed`, `overlap`, `dst.gap`, `dst.fold`): the names
+//! The rules a job picks by name (`missed`, `overlap`, `dst.gap`, `dst.fold`, `roll`): the names
 //! are the core's serde names, read from its types rather than written again here.
 
-use duetime::{Fold, Gap, MissedRule, Overlap};
+use duetime::{Fold, Gap, MissedRule, Overlap, Roll};
 use serde::Serialize;
 
 /// A rule of the core that the file names by its serde name.
@@ -34,6 +34,11 @@ impl Rule for Gap {
 impl Rule for Fold {
     const ALL: &'static [Self] = &[Fold::First, Fold::Last, Fold::Both];
     const WHAT: &'static str = "a fold rule";
+}
+
+impl Rule for Roll {
+    const ALL: &'static [Self] = &[Roll::Stay, Roll::Next, Roll::Previous];
+    const WHAT: &'static str = "a roll";
 }
 
 /// The file's name for a rule value (`"catch_up_once"`): the core's serde name.
@@ -77,9 +82,11 @@ mod tests {
         check::<Overlap>();
         check::<Gap>();
         check::<Fold>();
+        check::<Roll>();
         assert_eq!(names::<MissedRule>(), "skip, catch_up_once, required");
         assert_eq!(names::<Overlap>(), "skip, buffer_one, buffer_all");
         assert_eq!(names::<Gap>(), "run_at_gap_end, skip");
         assert_eq!(names::<Fold>(), "first, last, both");
+        assert_eq!(names::<Roll>(), "none, next, previous");
     }
 }

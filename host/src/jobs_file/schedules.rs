@@ -10,6 +10,7 @@ use toml::Value;
 use super::errors::{FieldProblem, JobProblem, INSTANT_FORMS};
 use super::fields::{At, Field, SCHEDULE_FIELDS};
 use super::reader::{get, JobReader};
+use super::rules::from_name;
 
 /// One schedule key as found, before it is compiled.
 enum ScheduleText<'v> {
@@ -78,13 +79,13 @@ impl JobReader<'_> {
         };
         let roll = match roll {
             None => Roll::Stay,
-            Some(Value::String(s)) if s == "none" => Roll::Stay,
-            Some(Value::String(s)) if s == "next" => Roll::Next,
-            Some(Value::String(s)) if s == "previous" => Roll::Previous,
-            Some(v) => {
-                self.wrong_type(Field::Roll, v, "\"none\", \"next\" or \"previous\"");
-                return None;
-            }
+            Some(v) => match v.as_str().and_then(from_name) {
+                Some(r) => r,
+                None => {
+                    self.wrong_type(Field::Roll, v, "\"none\", \"next\" or \"previous\"");
+                    return None;
+                }
+            },
         };
         match Schedule::calendar(base, exclude, business_day, roll) {
             Ok(s) => Some(s),
