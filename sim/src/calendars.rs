@@ -21,8 +21,8 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
 use crate::check::{Invariant, Violation};
-use crate::dates::DateReport;
-use crate::gen::{stream_rng, SimJob, Stream, WorldConfig};
+use crate::dates::{core_due_times, first_difference, DateReport};
+use crate::gen::{stream_rng, SimJob, Stream, WorldConfig, ZONES};
 use crate::oracle::{CalendarSpec, DateSet, RollTo, Spec};
 
 const DAY_MS: i64 = 86_400_000;
@@ -122,18 +122,7 @@ fn changed_calendar(
 /// earlier year so the core shifts it.
 fn draw_set(rng: &mut ChaCha8Rng, first: NaiveDateTime, name: String) -> DateSet {
     let day = |k: i64| first.date() + Duration::days(k);
-    let yearly = rng.gen_bool(0.3);
-    let back = if yearly { rng.gen_range(1..=4) } else { 0 };
-    let text_date = |d: NaiveDate| {
-        d.with_year(d.year() - back)
-            .unwrap_or(d)
-            .format("%Y-%m-%d")
-            .to_string()
-    };
-    let text_time = |t: NaiveDateTime| {
-        let d = t.date().with_year(t.year() - back).unwrap_or(t.date());
-        format!("{}T{:02}:{:02}", d.format("%Y-%m-%d"), t.hour(), t.minute())
-    };
+    let (yearly, written) = Written::draw(rng);
     let spans = match rng.gen_range(0..4) {
         0 | 1 => {
             let mut days: Vec<i64> = (0..rng.gen_range(1..=2))
@@ -141,25 +130,54 @@ fn draw_set(rng: &mut ChaCha8Rng, first: NaiveDateTime, name: String) -> DateSet
                 .collect();
             days.sort_unstable();
             days.dedup();
-            days.into_iter().map(|k| text_date(day(k))).collect()
+            days.into_iter().map(|k| written.date(day(k))).collect()
         }
         2 => {
             let quarter = rng.gen_range(0..4 * 24 * 3);
             let from = first.date().and_hms_opt(0, 0, 0).expect("midnight")
                 + Duration::minutes(15 * quarter);
             let until = from + Duration::minutes(15 * rng.gen_range(1..=40));
-            vec![format!("{}..{}", text_time(from), text_time(until))]
+            vec![format!("{}..{}", written.time(from), written.time(until))]
         }
         _ => {
             let from = day(rng.gen_range(-4..=0));
             let until = day(rng.gen_range(0..=2));
-            vec![format!("{}..{}", text_date(from), text_date(until))]
+            vec![format!("{}..{}", written.date(from), written.date(until))]
         }
     };
     DateSet {
         name,
         yearly,
         spans,
+    }
+}
+
+/// How a drawn calendar writes its dates: as they are, or, for a yearly calendar, one to
+/// four years earlier, so the core shifts it into the year asked about (a date that year
+/// lacks, 29 February, is written as it is).
+struct Written {
+    back: i32,
+}
+
+impl Written {
+    /// Whether the calendar is yearly (a third of them), and how its dates are written.
+    fn draw(rng: &mut ChaCha8Rng) -> (bool, Written) {
+        let yearly = rng.gen_bool(0.3);
+        let back = if yearly { rng.gen_range(1..=4) } else { 0 };
+        (yearly, Written { back })
+    }
+
+    /// `2025-03-09`, shifted.
+    fn date(&self, d: NaiveDate) -> String {
+        d.with_year(d.year() - self.back)
+            .unwrap_or(d)
+            .format("%Y-%m-%d")
+            .to_string()
+    }
+
+    /// `2025-03-09T02:30`, shifted.
+    fn time(&self, t: NaiveDateTime) -> String {
+        format!("{}T{:02}:{:02}", self.date(t.date()), t.hour(), t.minute())
     }
 }
 
@@ -271,28 +289,12 @@ pub fn check_calendars(seed: u64, start_ms: i64, jobs: &[SimJob]) -> DateReport 
 /// The core's due times after `from` (a `next_after` chain) are the oracle's, and
 /// `count_in` over the same range and its halves counts them.
 pub fn agree(schedule: &Schedule, spec: &CalendarSpec, from: i64) -> Result<(), String> {
-    let end = from + Z3_DAYS * DAY_MS;
-    let mut core = Vec::new();
-    let mut t = Timestamp::from_millis(from);
-    while core.len() < Z3_DUES {
-        match schedule.next_after(t).filter(|n| n.as_millis() <= end) {
-            Some(n) => {
-                core.push(n.as_millis());
-                t = n;
-            }
-            None => break,
-        }
-    }
-    let until = match core.len() == Z3_DUES {
-        true => *core.last().expect("full"),
-        false => end,
-    };
+    let (core, until) = core_due_times(schedule, from, from + Z3_DAYS * DAY_MS, Z3_DUES);
     let mut due = Vec::new();
     spec.due_in(from, until, &mut due);
     let oracle: Vec<i64> = due.iter().map(|d| d.at).collect();
     if core != oracle {
-        let at = core.iter().zip(&oracle).position(|(a, b)| a != b);
-        let at = at.unwrap_or(core.len().min(oracle.len()));
+        let at = first_difference(&core, &oracle);
         let show = |v: &[i64]| {
             v.iter()
                 .skip(at)
@@ -329,18 +331,9 @@ pub fn agree(schedule: &Schedule, spec: &CalendarSpec, from: i64) -> Result<(), 
 /// How many of Z3's own calendar schedules each seed checks.
 pub const Z3_DRAWN: usize = 2;
 
-/// Zones for Z3's own schedules: the worlds' and those with odd changes (at midnight,
-/// by half an hour, a day skipped).
-const Z3_ZONES: [&str; 8] = [
-    "UTC",
-    "America/New_York",
-    "Europe/London",
-    "Australia/Lord_Howe",
-    "America/Santiago",
-    "Asia/Kolkata",
-    "America/Havana",
-    "Pacific/Apia",
-];
+/// Zones for Z3's own schedules besides the worlds' (`gen::ZONES`): changes at midnight
+/// and a day skipped.
+const Z3_MORE_ZONES: [&str; 2] = ["America/Havana", "Pacific/Apia"];
 
 /// Z3's own calendar schedules, apart from the worlds': a cron base sparse by date (a day
 /// of the month, weekdays, Fridays, the first half of each month, a few times a weekday)
@@ -373,7 +366,8 @@ pub fn check_drawn(seed: u64, count: usize) -> DateReport {
 
 /// One of Z3's own schedules and the instant it is compared from.
 fn draw_rule(rng: &mut ChaCha8Rng) -> Option<(Schedule, CalendarSpec, i64)> {
-    let zone = Z3_ZONES[rng.gen_range(0..Z3_ZONES.len())];
+    let zones = || ZONES.iter().chain(&Z3_MORE_ZONES);
+    let zone = *zones().nth(rng.gen_range(0..zones().count()))?;
     let (m, h) = (rng.gen_range(0..60), rng.gen_range(0..24));
     let text = match rng.gen_range(0..6) {
         0 => format!("{m} {h} {} * *", rng.gen_range(1..=28)),
@@ -412,14 +406,7 @@ fn draw_rule(rng: &mut ChaCha8Rng) -> Option<(Schedule, CalendarSpec, i64)> {
 
 /// A calendar of the base's own due dates (`dates`, ascending, repeats allowed).
 fn drawn_set(rng: &mut ChaCha8Rng, dates: &[NaiveDate], name: String) -> DateSet {
-    let yearly = rng.gen_bool(0.3);
-    let back = if yearly { rng.gen_range(1..=4) } else { 0 };
-    let text = |d: NaiveDate| {
-        d.with_year(d.year() - back)
-            .unwrap_or(d)
-            .format("%Y-%m-%d")
-            .to_string()
-    };
+    let (yearly, written) = Written::draw(rng);
     let mut spans = Vec::new();
     for _ in 0..rng.gen_range(1..=6) {
         let Some(&d) = dates.get(rng.gen_range(0..dates.len().max(1))) else {
@@ -427,23 +414,19 @@ fn drawn_set(rng: &mut ChaCha8Rng, dates: &[NaiveDate], name: String) -> DateSet
         };
         let next = d.succ_opt().unwrap_or(d);
         spans.push(match rng.gen_range(0..4) {
-            0 => format!("{}..{}", text(d), text(next)),
+            0 => format!("{}..{}", written.date(d), written.date(next)),
             1 => {
                 let (a, b) = (rng.gen_range(0..24), rng.gen_range(1..=12));
-                let until = d.and_hms_opt(a, 0, 0).expect("an hour") + Duration::hours(b);
-                format!(
-                    "{}T{a:02}:00..{}T{:02}:00",
-                    text(d),
-                    text(until.date()),
-                    until.hour()
-                )
+                let from = d.and_hms_opt(a, 0, 0).expect("an hour");
+                let until = from + Duration::hours(b);
+                format!("{}..{}", written.time(from), written.time(until))
             }
             2 => format!(
                 "{}..{}",
-                text(d),
-                text(d + Duration::days(rng.gen_range(2..10)))
+                written.date(d),
+                written.date(d + Duration::days(rng.gen_range(2..10)))
             ),
-            _ => text(d),
+            _ => written.date(d),
         });
     }
     DateSet {

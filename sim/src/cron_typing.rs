@@ -340,18 +340,8 @@ fn same_due_times_in(
     let zone = tz.unwrap_or("its own zone");
     let spec = crate::cron_text::expand(text, tz)
         .map_err(|e| format!("`{text}`: the oracle cannot expand it: {e}"))?;
-    let end = from_ms + Z2_SPAN_MS;
-    let core: Vec<i64> = schedule
-        .iter_after(Timestamp::from_millis(from_ms))
-        .map(|t| t.as_millis())
-        .take_while(|&t| t <= end)
-        .take(Z2_DUE_TIMES)
-        .collect();
-    let until = if core.len() == Z2_DUE_TIMES {
-        core[Z2_DUE_TIMES - 1]
-    } else {
-        end
-    };
+    let (core, until) =
+        crate::dates::core_due_times(schedule, from_ms, from_ms + Z2_SPAN_MS, Z2_DUE_TIMES);
     let oracle: Vec<i64> = Spec::Cron(Box::new(spec))
         .due_in(from_ms, until)
         .into_iter()
@@ -374,8 +364,7 @@ fn same_due_times_in(
             )),
         };
     }
-    let at = core.iter().zip(&oracle).position(|(a, b)| a != b);
-    let at = at.unwrap_or(core.len().min(oracle.len()));
+    let at = crate::dates::first_difference(&core, &oracle);
     let show = |v: Option<&i64>| v.map_or("nothing".to_string(), |t| ts(*t));
     Err(format!(
         "`{text}` ({zone}) after {}: due time {} is {} by the core, {} by the docs",

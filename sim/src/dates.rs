@@ -161,6 +161,37 @@ pub struct DateReport {
     pub violations: Vec<Violation>,
 }
 
+/// The core's first `most` due times after `from_ms`, none past `end_ms`, and the end of
+/// the range they cover (the last of them when there are `most`, else `end_ms`): what Z2
+/// and Z3 ask the oracle for over that same range.
+pub(crate) fn core_due_times(
+    schedule: &Schedule,
+    from_ms: i64,
+    end_ms: i64,
+    most: usize,
+) -> (Vec<i64>, i64) {
+    let core: Vec<i64> = schedule
+        .iter_after(Timestamp::from_millis(from_ms))
+        .map(|t| t.as_millis())
+        .take_while(|&t| t <= end_ms)
+        .take(most)
+        .collect();
+    let until = match core.len() == most {
+        true => core[most - 1],
+        false => end_ms,
+    };
+    (core, until)
+}
+
+/// Where two lists of due times first differ: the shorter's length when it is the other's
+/// start.
+pub(crate) fn first_difference(a: &[i64], b: &[i64]) -> usize {
+    a.iter()
+        .zip(b)
+        .position(|(x, y)| x != y)
+        .unwrap_or(a.len().min(b.len()))
+}
+
 pub fn check_jobs(seed: u64, jobs: &[crate::gen::SimJob]) -> DateReport {
     let mut rng = crate::gen::stream_rng(seed, crate::gen::Stream::DateChecks);
     let mut report = DateReport {

@@ -236,7 +236,7 @@ const STARTS: [(&str, &str); 6] = [
     ("2025-09-06T00:00:00Z", "America/Santiago"), // spring forward at midnight
 ];
 
-const ZONES: [&str; 6] = [
+pub(crate) const ZONES: [&str; 6] = [
     "UTC",
     "America/New_York",
     "Europe/London",
