@@ -1,20 +1,20 @@
 //! The `stored_rows` target: what the host's store reads back from SQLite or PostgreSQL, as
 //! text, damaged. The store keeps the core's state as rows (the globals, one JSON row per
 //! job), the journal as lines (`at`, job name, entry JSON) and each daemon's description as
-//! a `meta` row; its loaders (`store/cache.rs`: `parse_globals`, `parse_job`, `parse_line`,
-//! `load_whole`, the partial `sync`; `store/daemons.rs`: `parse_daemon`) turn them back
-//! into the core's types with `serde_json`, `JobName::new`, `State::from_parts` and
-//! `State::put_parts`. Those loaders are private to the host's store, so this target makes
-//! the same calls on the same public types (see `load_whole` and `put_changed` below); a
-//! change to the loaders must be mirrored here.
+//! a `meta` row. This target drives the store's own loaders on those rows: the `Cache`
+//! of `store/cache.rs` (a whole load, and the partial `sync` a handle does after another
+//! process committed) over in-memory tables (`Tables`, the `Rows` a backend's
+//! transaction offers), `cache::parse_line` and `daemons::parse_daemon`.
 //!
-//! What it asserts: damaged input is refused with a typed error (a serde error, a
-//! `JobNameError`, a `LoadError`), never a panic. An accepted set of rows gives a state that
-//! passes its self-check (`State::self_check`), round-trips through serde and takes a tick.
-//! A refused partial load (`put_parts`) leaves the state byte for byte as it was; an
-//! accepted one leaves the state a whole load of the same rows gives (the store trusts
-//! the pieces instead of reloading). An accepted journal line or daemon row writes back to
-//! an equal value.
+//! What it asserts: damaged input is refused with a typed error that names the row
+//! (`StoreError::Corrupt` saying `globals`, `job SEQ`, `journal line ID` or `meta KEY`) or
+//! gives the core's reason (`StoreError::Load`), never a panic, and a refusal leaves the
+//! handle's state as it was. Accepted rows give a state that passes its self-check
+//! (`State::self_check`), round-trips through serde and takes a tick. A partial sync ends
+//! where a fresh handle's whole load of the same tables ends: the same state, or a refusal
+//! too. The core's `State::put_parts`, called directly, leaves the state byte for byte as
+//! it was when it refuses. An accepted journal line or daemon row writes back to an equal
+//! value.
 //!
 //! Inputs are structured damage of real rows (the state fixtures split as the store splits
 //! them, the journal lines of a conformance trace: `json_edit`), or text, one row a line
@@ -22,12 +22,13 @@
 //! `partial` to offer the job rows to `put_parts` instead of a whole load), which is what
 //! the seeds are.
 
-use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
 use arbitrary::{Arbitrary, Unstructured};
-use duetime::{Entry, Event, Globals, JobName, JobRecord, Now, ProcessId, Record, State};
-use duetime_host::store::daemons::{DaemonInfo, META_PREFIX};
+use duetime::{Entry, Event, Globals, JobRecord, Now, ProcessId, State};
+use duetime_host::store::cache::{self, Cache, Rows, Writes};
+use duetime_host::store::daemons::{parse_daemon, DaemonInfo, META_PREFIX};
+use duetime_host::store::StoreError;
 use serde_json::Value;
 
 use crate::json_edit::{self, Edit, Vocab};
@@ -53,7 +54,7 @@ const MAX_LINES: usize = 8;
 
 /// The rows a store holds for one state.
 #[derive(Debug, Clone)]
-pub struct Rows {
+pub struct BaseRows {
     pub state: State,
     pub globals: String,
     pub jobs: Vec<(u64, String)>,
@@ -67,21 +68,21 @@ pub struct Line {
     pub json: String,
 }
 
-fn rows_of(state: State) -> Rows {
+fn rows_of(state: State) -> BaseRows {
     let globals = serde_json::to_string(&state.globals()).expect("globals serialize");
     let jobs = state
         .records()
         .map(|(seq, r)| (seq, serde_json::to_string(r).expect("records serialize")))
         .collect();
-    Rows {
+    BaseRows {
         state,
         globals,
         jobs,
     }
 }
 
-fn bases() -> &'static [Rows] {
-    static BASES: OnceLock<Vec<Rows>> = OnceLock::new();
+fn bases() -> &'static [BaseRows] {
+    static BASES: OnceLock<Vec<BaseRows>> = OnceLock::new();
     BASES.get_or_init(|| {
         FIXTURES
             .iter()
@@ -375,49 +376,175 @@ pub fn describe(data: &[u8]) -> String {
     }
 }
 
-/// Every row of `offer` through the loaders; `base` is the state a partial load updates.
+/// Every row of `offer` through the store's own loaders; `base` is the state a partial
+/// load updates.
 pub fn check_offer(base: usize, offer: &Offer) {
     if let Some(globals) = &offer.globals {
         if offer.partial {
-            put_changed(&bases()[base % bases().len()].state, globals, &offer.jobs);
+            let base = &bases()[base % bases().len()];
+            sync_changed(base, globals, &offer.jobs);
+            put_changed(&base.state, globals, &offer.jobs);
         } else {
-            let rows: Vec<(u64, String)> = offer
-                .jobs
-                .iter()
-                .filter_map(|(s, j)| Some((*s, j.clone()?)))
-                .collect();
-            if let Ok(state) = load_whole(globals, &rows) {
-                check_loaded(&state);
-            }
+            sync_whole(globals, &offer.jobs);
         }
     }
-    for line in &offer.lines {
-        check_line(line);
+    for (id, line) in (1..).zip(&offer.lines) {
+        check_line(id, line);
     }
     for (key, json) in &offer.daemons {
         check_daemon(key, json);
     }
 }
 
-/// Why rows were refused: the store's `StoreError::Corrupt` (a row's JSON) or
-/// `StoreError::Load` (the core's checks), as their typed causes.
-#[derive(Debug)]
-pub enum Refused {
-    Json(serde_json::Error),
-    Load(duetime::LoadError),
+const STORE: &str = "fuzz";
+
+/// The store's tables as the `Rows` of one open transaction: the globals and every job
+/// row with the version that wrote it (`None` a tombstone). Rows keep the order given,
+/// and damage may repeat a sequence number (as a broken index could); a read by sequence
+/// number finds its last row, as an upsert would have left it.
+struct Tables {
+    version: i64,
+    globals: String,
+    jobs: Vec<(u64, i64, Option<String>)>,
 }
 
-/// `Cache::load_whole`: the globals, every job row, then `State::from_parts`.
-pub fn load_whole(globals: &str, rows: &[(u64, String)]) -> Result<State, Refused> {
-    let globals: Globals = serde_json::from_str(globals).map_err(Refused::Json)?;
-    let mut jobs = Vec::new();
-    for (seq, json) in rows {
-        jobs.push((
-            *seq,
-            serde_json::from_str::<JobRecord>(json).map_err(Refused::Json)?,
-        ));
+impl Rows for Tables {
+    fn version(&mut self) -> Result<i64, StoreError> {
+        Ok(self.version)
     }
-    State::from_parts(globals, jobs).map_err(Refused::Load)
+    fn globals(&mut self) -> Result<String, StoreError> {
+        Ok(self.globals.clone())
+    }
+    fn changed_since(&mut self, seen: i64) -> Result<Vec<(u64, Option<String>)>, StoreError> {
+        let mut changed: Vec<(u64, Option<String>)> = self
+            .jobs
+            .iter()
+            .filter(|(_, version, _)| *version > seen)
+            .map(|(seq, _, json)| (*seq, json.clone()))
+            .collect();
+        // The backends read them `ORDER BY seq`; `Cache::sync` searches them by it.
+        changed.sort_by_key(|(seq, _)| *seq);
+        Ok(changed)
+    }
+    fn job(&mut self, seq: u64) -> Result<Option<String>, StoreError> {
+        let last = self.jobs.iter().rev().find(|(s, _, _)| *s == seq);
+        Ok(last.and_then(|(_, _, json)| json.clone()))
+    }
+    fn all_jobs(&mut self) -> Result<Vec<(u64, String)>, StoreError> {
+        Ok(self
+            .jobs
+            .iter()
+            .filter_map(|(seq, _, json)| Some((*seq, json.clone()?)))
+            .collect())
+    }
+    fn write(&mut self, _: &Writes<'_>) -> Result<(), StoreError> {
+        Err(StoreError::Database {
+            store: STORE.to_string(),
+            detail: "the fuzz target only reads".to_string(),
+        })
+    }
+}
+
+impl Tables {
+    /// Writes `changed` at the next version, replacing a row of the same sequence number
+    /// as the backends' upsert does.
+    fn commit(&mut self, globals: &str, changed: &[(u64, Option<String>)]) {
+        self.version += 1;
+        self.globals = globals.to_string();
+        for (seq, json) in changed {
+            let row = (*seq, self.version, json.clone());
+            match self.jobs.iter_mut().find(|(s, _, _)| s == seq) {
+                Some(slot) => *slot = row,
+                None => self.jobs.push(row),
+            }
+        }
+    }
+}
+
+/// A fresh handle's first sync: `Cache::load_whole`.
+fn load_whole(tables: &mut Tables) -> (Cache, Result<(), StoreError>) {
+    let mut cache = Cache::new(STORE.to_string(), State::default());
+    let version = tables.version;
+    let result = cache.sync(tables, version);
+    (cache, result)
+}
+
+/// A whole load of the offered rows: a refusal names the row (or is the core's typed
+/// `LoadError`) and leaves the handle's state as it was; an acceptance is a sound state.
+fn sync_whole(globals: &str, rows: &[(u64, Option<String>)]) {
+    let mut tables = Tables {
+        version: 1,
+        globals: globals.to_string(),
+        jobs: rows.iter().map(|(s, j)| (*s, 1, j.clone())).collect(),
+    };
+    let (cache, result) = load_whole(&mut tables);
+    match result {
+        Ok(()) => {
+            assert_eq!(cache.loads.whole, 1, "a first sync is a whole load");
+            check_loaded(&cache.state);
+        }
+        Err(e) => {
+            check_refusal(&e);
+            assert_same(&cache.state, &State::default(), "a refused whole load");
+        }
+    }
+}
+
+/// `Cache::sync`'s partial path: a handle that loaded `base`'s rows reads `changed`,
+/// committed by another process. It ends where a fresh handle's whole load of the same
+/// tables ends: the same state, or a refusal too (then its own state is untouched).
+fn sync_changed(base: &BaseRows, globals: &str, changed: &[(u64, Option<String>)]) {
+    let mut tables = Tables {
+        version: 1,
+        globals: base.globals.clone(),
+        jobs: base
+            .jobs
+            .iter()
+            .map(|(s, j)| (*s, 1, Some(j.clone())))
+            .collect(),
+    };
+    let (mut cache, loaded) = load_whole(&mut tables);
+    loaded.expect("a fixture's rows load");
+    let before = cache.state.clone();
+    tables.commit(globals, changed);
+    let version = tables.version;
+    let synced = cache.sync(&mut tables, version);
+    let (fresh, whole) = load_whole(&mut tables);
+    match (synced, whole) {
+        (Ok(()), Ok(())) => {
+            check_loaded(&cache.state);
+            assert_same(
+                &cache.state,
+                &fresh.state,
+                "a partial sync and a whole load",
+            );
+        }
+        (Err(e), Err(_)) => {
+            check_refusal(&e);
+            assert_same(&cache.state, &before, "a refused partial sync");
+        }
+        (Ok(()), Err(e)) => panic!("a partial sync took rows a whole load refuses: {e}"),
+        (Err(e), Ok(())) => panic!("a partial sync refused rows a whole load takes: {e}"),
+    }
+}
+
+/// The store says which row it could not read, or gives the core's typed reason.
+fn check_refusal(e: &StoreError) {
+    match e {
+        StoreError::Corrupt { detail, .. } => assert!(
+            detail.starts_with("globals: ") || detail.starts_with("job "),
+            "a refusal that names no row: {detail}"
+        ),
+        StoreError::Load { .. } => {}
+        other => panic!("rows refused with an error of the wrong kind: {other}"),
+    }
+}
+
+fn assert_same(a: &State, b: &State, what: &str) {
+    assert!(
+        serde_json::to_value(a).ok() == serde_json::to_value(b).ok(),
+        "{what} left different states"
+    );
 }
 
 /// A state a load accepted: its self-check passes, it round-trips, it takes a tick and a
@@ -436,9 +563,9 @@ fn check_loaded(state: &State) {
     check_step(&mut s, &mut l, Now::at(wake), tick);
 }
 
-/// `Cache::sync`'s partial path: the changed rows put into a loaded state. A refusal leaves
-/// it byte for byte as it was; an acceptance gives the state a whole load of the store's
-/// rows afterwards would.
+/// The core's `State::put_parts`, which any host may call: a refusal leaves the state
+/// byte for byte as it was (the store falls back to a whole load, but another host may
+/// not).
 fn put_changed(base: &State, globals: &str, changed: &[(u64, Option<String>)]) {
     let Ok(parsed) = serde_json::from_str::<Globals>(globals) else {
         return;
@@ -455,43 +582,26 @@ fn put_changed(base: &State, globals: &str, changed: &[(u64, Option<String>)]) {
     }
     let before = serde_json::to_vec(base).expect("a state serializes");
     let mut state = base.clone();
-    match state.put_parts(parsed.clone(), records.clone()) {
-        Err(_) => assert!(
+    if state.put_parts(parsed, records).is_err() {
+        assert!(
             serde_json::to_vec(&state).expect("a state serializes") == before,
             "put_parts refused the rows but changed the state"
-        ),
-        Ok(()) => {
-            check_loaded(&state);
-            let mut rows: BTreeMap<u64, JobRecord> =
-                base.records().map(|(s, r)| (s, r.clone())).collect();
-            for (seq, r) in records {
-                match r {
-                    Some(r) => rows.insert(seq, r),
-                    None => rows.remove(&seq),
-                };
-            }
-            let whole = State::from_parts(parsed, rows)
-                .unwrap_or_else(|e| panic!("put_parts took rows that a whole load refuses: {e}"));
-            assert!(
-                serde_json::to_value(&whole).ok() == serde_json::to_value(&state).ok(),
-                "put_parts left a state other than a whole load of the same rows"
-            );
-        }
+        );
     }
 }
 
-/// `cache::parse_line`: the job's name, then the entry; what is accepted writes back equal.
-fn check_line(line: &Line) {
-    let Ok(job) = JobName::new(&line.job) else {
-        return;
-    };
-    let Ok(entry) = serde_json::from_str::<Entry>(&line.json) else {
-        return;
-    };
-    let record = Record {
-        at: duetime::Timestamp::from_millis(line.at),
-        job,
-        entry,
+/// `cache::parse_line`: a refusal names the line; what is accepted writes back equal.
+fn check_line(id: i64, line: &Line) {
+    let record = match cache::parse_line(STORE, id, line.at, &line.job, &line.json) {
+        Ok(record) => record,
+        Err(StoreError::Corrupt { detail, .. }) => {
+            assert!(
+                detail.starts_with(&format!("journal line {id}: ")),
+                "a refused journal line not named: {detail}"
+            );
+            return;
+        }
+        Err(other) => panic!("a journal line refused with an error of the wrong kind: {other}"),
     };
     let json = serde_json::to_string(&record.entry).expect("an entry serializes");
     let back: Entry = serde_json::from_str(&json)
@@ -500,10 +610,18 @@ fn check_line(line: &Line) {
     let _ = record.to_string();
 }
 
-/// `daemons::parse_daemon`: what is accepted writes back equal.
+/// `daemons::parse_daemon`: a refusal names the row; what is accepted writes back equal.
 fn check_daemon(key: &str, json: &str) {
-    let Ok(info) = serde_json::from_str::<DaemonInfo>(json) else {
-        return;
+    let info = match parse_daemon(STORE, key, json) {
+        Ok(info) => info,
+        Err(StoreError::Corrupt { detail, .. }) => {
+            assert!(
+                detail.starts_with(&format!("meta {key}: ")),
+                "a refused daemon row not named: {detail}"
+            );
+            return;
+        }
+        Err(other) => panic!("a daemon row refused with an error of the wrong kind: {other}"),
     };
     let back: DaemonInfo = serde_json::from_str(&serde_json::to_string(&info).expect("writes"))
         .expect("a daemon row written back loads");

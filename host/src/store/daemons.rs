@@ -103,11 +103,7 @@ pub(crate) fn forget_unknown(
 }
 
 /// One `meta` row of a daemon record.
-pub(crate) fn parse_daemon(
-    store: &str,
-    key: &str,
-    value: &str,
-) -> Result<DaemonInfo, super::StoreError> {
+pub fn parse_daemon(store: &str, key: &str, value: &str) -> Result<DaemonInfo, super::StoreError> {
     serde_json::from_str(value).map_err(|e| super::StoreError::Corrupt {
         store: store.to_string(),
         detail: format!("meta {key}: {e}"),
