@@ -364,14 +364,12 @@ pub fn now_ms() -> i64 {
         .as_millis() as i64
 }
 
-pub fn every_spec(schedule: &Schedule) -> Spec {
-    match schedule {
-        Schedule::Every { period, offset } => Spec::Every {
-            period_ms: period.as_millis() as i64,
-            offset_ms: offset.as_millis() as i64,
-        },
-        other => panic!("these tests use `every` schedules, not {other}"),
-    }
+/// The oracle's reading of a job's schedule (the simulator's own, calendars included),
+/// under the key the checker finds a definition's schedule by.
+pub fn oracle_spec(schedule: &Schedule) -> (String, Spec) {
+    let spec = duetime_sim::cron_text::spec_of(schedule)
+        .unwrap_or_else(|e| panic!("the oracle cannot read {schedule}: {e}"));
+    (duetime_sim::cron_text::schedule_key(schedule), spec)
 }
 
 /// The simulator's checker over the store's journal; `end` is when the last daemon was
@@ -383,8 +381,7 @@ pub fn check_journal(w: &World, end: i64) -> Vec<String> {
         .jobs
         .iter()
         .map(|j| {
-            let mut specs = BTreeMap::new();
-            specs.insert(j.def.schedule.to_string(), every_spec(&j.def.schedule));
+            let specs = BTreeMap::from([oracle_spec(&j.def.schedule)]);
             let f = JobFacts {
                 safe_to_repeat: j.def.safe_to_repeat,
                 missed: j.def.missed,
