@@ -137,6 +137,82 @@ fn runs_longer_than_the_timeout_fail_out() {
     assert!(r.stdout.contains("at --until: paused"), "{}", r.stdout);
 }
 
+/// A weekday report and a last-business-day payroll in London, over a yearly holiday
+/// calendar, with the host down over Christmas Eve.
+const HOLIDAYS: &str = r#"
+[calendars.holidays]
+yearly = true
+dates = [{ date = "2025-12-25", label = "Christmas Day" }, { date = "2025-12-31", label = "New Year's Eve" }]
+
+[[job]]
+name = "report"
+cron = "0 9 * * mon-fri"
+tz = "Europe/London"
+exclude = ["holidays"]
+command = ["/usr/local/bin/report"]
+
+[[job]]
+name = "payroll"
+cron = "0 17 * * *"
+tz = "Europe/London"
+exclude = ["holidays"]
+business_day = -1
+command = ["/usr/local/bin/payroll"]
+"#;
+
+#[test]
+fn excluded_due_times_are_shown_beside_the_ledger_and_never_counted_due() {
+    let dir = with_jobs(HOLIDAYS);
+    let span = [
+        "--from",
+        "2026-12-20T00:00:00Z",
+        "--until",
+        "2027-01-05T00:00:00Z",
+        "--down",
+        "2026-12-24T00:00..2026-12-27T00:00",
+    ];
+    let r = duetime_in(dir.path(), &[&["what-if", "jobs.toml"][..], &span].concat());
+    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
+    // The calendar is yearly, written for 2025: 2026's Christmas is excluded, not skipped
+    // as down, and the weekdays' run of on-time rows breaks around it.
+    assert!(r.stdout.contains(
+        "2026-12-25 09:00                      2026-12-25 09:00 GMT                              1  excluded, not due: holidays (Christmas Day)"
+    ));
+    assert!(r
+        .stdout
+        .contains("2026-12-24 09:00                      2026-12-24 09:00 GMT                              1  skipped (down)"));
+    assert!(r.stdout.contains(
+        "9 due: 8 ran on time, 0 caught up, 1 skipped (down 1), 0 failed out, 0 lost; 2 more excluded by calendars, not due"
+    ));
+    // The last business day of December 2026 is the 30th: the 31st is a holiday.
+    assert!(r
+        .stdout
+        .contains("2026-12-30 17:00  2026-12-30 17:00 GMT      1  ran on time (r7)"));
+    insta::assert_snapshot!("holidays", r.stdout);
+
+    let r = duetime_in(
+        dir.path(),
+        &[&["what-if", "jobs.toml", "--json"][..], &span].concat(),
+    );
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("JSON");
+    let report = &v["jobs"][0];
+    assert_eq!(report["summary"]["excluded"], 2);
+    assert_eq!(report["summary"]["due"], 9);
+    assert_eq!(report["excluded"][1]["from"], "2026-12-31T09:00:00Z");
+    assert_eq!(report["excluded"][1]["why"], "holidays (New Year's Eve)");
+    // No ledger entry covers an excluded due time.
+    let ms = |t: &str| {
+        chrono::DateTime::parse_from_rfc3339(t)
+            .unwrap()
+            .timestamp_millis()
+    };
+    let excluded = [ms("2026-12-25T09:00:00Z"), ms("2026-12-31T09:00:00Z")];
+    for e in report["ledger"].as_array().expect("ledger") {
+        let (from, to) = (e["from"].as_i64().unwrap(), e["to"].as_i64().unwrap());
+        assert!(!excluded.iter().any(|x| (from..=to).contains(x)), "{e}");
+    }
+}
+
 #[test]
 fn json_parses_and_counts_agree() {
     let dir = with_jobs(JOBS);

@@ -223,10 +223,9 @@ fn excluded(
     let mut more = 0;
     let base = c.base().iter_after(prev).take_while(|d| *d < at);
     for d in base.take(MAX_EXCLUDED_LOOKED) {
-        let why = c.excluded_by(d);
-        if why.is_empty() {
+        let Some(reasons) = excluded_why(c, d) else {
             continue;
-        }
+        };
         if notes
             .iter()
             .filter(|n| n.kind == NoteKind::Excluded)
@@ -236,13 +235,6 @@ fn excluded(
             more += 1;
             continue;
         }
-        let reasons: Vec<String> = why
-            .iter()
-            .map(|(cal, label)| match label {
-                Some(l) => format!("{} ({l})", cal.name()),
-                None => cal.name().to_string(),
-            })
-            .collect();
         let local = d.to_chrono().map(|t| t.with_timezone(&zone));
         let when = local.map_or_else(
             || d.to_string(),
@@ -250,7 +242,7 @@ fn excluded(
         );
         notes.push(Note {
             kind: NoteKind::Excluded,
-            text: format!("excluded: {when}: {}", reasons.join(", ")),
+            text: format!("excluded: {when}: {reasons}"),
         });
     }
     if more > 0 {
@@ -259,6 +251,23 @@ fn excluded(
             text: format!("excluded: {more} more before it"),
         });
     }
+}
+
+/// Why the base's due time `d` is excluded (`holidays (New Year's Day), freeze`), or
+/// `None` when no calendar excludes it.
+pub fn excluded_why(c: &duetime::CalendarSchedule, d: Timestamp) -> Option<String> {
+    let why = c.excluded_by(d);
+    if why.is_empty() {
+        return None;
+    }
+    let reasons: Vec<String> = why
+        .iter()
+        .map(|(cal, label)| match label {
+            Some(l) => format!("{} ({l})", cal.name()),
+            None => cal.name().to_string(),
+        })
+        .collect();
+    Some(reasons.join(", "))
 }
 
 /// A due time whose local time happens twice (fall back).

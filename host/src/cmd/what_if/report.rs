@@ -76,11 +76,67 @@ struct Group {
     runs: Vec<RunId>,
 }
 
+/// Consecutive due times of a schedule's base that its calendars left out for one reason:
+/// not due, so never in the ledger, and shown beside it.
+struct ExcludedRun {
+    from: Timestamp,
+    to: Timestamp,
+    count: u64,
+    /// `holidays (Christmas Day)`.
+    why: String,
+}
+
+/// Base due times looked at for excluded ones in the span (a minutely base over two months;
+/// past it the report says it stopped looking).
+const MAX_EXCLUDED_LOOKED: usize = 100_000;
+
+/// The base's due times in `(from, until]` that the calendars exclude, in runs of one
+/// reason, and whether the look stopped at `MAX_EXCLUDED_LOOKED` before `until`.
+fn excluded_runs(
+    schedule: &Schedule,
+    from: Timestamp,
+    until: Timestamp,
+) -> (Vec<ExcludedRun>, bool) {
+    let Schedule::Calendar(c) = schedule else {
+        return (Vec::new(), false);
+    };
+    let mut runs: Vec<ExcludedRun> = Vec::new();
+    let mut looked = 0;
+    // Whether the previous base due time was excluded, so a kept one ends a run.
+    let mut open = false;
+    for d in c.base().iter_after(from).take_while(|d| *d <= until) {
+        looked += 1;
+        if looked > MAX_EXCLUDED_LOOKED {
+            return (runs, true);
+        }
+        let Some(why) = crate::cmd::due::excluded_why(c, d) else {
+            open = false;
+            continue;
+        };
+        match runs.last_mut() {
+            Some(r) if open && r.why == why => {
+                r.to = d;
+                r.count += 1;
+            }
+            _ => runs.push(ExcludedRun {
+                from: d,
+                to: d,
+                count: 1,
+                why,
+            }),
+        }
+        open = true;
+    }
+    (runs, false)
+}
+
 /// One job's part of the report.
 struct JobReport {
     def: JobDef,
     ledger: Vec<(Timestamp, LedgerEntry)>,
     groups: Vec<Group>,
+    /// What the calendars left out, and whether the look stopped early.
+    excluded: (Vec<ExcludedRun>, bool),
     notes: Vec<(Timestamp, String)>,
     /// Run → the wall time it started.
     started: BTreeMap<RunId, Timestamp>,
@@ -91,10 +147,14 @@ struct JobReport {
 
 impl JobReport {
     fn zone(&self) -> Option<Tz> {
-        match &self.def.schedule {
+        match self.def.schedule.base() {
             Schedule::Cron(c) if !c.zone().is_utc() => Some(c.zone().tz()),
             _ => None,
         }
+    }
+
+    fn excluded_count(&self) -> u64 {
+        self.excluded.0.iter().map(|r| r.count).sum()
     }
 
     fn total(&self) -> u64 {
@@ -181,8 +241,11 @@ impl Report<'_> {
             }
             notes.sort_by_key(|n| n.0);
             ledger.sort_by_key(|(_, e)| (e.from, e.to));
-            let groups = groups(&ledger);
+            let s = self.scenario;
+            let excluded = excluded_runs(&rec.def().schedule, s.from, s.until);
+            let groups = groups(&ledger, &excluded.0);
             out.push(JobReport {
+                excluded,
                 def: rec.def().clone(),
                 ledger,
                 groups,
@@ -293,17 +356,29 @@ impl Report<'_> {
             self.duration_text(name)
         );
         let zone = job.zone();
-        let rows: Vec<(String, String, String, String)> = job
+        let row = |from: Timestamp, to: Timestamp, count: u64, what: String| {
+            let due = range(from, to, |t| utc(t, self.years));
+            let local = zone.map_or(String::new(), |z| {
+                range(from, to, |t| local(t, z, self.years))
+            });
+            (from, (due, local, count.to_string(), what))
+        };
+        let mut rows: Vec<(Timestamp, (String, String, String, String))> = job
             .groups
             .iter()
-            .map(|g| {
-                let due = range(g.from, g.to, |t| utc(t, self.years));
-                let local = zone.map_or(String::new(), |z| {
-                    range(g.from, g.to, |t| local(t, z, self.years))
-                });
-                (due, local, g.count.to_string(), self.fate_text(job, g))
-            })
+            .map(|g| row(g.from, g.to, g.count, self.fate_text(job, g)))
             .collect();
+        rows.extend(job.excluded.0.iter().map(|r| {
+            row(
+                r.from,
+                r.to,
+                r.count,
+                format!("excluded, not due: {}", r.why),
+            )
+        }));
+        rows.sort_by_key(|(from, _)| *from);
+        let rows: Vec<(String, String, String, String)> =
+            rows.into_iter().map(|(_, r)| r).collect();
         let w0 = rows.iter().map(|r| r.0.len()).max().unwrap_or(0).max(9);
         let w1 = rows.iter().map(|r| r.1.chars().count()).max().unwrap_or(0);
         let w2 = rows.iter().map(|r| r.2.len()).max().unwrap_or(0).max(5);
@@ -331,6 +406,12 @@ impl Report<'_> {
             }
         }
         let _ = writeln!(o, "  summary: {}", summary(job));
+        if job.excluded.1 {
+            let _ = writeln!(
+                o,
+                "  excluded: looked at the first {MAX_EXCLUDED_LOOKED} due times of the base schedule only"
+            );
+        }
         let mut end = Vec::new();
         if job.owed > 0 {
             end.push(format!("{} due times still owed", job.owed));
@@ -420,7 +501,15 @@ impl Report<'_> {
                 "skipped": causes(j.by_cause(|f| matches!(f, Fate::Skipped(_)))),
                 "failed_out": j.count(|f| f == Fate::FailedOut),
                 "lost": j.count(|f| f == Fate::Lost),
+                "excluded": j.excluded_count(),
             },
+            "excluded": j.excluded.0.iter().map(|r| json!({
+                "from": r.from.to_string(),
+                "to": r.to.to_string(),
+                "count": r.count,
+                "why": r.why,
+            })).collect::<Vec<_>>(),
+            "excluded_looked_partly": j.excluded.1,
             "groups": j.groups.iter().map(|g| json!({
                 "from": g.from.to_string(),
                 "to": g.to.to_string(),
@@ -449,13 +538,15 @@ impl Report<'_> {
     }
 }
 
-/// The ledger (sorted by due time) in runs of equal fate.
-fn groups(ledger: &[(Timestamp, LedgerEntry)]) -> Vec<Group> {
+/// The ledger (sorted by due time) in runs of equal fate, a run broken where excluded due
+/// times lie between two entries (so each row of the table is one stretch of time).
+fn groups(ledger: &[(Timestamp, LedgerEntry)], excluded: &[ExcludedRun]) -> Vec<Group> {
     let mut groups: Vec<Group> = Vec::new();
     for (_, e) in ledger {
         let (fate, run) = Fate::of(&e.kind);
+        let between = |g: &Group| excluded.iter().any(|r| g.to < r.from && r.from < e.from);
         match groups.last_mut() {
-            Some(g) if g.fate == fate => {
+            Some(g) if g.fate == fate && !between(g) => {
                 g.to = g.to.max(e.to);
                 g.count += e.count;
                 g.runs.extend(run);
@@ -487,8 +578,12 @@ fn summary(job: &JobReport) -> String {
     };
     let caught = job.by_cause(|f| matches!(f, Fate::CaughtUp(_)));
     let skipped = job.by_cause(|f| matches!(f, Fate::Skipped(_)));
+    let excluded = match job.excluded_count() {
+        0 => String::new(),
+        n => format!("; {n} more excluded by calendars, not due"),
+    };
     format!(
-        "{} due: {} ran on time, {}, {}, {} failed out, {} lost",
+        "{} due: {} ran on time, {}, {}, {} failed out, {} lost{excluded}",
         job.total(),
         job.count(|f| f == Fate::Ran),
         with_causes(
