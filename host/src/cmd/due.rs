@@ -47,7 +47,7 @@ pub enum NoteKind {
 
 /// Base due times looked at between two due times for excluded ones (a minutely schedule
 /// over a week's holiday has thousands: the first few are named, then how many more).
-const MAX_EXCLUDED_LOOKED: usize = 10_000;
+const MAX_EXCLUDED_LOOKED: usize = duetime_host::views::MAX_EXCLUDED_LOOKED;
 
 /// Segments walked between two due times before giving up on skip notes; a zone changes
 /// offset at most a few times a year, so this covers centuries between due times.
@@ -223,7 +223,7 @@ fn excluded(
     let mut more = 0;
     let base = c.base().iter_after(prev).take_while(|d| *d < at);
     for d in base.take(MAX_EXCLUDED_LOOKED) {
-        let Some(reasons) = excluded_why(c, d) else {
+        let Some(reasons) = duetime_host::views::excluded_why(c, d) else {
             continue;
         };
         if notes
@@ -251,23 +251,6 @@ fn excluded(
             text: format!("excluded: {more} more before it"),
         });
     }
-}
-
-/// Why the base's due time `d` is excluded (`holidays (New Year's Day), freeze`), or
-/// `None` when no calendar excludes it.
-pub fn excluded_why(c: &duetime::CalendarSchedule, d: Timestamp) -> Option<String> {
-    let why = c.excluded_by(d);
-    if why.is_empty() {
-        return None;
-    }
-    let reasons: Vec<String> = why
-        .iter()
-        .map(|(cal, label)| match label {
-            Some(l) => format!("{} ({l})", cal.name()),
-            None => cal.name().to_string(),
-        })
-        .collect();
-    Some(reasons.join(", "))
 }
 
 /// A due time whose local time happens twice (fall back).

@@ -321,6 +321,18 @@ fn svg(out: &mut String, t: &Timeline) {
     for m in &t.marks {
         mark(out, w, m);
     }
+    for e in &t.excluded {
+        let a = x(w, e.at);
+        let _ = writeln!(
+            out,
+            "<g class=\"excluded\" data-due=\"{}\"><title>excluded, not due: {} · {}</title><line x1=\"{:.1}\" y1=\"{:.1}\" x2=\"{:.1}\" y2=\"{:.1}\" stroke=\"#888\" stroke-width=\"1.5\"/><line x1=\"{:.1}\" y1=\"{:.1}\" x2=\"{:.1}\" y2=\"{:.1}\" stroke=\"#888\" stroke-width=\"1.5\"/></g>",
+            e.at,
+            esc(&local(e.at)),
+            esc(&e.why),
+            a - 4.0, MARK_Y - 4.0, a + 4.0, MARK_Y + 4.0,
+            a - 4.0, MARK_Y + 4.0, a + 4.0, MARK_Y - 4.0,
+        );
+    }
     for u in &t.upcoming {
         let _ = writeln!(
             out,
@@ -442,6 +454,7 @@ fn legend(out: &mut String) {
     ] {
         let _ = write!(out, "<span><svg width=\"10\" height=\"10\"><circle cx=\"5\" cy=\"5\" r=\"5\" fill=\"{}\"/></svg> {what}</span>", colour(c));
     }
+    out.push_str("<span style=\"color:#888\">× excluded by a calendar (not due)</span>");
     out.push_str("<span>○ upcoming</span><span>▬ runs (start → end)</span><span style=\"background:#d9d2f0\">paused</span> <span style=\"background:#fbe3b0\">quota hold</span><span style=\"color:#b06a00\">┆ DST change</span></p>\n");
 }
 
@@ -482,6 +495,51 @@ mod tests {
         let row = crate::views::rows(&state, now).remove(0);
         let window = Window::fitted(Some(&schedule), now);
         super::super::timeline::build(row, Some(&schedule), &[], window, now)
+    }
+
+    /// A weekday job whose calendar excludes Christmas Day: the page draws the excluded
+    /// due time with its calendar and label, and not as upcoming.
+    #[test]
+    fn an_excluded_due_time_is_drawn_with_why() {
+        use duetime::{Calendar, CalendarName, Roll, Span};
+        let base = Schedule::cron("0 9 * * mon-fri", Some("Europe/London")).unwrap();
+        let christmas = Span::parse("2026-12-25", Some("Christmas Day")).unwrap();
+        let holidays = Calendar::new(
+            CalendarName::new("holidays").unwrap(),
+            false,
+            vec![christmas],
+        )
+        .unwrap();
+        let schedule = Schedule::calendar(base, vec![holidays], None, Roll::Stay).unwrap();
+        let now: Timestamp = "2026-12-21T00:00:00Z".parse().unwrap();
+        let mut state = State::new(Config::default());
+        let def = JobDef::new(JobName::new("report").unwrap(), schedule.clone());
+        let upsert = Event::Upsert {
+            def: Box::new(def),
+            actor: Actor::new("jobs-file"),
+        };
+        state.step(Now::at(now), upsert, &mut Vec::new());
+        let row = crate::views::rows(&state, now).remove(0);
+        let window = Window {
+            from: now,
+            to: "2026-12-28T00:00:00Z".parse().unwrap(),
+        };
+        let t = super::super::timeline::build(row, Some(&schedule), &[], window, now);
+        let christmas: Timestamp = "2026-12-25T09:00:00Z".parse().unwrap();
+        assert_eq!(t.excluded.len(), 1);
+        assert_eq!(t.excluded[0].at, christmas);
+        assert!(!t.upcoming.contains(&christmas));
+        assert_eq!(t.upcoming.len(), 4, "the other weekdays");
+        let html = job(&t);
+        assert!(
+            html.contains(&format!("<g class=\"excluded\" data-due=\"{christmas}\">")),
+            "{html}"
+        );
+        assert!(html.contains("holidays (Christmas Day)"), "{html}");
+        assert!(
+            html.contains("Europe/London"),
+            "a calendar job's zone is shown: {html}"
+        );
     }
 
     /// The `y` and `font-size` of each `<text>` whose opening tag contains `marker`.

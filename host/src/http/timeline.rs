@@ -98,6 +98,15 @@ pub struct Shift {
     pub after: i64,
 }
 
+/// A due time of the schedule's base that its calendars exclude: not due, so never in the
+/// ledger; the page draws it apart so a person sees why nothing ran then.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Excluded {
+    pub at: Timestamp,
+    /// `holidays (Christmas Day)`.
+    pub why: String,
+}
+
 /// Everything the job page shows.
 #[derive(Debug, Clone)]
 pub struct Timeline {
@@ -107,6 +116,8 @@ pub struct Timeline {
     pub zone: Option<&'static str>,
     pub marks: Vec<Mark>,
     pub upcoming: Vec<Timestamp>,
+    /// At most `MAX_UPCOMING`.
+    pub excluded: Vec<Excluded>,
     pub bars: Vec<Bar>,
     pub spans: Vec<Span>,
     pub shifts: Vec<Shift>,
@@ -195,11 +206,12 @@ pub fn build(
             .collect(),
         _ => Vec::new(),
     };
-    let zone = match schedule {
+    let zone = match schedule.map(Schedule::base) {
         Some(Schedule::Cron(c)) if !c.zone().is_utc() => Some(c.zone()),
         _ => None,
     };
     Timeline {
+        excluded: schedule.map(|s| excluded(s, window)).unwrap_or_default(),
         marks: marks(journal, window),
         bars: bars(journal, window, now),
         spans: spans(journal, &row.view, window, now),
@@ -211,6 +223,26 @@ pub fn build(
         window,
         now,
     }
+}
+
+/// The base's due times in the window that the calendars exclude (`MAX_UPCOMING` of them
+/// at most, among as many base due times looked at as `duetime check` looks at).
+fn excluded(schedule: &Schedule, window: Window) -> Vec<Excluded> {
+    let Schedule::Calendar(c) = schedule else {
+        return Vec::new();
+    };
+    c.base()
+        .iter_after(window.from)
+        .take_while(|t| *t <= window.to)
+        .take(crate::views::MAX_EXCLUDED_LOOKED)
+        .filter_map(|at| {
+            Some(Excluded {
+                at,
+                why: crate::views::excluded_why(c, at)?,
+            })
+        })
+        .take(MAX_UPCOMING)
+        .collect()
 }
 
 fn marks(journal: &[Record], window: Window) -> Vec<Mark> {

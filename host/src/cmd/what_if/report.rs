@@ -109,7 +109,7 @@ fn excluded_runs(
         if looked > MAX_EXCLUDED_LOOKED {
             return (runs, true);
         }
-        let Some(why) = crate::cmd::due::excluded_why(c, d) else {
+        let Some(why) = duetime_host::views::excluded_why(c, d) else {
             open = false;
             continue;
         };
