@@ -341,6 +341,27 @@ pub fn held_changes(state: &State, job: &str) -> Option<Vec<Change>> {
     Some(crate::changes::changes(in_force, held))
 }
 
+/// Base due times looked at for excluded ones between two due times, or over the job
+/// page's window (a minutely schedule over a week: 10,080).
+pub const MAX_EXCLUDED_LOOKED: usize = 10_000;
+
+/// Why the base's due time `d` is excluded (`holidays (New Year's Day), freeze`), or
+/// `None` when no calendar excludes it.
+pub fn excluded_why(c: &duetime::CalendarSchedule, d: Timestamp) -> Option<String> {
+    let why = c.excluded_by(d);
+    if why.is_empty() {
+        return None;
+    }
+    let reasons: Vec<String> = why
+        .iter()
+        .map(|(cal, label)| match label {
+            Some(l) => format!("{} ({l})", cal.name()),
+            None => cal.name().to_string(),
+        })
+        .collect();
+    Some(reasons.join(", "))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -422,25 +443,4 @@ mod tests {
         running.paused = None;
         assert!(PauseNote::of(&running).is_none());
     }
-}
-
-/// Base due times looked at for excluded ones between two due times, or over the job
-/// page's window (a minutely schedule over a week: 10,080).
-pub const MAX_EXCLUDED_LOOKED: usize = 10_000;
-
-/// Why the base's due time `d` is excluded (`holidays (New Year's Day), freeze`), or
-/// `None` when no calendar excludes it.
-pub fn excluded_why(c: &duetime::CalendarSchedule, d: Timestamp) -> Option<String> {
-    let why = c.excluded_by(d);
-    if why.is_empty() {
-        return None;
-    }
-    let reasons: Vec<String> = why
-        .iter()
-        .map(|(cal, label)| match label {
-            Some(l) => format!("{} ({l})", cal.name()),
-            None => cal.name().to_string(),
-        })
-        .collect();
-    Some(reasons.join(", "))
 }
