@@ -8,18 +8,21 @@
 //! dates = ["2025-12-25", { date = "2026-01-01", label = "New Year's Day" },
 //!          "2025-12-24T12:00..2025-12-27"]
 //! file = "holidays.txt"   # a date (or range) a line, then an optional label; `#` comments
+//! ics = "bank-holidays.ics"   # the all-day events of an iCalendar file
 //! ```
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
+use chrono::{Days, NaiveDate};
 use duetime::{Calendar, CalendarError, CalendarName, Calendars, Span};
+use icalendar::{Component, DatePerhapsTime};
 use toml::Value;
 
 use super::errors::TopProblem;
 use super::reader::describe;
 
 /// The keys a calendar's table accepts.
-pub(crate) const CALENDAR_KEYS: &[&str] = &["yearly", "dates", "file"];
+pub(crate) const CALENDAR_KEYS: &[&str] = &["yearly", "dates", "file", "ics"];
 const DATE_FORMS: &str = "a string such as \"2025-12-25\" or \"2025-12-24T12:00..2025-12-27\", \
                           or a table { date = \"2026-01-01\", label = \"New Year's Day\" }";
 
@@ -54,7 +57,7 @@ fn one(name: &str, body: &Value, file: &str, key: &str) -> Result<Calendar, Vec<
     let name = CalendarName::new(name).map_err(calendar)?;
     let Value::Table(t) = body else {
         let found = describe(body);
-        let accepted = "a table with `dates`, `file` and `yearly`";
+        let accepted = "a table with `dates`, `file`, `ics` and `yearly`";
         return Err(vec![(
             key.to_string(),
             TopProblem::CalendarValue { found, accepted },
@@ -85,6 +88,9 @@ fn one(name: &str, body: &Value, file: &str, key: &str) -> Result<Calendar, Vec<
     }
     if let Some(v) = t.get("file") {
         spans.extend(dates_file(v, file, &format!("{key}.file"), &mut errors));
+    }
+    if let Some(v) = t.get("ics") {
+        spans.extend(ics_file(v, file, &format!("{key}.ics"), &mut errors));
     }
     if !errors.is_empty() {
         return Err(errors);
@@ -131,26 +137,9 @@ fn dates(v: &Value, key: &str, errors: &mut Vec<Refusal>) -> Vec<Span> {
 /// optional label after whitespace; blank lines and `#` comments skipped. A bad line is
 /// named by its number in that file.
 fn dates_file(v: &Value, jobs_file: &str, key: &str, errors: &mut Vec<Refusal>) -> Vec<Span> {
-    let Value::String(name) = v else {
-        let found = describe(v);
-        let accepted = "a string: a file of dates, next to the jobs file";
-        errors.push((
-            key.to_string(),
-            TopProblem::CalendarValue { found, accepted },
-        ));
+    let accepted = "a string: a file of dates, next to the jobs file";
+    let Some((path, text)) = read_beside(v, jobs_file, key, accepted, errors) else {
         return Vec::new();
-    };
-    let path = Path::new(jobs_file)
-        .parent()
-        .unwrap_or(Path::new(""))
-        .join(name);
-    let text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(e) => {
-            let message = format!("{}: {e}", path.display());
-            errors.push((key.to_string(), TopProblem::CalendarFile { message }));
-            return Vec::new();
-        }
     };
     let mut spans = Vec::new();
     for (i, line) in text.lines().enumerate() {
@@ -171,4 +160,106 @@ fn dates_file(v: &Value, jobs_file: &str, key: &str, errors: &mut Vec<Refusal>) 
         }
     }
     spans
+}
+
+/// The text of the file `v` names, read next to the jobs file; a refusal (not a string,
+/// not readable) is pushed to `errors`.
+fn read_beside(
+    v: &Value,
+    jobs_file: &str,
+    key: &str,
+    accepted: &'static str,
+    errors: &mut Vec<Refusal>,
+) -> Option<(PathBuf, String)> {
+    let Value::String(name) = v else {
+        let found = describe(v);
+        errors.push((
+            key.to_string(),
+            TopProblem::CalendarValue { found, accepted },
+        ));
+        return None;
+    };
+    let path = Path::new(jobs_file)
+        .parent()
+        .unwrap_or(Path::new(""))
+        .join(name);
+    match std::fs::read_to_string(&path) {
+        Ok(text) => Some((path, text)),
+        Err(e) => {
+            let message = format!("{}: {e}", path.display());
+            errors.push((key.to_string(), TopProblem::CalendarFile { message }));
+            None
+        }
+    }
+}
+
+/// `ics = "bank-holidays.ics"`: the all-day events of an iCalendar file next to the jobs
+/// file, read with the `icalendar` crate. An event whose `DTSTART` is a date is the span
+/// from that date through the day before its `DTEND` (exclusive in RFC 5545; one day
+/// without it), labelled by its `SUMMARY`; a cancelled event (`STATUS:CANCELLED`) is left
+/// out. An event with a time of day, or a recurrence (`RRULE`, `RDATE`), is refused by
+/// name: its times are in the file's zone where a calendar's dates are the schedule's, and
+/// a recurrence is written `yearly = true` or date by date.
+fn ics_file(v: &Value, jobs_file: &str, key: &str, errors: &mut Vec<Refusal>) -> Vec<Span> {
+    let accepted = "a string: an iCalendar file (.ics), next to the jobs file";
+    let Some((path, text)) = read_beside(v, jobs_file, key, accepted, errors) else {
+        return Vec::new();
+    };
+    let mut refuse = |what: String| {
+        let message = format!("{}: {what}", path.display());
+        errors.push((key.to_string(), TopProblem::CalendarFile { message }));
+    };
+    let ics: icalendar::Calendar = match text.parse() {
+        Ok(c) => c,
+        Err(e) => {
+            refuse(format!("not an iCalendar file: {}", e.trim()));
+            return Vec::new();
+        }
+    };
+    let mut spans = Vec::new();
+    for (i, event) in ics.events().enumerate() {
+        if event.property_value("STATUS") == Some("CANCELLED") {
+            continue;
+        }
+        let name = event
+            .get_summary()
+            .or(event.get_uid())
+            .map_or_else(|| format!("event {}", i + 1), |s| format!("event `{s}`"));
+        match all_day_span(event) {
+            Ok(text) => match Span::parse(&text, event.get_summary()) {
+                Ok(s) => spans.push(s),
+                Err(e) => refuse(format!("{name}: {e}")),
+            },
+            Err(why) => refuse(format!("{name}: {why}")),
+        }
+    }
+    spans
+}
+
+/// An all-day event's dates as a calendar's span text (`2025-12-25`,
+/// `2025-12-24..2025-12-26`), or why it is not one.
+fn all_day_span(event: &icalendar::Event) -> Result<String, &'static str> {
+    const ONLY: &str = "only all-day events are read (DTSTART;VALUE=DATE:20251225)";
+    if event.property_value("RRULE").is_some() || event.property_value("RDATE").is_some() {
+        return Err("a recurring event (RRULE or RDATE) is not read: write `yearly = true`, or list each date");
+    }
+    let first = match event.get_start() {
+        Some(DatePerhapsTime::Date(d)) => d,
+        Some(DatePerhapsTime::DateTime(_)) => return Err(ONLY),
+        None => return Err("it has no DTSTART"),
+    };
+    let last = match event.get_end() {
+        None => first,
+        Some(DatePerhapsTime::Date(end)) if end > first => {
+            end.checked_sub_days(Days::new(1)).unwrap_or(first)
+        }
+        Some(DatePerhapsTime::Date(_)) => return Err("its DTEND is not after its DTSTART"),
+        Some(DatePerhapsTime::DateTime(_)) => return Err(ONLY),
+    };
+    let day = |d: NaiveDate| d.format("%Y-%m-%d").to_string();
+    Ok(if last == first {
+        day(first)
+    } else {
+        format!("{}..{}", day(first), day(last))
+    })
 }

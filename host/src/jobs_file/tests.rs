@@ -429,3 +429,65 @@ fn a_calendar_reads_a_file_of_dates_next_to_the_jobs_file() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// An iCalendar file of bank holidays as calendar publishers write them (CRLF lines, a
+/// folded summary, `DTEND` the day after), with a two-day event and a cancelled one.
+const BANK_HOLIDAYS_ICS: &str = "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//test//holidays//EN\r\n\
+BEGIN:VEVENT\r\nUID:christmas-2026\r\nDTSTART;VALUE=DATE:20261225\r\nDTEND;VALUE=DATE:20261226\r\nSUMMARY:Christmas Day\r\nEND:VEVENT\r\n\
+BEGIN:VEVENT\r\nUID:easter-2026\r\nDTSTART;VALUE=DATE:20260403\r\nDTEND;VALUE=DATE:20260407\r\nSUMMARY:Easter \r\n weekend\r\nEND:VEVENT\r\n\
+BEGIN:VEVENT\r\nUID:moved\r\nDTSTART;VALUE=DATE:20260504\r\nSTATUS:CANCELLED\r\nSUMMARY:Moved holiday\r\nEND:VEVENT\r\n\
+END:VCALENDAR\r\n";
+
+#[test]
+fn a_calendar_reads_the_all_day_events_of_an_icalendar_file() {
+    let dir = std::env::temp_dir().join(format!("duetime-ics-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let jobs = dir.join("jobs.toml").display().to_string();
+    let text = CALENDARS.replace(
+        "[calendars.freeze]\n",
+        "[calendars.freeze]\nics = \"bank.ics\"\n",
+    );
+    std::fs::write(dir.join("bank.ics"), BANK_HOLIDAYS_ICS).unwrap();
+    let file = parse_str(&text, &jobs).unwrap_or_else(|e| panic!("{e:?}"));
+    let Schedule::Calendar(c) = &file.jobs[0].def.schedule else {
+        panic!("a calendar schedule");
+    };
+    let spans: Vec<(String, Option<&str>)> = c.exclude()[1]
+        .spans()
+        .iter()
+        .map(|s| (s.to_string(), s.label()))
+        .collect();
+    // DTEND is exclusive: Easter's four days end with the 6th (a span stored as
+    // `[from, until)` minutes); the cancelled one is left out.
+    for want in [
+        ("2026-12-25".to_string(), Some("Christmas Day")),
+        ("2026-04-03T00:00..2026-04-07T00:00".to_string(), Some("Easter weekend")),
+    ] {
+        assert!(spans.contains(&want), "{want:?} not in {spans:?}");
+    }
+    assert!(!spans.iter().any(|(s, _)| s.contains("05-04")), "{spans:?}");
+
+    let refused = |ics: &str| -> Vec<String> {
+        std::fs::write(dir.join("bank.ics"), ics).unwrap();
+        match parse_str(&text, &jobs) {
+            Ok(_) => panic!("refused: {ics}"),
+            Err(es) => es.iter().map(ToString::to_string).collect(),
+        }
+    };
+    let timed =
+        BANK_HOLIDAYS_ICS.replace("DTSTART;VALUE=DATE:20261225", "DTSTART:20261225T090000Z");
+    let es = refused(&timed);
+    let ok = es[0].contains("calendars.freeze.ics")
+        && es[0].contains("event `Christmas Day`")
+        && es[0].contains("only all-day events");
+    assert!(ok, "{es:?}");
+    let yearly = BANK_HOLIDAYS_ICS.replace(
+        "SUMMARY:Christmas Day",
+        "RRULE:FREQ=YEARLY\r\nSUMMARY:Christmas Day",
+    );
+    let es = refused(&yearly);
+    assert!(es[0].contains("yearly = true"), "{es:?}");
+    let es = refused("2026-12-25 not a calendar\n");
+    assert!(es[0].contains("not an iCalendar file"), "{es:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
