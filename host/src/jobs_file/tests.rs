@@ -461,7 +461,10 @@ fn a_calendar_reads_the_all_day_events_of_an_icalendar_file() {
     // `[from, until)` minutes); the cancelled one is left out.
     for want in [
         ("2026-12-25".to_string(), Some("Christmas Day")),
-        ("2026-04-03T00:00..2026-04-07T00:00".to_string(), Some("Easter weekend")),
+        (
+            "2026-04-03T00:00..2026-04-07T00:00".to_string(),
+            Some("Easter weekend"),
+        ),
     ] {
         assert!(spans.contains(&want), "{want:?} not in {spans:?}");
     }

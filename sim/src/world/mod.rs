@@ -171,6 +171,8 @@ pub struct World {
     witnesses: crate::check::witness::Witnesses,
     /// Whether the hosts' clocks agree, and since when (J4, `check/consensus.rs`).
     consensus: crate::check::consensus::Consensus,
+    /// The definitions sent so far whose own checks ran (`World::definition_read`).
+    definitions_read: Vec<duetime::JobDef>,
 }
 
 const HOUR: f64 = 3_600_000.0;
@@ -285,6 +287,7 @@ impl World {
             rows: None,
             witnesses: crate::check::witness::Witnesses::new(hosts, tick, jump as i64),
             consensus: crate::check::consensus::Consensus::new(hosts, tick, jump as i64),
+            definitions_read: Vec::new(),
         };
         if w.cfg.rows {
             w.rows = Some(crate::rows::Rows::new(&mut w.state, w.cfg.seed));
