@@ -6,7 +6,7 @@
 use std::collections::VecDeque;
 
 use crate::effect::{LedgerKind, MissAction, MissCause, Trigger};
-use crate::event::{Held, ProcessId};
+use crate::event::ProcessId;
 use crate::job::{MissedRule, Overlap};
 use crate::schedule::Schedule;
 use crate::state::{Owed, State, MAX_OWED_SEGMENTS};
@@ -72,71 +72,11 @@ pub(crate) fn last_due(
 }
 
 impl State {
-    /// Renews the caller's leases, then gives every job whose wake time has come its turn
-    /// (none when the caller is a new incarnation waiting for its clock to be judged).
-    pub(crate) fn tick(
-        &mut self,
-        judged: super::clock::Judged,
-        process: ProcessId,
-        held: &[Held],
-        out: &mut Out,
-    ) {
-        let now = judged.at;
-        self.renew(now, process, held, out);
-        if judged.waiting || !self.lead(now, process, out) {
-            return;
-        }
-        // Waiters first (they are older than anything due now), then again for lanes that
-        // runs lost in the visits freed. Runs of holders the store no longer hears from
-        // are looked at whatever their leases' `until` says.
-        self.admit(now, process, out);
-        let mut due: Vec<u64> = self
-            .wake
-            .range(..=(now, u64::MAX))
-            .map(|&(_, seq)| seq)
-            .collect();
-        let silent = self.jobs_of_silent_holders();
-        if !silent.is_empty() {
-            due.extend(silent);
-            due.sort_unstable();
-            due.dedup();
-        }
-        for seq in due {
-            self.visit(seq, now, process, judged.late_cause, out);
-        }
-        self.admit(now, process, out);
-    }
-
-    /// One job's turn: its open run first (lease, deadline, stall) and its silence (the
-    /// dead-man's switch), then the due times that passed, then whatever can start.
-    pub(crate) fn visit(
-        &mut self,
-        seq: u64,
-        now: Timestamp,
-        process: ProcessId,
-        late_cause: MissCause,
-        out: &mut Out,
-    ) {
-        self.watch_run(seq, now, out);
-        self.watch_silence(seq, now, out);
-        let can_claim = self.can_claim(process, now);
-        self.hold_for_quota(seq, now, out);
-        self.account_late(seq, now, late_cause, out);
-        if can_claim {
-            self.try_start(seq, now, process, out);
-        }
-        self.account_on_time(seq, now, process, can_claim, late_cause, out);
-        if let Some(job) = self.jobs.get_mut(&seq) {
-            job.tidy();
-        }
-        self.reindex(seq);
-    }
-
     /// A quota hold in force hands every due time up to now to the missed rule as
     /// `quota_hold` (none of them could start before it ends); a hold that has ended (by
     /// this process's clock) is lifted, with a journal line, so a reader can tell which
     /// clock lifted it. A paused job's due times wait for the resume, as always.
-    fn hold_for_quota(&mut self, seq: u64, now: Timestamp, out: &mut Out) {
+    pub(super) fn hold_for_quota(&mut self, seq: u64, now: Timestamp, out: &mut Out) {
         if !self.quota_held(seq, now, out) {
             return;
         }
@@ -445,7 +385,7 @@ impl State {
     /// Due times within the grace: start the job if it is free, else the overlap policy.
     /// A jittered due time is taken when its start (`due + jitter_delay`) comes; one whose
     /// start is already older than the grace goes to the missed rule with `late_cause`.
-    fn account_on_time(
+    pub(super) fn account_on_time(
         &mut self,
         seq: u64,
         now: Timestamp,

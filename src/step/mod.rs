@@ -11,6 +11,7 @@ mod moves;
 mod owner;
 mod runs;
 mod settle;
+mod tick;
 mod watch;
 
 use crate::effect::Notice;
