@@ -269,10 +269,10 @@ mod activity_tests {
     /// kept from before the redefinition) is not about it, even when its range holds it.
     #[test]
     fn a_one_shot_is_settled_only_when_nothing_of_its_own_holds_its_instant() {
-        use crate::state::{Cover, JobRecord, Owed, RetryWait};
         use crate::effect::{Covers, MissCause, Trigger};
         use crate::job::{JobDef, JobName};
         use crate::schedule::Schedule;
+        use crate::state::{Cover, JobRecord, Owed, RetryWait};
         use crate::time::Duration;
         let instant = Timestamp::from_millis(7_200_000);
         let def = JobDef::new(JobName::new("once").unwrap(), Schedule::at(instant));
@@ -318,9 +318,9 @@ mod activity_tests {
     /// never runs, and no earlier schedule's entry holding that instant ends it).
     #[test]
     fn the_accounted_start_is_not_accounted() {
-        use crate::state::JobRecord;
         use crate::job::{JobDef, JobName};
         use crate::schedule::Schedule;
+        use crate::state::JobRecord;
         let at = Timestamp::from_millis(1_000_000);
         let def = JobDef::new(JobName::new("once").unwrap(), Schedule::at(at));
         let mut record = JobRecord::new(def, at);
