@@ -1,7 +1,7 @@
 //! The daemon's runs: taking over what earlier incarnations left, launching a `Start`,
 //! asking a run's supervisor to stop it, and reporting how runs ended.
 
-use duetime::Action;
+use duetime::{Action, Start};
 
 use duetime::{CancelReason, Effect, Fence, JobName, MissCause, RunId};
 use duetime_loop::{LeftRun, Started, Startup};
@@ -86,7 +86,7 @@ impl<S: Store> Daemon<S> {
 
     /// Carries out a `Start` for this process: the run's directory and its supervisor.
     pub(super) fn launch(&mut self, start: &Effect) {
-        let Effect::Do(Action::Start {
+        let Effect::Do(Action::Start(Start {
             run,
             job,
             fence,
@@ -95,7 +95,7 @@ impl<S: Store> Daemon<S> {
             covers,
             deadline,
             ..
-        }) = start
+        })) = start
         else {
             return;
         };
