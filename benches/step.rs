@@ -5,7 +5,7 @@
 //!
 //! `cargo bench --bench step`; `STEP_BENCH_SIZES=1000,100000` picks the sizes.
 
-use duetime::Action;
+use duetime::{Action, Start};
 use std::time::{Duration as StdDuration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};
@@ -67,9 +67,9 @@ fn results(effects: &[Effect]) -> Vec<Event> {
     effects
         .iter()
         .filter_map(|e| match e {
-            Effect::Do(Action::Start {
+            Effect::Do(Action::Start(Start {
                 run, job, fence, ..
-            }) => Some(Event::RunFinished {
+            })) => Some(Event::RunFinished {
                 process: P,
                 job: job.clone(),
                 run: *run,

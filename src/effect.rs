@@ -814,29 +814,43 @@ pub enum Effect {
     Handover(Box<crate::state::JobRecord>),
 }
 
+/// A run to start: what `Action::Start` asks of the host, and the wire's `start` effect
+/// (the doc comments here are the schema's descriptions).
+///
+/// A struct, not a variant's eight fields, because a host passes it around whole: the
+/// daemon's runner takes one and launches its command from it, and a simulator's host can
+/// hand one on without taking it apart. `run` and `fence` come back in
+/// `Event::RunFinished`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+// Inline in the schema, as the fields were before they had a struct of their own: the
+// `start` effect's schema stays one object, not a `$ref` beside the tag.
+#[cfg_attr(feature = "schema", schemars(inline))]
+pub struct Start {
+    /// The run's id, which `RunFinished` must carry.
+    pub run: RunId,
+    /// The job to run.
+    pub job: JobName,
+    /// The fence, which `RunFinished` must carry too.
+    pub fence: Fence,
+    /// Its attempt number (1 for a first run).
+    pub attempt: u32,
+    /// Why it starts.
+    pub trigger: Trigger,
+    /// The due times it covers (`None`: a manual run), for the command to know.
+    pub covers: Option<Covers>,
+    /// When it must end: past this the core asks to cancel it.
+    pub deadline: Timestamp,
+    /// The process that must run it.
+    pub process: ProcessId,
+}
+
 /// What the host must carry out after the commit (never before: a start carried out for a
 /// claim that never committed could run a job twice).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Action {
     /// Start a run on `process`. The host must feed back `RunFinished` with this run and fence.
-    Start {
-        /// The run's id, which `RunFinished` must carry.
-        run: RunId,
-        /// The job to run.
-        job: JobName,
-        /// The fence, which `RunFinished` must carry too.
-        fence: Fence,
-        /// Its attempt number (1 for a first run).
-        attempt: u32,
-        /// Why it starts.
-        trigger: Trigger,
-        /// The due times it covers (`None`: a manual run), for the command to know.
-        covers: Option<Covers>,
-        /// When it must end: past this the core asks to cancel it.
-        deadline: Timestamp,
-        /// The process that must run it.
-        process: ProcessId,
-    },
+    Start(Start),
     /// Stop a run on `process` (signal it; its result, if any, still comes back).
     /// `job` is `None` when the run is not known at all (a process holding a run the
     /// state never had, or one long settled).
@@ -1239,26 +1253,7 @@ impl fmt::Display for Effect {
 impl fmt::Display for Action {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Action::Start {
-                run,
-                job,
-                fence,
-                attempt,
-                trigger,
-                covers,
-                deadline,
-                process,
-            } => {
-                write!(
-                    f,
-                    "START {job} {run} {fence} on {process}: {} attempt {attempt}",
-                    trigger.name()
-                )?;
-                if let Some(c) = covers {
-                    write!(f, " covering {c}")?;
-                }
-                write!(f, ", deadline {deadline}")
-            }
+            Action::Start(start) => start.fmt(f),
             Action::Cancel {
                 run,
                 job,
@@ -1269,6 +1264,30 @@ impl fmt::Display for Action {
                 write!(f, "CANCEL {job} {run} on {process}: {}", reason.name())
             }
         }
+    }
+}
+
+impl fmt::Display for Start {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Start {
+            run,
+            job,
+            fence,
+            attempt,
+            trigger,
+            covers,
+            deadline,
+            process,
+        } = self;
+        write!(
+            f,
+            "START {job} {run} {fence} on {process}: {} attempt {attempt}",
+            trigger.name()
+        )?;
+        if let Some(c) = covers {
+            write!(f, " covering {c}")?;
+        }
+        write!(f, ", deadline {deadline}")
     }
 }
 

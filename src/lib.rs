@@ -16,7 +16,7 @@
 //! could run a job whose claim never committed. [`State::step`] numbers the steps.
 //!
 //! ```
-//! use duetime::{Action, Actor, Config, Effect, Event, JobDef, JobName, Now, Outcome};
+//! use duetime::{Action, Actor, Config, Effect, Event, JobDef, JobName, Now, Outcome, Start};
 //! use duetime::{Entry, LedgerEntry, LedgerKind, ProcessId, Record, Schedule, State, Timestamp};
 //!
 //! /// The host's store: the state and the journal, written together.
@@ -51,7 +51,7 @@
 //! let mut todo = transact(&mut store, now, Event::ProcessStarted { process });
 //! for _ in 0..5 {
 //!     for effect in std::mem::take(&mut todo) {
-//!         if let Effect::Do(Action::Start { run, fence, job, .. }) = effect {
+//!         if let Effect::Do(Action::Start(Start { run, fence, job, .. })) = effect {
 //!             // Run the job's command here; report how it ended.
 //!             let done = Event::RunFinished { process, job, run, fence, outcome: Outcome::Ok };
 //!             todo.extend(transact(&mut store, now, done));
@@ -143,8 +143,8 @@ mod view;
 
 pub use effect::{
     Action, Alert, AlertKind, CancelReason, ClockGapKind, Covers, Effect, Entry, History, Incident,
-    LedgerEntry, LedgerKind, MissAction, MissCause, Notice, PausedBy, Record, Refusal, SystemPause,
-    Trigger, WaitReason,
+    LedgerEntry, LedgerKind, MissAction, MissCause, Notice, PausedBy, Record, Refusal, Start,
+    SystemPause, Trigger, WaitReason,
 };
 pub use event::{
     Actor, Event, Fence, Held, Now, Outcome, ProcessId, RunId, MAX_ACTOR, MAX_APPROVAL_TTL,

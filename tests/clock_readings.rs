@@ -9,7 +9,7 @@
 
 use duetime::{
     Action, Actor, ClockGapKind, Config, Effect, Entry, Event, JobDef, JobName, LedgerEntry,
-    Notice, Now, Outcome, ProcessId, Schedule, State, Timestamp,
+    Notice, Now, Outcome, ProcessId, Schedule, Start, State, Timestamp,
 };
 
 const T0: i64 = 1_750_000_020_000; // on the minute
@@ -45,9 +45,9 @@ fn step(state: &mut State, now: Now, event: Event) -> Vec<Effect> {
     let starts: Vec<_> = effects
         .iter()
         .filter_map(|e| match e {
-            Effect::Do(Action::Start {
+            Effect::Do(Action::Start(Start {
                 run, fence, job, ..
-            }) => Some((*run, *fence, job.clone())),
+            })) => Some((*run, *fence, job.clone())),
             _ => None,
         })
         .collect();
@@ -90,7 +90,7 @@ fn started_due(effects: &[Effect]) -> Vec<Timestamp> {
     effects
         .iter()
         .filter_map(|e| match e {
-            Effect::Do(Action::Start { covers, .. }) => covers.as_ref().map(|c| c.to),
+            Effect::Do(Action::Start(Start { covers, .. })) => covers.as_ref().map(|c| c.to),
             _ => None,
         })
         .collect()

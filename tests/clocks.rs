@@ -7,7 +7,7 @@
 
 mod support;
 
-use duetime::{Action, Notice};
+use duetime::{Action, Notice, Start};
 use duetime::{
     ClockGapKind, Effect, Event, Fence, JobName, LedgerKind, MissAction, MissCause, MissedRule,
     Now, Outcome, ProcessId, RunId, Timestamp,
@@ -49,7 +49,7 @@ fn a_clock_set_days_ahead_while_another_process_lives_is_held_and_works_on_the_s
     assert!(s
         .last
         .iter()
-        .any(|e| matches!(e, Effect::Do(Action::Start { .. }))));
+        .any(|e| matches!(e, Effect::Do(Action::Start(_)))));
     s.tick("09:01:05", 1);
     s.finish("2025-06-04 09:01:10", 2, Outcome::Ok);
     s.tick("09:02:05", 1);
@@ -80,7 +80,7 @@ fn a_new_incarnation_with_a_clock_days_ahead_decides_nothing_until_the_store_sho
     assert!(
         !s.last
             .iter()
-            .any(|e| matches!(e, Effect::Do(Action::Start { .. }))),
+            .any(|e| matches!(e, Effect::Do(Action::Start(_)))),
         "a new incarnation whose clock cannot be measured starts nothing"
     );
     s.note("p1 speaks: the store's clock is alive, so p2 works on it from now on");
@@ -263,7 +263,7 @@ fn a_result_whose_reading_passes_as_its_own_carries_the_stores_clock_so_what_it_
     let started = s
         .last
         .iter()
-        .any(|e| matches!(e, Effect::Do(Action::Start { run, .. }) if *run == RunId(2)));
+        .any(|e| matches!(e, Effect::Do(Action::Start(Start { run, .. })) if *run == RunId(2)));
     assert!(
         !started,
         "the result carried the store's clock eight hours past p1's last tick: p1 is silent \
@@ -336,7 +336,9 @@ fn a_result_from_a_process_held_behind_acts_on_the_stores_time_so_what_it_starts
     s.note("09:15 is buffered behind r1; p2 reports r1 done at 07:20 by its clock");
     s.finish("07:20:00", 1, Outcome::Ok);
     let deadline = s.last.iter().find_map(|e| match e {
-        Effect::Do(Action::Start { run, deadline, .. }) if *run == RunId(2) => Some(*deadline),
+        Effect::Do(Action::Start(Start { run, deadline, .. })) if *run == RunId(2) => {
+            Some(*deadline)
+        }
         _ => None,
     });
     assert_eq!(

@@ -39,7 +39,7 @@ fn a_changed_definition_is_held_until_its_digest_is_confirmed_and_the_old_one_ru
     assert!(!s
         .last
         .iter()
-        .any(|e| matches!(e, Effect::Do(Action::Start { .. }))));
+        .any(|e| matches!(e, Effect::Do(Action::Start(_)))));
     confirm(&mut s, "09:10", "0000000000000000");
     confirm(&mut s, "09:11", &first_digest);
     s.tick("10:00:10", 1);

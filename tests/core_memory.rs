@@ -1,7 +1,7 @@
 //! Memory per idle job, measured with a counting global allocator. Run in release:
 //! `cargo test --release --test core_memory -- --ignored --nocapture`.
 
-use duetime::Action;
+use duetime::{Action, Start};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicIsize, Ordering};
 
@@ -87,9 +87,9 @@ fn run_each_once(state: &mut State, n: u64) {
         let finished: Vec<Event> = effects
             .iter()
             .filter_map(|e| match e {
-                Effect::Do(Action::Start {
+                Effect::Do(Action::Start(Start {
                     run, job, fence, ..
-                }) => Some(Event::RunFinished {
+                })) => Some(Event::RunFinished {
                     process: ProcessId(1),
                     job: job.clone(),
                     run: *run,

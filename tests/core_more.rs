@@ -1107,7 +1107,7 @@ fn starts_the_nine_oclock_run_when_ticked_at(tick_at: &str) -> bool {
     s.tick(tick_at, 1);
     s.last
         .iter()
-        .any(|e| matches!(e, duetime::Effect::Do(duetime::Action::Start { .. })))
+        .any(|e| matches!(e, duetime::Effect::Do(duetime::Action::Start(_))))
 }
 
 #[test]

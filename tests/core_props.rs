@@ -6,7 +6,7 @@
 //! Due times are computed by an oracle that does not use the core's schedule code: it steps
 //! through every second of the history and tests each against the schedule's definition.
 
-use duetime::{Action, Notice};
+use duetime::{Action, Notice, Start};
 use std::collections::BTreeMap;
 
 use duetime::{
@@ -138,12 +138,12 @@ impl Host {
         }
         for e in &out {
             match e {
-                Effect::Do(Action::Start {
+                Effect::Do(Action::Start(Start {
                     run,
                     fence,
                     process,
                     ..
-                }) => {
+                })) => {
                     self.held.entry(*process).or_default().insert(*run, *fence);
                 }
                 Effect::Do(Action::Cancel { run, process, .. }) => {
@@ -211,12 +211,12 @@ impl Host {
         self.effects
             .iter()
             .filter_map(|(at, e)| match e {
-                Effect::Do(Action::Start {
+                Effect::Do(Action::Start(Start {
                     job: j,
                     trigger,
                     covers,
                     ..
-                }) if j.as_str() == job => Some((*at, *trigger, *covers)),
+                })) if j.as_str() == job => Some((*at, *trigger, *covers)),
                 _ => None,
             })
             .collect()
@@ -300,9 +300,9 @@ fn run_clean(jobs: &[CleanJob], ticks: i64) -> (Host, Timestamp) {
     let mut next_tick = ms(start, TICK_MS);
     let mut schedule_results = |host: &mut Host, effects: &[Effect], at: Timestamp| {
         for e in effects {
-            if let Effect::Do(Action::Start {
+            if let Effect::Do(Action::Start(Start {
                 run, fence, job, ..
-            }) = e
+            })) = e
             {
                 let i: usize = job.as_str()[4..].parse().unwrap();
                 let j = &jobs[i];
@@ -504,13 +504,13 @@ fn run_rough(r: &Rough, round_trip: bool) -> (Host, Timestamp) {
     let mut runs_of = vec![0usize; r.jobs.len()];
     let schedule_results = |host: &mut Host, runs_of: &mut Vec<usize>, new: &[Effect], at| {
         for e in new {
-            if let Effect::Do(Action::Start {
+            if let Effect::Do(Action::Start(Start {
                 run,
                 fence,
                 job,
                 process,
                 ..
-            }) = e
+            })) = e
             {
                 let i: usize = job.as_str()[4..].parse().unwrap();
                 let j = &r.jobs[i];
@@ -637,13 +637,13 @@ fn check_rough(r: &Rough, host: &Host, end: Timestamp) -> Result<(), TestCaseErr
                             settled.insert(*run, !outcome.is_success());
                         }
                     }
-                    Effect::Do(Action::Start {
+                    Effect::Do(Action::Start(Start {
                         job: jn,
                         run,
                         trigger,
                         covers: Some(c),
                         ..
-                    }) if *jn == job => {
+                    })) if *jn == job => {
                         prop_assert!(*trigger != Trigger::Repeat, "{} repeated at {}", job, at);
                         for &(from, to, earlier) in &covered {
                             if from <= c.to && c.from <= to {
@@ -756,7 +756,7 @@ fn run_pair(p: &Pair, interleave: bool) -> [Vec<serde_json::Value>; 2] {
         let view = host.state.job(job, start)?;
         let run = view.running?;
         let fence = host.effects.iter().rev().find_map(|(_, e)| match e {
-            Effect::Do(Action::Start { run: r, fence, .. }) if *r == run => Some(*fence),
+            Effect::Do(Action::Start(Start { run: r, fence, .. })) if *r == run => Some(*fence),
             _ => None,
         })?;
         Some((run, fence))
@@ -828,7 +828,7 @@ fn journal_of(host: &Host, job: &str) -> Vec<serde_json::Value> {
     let mut out = Vec::new();
     for (at, e) in &host.effects {
         let about = match e {
-            Effect::Do(Action::Start { job: j, .. }) => j.as_str() == job,
+            Effect::Do(Action::Start(Start { job: j, .. })) => j.as_str() == job,
             Effect::Do(Action::Cancel { job: j, .. }) => {
                 j.as_ref().is_some_and(|j| j.as_str() == job)
             }

@@ -3,7 +3,7 @@
 
 mod support;
 
-use duetime::{Action, Notice};
+use duetime::{Action, Notice, Start};
 use duetime::{Covers, Effect, JobName, MissedRule, Outcome, Overlap, Trigger};
 use support::*;
 
@@ -11,12 +11,12 @@ fn started(effects: &[Effect]) -> Vec<(u64, Trigger, Option<Covers>)> {
     effects
         .iter()
         .filter_map(|e| match e {
-            Effect::Do(Action::Start {
+            Effect::Do(Action::Start(Start {
                 run,
                 trigger,
                 covers,
                 ..
-            }) => Some((run.0, *trigger, *covers)),
+            })) => Some((run.0, *trigger, *covers)),
             _ => None,
         })
         .collect()

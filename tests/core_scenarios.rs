@@ -3,7 +3,7 @@
 
 mod support;
 
-use duetime::Action;
+use duetime::{Action, Start};
 use duetime::{Actor, Event, JobName, MissedRule, Outcome};
 use support::*;
 
@@ -219,7 +219,7 @@ fn run_now_is_refused_when_not_safe_in_flight_queued_or_over_the_hourly_cap() {
         s.command(&time, "carol: run safe now", run_now("safe"));
         s.tick(&format!("{time}:10"), 1);
         let run = s.last.iter().find_map(|e| match e {
-            duetime::Effect::Do(Action::Start { run, .. }) => Some(run.0),
+            duetime::Effect::Do(Action::Start(Start { run, .. })) => Some(run.0),
             _ => None,
         });
         if let Some(run) = run {

@@ -351,7 +351,7 @@ fn counters_at_the_end_of_u64_start_nothing_and_add_nothing() {
         );
         started += effects
             .iter()
-            .filter(|e| matches!(e, Effect::Do(Action::Start { .. })))
+            .filter(|e| matches!(e, Effect::Do(Action::Start(_))))
             .count();
     }
     assert_eq!(started, 1, "one run id was left");

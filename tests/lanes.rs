@@ -159,7 +159,7 @@ fn jitter_delays_the_start_deterministically_and_the_ledger_names_the_due_time()
     assert!(
         !s.last
             .iter()
-            .any(|e| matches!(e, Effect::Do(Action::Start { .. }))),
+            .any(|e| matches!(e, Effect::Do(Action::Start(_)))),
         "nothing starts before due + delay"
     );
     let clock = start.saturating_add(Duration::from_secs(1)).to_string()[11..19].to_string();
@@ -167,7 +167,7 @@ fn jitter_delays_the_start_deterministically_and_the_ledger_names_the_due_time()
     assert!(s
         .last
         .iter()
-        .any(|e| matches!(e, Effect::Do(Action::Start { .. }))));
+        .any(|e| matches!(e, Effect::Do(Action::Start(_)))));
     s.finish("09:20", 1, Outcome::Ok);
     insta::assert_snapshot!(s.trace());
 }

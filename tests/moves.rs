@@ -8,7 +8,7 @@ mod support;
 
 use duetime::{
     Action, Actor, Config, Effect, Entry, Event, History, JobName, JobRecord, MissedRule, Outcome,
-    Overlap, Refusal, RunId,
+    Overlap, Refusal, RunId, Start,
 };
 use support::*;
 
@@ -56,7 +56,7 @@ fn starts(effects: &[Effect]) -> Vec<(RunId, Option<duetime::Covers>)> {
     effects
         .iter()
         .filter_map(|e| match e {
-            Effect::Do(Action::Start { run, covers, .. }) => Some((*run, *covers)),
+            Effect::Do(Action::Start(Start { run, covers, .. })) => Some((*run, *covers)),
             _ => None,
         })
         .collect()

@@ -4,7 +4,7 @@
 
 mod support;
 
-use duetime::{Action, Notice};
+use duetime::{Action, Notice, Start};
 use duetime::{
     Actor, Config, Coordination, Effect, Event, Fence, Held, Inconsistency, JobName, LoadError,
     Now, Outcome, ProcessId, RunId, State, Timestamp,
@@ -23,7 +23,7 @@ fn starts(effects: &[Effect]) -> Vec<(RunId, ProcessId)> {
     effects
         .iter()
         .filter_map(|e| match e {
-            Effect::Do(Action::Start { run, process, .. }) => Some((*run, *process)),
+            Effect::Do(Action::Start(Start { run, process, .. })) => Some((*run, *process)),
             _ => None,
         })
         .collect()
@@ -407,7 +407,7 @@ proptest! {
             });
             for e in &effects {
                 match e {
-                    Effect::Do(Action::Start { run, fence, process, job, .. }) => {
+                    Effect::Do(Action::Start(Start { run, fence, process, job, .. })) => {
                         let o = lease.expect("a start with no owner");
                         prop_assert_eq!(o.holder, *process, "a start by a non-owner");
                         let acted = acted.expect("a start is recorded");

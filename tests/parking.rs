@@ -6,7 +6,7 @@
 
 mod support;
 
-use duetime::{Action, Notice};
+use duetime::{Action, Notice, Start};
 use duetime::{
     Actor, AlertKind, Duration, Effect, Entry, Event, History, JobName, LedgerKind, MissAction,
     MissCause, OneShotEnd, Outcome, Refusal, RunId, Schedule, MAX_APPROVAL_TTL,
@@ -173,7 +173,7 @@ fn a_parked_run_expires_once_recorded_and_alerted_once_then_the_next_due_time_ru
     assert!(
         s.last
             .iter()
-            .any(|e| matches!(e, Effect::Do(Action::Start { run: RunId(2), .. }))),
+            .any(|e| matches!(e, Effect::Do(Action::Start(Start { run: RunId(2), .. })))),
         "the buffered 10:00 starts as soon as the job is free"
     );
     s.command(

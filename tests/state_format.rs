@@ -4,7 +4,7 @@
 //! refused with `LoadError::NewerFormat`, and an inconsistent state is refused with a typed
 //! `LoadError::Inconsistent`, never a panic.
 
-use duetime::Action;
+use duetime::{Action, Start};
 use duetime::{
     Actor, CronSchedule, DstPolicy, Duration, Effect, Event, Fence, Fold, Gap, Incident,
     Inconsistency, JobDef, JobName, LoadError, MissedRule, Now, Outcome, ProcessId, Refusal, RunId,
@@ -47,9 +47,9 @@ impl Driver {
         let mut effects = Vec::new();
         self.state.step(at(secs), event, &mut effects);
         for e in &effects {
-            if let Effect::Do(Action::Start {
+            if let Effect::Do(Action::Start(Start {
                 run, job, fence, ..
-            }) = e
+            })) = e
             {
                 self.runs.push((job.to_string(), *run, *fence));
             }
@@ -810,9 +810,9 @@ fn a_calendar_changed_while_due_times_are_owed_is_a_definition_change() {
     }
     let mut covered = 0;
     for e in &all {
-        if let Effect::Do(Action::Start {
+        if let Effect::Do(Action::Start(Start {
             covers: Some(c), ..
-        }) = e
+        })) = e
         {
             let before = c.from.saturating_sub(Duration::from_millis(1));
             let old_part = old.count_in(before, c.to.min(change));

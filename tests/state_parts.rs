@@ -4,7 +4,7 @@
 //! a second, stale copy up to date from the same changes; bad parts are refused with a
 //! typed `LoadError`, and a refused `put_parts` leaves the state as it was.
 
-use duetime::Action;
+use duetime::{Action, Start};
 use std::collections::BTreeMap;
 
 use duetime::{
@@ -61,13 +61,13 @@ impl Host {
             .step(Now::at(Timestamp::from_millis(self.now)), event, &mut out);
         for e in &out {
             match e {
-                Effect::Do(Action::Start {
+                Effect::Do(Action::Start(Start {
                     run,
                     fence,
                     process,
                     job,
                     ..
-                }) => {
+                })) => {
                     self.held
                         .entry(*process)
                         .or_default()

@@ -25,7 +25,7 @@ fn starts(story: &Story) -> usize {
     story
         .last
         .iter()
-        .filter(|e| matches!(e, Effect::Do(Action::Start { .. })))
+        .filter(|e| matches!(e, Effect::Do(Action::Start(_))))
         .count()
 }
 

@@ -19,7 +19,7 @@ use std::sync::OnceLock;
 use arbitrary::{Arbitrary, Unstructured};
 use duetime::{
     Action, Actor, Config, Duration, Effect, Event, JobDef, JobName, Now, Outcome, ProcessId,
-    Record, Schedule, State, Timestamp,
+    Record, Schedule, Start, State, Timestamp,
 };
 use duetime_host::http::query::{self, MAX_WINDOW};
 use duetime_host::http::{page, timeline};
@@ -85,9 +85,9 @@ fn history(schedule: Schedule) -> Case {
         for e in effects.drain(..) {
             match e {
                 Effect::Journal(r) => journal.push(r),
-                Effect::Do(Action::Start {
+                Effect::Do(Action::Start(Start {
                     run, fence, job, ..
-                }) => open.push((run, fence, job)),
+                })) => open.push((run, fence, job)),
                 _ => {}
             }
         }

@@ -6,7 +6,7 @@
 //! and the same next state (a host loads the state for every transaction).
 
 use arbitrary::{Arbitrary, Unstructured};
-use duetime::Action;
+use duetime::{Action, Start};
 use duetime::{
     Actor, Backoff, Config, Duration, Effect, Event, Fence, Held, JobDef, JobName, MissedRule, Now,
     Outcome, Overlap, ProcessId, RunId, Schedule, State, Timestamp,
@@ -717,13 +717,13 @@ impl World {
 
     fn remember(&mut self, effects: &[Effect]) {
         for e in effects {
-            if let Effect::Do(Action::Start {
+            if let Effect::Do(Action::Start(Start {
                 run,
                 job,
                 fence,
                 process,
                 ..
-            }) = e
+            })) = e
             {
                 self.started.push(Started {
                     run: *run,

@@ -27,7 +27,7 @@
 //!   the real daemon does, for SECS seconds. A start's lateness is the wall clock when its
 //!   `Start` came back committed, minus the due time it runs; printed as percentiles.
 
-use duetime::Action;
+use duetime::{Action, Start};
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -189,7 +189,7 @@ fn take_starts(
         if inc.take(e).is_none() {
             continue;
         }
-        if let Effect::Do(Action::Start { run, covers, .. }) = e {
+        if let Effect::Do(Action::Start(Start { run, covers, .. })) = e {
             if let Some(c) = covers {
                 late.push(returned_at - c.to.as_millis());
             }

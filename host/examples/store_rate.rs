@@ -6,7 +6,7 @@
 //! own, so the events are ticks and results, each one transaction. `--normal` uses
 //! `synchronous = NORMAL` (no fsync per commit) instead of the default `FULL`.
 
-use duetime::Action;
+use duetime::{Action, Start};
 use std::time::Instant;
 
 use duetime::{Actor, Duration, Effect, Event, JobDef, JobName, Now, Outcome, ProcessId, Schedule};
@@ -78,9 +78,9 @@ fn main() {
             .expect("a tick");
         done += 1;
         for e in effects {
-            if let Effect::Do(Action::Start {
+            if let Effect::Do(Action::Start(Start {
                 run, job, fence, ..
-            }) = e
+            })) = e
             {
                 starts += 1;
                 let finished = Event::RunFinished {

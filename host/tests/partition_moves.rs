@@ -11,7 +11,7 @@ mod pg;
 
 use std::collections::BTreeSet;
 
-use duetime::{Action, Entry, Fence, Held, History, Outcome, RunId, Schedule, Timestamp};
+use duetime::{Action, Entry, Fence, Held, History, Outcome, RunId, Schedule, Start, Timestamp};
 use duetime::{Actor, Duration, Effect, Event, JobDef, JobName, MissedRule, Now, ProcessId};
 use duetime_host::store::parts::{self, carry_out_pending, place, Placement};
 use duetime_host::store::{Options, PostgresStore, SqliteStore, Store, StoreError};
@@ -83,7 +83,7 @@ fn starts(effects: &[Effect]) -> Vec<(RunId, Fence)> {
     effects
         .iter()
         .filter_map(|e| match e {
-            Effect::Do(Action::Start { run, fence, .. }) => Some((*run, *fence)),
+            Effect::Do(Action::Start(Start { run, fence, .. })) => Some((*run, *fence)),
             _ => None,
         })
         .collect()

@@ -8,7 +8,7 @@
 #[path = "support/pg.rs"]
 mod pg;
 
-use duetime::Action;
+use duetime::{Action, Start};
 use std::path::Path;
 use std::time::Duration as StdDuration;
 
@@ -205,13 +205,13 @@ impl Script {
     fn note(&mut self, effects: &[Effect]) {
         for e in effects {
             match e {
-                Effect::Do(Action::Start {
+                Effect::Do(Action::Start(Start {
                     run,
                     job,
                     fence,
                     process,
                     ..
-                }) => self.open.push((*process, job.clone(), *run, *fence)),
+                })) => self.open.push((*process, job.clone(), *run, *fence)),
                 Effect::Do(Action::Cancel { run, .. }) => self.open.retain(|o| o.2 != *run),
                 _ => {}
             }

@@ -30,7 +30,7 @@
 
 use duetime::{
     Action, CancelReason, Duration, Effect, Event, Fence, Held, JobName, Outcome, ProcessId, RunId,
-    Timestamp,
+    Start, Timestamp,
 };
 
 /// How long a host waits after `failures` failed turns in a row (a transaction that
@@ -171,14 +171,14 @@ impl Incarnation {
     /// `None`.
     pub fn take(&mut self, effect: &Effect) -> Option<Order> {
         match effect {
-            Effect::Do(Action::Start {
+            Effect::Do(Action::Start(Start {
                 run,
                 job,
                 fence,
                 deadline,
                 process,
                 ..
-            }) if *process == self.process => {
+            })) if *process == self.process => {
                 self.hold(*run, job.clone(), *fence);
                 Some(Order::Launch {
                     run: *run,

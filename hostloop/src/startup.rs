@@ -189,7 +189,7 @@ fn refused(effects: &[Effect], process: ProcessId, run: RunId) -> bool {
 mod tests {
     use super::*;
     use crate::testing::{at, name};
-    use duetime::{Actor, Config, JobDef, Now, Schedule, State};
+    use duetime::{Actor, Config, JobDef, Now, Schedule, Start, State};
 
     /// Drives a start-up against `state` the way every host does, returning what each
     /// step meant.
@@ -225,7 +225,7 @@ mod tests {
         let (run, fence) = fx
             .iter()
             .find_map(|e| match e {
-                Effect::Do(Action::Start { run, fence, .. }) => Some((*run, *fence)),
+                Effect::Do(Action::Start(Start { run, fence, .. })) => Some((*run, *fence)),
                 _ => None,
             })
             .expect("the 10:00 due time starts");

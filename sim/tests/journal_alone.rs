@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use duetime::{
     Action, Actor, Config, Effect, Event, Fence, Held, JobDef, JobName, Now, Outcome, ProcessId,
-    RunId, Schedule, State, Timestamp,
+    RunId, Schedule, Start, State, Timestamp,
 };
 use duetime_sim::check::{self, Horizon, JobFacts, Reported};
 use duetime_sim::oracle::Spec;
@@ -47,7 +47,7 @@ fn step(
     for e in effects {
         match e {
             Effect::Journal(r) => journal.push(r),
-            Effect::Do(Action::Start { run, fence, .. }) => started = Some((run, fence)),
+            Effect::Do(Action::Start(Start { run, fence, .. })) => started = Some((run, fence)),
             _ => {}
         }
     }

@@ -2,13 +2,13 @@
 //! as the wire format, its fixtures and its schema have always had it. `Effect` groups the
 //! same variants by what the host must do with them; serde and schemars go through this
 //! mirror (`#[serde(into, from)]`), so the bytes on the wire do not change with the
-//! grouping. The doc comments here are the schema's descriptions.
+//! grouping. The doc comments here are the schema's descriptions; a start is the one
+//! `Start` struct `Action::Start` holds too, its fields written beside the tag, and its
+//! fields' descriptions are on it.
 
 use serde::{Deserialize, Serialize};
 
-use super::{
-    Action, Alert, CancelReason, ClockGapKind, Covers, Effect, Notice, Record, Refusal, Trigger,
-};
+use super::{Action, Alert, CancelReason, ClockGapKind, Effect, Notice, Record, Refusal, Start};
 use crate::event::{Fence, ProcessId, RunId};
 use crate::job::JobName;
 use crate::time::{Duration, Timestamp};
@@ -22,24 +22,7 @@ use crate::view::JobView;
 #[serde(tag = "effect", rename_all = "snake_case")]
 pub(crate) enum FlatEffect {
     /// Start a run on `process`. The host must feed back `RunFinished` with this run and fence.
-    Start {
-        /// The run's id, which `RunFinished` must carry.
-        run: RunId,
-        /// The job to run.
-        job: JobName,
-        /// The fence, which `RunFinished` must carry too.
-        fence: Fence,
-        /// Its attempt number (1 for a first run).
-        attempt: u32,
-        /// Why it starts.
-        trigger: Trigger,
-        /// The due times it covers (`None`: a manual run), for the command to know.
-        covers: Option<Covers>,
-        /// When it must end: past this the core asks to cancel it.
-        deadline: Timestamp,
-        /// The process that must run it.
-        process: ProcessId,
-    },
+    Start(Start),
     /// Stop a run on `process` (signal it; its result, if any, still comes back).
     /// `job` is `None` when the run is not known at all (a process holding a run the
     /// state never had, or one long settled).
@@ -117,25 +100,7 @@ impl From<Effect> for FlatEffect {
     fn from(e: Effect) -> FlatEffect {
         match e {
             Effect::Journal(r) => FlatEffect::Record(r),
-            Effect::Do(Action::Start {
-                run,
-                job,
-                fence,
-                attempt,
-                trigger,
-                covers,
-                deadline,
-                process,
-            }) => FlatEffect::Start {
-                run,
-                job,
-                fence,
-                attempt,
-                trigger,
-                covers,
-                deadline,
-                process,
-            },
+            Effect::Do(Action::Start(start)) => FlatEffect::Start(start),
             Effect::Do(Action::Cancel {
                 run,
                 job,
@@ -192,25 +157,7 @@ impl From<FlatEffect> for Effect {
     fn from(e: FlatEffect) -> Effect {
         match e {
             FlatEffect::Record(r) => Effect::Journal(r),
-            FlatEffect::Start {
-                run,
-                job,
-                fence,
-                attempt,
-                trigger,
-                covers,
-                deadline,
-                process,
-            } => Effect::Do(Action::Start {
-                run,
-                job,
-                fence,
-                attempt,
-                trigger,
-                covers,
-                deadline,
-                process,
-            }),
+            FlatEffect::Start(start) => Effect::Do(Action::Start(start)),
             FlatEffect::Cancel {
                 run,
                 job,

@@ -169,7 +169,7 @@ impl State {
     /// assert_eq!(due, "2025-06-01T00:01:00Z".parse()?);
     /// effects.clear();
     /// state.step(Now::at(due), Event::Tick { process, held: vec![] }, &mut effects);
-    /// assert!(effects.iter().any(|e| matches!(e, Effect::Do(Action::Start { .. }))));
+    /// assert!(effects.iter().any(|e| matches!(e, Effect::Do(Action::Start(_)))));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn step(&mut self, now: Now, event: Event, effects: &mut Vec<Effect>) {

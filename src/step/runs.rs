@@ -1,7 +1,7 @@
 //! Runs in flight: claiming (a fresh fence, a lease, a `Start`), renewing leases for the
 //! process that holds them, and watching deadlines, stalls and lapsed leases.
 
-use crate::effect::Action;
+use crate::effect::{Action, Start};
 use crate::effect::{
     AlertKind, CancelReason, Covers, Effect, History, LedgerKind, MissCause, PausedBy, SystemPause,
     Trigger, WaitReason,
@@ -405,7 +405,7 @@ impl State {
         });
         self.runs.insert(id, seq);
         let covers = cover.map(|c| c.covers);
-        out.effects.push(Effect::Do(Action::Start {
+        out.effects.push(Effect::Do(Action::Start(Start {
             run: id,
             job: name.clone(),
             fence,
@@ -414,7 +414,7 @@ impl State {
             covers,
             deadline,
             process,
-        }));
+        })));
         out.history(
             &name,
             History::Started {

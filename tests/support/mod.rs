@@ -4,7 +4,7 @@
 //! the copy, so every scenario also proves S6.
 #![allow(dead_code)]
 
-use duetime::Action;
+use duetime::{Action, Start};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -134,13 +134,13 @@ impl Story {
         writeln!(self.trace, "{time:>8}  {label}").unwrap();
         for e in &effects {
             match e {
-                Effect::Do(Action::Start {
+                Effect::Do(Action::Start(Start {
                     run,
                     fence,
                     process,
                     job,
                     ..
-                }) => {
+                })) => {
                     self.jobs.insert(*run, job.clone());
                     self.held.entry(*process).or_default().insert(*run, *fence);
                     self.fences.insert(*run, (*process, *fence));

@@ -8,7 +8,7 @@
 //! `cargo bench -p duetime-wire --bench crossing`
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use duetime::Action;
+use duetime::{Action, Start};
 use duetime::{Effect, Event, Fence, JobName, Now, Outcome, ProcessId, RunId, Timestamp};
 use duetime_wire::Core;
 use serde_json::{json, Value};
@@ -128,9 +128,9 @@ fn cycle(c: &mut Criterion) {
 
 fn started(effects: &[Effect]) -> Option<(RunId, Fence, JobName)> {
     effects.iter().find_map(|e| match e {
-        Effect::Do(Action::Start {
+        Effect::Do(Action::Start(Start {
             run, fence, job, ..
-        }) => Some((*run, *fence, job.clone())),
+        })) => Some((*run, *fence, job.clone())),
         _ => None,
     })
 }

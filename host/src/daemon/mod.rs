@@ -25,7 +25,7 @@ use std::path::PathBuf;
 use std::process::Child;
 use std::time::Instant;
 
-use duetime::{Actor, Alert, Effect, Entry, Event, History, ProcessId, RunId};
+use duetime::{Action, Actor, Alert, Effect, Entry, Event, History, ProcessId, RunId};
 use duetime_loop::{Batch, Incarnation, Order, Partition, BATCH_MAX};
 use tracing::{debug, info, warn};
 
@@ -288,7 +288,9 @@ impl<S: Store> Daemon<S> {
             match self.incarnation.take(e) {
                 Some(Order::Launch { run, job, .. }) => {
                     info!(%run, %job, "{e}");
-                    self.launch(e);
+                    if let Effect::Do(Action::Start(start)) = e {
+                        self.launch(start);
+                    }
                     continue;
                 }
                 Some(Order::Stop {

@@ -1,9 +1,7 @@
 //! The daemon's runs: taking over what earlier incarnations left, launching a `Start`,
 //! asking a run's supervisor to stop it, and reporting how runs ended.
 
-use duetime::Action;
-
-use duetime::{CancelReason, Effect, Fence, JobName, MissCause, RunId};
+use duetime::{CancelReason, Fence, JobName, MissCause, RunId, Start};
 use duetime_loop::{LeftRun, Started, Startup};
 use tracing::{debug, error, info, warn};
 
@@ -85,8 +83,8 @@ impl<S: Store> Daemon<S> {
     }
 
     /// Carries out a `Start` for this process: the run's directory and its supervisor.
-    pub(super) fn launch(&mut self, start: &Effect) {
-        let Effect::Do(Action::Start {
+    pub(super) fn launch(&mut self, start: &Start) {
+        let Start {
             run,
             job,
             fence,
@@ -95,10 +93,7 @@ impl<S: Store> Daemon<S> {
             covers,
             deadline,
             ..
-        }) = start
-        else {
-            return;
-        };
+        } = start;
         let (run, fence) = (*run, *fence);
         let backfill = self.is_backfill(job.as_str(), run);
         let command = match self.command_in_force(job.as_str()) {

@@ -17,7 +17,9 @@ use crate::check::Probe;
 use std::fmt::Write as _;
 use std::hash::{Hash, Hasher};
 
-use duetime::{Action, Covers, Effect, Entry, Event, History, LedgerKind, MissAction, Notice};
+use duetime::{
+    Action, Covers, Effect, Entry, Event, History, LedgerKind, MissAction, Notice, Start,
+};
 use duetime::{Outcome, Schedule};
 
 use super::Checker;
@@ -269,7 +271,7 @@ fn schedule_text(line: &str, schedule: &Schedule) -> Found {
 
 fn action(line: &str, a: &Action) -> Found {
     match a {
-        Action::Start {
+        Action::Start(Start {
             run,
             job,
             fence,
@@ -277,7 +279,7 @@ fn action(line: &str, a: &Action) -> Found {
             covers,
             process,
             ..
-        } => {
+        }) => {
             lacks(line, job.as_str(), "its job")?;
             lacks(line, &run.to_string(), "its run")?;
             lacks(line, &fence.to_string(), "its fence")?;

@@ -45,13 +45,13 @@ impl Checker {
     /// An action the core asked for, whatever became of the step's answer: a start puts
     /// its run in the store with its deadline.
     pub fn action(&mut self, effect: &duetime::Effect) {
-        if let duetime::Effect::Do(duetime::Action::Start {
+        if let duetime::Effect::Do(duetime::Action::Start(duetime::Start {
             run,
             job,
             process,
             deadline,
             ..
-        }) = effect
+        })) = effect
         {
             let timed = Timed {
                 job: job.clone(),

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::{offer, Damager, Maker, Site, CATALOGUE};
 use duetime::{
     Action, Actor, Config, Coordination, Duration, Effect, Event, Held, JobDef, JobName,
-    MissedRule, Now, ProcessId, Schedule, State, Timestamp,
+    MissedRule, Now, ProcessId, Schedule, Start, State, Timestamp,
 };
 
 /// 2025-06-02T09:00:00Z.
@@ -47,7 +47,7 @@ fn store(coordination: Coordination) -> State {
     let held: Vec<Held> = out
         .iter()
         .filter_map(|e| match e {
-            Effect::Do(Action::Start { run, fence, .. }) => Some(Held {
+            Effect::Do(Action::Start(Start { run, fence, .. })) => Some(Held {
                 run: *run,
                 fence: *fence,
             }),

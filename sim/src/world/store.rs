@@ -409,7 +409,7 @@ impl World {
     /// store).
     fn heard(&mut self, e: &Effect, stepped: Option<usize>) {
         let host = match e {
-            Effect::Do(duetime::Action::Start { process, .. }) => {
+            Effect::Do(duetime::Action::Start(duetime::Start { process, .. })) => {
                 stepped.filter(|&h| self.hosts[h].inc.process() == *process)
             }
             Effect::Do(duetime::Action::Cancel { process, .. }) => self
@@ -432,7 +432,7 @@ impl World {
                 if lost
                     && matches!(
                         e,
-                        Effect::Do(duetime::Action::Start { .. })
+                        Effect::Do(duetime::Action::Start(_))
                             | Effect::Do(duetime::Action::Cancel { .. })
                     )
                 {
