@@ -314,6 +314,44 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(40), ..ProptestConfig::default() })]
+
+    /// A count over years, which takes whole years from memos (`excluded_in_year`,
+    /// `kept_in_business_year`), is the sum of the counts over the same range cut into
+    /// pieces of 100 days, too short to hold a whole year (the brute-force property above
+    /// holds counts like those), asked of another copy of the schedule; and it is the same
+    /// asked again, warm.
+    #[test]
+    fn counts_over_years_are_the_sum_of_counts_over_months(
+        zone in prop::sample::select(ZONES.to_vec()),
+        cron in prop::sample::select(CRONS.to_vec()),
+        cals in calendars(),
+        bd in prop::option::of(prop::sample::select(vec![1i64, 2, -1, -2])),
+        roll in prop::sample::select(vec![Roll::Stay, Roll::Next, Roll::Previous]),
+        start_day in 0..1200i64,
+        years in 1..5i64,
+    ) {
+        prop_assume!(!cals.is_empty() || bd.is_some());
+        let base = Schedule::cron(cron, Some(zone)).unwrap();
+        let long = build(zone, base.clone(), &cals, bd, roll);
+        let short = build(zone, base, &cals, bd, roll);
+        let day = 86_400_000;
+        let lo = Timestamp::from_secs(1_640_995_200 + start_day * 86_400 + 3_600 * 5).as_millis();
+        let hi = lo + years * 366 * day + 17 * 3_600_000;
+        let ts = Timestamp::from_millis;
+        let mut pieces = 0;
+        let mut from = lo;
+        while from < hi {
+            let to = (from + 100 * day).min(hi);
+            pieces += short.count_in(ts(from), ts(to));
+            from = to;
+        }
+        prop_assert_eq!(long.count_in(ts(lo), ts(hi)), pieces, "{}", long);
+        prop_assert_eq!(long.count_in(ts(lo), ts(hi)), pieces, "warm: {}", long);
+    }
+}
+
 /// `n` cases, times `CALENDAR_PROPS_SCALE` when set (a longer run by hand).
 fn cases(n: u32) -> u32 {
     let scale = std::env::var("CALENDAR_PROPS_SCALE")

@@ -18,9 +18,11 @@
 //! `next_after` is the base's `next_after` plus one stretch lookup per due time it looks at
 //! (a lookup turns into instants only the spans within a day of it); `count_in` is the
 //! base's `count_in` once, minus the base's `count_in` over each excluded stretch in the
-//! range (so ten years of a 30-holiday calendar cost ~300 counts and ~600 span ends turned
-//! into instants); with a business-day rule, one business-day search per month of the range
-//! and then the same on that one day. A roll adds,
+//! range, a whole UTC year's at once once worked out (`excluded_in_year`: ten years of a
+//! 30-holiday calendar cost ~300 counts the first time, then ~60 at the range's two ends
+//! and ten lookups); with a business-day rule, one business-day search per month of the
+//! range and then the same on that one day, a whole local year's at once once worked out
+//! (`kept_in_business_year`). A roll adds,
 //! to both, a visit to each excluded picked due time within `MAX_ROLL_DAYS` of the end of
 //! its stretch (one a holiday for a daily schedule; for a minutely one, 1,440 a day), once
 //! a stretch: the targets are kept in a memo (`memo.rs`), so later calls pay a lookup.
@@ -125,6 +127,12 @@ pub struct CalendarSchedule {
     chosen: Memo<(i64, u32), Option<(i64, i64)>>,
     /// The last business-day search's answer.
     picks: PickMemo,
+    /// Each UTC year's count of the base's due times its excluded stretches hold, by year
+    /// (`excluded_count` subtracts a whole year's at once).
+    excluded_in_year: Memo<i64, u64>,
+    /// Each local year's count of kept due times on its months' chosen business days
+    /// (`kept_count_on_business_days` adds a whole year's at once).
+    kept_in_business_year: Memo<i64, u64>,
 }
 
 impl PartialEq for CalendarSchedule {
@@ -207,6 +215,8 @@ impl CalendarSchedule {
             rolls: Memo::default(),
             chosen: Memo::default(),
             picks: PickMemo::default(),
+            excluded_in_year: Memo::default(),
+            kept_in_business_year: Memo::default(),
         })
     }
 
@@ -281,28 +291,72 @@ impl CalendarSchedule {
     }
 
     /// The base's due times in `(a, u]` outside every excluded stretch: the base's count,
-    /// less its count over each stretch in the range.
+    /// less its count over the excluded stretches in the range.
     fn kept_count(&self, a: i64, u: i64) -> u64 {
         if u <= a {
             return 0;
         }
-        let count = |a: i64, u: i64| {
-            self.base
-                .count_in(Timestamp::from_millis(a), Timestamp::from_millis(u))
-        };
-        let mut n = count(a, u);
-        for (s, e) in self.ex.window(a.saturating_add(1), u.saturating_add(1)) {
-            n -= count(a.max(s - 1), u.min(e - 1));
-        }
-        n
+        let all = self
+            .base
+            .count_in(Timestamp::from_millis(a), Timestamp::from_millis(u));
+        all - self.excluded_count(a.saturating_add(1), u.saturating_add(1))
     }
 
-    /// `kept_count` with a business-day rule: month by month, on the chosen day only.
+    /// The base's due times in the instants `[lo, hi)` that excluded stretches hold: the
+    /// whole UTC years inside from `excluded_in_year`, the ends stretch by stretch. (The
+    /// excluded instants of `[lo, hi)` cut at year starts are those of each piece, so the
+    /// counts add up.)
+    fn excluded_count(&self, lo: i64, hi: i64) -> u64 {
+        let year_start = |y: i64| civil::days_from_civil(y, 1, 1) * DAY_MS;
+        let year_of = |ms: i64| civil::civil_from_days(ms.div_euclid(DAY_MS)).0;
+        let (first, last) = (year_of(lo) + 1, year_of(hi));
+        if first >= last || !(1..=10_000).contains(&first) || !(1..=10_000).contains(&last) {
+            return self.excluded_between(lo, hi);
+        }
+        let mut n = self.excluded_between(lo, year_start(first));
+        for y in first..last {
+            n += self.excluded_in_year.get_or(y, || {
+                self.excluded_between(year_start(y), year_start(y + 1))
+            });
+        }
+        n + self.excluded_between(year_start(last), hi)
+    }
+
+    /// `excluded_count` stretch by stretch: the base's count over each stretch of the
+    /// window, cut at `[lo, hi)`.
+    fn excluded_between(&self, lo: i64, hi: i64) -> u64 {
+        let count = |from: i64, to: i64| {
+            self.base.count_in(
+                Timestamp::from_millis(from - 1),
+                Timestamp::from_millis(to - 1),
+            )
+        };
+        self.ex
+            .window(lo, hi)
+            .into_iter()
+            .map(|(s, e)| count(s.max(lo), e.min(hi)))
+            .sum()
+    }
+
+    /// `kept_count` with a business-day rule: month by month, on the chosen day only; a
+    /// local year with a whole month to spare on either side of the range's ends, whose
+    /// chosen days all lie inside it, from `kept_in_business_year`.
     fn kept_count_on_business_days(&self, a: i64, u: i64, n: BusinessDay) -> u64 {
         let (mut year, mut month) = self.month_before(a);
         let last = self.month_of(u);
+        let after_a = next_month(self.month_of(a).0, self.month_of(a).1);
         let mut total = 0;
         while (year, month) <= last {
+            if month == 1 && (year, 1) > after_a && (year + 1, 1) < last {
+                total += self.kept_in_business_year.get_or(year, || {
+                    (1..=12)
+                        .filter_map(|m| self.chosen_day(year, m, n))
+                        .map(|(s, e)| self.kept_count(s - 1, e - 1))
+                        .sum()
+                });
+                year += 1;
+                continue;
+            }
             if let Some((s, e)) = self.chosen_day(year, month, n) {
                 total += self.kept_count(a.max(s - 1), u.min(e - 1));
             }
