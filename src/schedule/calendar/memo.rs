@@ -1,5 +1,6 @@
 //! What a calendar schedule works out once and keeps: a roll's targets by stretch, each
-//! month's chosen business day, the last business-day search's answer. A host asks a
+//! month's chosen business day, the last business-day search's answer, the stretches of
+//! time known to hold no excluded instant. A host asks a
 //! schedule again and again about the same few days (each step, each self-check, each
 //! catch-up batch), and without these each question walks months or thousands of sources.
 //!
@@ -69,5 +70,29 @@ impl PickMemo {
 
     pub(super) fn keep(&self, t: i64, answer: Option<i64>) {
         *self.0.lock().unwrap_or_else(|p| p.into_inner()) = Some((t, answer));
+    }
+}
+
+/// Stretches of time `[start, end)` known to hold no excluded instant, by start: a due time
+/// inside one is kept without a look at the stretches around it (`kept_next`).
+#[derive(Clone, Default)]
+pub(super) struct Gaps(Arc<Mutex<BTreeMap<i64, i64>>>);
+
+impl Gaps {
+    /// Whether `t` lies in a stretch kept as free of exclusions.
+    pub(super) fn hold(&self, t: i64) -> bool {
+        let gaps = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        gaps.range(..=t)
+            .next_back()
+            .is_some_and(|(_, &end)| t < end)
+    }
+
+    /// Keeps `[start, end)` as free of exclusions.
+    pub(super) fn keep(&self, start: i64, end: i64) {
+        let mut gaps = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if gaps.len() >= MEMO_ENTRIES {
+            gaps.clear();
+        }
+        gaps.insert(start, end);
     }
 }

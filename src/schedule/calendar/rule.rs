@@ -34,7 +34,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use super::exclusions::DAY_MS;
-use super::memo::{Memo, PickMemo};
+use super::memo::{Gaps, Memo, PickMemo};
 use super::{Calendar, CalendarError, Exclusions};
 use crate::schedule::{civil, Schedule, Zone};
 use crate::time::Timestamp;
@@ -127,6 +127,8 @@ pub struct CalendarSchedule {
     chosen: Memo<(i64, u32), Option<(i64, i64)>>,
     /// The last business-day search's answer.
     picks: PickMemo,
+    /// Stretches known to hold no excluded instant (`kept_next`).
+    gaps: Gaps,
     /// Each UTC year's count of the base's due times its excluded stretches hold, by year
     /// (`excluded_count` subtracts a whole year's at once).
     excluded_in_year: Memo<i64, u64>,
@@ -215,6 +217,7 @@ impl CalendarSchedule {
             rolls: Memo::default(),
             chosen: Memo::default(),
             picks: PickMemo::default(),
+            gaps: Gaps::default(),
             excluded_in_year: Memo::default(),
             kept_in_business_year: Memo::default(),
         })
@@ -365,13 +368,22 @@ impl CalendarSchedule {
         total
     }
 
-    /// The first picked due time after `t` that no stretch excludes.
+    /// The first picked due time after `t` that no stretch excludes. A due time found
+    /// kept keeps the stretch from it to the next excluded one (`gaps`), so the next
+    /// question about a time in it is answered without a look at the stretches.
     fn kept_next(&self, mut t: i64) -> Option<i64> {
         loop {
             let d = self.picked_next(t)?;
+            if self.gaps.hold(d) {
+                return Some(d);
+            }
             match self.ex.containing(d) {
                 Some((_, e)) => t = e - 1,
-                None => return Some(d),
+                None => {
+                    let end = self.ex.next_from(d).map_or(i64::MAX, |(s, _)| s);
+                    self.gaps.keep(d, end);
+                    return Some(d);
+                }
             }
         }
     }
