@@ -289,3 +289,38 @@ fn handles_of_a_pool_share_its_connections_and_keep_their_fences() {
         .unwrap_err();
     assert!(err.is_fenced(), "{err}");
 }
+
+/// A damaged ownership row (a negative epoch or owner, which no write makes) is told as
+/// `Corrupt` naming the column, never read as another number (a clamp to 0 read it as a
+/// lease nobody ever held).
+#[test]
+fn a_negative_epoch_or_owner_is_a_corrupt_row_named_by_its_column() {
+    let Some(url) = pg::fresh("negative") else {
+        return;
+    };
+    let mut owner = PostgresStore::open_with(&url, options(4)).unwrap();
+    let long = Duration::from_secs(60);
+    owner.beat(A, false, long).unwrap();
+    let mut raw = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    for (sql, column) in [
+        (
+            "UPDATE globals SET epoch = -3 WHERE part = 2",
+            "globals.epoch is -3",
+        ),
+        (
+            "UPDATE globals SET epoch = 0, owner = -1 WHERE part = 2",
+            "globals.owner is -1",
+        ),
+        (
+            "UPDATE globals SET owner = NULL; UPDATE members SET process = -7",
+            "members.process is -7",
+        ),
+    ] {
+        raw.batch_execute(sql).unwrap();
+        let err = owner.beat(A, false, long).map(|_| ()).unwrap_err();
+        assert!(
+            matches!(&err, StoreError::Corrupt { detail, .. } if detail.starts_with(column)),
+            "{sql}: {err}"
+        );
+    }
+}

@@ -62,12 +62,22 @@ const NOW_MS: &str = "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::big
 /// Every heartbeat, in process order.
 const MEMBERS: &str = "SELECT process, alive_until, stopping FROM members ORDER BY process";
 
-fn member_of(r: &postgres::Row) -> Member {
-    Member {
-        process: ProcessId(r.get::<_, i64>(0).max(0) as u64),
+/// A `BIGINT` column that holds a process id or an epoch (never negative: ids come from a
+/// sequence, epochs count up from 0), as its `u64`; a negative one is a damaged row, told
+/// as `Corrupt` naming the column, never read as another number.
+fn unsigned(store: &str, column: &str, v: i64) -> Result<u64, StoreError> {
+    u64::try_from(v).map_err(|_| StoreError::Corrupt {
+        store: store.to_string(),
+        detail: format!("{column} is {v}; it is never negative"),
+    })
+}
+
+fn member_of(store: &str, r: &postgres::Row) -> Result<Member, StoreError> {
+    Ok(Member {
+        process: ProcessId(unsigned(store, "members.process", r.get(0))?),
         alive_until: Timestamp::from_millis(r.get(1)),
         stopping: r.get(2),
-    }
+    })
 }
 
 /// A process id as a `BIGINT` column holds it (ids come from a sequence, far below 2^63).
@@ -80,12 +90,16 @@ fn ms(d: Duration) -> i64 {
 }
 
 /// A lease as a globals row's `owner`, `epoch` and `lease_until` hold it.
-fn lease_of(owner: Option<i64>, epoch: i64, until: Option<i64>) -> Lease {
-    Lease {
-        owner: owner.map(|o| ProcessId(o.max(0) as u64)),
-        epoch: epoch.max(0) as u64,
+fn lease_of(store: &str, r: &postgres::Row) -> Result<Lease, StoreError> {
+    let (owner, epoch, until): (Option<i64>, i64, Option<i64>) = (r.get(0), r.get(1), r.get(2));
+    Ok(Lease {
+        owner: match owner {
+            Some(o) => Some(ProcessId(unsigned(store, "globals.owner", o)?)),
+            None => None,
+        },
+        epoch: unsigned(store, "globals.epoch", epoch)?,
         until: Timestamp::from_millis(until.unwrap_or(0)),
-    }
+    })
 }
 
 impl PgRows<'_, '_> {
@@ -111,14 +125,17 @@ impl PgRows<'_, '_> {
                 &[&part],
             )
             .map_err(|e| self.fail(e))?
-            .map(|r| lease_of(r.get(0), r.get(1), r.get(2)))
+            .map(|r| lease_of(self.store, &r))
             .ok_or_else(|| StoreError::Corrupt {
                 store: self.store.to_string(),
                 detail: "the globals row is missing".to_string(),
-            })?;
+            })??;
+        // `part` is this handle's own key, made from a partition's index (`part_key`), so
+        // it is never negative and fits.
+        let partition = Partition(u32::try_from(part).unwrap_or(u32::MAX));
         Err(StoreError::Fenced {
             store: self.store.to_string(),
-            partition: Partition(part.max(0) as u32),
+            partition,
             holder: *holder,
             found,
         })
@@ -167,8 +184,8 @@ impl PostgresStore {
             .query(MEMBERS, &[])
             .map_err(err)?
             .iter()
-            .map(member_of)
-            .collect();
+            .map(|r| member_of(&store, r))
+            .collect::<Result<_, _>>()?;
         let leases = tx
             .query(
                 "SELECT owner, epoch, lease_until FROM globals ORDER BY part",
@@ -176,8 +193,8 @@ impl PostgresStore {
             )
             .map_err(err)?
             .iter()
-            .map(|r| lease_of(r.get(0), r.get(1), r.get(2)))
-            .collect();
+            .map(|r| lease_of(&store, r))
+            .collect::<Result<_, _>>()?;
         tx.commit().map_err(err)?;
         Ok(Roster {
             now: Timestamp::from_millis(now),
@@ -195,7 +212,7 @@ impl PostgresStore {
             .client
             .query(MEMBERS, &[])
             .map_err(|e| map_err(&store, e))?;
-        Ok(rows.iter().map(member_of).collect())
+        rows.iter().map(|r| member_of(&store, r)).collect()
     }
 
     /// `Store::claim`: the lease taken, the epoch raised, if it is still as `seen` and
@@ -225,7 +242,8 @@ impl PostgresStore {
                 &[&part, &id_key(me), &seen, &ms(ttl)],
             )
             .map_err(|e| map_err(&store, e))?;
-        Ok(row.map(|r| r.get::<_, i64>(0).max(0) as u64))
+        row.map(|r| unsigned(&store, "globals.epoch", r.get(0)))
+            .transpose()
     }
 
     /// `Store::release`: the owner cleared, the epoch kept, if `me` still holds it.
