@@ -7,6 +7,8 @@
 
 #[path = "support/pg.rs"]
 mod pg;
+#[path = "support/web.rs"]
+mod web;
 #[path = "support/world.rs"]
 mod world;
 
@@ -438,6 +440,8 @@ impl Drop for Database {
 /// `--pg-connections 4`. Each holds 32 partitions, a seat each, yet the two together never
 /// hold more than 8 connections to the database (sampled throughout, from
 /// `pg_stat_activity`), and every partition is stepped: a job in each runs again and again.
+/// One serves the job page (`--http`), asked for its list and a job's page at every
+/// sample: the page's handle takes its connections from the seats' pool too.
 #[test]
 fn two_daemons_on_64_partitions_hold_a_few_connections_and_step_every_partition() {
     let Some(server) = pg::server("pool") else {
@@ -456,8 +460,15 @@ fn two_daemons_on_64_partitions_hold_a_few_connections_and_step_every_partition(
         .collect();
     let w = World::on(&db.url, &jobs);
     let flags = ["--tick", "1s", "--pg-connections", "4"];
-    let a = w.daemon_with("a.log", Some("a.runs"), &flags);
+    let port = web::free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let a = w.daemon_with(
+        "a.log",
+        Some("a.runs"),
+        &[&flags[..], &["--http", &addr]].concat(),
+    );
     let b = w.daemon_with("b.log", Some("b.runs"), &flags);
+    let mut pages_answered = 0;
     let runs_of = |n: &String| {
         fs::read_to_string(w.path(&format!("{n}.txt")))
             .unwrap_or_default()
@@ -466,6 +477,11 @@ fn two_daemons_on_64_partitions_hold_a_few_connections_and_step_every_partition(
     };
     let mut most = Vec::new();
     let mut sample = |db: &mut Database| {
+        for path in ["/api/jobs", &format!("/jobs/{}", names[0])] {
+            if web::get(port, path).is_some_and(|(status, _)| status == 200) {
+                pages_answered += 1;
+            }
+        }
         let now = db.held(2 * CONNECTIONS);
         if now.len() > most.len() {
             most = now;
@@ -515,6 +531,11 @@ fn two_daemons_on_64_partitions_hold_a_few_connections_and_step_every_partition(
         most.join("\n")
     );
     assert!(!most.is_empty(), "the daemons' connections were seen");
+    assert!(
+        pages_answered > 0,
+        "the page never answered\na:\n{}",
+        log(&w, "a.log")
+    );
     let logs = ["a.log", "b.log"];
     drain_all(
         &w,

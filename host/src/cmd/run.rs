@@ -164,6 +164,7 @@ pub fn run(args: &Args, _out: &mut dyn Write, err: &mut dyn Write) -> io::Result
     }
     daemon::install_signal_handlers();
     let telemetry = Telemetry::default();
+    let page_store = http::StoreOptions::default();
     if let Some(listen) = listen {
         // Bound before the store is reached, so a port in use is said at once; the
         // server's own store handle opens at its first request.
@@ -172,12 +173,13 @@ pub fn run(args: &Args, _out: &mut dyn Write, err: &mut dyn Write) -> io::Result
             &args.store.store,
             args.store.runs_dir(),
             telemetry.clone(),
+            page_store.clone(),
         ) {
             writeln!(err, "duetime run: {why}")?;
             return Ok(1);
         }
     }
-    let stopped = match start_daemon(args, &flags, &options, &telemetry, err)? {
+    let stopped = match start_daemon(args, &flags, &options, &telemetry, &page_store, err)? {
         Ok(Running::One(mut d)) => d.run(),
         Ok(Running::Several(mut d)) => d.run(),
         Err(code) => return Ok(code),
@@ -198,6 +200,7 @@ fn start_daemon(
     flags: &ConfigFlags,
     options: &Options,
     telemetry: &Telemetry,
+    page_store: &http::StoreOptions,
     err: &mut dyn Write,
 ) -> io::Result<Result<Running, u8>> {
     let exe = std::env::current_exe()?;
@@ -220,10 +223,13 @@ fn start_daemon(
                     courier: None,
                 };
                 if count == PartitionCount::ONE {
+                    page_store.settle(options.clone());
                     let store = Metered::new(store, telemetry.clone());
                     return Ok(Running::One(Box::new(Daemon::start(store, setup)?)));
                 }
                 let seats = seat_options(&mut store, options, args.pg_connections)?;
+                // The page's handle takes its connections from the seats' pool too.
+                page_store.settle(seats.clone());
                 let store = Metered::new(store, telemetry.clone());
                 let open = opener(&args.store.store, &seats, telemetry);
                 Ok(Running::Several(Box::new(Partitioned::start(

@@ -97,7 +97,9 @@ pub struct Source {
     location: String,
     /// This machine's run directories, for a failed run's output on its job page.
     runs: Option<std::path::PathBuf>,
-    store: Option<AnyStore>,
+    /// The handle, and whether it was opened with the daemon's options (`StoreOptions`).
+    store: Option<(AnyStore, bool)>,
+    options: StoreOptions,
     tally: Tally,
     telemetry: Telemetry,
 }
@@ -108,6 +110,7 @@ impl Source {
             location: location.to_string(),
             runs: None,
             store: None,
+            options: StoreOptions::default(),
             tally: Tally::default(),
             telemetry,
         }
@@ -119,8 +122,14 @@ impl Source {
         self
     }
 
+    /// Opens its handles with the options the daemon settles (`StoreOptions::settle`).
+    pub fn with_options(mut self, options: StoreOptions) -> Source {
+        self.options = options;
+        self
+    }
+
     fn store(&mut self) -> Result<&mut AnyStore, StoreError> {
-        lazily(&mut self.store, &self.location)
+        lazily(&mut self.store, &self.location, &self.options)
     }
 
     /// Answers `GET path?query`. A store error answers 503 and drops the handle, so the
@@ -189,7 +198,7 @@ impl Source {
 
     fn metrics(&mut self, now: Timestamp) -> Result<String, StoreError> {
         let me = self.telemetry.snapshot();
-        let store = lazily(&mut self.store, &self.location)?;
+        let store = lazily(&mut self.store, &self.location, &self.options)?;
         self.tally.catch_up(store)?;
         let parts = crate::store::parts::health(store)?;
         let rows = views::all_rows(store, now)?.rows;
@@ -264,18 +273,39 @@ pub fn healthy(age: std::time::Duration, tick: std::time::Duration) -> bool {
         .max(std::time::Duration::from_secs(60))
 }
 
+/// The options the server opens its store handle with, settled by the daemon once it has
+/// opened the store: on PostgreSQL with several partitions they carry the pool its seats
+/// share (`--pg-connections`), so the page takes a connection of the pool for each
+/// request rather than holding one more of its own. Until they are settled (the server
+/// answers before the store is reached), a handle of its own serves and is replaced at
+/// the first request after.
+#[derive(Clone, Default)]
+pub struct StoreOptions(std::sync::Arc<std::sync::OnceLock<Options>>);
+
+impl StoreOptions {
+    /// Settles the options (the first settling stands).
+    pub fn settle(&self, options: Options) {
+        let _ = self.0.set(options);
+    }
+}
+
 fn lazily<'s>(
-    slot: &'s mut Option<AnyStore>,
+    slot: &'s mut Option<(AnyStore, bool)>,
     location: &str,
+    options: &StoreOptions,
 ) -> Result<&'s mut AnyStore, StoreError> {
+    let settled = options.0.get();
+    if matches!(slot, Some((_, false))) && settled.is_some() {
+        *slot = None;
+    }
     if slot.is_none() {
         let options = Options {
             create: false,
-            ..Options::default()
+            ..settled.cloned().unwrap_or_default()
         };
-        *slot = Some(store::open(location, options)?);
+        *slot = Some((store::open(location, options)?, settled.is_some()));
     }
-    Ok(slot.as_mut().expect("opened above"))
+    Ok(&mut slot.as_mut().expect("opened above").0)
 }
 
 /// Text from a request or a file as a message may echo it: at most 80 characters.
@@ -294,13 +324,16 @@ pub fn serve(
     location: &str,
     runs: std::path::PathBuf,
     telemetry: Telemetry,
+    options: StoreOptions,
 ) -> Result<(), HttpError> {
     let server = tiny_http::Server::http(listen.addr).map_err(|e| HttpError::Bind {
         addr: listen.addr,
         detail: e.to_string(),
     })?;
     info!(addr = %listen.addr, "http: serving /metrics, /, /jobs/NAME, /api/jobs");
-    let mut source = Source::new(location, telemetry).with_runs(runs);
+    let mut source = Source::new(location, telemetry)
+        .with_runs(runs)
+        .with_options(options);
     std::thread::Builder::new()
         .name("duetime-http".into())
         .spawn(move || {
