@@ -19,7 +19,10 @@
 # Knobs: FUZZ_ONLY (space-separated targets to run instead of all), FUZZ_SANITIZER (default none: the code under test is safe Rust, and without ASan
 # targets run about three times faster; overflow checks and debug assertions stay on),
 # FUZZ_TARGET_DIR (cargo's target dir, default fuzz/target), FUZZ_CODEGEN_UNITS (16 builds
-# about twice as fast from cold for slightly slower runs; unset uses cargo-fuzz's default of 1).
+# about twice as fast from cold for slightly slower runs; unset uses cargo-fuzz's default of 1),
+# FUZZ_TIMEOUT (seconds of wall time one input may take before it counts as a hang, default
+# 10; libFuzzer measures wall time, so a run at `nice 19` on a busy machine wants more:
+# scripts/fuzz-long sets 60).
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -54,10 +57,11 @@ mkdir -p work/logs
 
 run_one() {
   local target="$1" dict
-  # -timeout: one input taking over 10 s is a hang, reported like a crash. -malloc_limit_mb:
-  # one allocation over 512 MB is an allocation bomb (a length or count in the input that
-  # the code trusted), reported like a crash too.
-  local args=(-max_total_time="$seconds" -timeout=10 -malloc_limit_mb=512 -print_final_stats=1)
+  # -timeout: one input taking over FUZZ_TIMEOUT (10 s) is a hang, reported like a crash.
+  # -malloc_limit_mb: one allocation over 512 MB is an allocation bomb (a length or count in
+  # the input that the code trusted), reported like a crash too.
+  local args=(-max_total_time="$seconds" -timeout="${FUZZ_TIMEOUT:-10}" -malloc_limit_mb=512
+    -print_final_stats=1)
   dict="$(dict_for "$target")"
   [[ -n "$dict" ]] && args+=(-dict="$dict")
   # FUZZ_SEED fixes libFuzzer's random seed, so a bounded run (CI's) replays the same
