@@ -254,6 +254,19 @@ fn calendars() -> impl Strategy<Value = Vec<Cal>> {
     )
 }
 
+/// A drawn calendar schedule: its zone, cron base, calendars, business-day rule and roll.
+type Case = (&'static str, &'static str, Vec<Cal>, Option<i64>, Roll);
+
+fn case() -> impl Strategy<Value = Case> {
+    (
+        prop::sample::select(ZONES.to_vec()),
+        prop::sample::select(CRONS.to_vec()),
+        calendars(),
+        prop::option::of(prop::sample::select(vec![1i64, 2, -1, -2])),
+        prop::sample::select(vec![Roll::Stay, Roll::Next, Roll::Previous]),
+    )
+}
+
 fn build(zone: &str, base: Schedule, cals: &[Cal], bd: Option<i64>, roll: Roll) -> Schedule {
     let cals = cals
         .iter()
@@ -297,11 +310,7 @@ proptest! {
 
     #[test]
     fn calendar_schedules_agree_with_brute_force(
-        zone in prop::sample::select(ZONES.to_vec()),
-        cron in prop::sample::select(CRONS.to_vec()),
-        cals in calendars(),
-        bd in prop::option::of(prop::sample::select(vec![1i64, 2, -1, -2])),
-        roll in prop::sample::select(vec![Roll::Stay, Roll::Next, Roll::Previous]),
+        (zone, cron, cals, bd, roll) in case(),
         start_day in 0..1200i64,
         days in 1..120i64,
     ) {
@@ -324,11 +333,7 @@ proptest! {
     /// asked again, warm.
     #[test]
     fn counts_over_years_are_the_sum_of_counts_over_months(
-        zone in prop::sample::select(ZONES.to_vec()),
-        cron in prop::sample::select(CRONS.to_vec()),
-        cals in calendars(),
-        bd in prop::option::of(prop::sample::select(vec![1i64, 2, -1, -2])),
-        roll in prop::sample::select(vec![Roll::Stay, Roll::Next, Roll::Previous]),
+        (zone, cron, cals, bd, roll) in case(),
         start_day in 0..1200i64,
         years in 1..5i64,
     ) {
