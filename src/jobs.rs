@@ -4,16 +4,12 @@
 //! in sequence order, so everything derived from it, and the serialized form, stays
 //! deterministic and identical to a `BTreeMap<u64, JobRecord>`.
 //!
-//! A job's number is a `JobSeq`, not a bare `u64`, so it cannot be taken for a run id, a
-//! fence, a count or milliseconds.
-//!
 //! The table also keeps, when asked to (`State::track_changes`), the sequence numbers of the
 //! jobs handed out for mutation, so a host can write back only the jobs a step touched. The
 //! marking sits in the mutating accessors themselves, the only way to change a job, so no
 //! transition can forget it; when tracking is off it costs one never-taken branch.
 
 use std::collections::{BTreeMap, HashMap};
-use std::fmt;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::ops::Index;
 
@@ -79,9 +75,9 @@ impl Hasher for SeqHasher {
 #[serde(transparent)]
 pub struct JobSeq(pub u64);
 
-impl fmt::Display for JobSeq {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(&self.0, f)
+impl std::fmt::Display for JobSeq {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(&self.0, f)
     }
 }
 
