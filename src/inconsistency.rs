@@ -7,6 +7,7 @@ use std::fmt;
 use crate::effect::{Covers, Incident};
 use crate::event::{Fence, ProcessId, RunId};
 use crate::job::JobName;
+use crate::jobs::JobSeq;
 use crate::state::{OneShotEnd, MAX_GRACE, MIN_TICK};
 use crate::time::{Duration, Timestamp};
 
@@ -81,14 +82,14 @@ pub enum Inconsistency {
     /// One job sequence number is given twice.
     SequenceTwice {
         /// The sequence number.
-        seq: u64,
+        seq: JobSeq,
     },
     /// A job's sequence number is at or beyond the counter.
     SequenceBeyondCounter {
         /// The job.
         job: JobName,
         /// Its sequence number.
-        seq: u64,
+        seq: JobSeq,
     },
     /// Two jobs have one name.
     NameTwice {

@@ -39,13 +39,55 @@ impl Hasher for SeqHasher {
     }
 }
 
+/// A job's creation sequence number: which job, in the state and in a store's rows
+/// (`State::record`, `State::take_touched`, `State::from_parts`, `State::put_parts`).
+///
+/// A type of its own, where it was a bare `u64` that could be taken for a run id, a fence,
+/// a count or milliseconds. The state hands out run ids (`RunId`) and fences (`Fence`) from
+/// its counters too, and they say which run and which lease; a sequence number says which
+/// job. It survives a serde round trip (it serializes as the bare number, the key of the
+/// stored job table), and it orders the jobs' iteration and the ties in the wake index, so
+/// everything derived from the state stays deterministic. `Display` prints the bare
+/// number. The state's counter of them (`next_seq` in `Globals`) stays a plain number.
+///
+/// Its `Hash` is the number's own (one `write_u64`), so the job table hashes it as it
+/// hashed the number.
+///
+/// # Examples
+///
+/// ```
+/// use duetime::{Actor, Config, Event, JobDef, JobName, JobSeq, Now, Schedule, State};
+///
+/// let mut state = State::new(Config::default());
+/// let t0 = "2025-06-01T00:00:00Z".parse()?;
+/// let def = JobDef::new(JobName::new("report")?, Schedule::cron("@daily", None)?);
+/// let upsert = Event::Upsert { def: Box::new(def), actor: Actor::new("ana") };
+/// state.step(Now::at(t0), upsert, &mut Vec::new());
+///
+/// let seq = state.seq_of_name("report").expect("defined");
+/// assert_eq!(seq, JobSeq(0)); // the first job made
+/// assert_eq!(seq.to_string(), "0");
+/// assert_eq!(state.record(seq).map(|r| r.def().name.as_str()), Some("report"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(transparent)]
+pub struct JobSeq(pub u64);
+
+impl std::fmt::Display for JobSeq {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(&self.0, f)
+    }
+}
+
 /// Jobs keyed by sequence number. Boxed, so the table stays small and a job never moves.
 #[derive(Clone, Default)]
 pub(crate) struct Jobs {
-    map: HashMap<u64, Box<JobRecord>, BuildHasherDefault<SeqHasher>>,
+    map: HashMap<JobSeq, Box<JobRecord>, BuildHasherDefault<SeqHasher>>,
     /// `Some` while changes are tracked: the jobs handed out for mutation, in the order they
     /// were, with direct repeats folded (a tick visits one job through many accessors).
-    touched: Option<Vec<u64>>,
+    touched: Option<Vec<JobSeq>>,
 }
 
 impl Jobs {
@@ -53,11 +95,11 @@ impl Jobs {
         self.map.len()
     }
 
-    pub(crate) fn get(&self, seq: &u64) -> Option<&JobRecord> {
+    pub(crate) fn get(&self, seq: &JobSeq) -> Option<&JobRecord> {
         self.map.get(seq).map(|b| &**b)
     }
 
-    pub(crate) fn get_mut(&mut self, seq: &u64) -> Option<&mut JobRecord> {
+    pub(crate) fn get_mut(&mut self, seq: &JobSeq) -> Option<&mut JobRecord> {
         let job = self.map.get_mut(seq)?;
         if let Some(t) = &mut self.touched {
             mark(t, *seq);
@@ -65,12 +107,12 @@ impl Jobs {
         Some(&mut **job)
     }
 
-    pub(crate) fn insert(&mut self, seq: u64, job: JobRecord) -> Option<JobRecord> {
+    pub(crate) fn insert(&mut self, seq: JobSeq, job: JobRecord) -> Option<JobRecord> {
         self.mark(seq);
         self.map.insert(seq, Box::new(job)).map(|b| *b)
     }
 
-    pub(crate) fn remove(&mut self, seq: &u64) -> Option<JobRecord> {
+    pub(crate) fn remove(&mut self, seq: &JobSeq) -> Option<JobRecord> {
         let old = self.map.remove(seq).map(|b| *b);
         if old.is_some() {
             self.mark(*seq);
@@ -78,7 +120,7 @@ impl Jobs {
         old
     }
 
-    fn mark(&mut self, seq: u64) {
+    fn mark(&mut self, seq: JobSeq) {
         if let Some(t) = &mut self.touched {
             mark(t, seq);
         }
@@ -99,7 +141,7 @@ impl Jobs {
 
     /// What was marked since the last call, ascending and without repeats; empty when not
     /// tracking.
-    pub(crate) fn take_touched(&mut self) -> Vec<u64> {
+    pub(crate) fn take_touched(&mut self) -> Vec<JobSeq> {
         let Some(t) = &mut self.touched else {
             return Vec::new();
         };
@@ -111,27 +153,27 @@ impl Jobs {
 
     /// Sets tracking aside while a host puts records from its store back (they are what the
     /// store holds, so they are not changes to write); `resume_tracking` puts it back.
-    pub(crate) fn suspend_tracking(&mut self) -> Option<Vec<u64>> {
+    pub(crate) fn suspend_tracking(&mut self) -> Option<Vec<JobSeq>> {
         self.touched.take()
     }
 
-    pub(crate) fn resume_tracking(&mut self, saved: Option<Vec<u64>>) {
+    pub(crate) fn resume_tracking(&mut self, saved: Option<Vec<JobSeq>>) {
         self.touched = saved;
     }
 
     /// In sequence order.
-    pub(crate) fn iter(&self) -> std::vec::IntoIter<(&u64, &JobRecord)> {
-        let mut all: Vec<(&u64, &JobRecord)> = self.map.iter().map(|(k, v)| (k, &**v)).collect();
+    pub(crate) fn iter(&self) -> std::vec::IntoIter<(&JobSeq, &JobRecord)> {
+        let mut all: Vec<(&JobSeq, &JobRecord)> = self.map.iter().map(|(k, v)| (k, &**v)).collect();
         all.sort_unstable_by_key(|(k, _)| **k);
         all.into_iter()
     }
 
     /// In sequence order. Marks every job when tracking: any of them may be changed.
-    pub(crate) fn iter_mut(&mut self) -> std::vec::IntoIter<(&u64, &mut JobRecord)> {
+    pub(crate) fn iter_mut(&mut self) -> std::vec::IntoIter<(&JobSeq, &mut JobRecord)> {
         if let Some(t) = &mut self.touched {
             t.extend(self.map.keys().copied());
         }
-        let mut all: Vec<(&u64, &mut JobRecord)> =
+        let mut all: Vec<(&JobSeq, &mut JobRecord)> =
             self.map.iter_mut().map(|(k, v)| (k, &mut **v)).collect();
         all.sort_unstable_by_key(|(k, _)| **k);
         all.into_iter()
@@ -144,23 +186,23 @@ impl Jobs {
 }
 
 /// Appends `seq` unless it is the last one marked.
-fn mark(touched: &mut Vec<u64>, seq: u64) {
+fn mark(touched: &mut Vec<JobSeq>, seq: JobSeq) {
     if touched.last() != Some(&seq) {
         touched.push(seq);
     }
 }
 
 impl<'a> IntoIterator for &'a Jobs {
-    type Item = (&'a u64, &'a JobRecord);
-    type IntoIter = std::vec::IntoIter<(&'a u64, &'a JobRecord)>;
+    type Item = (&'a JobSeq, &'a JobRecord);
+    type IntoIter = std::vec::IntoIter<(&'a JobSeq, &'a JobRecord)>;
     fn into_iter(self) -> Self::IntoIter {
         self.iter()
     }
 }
 
-impl Index<&u64> for Jobs {
+impl Index<&JobSeq> for Jobs {
     type Output = JobRecord;
-    fn index(&self, seq: &u64) -> &JobRecord {
+    fn index(&self, seq: &JobSeq) -> &JobRecord {
         self.get(seq).expect("no job with this sequence number")
     }
 }
@@ -178,7 +220,8 @@ impl PartialEq for Jobs {
 
 impl Eq for Jobs {}
 
-/// The same form as a `BTreeMap<u64, JobRecord>`: a map in sequence order.
+/// The same form as a `BTreeMap<u64, JobRecord>` (a `JobSeq` is its bare number): a map in
+/// sequence order.
 impl Serialize for Jobs {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_map(self.iter())
@@ -187,12 +230,34 @@ impl Serialize for Jobs {
 
 impl<'de> Deserialize<'de> for Jobs {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let map = BTreeMap::<u64, JobRecord>::deserialize(d)?;
+        let map = BTreeMap::<JobSeq, JobRecord>::deserialize(d)?;
         let mut jobs = Jobs::default();
         jobs.map.reserve(map.len());
         for (seq, job) in map {
             jobs.insert(seq, job);
         }
         Ok(jobs)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::hash::{BuildHasher, BuildHasherDefault};
+
+    use super::{JobSeq, SeqHasher};
+
+    /// The table hashes a `JobSeq` as it hashed the bare number, and it is written as that
+    /// number, in text and in serde.
+    #[test]
+    fn a_job_seq_is_its_number() {
+        let hasher = BuildHasherDefault::<SeqHasher>::default();
+        for n in [0, 1, 2, 41, 1 << 40, u64::MAX] {
+            assert_eq!(hasher.hash_one(JobSeq(n)), hasher.hash_one(n));
+            assert_eq!(JobSeq(n).to_string(), n.to_string());
+            assert_eq!(format!("{:>25}", JobSeq(n)), format!("{n:>25}"));
+            let json = serde_json::to_string(&JobSeq(n)).unwrap();
+            assert_eq!(json, n.to_string());
+            assert_eq!(serde_json::from_str::<JobSeq>(&json).unwrap(), JobSeq(n));
+        }
     }
 }

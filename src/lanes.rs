@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::effect::WaitReason;
 use crate::event::ProcessId;
+use crate::jobs::JobSeq;
 use crate::state::{JobRecord, RunLane, State};
 use crate::time::Timestamp;
 
@@ -94,9 +95,9 @@ struct Lane {
     /// How many jobs of this key ask for each width; the smallest wins.
     widths: BTreeMap<u32, u32>,
     /// Every job of this key that waits, oldest first (ties by sequence number).
-    waiters: BTreeSet<(Timestamp, u64)>,
+    waiters: BTreeSet<(Timestamp, JobSeq)>,
     /// The waiter this lane has put in `Lanes::ready` (its head, while the lane has room).
-    head: Option<(Timestamp, u64)>,
+    head: Option<(Timestamp, JobSeq)>,
 }
 
 impl Lane {
@@ -115,9 +116,9 @@ pub(crate) struct Lanes {
     per_process: RunsPerProcess,
     keys: BTreeMap<String, Lane>,
     /// Waiters without a key (they wait only for the cap).
-    free: BTreeSet<(Timestamp, u64)>,
+    free: BTreeSet<(Timestamp, JobSeq)>,
     /// The head waiter of every lane with room: only the cap holds these back.
-    ready: BTreeSet<(Timestamp, u64)>,
+    ready: BTreeSet<(Timestamp, JobSeq)>,
 }
 
 /// Open runs per process, sorted by process, without zero counts: few processes hold runs
@@ -198,8 +199,8 @@ fn count<K: Ord + Copy>(map: &mut BTreeMap<K, u32>, k: K, up: bool) {
 }
 
 fn reseat(
-    set: &mut BTreeSet<(Timestamp, u64)>,
-    seq: u64,
+    set: &mut BTreeSet<(Timestamp, JobSeq)>,
+    seq: JobSeq,
     old: Option<Timestamp>,
     new: Option<Timestamp>,
 ) {
@@ -218,7 +219,7 @@ impl Lanes {
     /// changes are a run opening or closing under the same key, and taking the job out of
     /// its lane and putting it back would drop and rebuild the lane (its key's `String`
     /// included) every time.
-    fn shift(&mut self, seq: u64, old: Option<Seat>, new: Option<Seat>) {
+    fn shift(&mut self, seq: JobSeq, old: Option<Seat>, new: Option<Seat>) {
         let holder = |e: Option<Seat>| e.and_then(|e| e.slot.open_on);
         if holder(old) != holder(new) {
             if let Some(p) = holder(old) {
@@ -244,7 +245,7 @@ impl Lanes {
 
     /// Moves a job's part in the lane of `key` from `old` to `new` (`None`: not in it),
     /// then the lane's head in `ready`; a lane no job names any more is dropped.
-    fn retune(&mut self, seq: u64, key: &str, old: Option<Part>, new: Option<Part>) {
+    fn retune(&mut self, seq: JobSeq, key: &str, old: Option<Part>, new: Option<Part>) {
         if !self.keys.contains_key(key) {
             if new.is_none() {
                 return;
@@ -295,7 +296,7 @@ impl Lanes {
     }
 
     /// The oldest waiter that only the cap holds back.
-    fn first_ready(&self) -> Option<(Timestamp, u64)> {
+    fn first_ready(&self) -> Option<(Timestamp, JobSeq)> {
         match (self.ready.first(), self.free.first()) {
             (Some(a), Some(b)) => Some(*a.min(b)),
             (a, b) => a.or(b).copied(),
@@ -306,7 +307,7 @@ impl Lanes {
 impl State {
     /// Moves a job's contribution to the concurrency indexes to what its record says now,
     /// updating its cached entry in place (its key is copied only when it changed).
-    pub(crate) fn relane(&mut self, seq: u64) {
+    pub(crate) fn relane(&mut self, seq: JobSeq) {
         let Some(job) = self.jobs.get(&seq) else {
             return;
         };
@@ -338,7 +339,7 @@ impl State {
     }
 
     /// Takes a removed job's contribution out of the indexes.
-    pub(crate) fn unlane(&mut self, seq: u64, job: &JobRecord) {
+    pub(crate) fn unlane(&mut self, seq: JobSeq, job: &JobRecord) {
         self.lanes
             .shift(seq, job.lane.as_deref().map(LaneEntry::seat), None);
     }
@@ -346,7 +347,7 @@ impl State {
     /// Whether the job may start a run on `process` now, or why it must wait. Its own
     /// cached entry may still count a run it no longer has (a run just settled or lost in
     /// this visit, before `reindex`), so that run is not held against it.
-    pub(crate) fn gate(&self, seq: u64, process: ProcessId) -> Option<WaitReason> {
+    pub(crate) fn gate(&self, seq: JobSeq, process: ProcessId) -> Option<WaitReason> {
         let job = self.jobs.get(&seq)?;
         let stale = job.lane.as_deref().and_then(|e| e.slot.open_on);
         if let Some(key) = &job.def.concurrency_key {
@@ -425,7 +426,7 @@ impl State {
     /// `check_lanes` over `jobs`, the job table in sequence order.
     pub(crate) fn check_lanes_of(
         &self,
-        jobs: &[(&u64, &JobRecord)],
+        jobs: &[(&JobSeq, &JobRecord)],
     ) -> Result<(), crate::inconsistency::Inconsistency> {
         let mut fresh = Lanes::default();
         for &(&seq, job) in jobs {

@@ -154,6 +154,7 @@ pub use job::{
     Backoff, DefError, JobDef, JobName, MissedRule, Overlap, DIGEST_HEX_LEN, MAX_CONCURRENCY_LIMIT,
     MAX_JITTER, MAX_PAYLOAD, MAX_RETRIES, MAX_TITLE,
 };
+pub use jobs::JobSeq;
 pub use schedule::zone::Segment as ZoneSegment;
 pub use schedule::{
     wide_steps, BusinessDay, Calendar, CalendarError, CalendarName, CalendarSchedule, Calendars,

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 
 use crate::job::JobName;
-use crate::jobs::Jobs;
+use crate::jobs::{JobSeq, Jobs};
 use crate::state::JobRecord;
 
 /// `JobName` is a plain string, checked by `JobName::new`.
@@ -35,7 +35,7 @@ impl JsonSchema for Jobs {
     }
 
     fn json_schema(generator: &mut SchemaGenerator) -> Schema {
-        <BTreeMap<u64, JobRecord>>::json_schema(generator)
+        <BTreeMap<JobSeq, JobRecord>>::json_schema(generator)
     }
 }
 

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::event::RunId;
 use crate::job::JobName;
+use crate::jobs::JobSeq;
 use crate::names::snake_names;
 use crate::state::{JobRecord, LastOutcome, LastRun, OneShotEnd, OwnerLease, Pause, State};
 use crate::time::{Duration, Timestamp};
@@ -178,7 +179,7 @@ impl State {
         self.view_seq(self.seq_of(name)?, now)
     }
 
-    pub(crate) fn view_seq(&self, seq: u64, now: Timestamp) -> Option<JobView> {
+    pub(crate) fn view_seq(&self, seq: JobSeq, now: Timestamp) -> Option<JobView> {
         let job = self.jobs.get(&seq)?;
         let act = job.act();
         let missed_24h = missed_24h(job, now);
@@ -244,7 +245,7 @@ impl State {
         // Ranked by (status, name) alone, then only the page's views are built: a view
         // prints its schedule and copies its texts, and building one per job made a page
         // of 100 cost 10 ms at 10,000 jobs (issue 48). The status still needs every job.
-        let mut keys: Vec<(Status, &str, u64)> = self
+        let mut keys: Vec<(Status, &str, JobSeq)> = self
             .jobs
             .iter()
             .filter(|(_, job)| {

@@ -1015,7 +1015,7 @@ fn a_state_notes_its_changes_only_while_asked_and_put_parts_leaves_that_as_it_wa
     following.track_changes(true);
     assert!(following.tracks_changes());
     let globals = following.globals();
-    let unchanged: Vec<(u64, Option<duetime::JobRecord>)> = Vec::new();
+    let unchanged: Vec<(duetime::JobSeq, Option<duetime::JobRecord>)> = Vec::new();
     following
         .put_parts(globals.clone(), unchanged.clone())
         .unwrap();

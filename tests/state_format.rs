@@ -7,8 +7,8 @@
 use duetime::{Action, Start};
 use duetime::{
     Actor, CronSchedule, DstPolicy, Duration, Effect, Event, Fence, Fold, Gap, Incident,
-    Inconsistency, JobDef, JobName, LoadError, MissedRule, Now, Outcome, ProcessId, Refusal, RunId,
-    Schedule, State, Status, Timestamp, FORMAT_VERSION,
+    Inconsistency, JobDef, JobName, JobSeq, LoadError, MissedRule, Now, Outcome, ProcessId,
+    Refusal, RunId, Schedule, State, Status, Timestamp, FORMAT_VERSION,
 };
 use serde_json::Value;
 
@@ -1144,7 +1144,7 @@ fn load_error_texts_name_the_problem() {
         matches!(
             &err,
             LoadError::Inconsistent {
-                what: Inconsistency::SequenceBeyondCounter { seq: 0, .. }
+                what: Inconsistency::SequenceBeyondCounter { seq: JobSeq(0), .. }
             }
         ),
         "{err:?}"

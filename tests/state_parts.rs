@@ -9,8 +9,8 @@ use std::collections::BTreeMap;
 
 use duetime::{
     Actor, Config, Duration, Effect, Event, Fence, Globals, Held, JobDef, JobName, JobRecord,
-    LoadError, MissedRule, Now, Outcome, Overlap, ProcessId, RunId, Schedule, State, Timestamp,
-    FORMAT_VERSION,
+    JobSeq, LoadError, MissedRule, Now, Outcome, Overlap, ProcessId, RunId, Schedule, State,
+    Timestamp, FORMAT_VERSION,
 };
 use proptest::prelude::*;
 
@@ -29,7 +29,7 @@ fn every(secs: u64) -> Schedule {
 /// touched set after every step, and a replica that follows the store through `put_parts`.
 struct Host {
     state: State,
-    rows: BTreeMap<u64, JobRecord>,
+    rows: BTreeMap<JobSeq, JobRecord>,
     globals: Globals,
     replica: State,
     held: BTreeMap<ProcessId, BTreeMap<RunId, (Fence, JobName)>>,
@@ -124,7 +124,7 @@ impl Host {
             "replica is untracked"
         );
         // Nothing outside the touched set changed: the rows equal the state's records.
-        let live: BTreeMap<u64, JobRecord> =
+        let live: BTreeMap<JobSeq, JobRecord> =
             self.state.records().map(|(s, j)| (s, j.clone())).collect();
         assert_eq!(live, self.rows);
     }
@@ -295,7 +295,7 @@ fn tracking_is_off_by_default_and_not_part_of_the_value() {
         upsert(def("b", every(60))),
         &mut out,
     );
-    assert_eq!(t.take_touched(), vec![1]);
+    assert_eq!(t.take_touched(), vec![JobSeq(1)]);
     t.track_changes(false);
     assert!(!t.tracks_changes());
 }
@@ -317,21 +317,24 @@ fn from_parts_agrees_with_serde_and_refuses_bad_parts() {
     assert_eq!(serde_json::to_string(&parts).unwrap(), json);
 
     let g = h.state.globals();
-    let a = h.rows[&0].clone();
-    let b = h.rows[&1].clone();
+    let a = h.rows[&JobSeq(0)].clone();
+    let b = h.rows[&JobSeq(1)].clone();
     let inconsistent =
         |r: Result<State, LoadError>| matches!(r, Err(LoadError::Inconsistent { .. }));
     // The same sequence number twice.
     assert!(inconsistent(State::from_parts(
         g.clone(),
-        [(0, a.clone()), (0, a.clone())]
+        [(JobSeq(0), a.clone()), (JobSeq(0), a.clone())]
     )));
     // A sequence number beyond the counter.
-    assert!(inconsistent(State::from_parts(g.clone(), [(7, a.clone())])));
+    assert!(inconsistent(State::from_parts(
+        g.clone(),
+        [(JobSeq(7), a.clone())]
+    )));
     // One name under two numbers.
     assert!(inconsistent(State::from_parts(
         g.clone(),
-        [(0, a.clone()), (1, a.clone())]
+        [(JobSeq(0), a.clone()), (JobSeq(1), a.clone())]
     )));
     // An open run held by two jobs.
     let mut b_with_a_run = b.clone();
@@ -339,7 +342,7 @@ fn from_parts_agrees_with_serde_and_refuses_bad_parts() {
     if a.run().is_some() {
         assert!(inconsistent(State::from_parts(
             g.clone(),
-            [(0, a.clone()), (1, b_with_a_run)]
+            [(JobSeq(0), a.clone()), (JobSeq(1), b_with_a_run)]
         )));
     }
     // Counters behind an open run.
@@ -347,13 +350,16 @@ fn from_parts_agrees_with_serde_and_refuses_bad_parts() {
     behind.set_next_run(0);
     behind.set_next_fence(0);
     if a.run().is_some() {
-        assert!(inconsistent(State::from_parts(behind, [(0, a.clone())])));
+        assert!(inconsistent(State::from_parts(
+            behind,
+            [(JobSeq(0), a.clone())]
+        )));
     }
     // A newer format; a bad config.
     let mut newer = g.clone();
     newer.set_format(FORMAT_VERSION + 1);
     assert_eq!(
-        State::from_parts(newer, [(0, a.clone())]).unwrap_err(),
+        State::from_parts(newer, [(JobSeq(0), a.clone())]).unwrap_err(),
         LoadError::NewerFormat {
             found: FORMAT_VERSION + 1,
             supported: FORMAT_VERSION
@@ -361,7 +367,10 @@ fn from_parts_agrees_with_serde_and_refuses_bad_parts() {
     );
     let mut bad = g.clone();
     bad.config_mut().tick = Duration::ZERO;
-    assert!(inconsistent(State::from_parts(bad, [(0, a.clone())])));
+    assert!(inconsistent(State::from_parts(
+        bad,
+        [(JobSeq(0), a.clone())]
+    )));
     // Records carrying stale derived fields from a live state load the same.
     let stale = h.state.records().map(|(s, j)| {
         let mut j = j.clone();
@@ -383,15 +392,19 @@ fn a_refused_put_parts_leaves_the_state_as_it_was() {
     h.tick(1);
     let before = h.replica.clone();
     let g = h.state.globals();
-    let a = h.rows[&0].clone();
-    let refused = |replica: &mut State, g: Globals, changes: Vec<(u64, Option<JobRecord>)>| {
+    let a = h.rows[&JobSeq(0)].clone();
+    let refused = |replica: &mut State, g: Globals, changes: Vec<(JobSeq, Option<JobRecord>)>| {
         let r = replica.put_parts(g, changes);
         assert!(r.is_err(), "refused");
         assert_eq!(*replica, before);
         assert_eq!(replica.check_invariants(), Ok(()));
     };
     // Job a's name under job b's number, while a keeps it.
-    refused(&mut h.replica, g.clone(), vec![(1, Some(a.clone()))]);
+    refused(
+        &mut h.replica,
+        g.clone(),
+        vec![(JobSeq(1), Some(a.clone()))],
+    );
     // Counters backward.
     let mut back = g.clone();
     back.set_next_seq(1);
@@ -401,13 +414,21 @@ fn a_refused_put_parts_leaves_the_state_as_it_was() {
     cfg.config_mut().manual_per_hour = 3;
     refused(&mut h.replica, cfg, vec![]);
     // Beyond the counter; twice in one batch.
-    refused(&mut h.replica, g.clone(), vec![(9, Some(a.clone()))]);
-    refused(&mut h.replica, g.clone(), vec![(0, None), (0, None)]);
+    refused(
+        &mut h.replica,
+        g.clone(),
+        vec![(JobSeq(9), Some(a.clone()))],
+    );
+    refused(
+        &mut h.replica,
+        g.clone(),
+        vec![(JobSeq(0), None), (JobSeq(0), None)],
+    );
     // Counters back to before job b, with b put back to nothing: undoing its creation.
     let mut undo = h.replica.clone();
     let mut g1 = g.clone();
     g1.set_next_seq(1);
-    undo.put_parts(g1, vec![(1, None)]).unwrap();
+    undo.put_parts(g1, vec![(JobSeq(1), None)]).unwrap();
     assert_eq!(undo.job_count(), 1);
     assert_eq!(undo.check_invariants(), Ok(()));
     // A rename through removal in the same batch is fine: a's number dropped, its name
@@ -417,8 +438,9 @@ fn a_refused_put_parts_leaves_the_state_as_it_was() {
     g2.set_next_seq(3);
     let mut a2 = a.clone();
     a2.set_activity(None);
-    r.put_parts(g2, vec![(0, None), (2, Some(a2))]).unwrap();
-    assert_eq!(r.seq_of_name("a"), Some(2));
+    r.put_parts(g2, vec![(JobSeq(0), None), (JobSeq(2), Some(a2))])
+        .unwrap();
+    assert_eq!(r.seq_of_name("a"), Some(JobSeq(2)));
     assert_eq!(r.check_invariants(), Ok(()));
 }
 

@@ -25,7 +25,7 @@
 use std::sync::OnceLock;
 
 use arbitrary::{Arbitrary, Unstructured};
-use duetime::{Entry, Event, Globals, JobRecord, Now, ProcessId, State};
+use duetime::{Entry, Event, Globals, JobRecord, JobSeq, Now, ProcessId, State};
 use duetime_host::store::cache::{self, Cache, Rows, Writes};
 use duetime_host::store::daemons::{parse_daemon, DaemonInfo, META_PREFIX};
 use duetime_host::store::StoreError;
@@ -57,7 +57,7 @@ const MAX_LINES: usize = 8;
 pub struct BaseRows {
     pub state: State,
     pub globals: String,
-    pub jobs: Vec<(u64, String)>,
+    pub jobs: Vec<(JobSeq, String)>,
 }
 
 /// One journal line as the tables keep it.
@@ -190,6 +190,7 @@ pub enum RowOp {
     /// The row under another sequence number.
     Renumber {
         row: u8,
+        /// Drawn as the bare number (`JobSeq` is not `Arbitrary`).
         seq: u64,
     },
     /// A tombstone for the row (a partial load's `None`).
@@ -225,7 +226,7 @@ pub struct RowsInput {
 #[derive(Debug, Clone, Default)]
 pub struct Offer {
     pub globals: Option<String>,
-    pub jobs: Vec<(u64, Option<String>)>,
+    pub jobs: Vec<(JobSeq, Option<String>)>,
     pub partial: bool,
     pub lines: Vec<Line>,
     pub daemons: Vec<(String, String)>,
@@ -242,7 +243,7 @@ impl RowsInput {
         let bases = bases();
         let b = usize::from(self.base) % bases.len();
         let base = &bases[b];
-        let mut jobs: Vec<(u64, Option<String>)> = if self.partial {
+        let mut jobs: Vec<(JobSeq, Option<String>)> = if self.partial {
             Vec::new()
         } else {
             base.jobs
@@ -263,9 +264,10 @@ impl RowsInput {
                     continue;
                 }
                 RowOp::Twice { row } => (row, pick(*row).map(|(s, j)| (*s, Some(j.clone())))),
-                RowOp::Renumber { row, seq } => {
-                    (row, pick(*row).map(|(_, j)| (*seq, Some(j.clone()))))
-                }
+                RowOp::Renumber { row, seq } => (
+                    row,
+                    pick(*row).map(|(_, j)| (JobSeq(*seq), Some(j.clone()))),
+                ),
                 RowOp::Gone { row } => (row, pick(*row).map(|(s, _)| (*s, None))),
                 RowOp::Text { row, text } => {
                     (row, pick(*row).map(|(s, _)| (*s, Some(text.clone()))))
@@ -336,7 +338,7 @@ pub fn parse_text(text: &str) -> Offer {
                     continue;
                 };
                 let json = (tag == "job").then(|| json.to_string());
-                offer.jobs.push((seq, json));
+                offer.jobs.push((JobSeq(seq), json));
             }
             "line" => {
                 let mut parts = rest.splitn(3, ' ');
@@ -405,7 +407,7 @@ const STORE: &str = "fuzz";
 struct Tables {
     version: i64,
     globals: String,
-    jobs: Vec<(u64, i64, Option<String>)>,
+    jobs: Vec<(JobSeq, i64, Option<String>)>,
 }
 
 impl Rows for Tables {
@@ -415,8 +417,8 @@ impl Rows for Tables {
     fn globals(&mut self) -> Result<String, StoreError> {
         Ok(self.globals.clone())
     }
-    fn changed_since(&mut self, seen: i64) -> Result<Vec<(u64, Option<String>)>, StoreError> {
-        let mut changed: Vec<(u64, Option<String>)> = self
+    fn changed_since(&mut self, seen: i64) -> Result<Vec<(JobSeq, Option<String>)>, StoreError> {
+        let mut changed: Vec<(JobSeq, Option<String>)> = self
             .jobs
             .iter()
             .filter(|(_, version, _)| *version > seen)
@@ -426,11 +428,11 @@ impl Rows for Tables {
         changed.sort_by_key(|(seq, _)| *seq);
         Ok(changed)
     }
-    fn job(&mut self, seq: u64) -> Result<Option<String>, StoreError> {
+    fn job(&mut self, seq: JobSeq) -> Result<Option<String>, StoreError> {
         let last = self.jobs.iter().rev().find(|(s, _, _)| *s == seq);
         Ok(last.and_then(|(_, _, json)| json.clone()))
     }
-    fn all_jobs(&mut self) -> Result<Vec<(u64, String)>, StoreError> {
+    fn all_jobs(&mut self) -> Result<Vec<(JobSeq, String)>, StoreError> {
         Ok(self
             .jobs
             .iter()
@@ -448,7 +450,7 @@ impl Rows for Tables {
 impl Tables {
     /// Writes `changed` at the next version, replacing a row of the same sequence number
     /// as the backends' upsert does.
-    fn commit(&mut self, globals: &str, changed: &[(u64, Option<String>)]) {
+    fn commit(&mut self, globals: &str, changed: &[(JobSeq, Option<String>)]) {
         self.version += 1;
         self.globals = globals.to_string();
         for (seq, json) in changed {
@@ -471,7 +473,7 @@ fn load_whole(tables: &mut Tables) -> (Cache, Result<(), StoreError>) {
 
 /// A whole load of the offered rows: a refusal names the row (or is the core's typed
 /// `LoadError`) and leaves the handle's state as it was; an acceptance is a sound state.
-fn sync_whole(globals: &str, rows: &[(u64, Option<String>)]) {
+fn sync_whole(globals: &str, rows: &[(JobSeq, Option<String>)]) {
     let mut tables = Tables {
         version: 1,
         globals: globals.to_string(),
@@ -493,7 +495,7 @@ fn sync_whole(globals: &str, rows: &[(u64, Option<String>)]) {
 /// `Cache::sync`'s partial path: a handle that loaded `base`'s rows reads `changed`,
 /// committed by another process. It ends where a fresh handle's whole load of the same
 /// tables ends: the same state, or a refusal too (then its own state is untouched).
-fn sync_changed(base: &BaseRows, globals: &str, changed: &[(u64, Option<String>)]) {
+fn sync_changed(base: &BaseRows, globals: &str, changed: &[(JobSeq, Option<String>)]) {
     let mut tables = Tables {
         version: 1,
         globals: base.globals.clone(),
@@ -566,7 +568,7 @@ fn check_loaded(state: &State) {
 /// The core's `State::put_parts`, which any host may call: a refusal leaves the state
 /// byte for byte as it was (the store falls back to a whole load, but another host may
 /// not).
-fn put_changed(base: &State, globals: &str, changed: &[(u64, Option<String>)]) {
+fn put_changed(base: &State, globals: &str, changed: &[(JobSeq, Option<String>)]) {
     let Ok(parsed) = serde_json::from_str::<Globals>(globals) else {
         return;
     };

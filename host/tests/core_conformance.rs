@@ -13,7 +13,7 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Instant;
 
-use duetime::{Effect, Filter, ProcessId, State, Timestamp};
+use duetime::{Effect, Filter, JobSeq, ProcessId, State, Timestamp};
 use duetime_sim::gen::Overrides;
 use duetime_sim::record::{record, Recording};
 use serde_json::json;
@@ -82,7 +82,7 @@ fn script_v1(rec: &Recording, v2: bool) -> Vec<(String, String)> {
         if i == half {
             lines.push(save(&state));
             // The whole as parts, loaded back (tracking starts again after a load).
-            let all: Vec<u64> = state.records().map(|(seq, _)| seq).collect();
+            let all: Vec<JobSeq> = state.records().map(|(seq, _)| seq).collect();
             let whole = parts(&state, &all);
             let stored: serde_json::Value = serde_json::from_str(&whole).unwrap();
             lines.push((r#"{"op":"save_parts"}"#.to_string(), whole));
@@ -139,7 +139,7 @@ fn track_changes() -> (String, String) {
 
 /// What `take_parts` or `save_parts` answers for the jobs `seqs`: the globals and each
 /// record by sequence number, in number order (`null`: removed).
-fn parts(state: &State, seqs: &[u64]) -> String {
+fn parts(state: &State, seqs: &[JobSeq]) -> String {
     let jobs: Vec<String> = seqs
         .iter()
         .map(|seq| {

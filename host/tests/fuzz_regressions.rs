@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-use duetime::{Globals, JobRecord, State, Timestamp};
+use duetime::{Globals, JobRecord, JobSeq, State, Timestamp};
 use duetime_host::http::{query, timeline};
 use duetime_host::human::{parse_duration, parse_time};
 use duetime_host::jobs_file::parse_str;
@@ -100,7 +100,7 @@ fn kept_stored_rows_inputs_replay() {
                 Some(("job", rest)) => {
                     let (seq, json) = rest.split_once(' ').unwrap_or((rest, ""));
                     if let Ok(seq) = seq.parse::<u64>() {
-                        jobs.push((seq, json.to_string()));
+                        jobs.push((JobSeq(seq), json.to_string()));
                     }
                 }
                 _ => {}

@@ -13,8 +13,8 @@ use std::path::Path;
 use std::time::Duration as StdDuration;
 
 use duetime::{
-    Actor, Config, Duration, Effect, Event, Fence, Held, JobDef, JobName, Now, Outcome, ProcessId,
-    Record, RunId, Schedule, State, Timestamp,
+    Actor, Config, Duration, Effect, Event, Fence, Held, JobDef, JobName, JobSeq, Now, Outcome,
+    ProcessId, Record, RunId, Schedule, State, Timestamp,
 };
 use duetime_host::store::{
     self, AnyStore, Options, SqliteStore, Store, StoreError, SCHEMA_VERSION,
@@ -281,7 +281,7 @@ fn a_removed_and_recreated_job_reaches_the_other_handle(path: &str) {
     let mut a = open_at(path);
     let mut b = open_at(path);
     a.apply(at(0), upsert("x", 60)).unwrap();
-    assert_eq!(b.state().unwrap().seq_of_name("x"), Some(0));
+    assert_eq!(b.state().unwrap().seq_of_name("x"), Some(JobSeq(0)));
     a.apply(
         at(1),
         Event::Remove {
@@ -294,7 +294,7 @@ fn a_removed_and_recreated_job_reaches_the_other_handle(path: &str) {
     let a_state = a.state().unwrap().clone();
     let b_state = b.state().unwrap();
     assert_eq!(*b_state, a_state);
-    assert_eq!(b_state.seq_of_name("x"), Some(1));
+    assert_eq!(b_state.seq_of_name("x"), Some(JobSeq(1)));
     assert_eq!(b_state.job_count(), 1);
     assert_eq!(b.loads().whole, 1);
 }

@@ -28,7 +28,8 @@ use crate::check::Probe;
 use std::collections::BTreeMap;
 
 use duetime::{
-    Globals, Inconsistency, JobName, JobRecord, LoadError, MissCause, Schedule, State, Timestamp,
+    Globals, Inconsistency, JobName, JobRecord, JobSeq, LoadError, MissCause, Schedule, State,
+    Timestamp,
 };
 use rand::seq::SliceRandom;
 use rand::Rng;
@@ -69,7 +70,7 @@ pub(crate) struct Made {
     pub(crate) globals: Globals,
     /// Rows that replace the store's rows of those numbers (or stand beside them, under
     /// `twice`).
-    pub(crate) rows: Vec<(u64, JobRecord)>,
+    pub(crate) rows: Vec<(JobSeq, JobRecord)>,
     /// The rows are given a second time, beside the store's: one sequence number twice.
     pub(crate) twice: bool,
     /// What `put_parts` must answer (the copy before the step, the step's rows).
@@ -83,7 +84,7 @@ pub(crate) struct Made {
 
 impl Made {
     /// One row damaged, answered alike by both loads.
-    fn row(probe: Probe, site: &Site, seq: u64, rec: JobRecord, expect: Expect) -> Made {
+    fn row(probe: Probe, site: &Site, seq: JobSeq, rec: JobRecord, expect: Expect) -> Made {
         Made {
             probe,
             globals: site.globals.clone(),
@@ -113,14 +114,14 @@ impl Made {
 pub(crate) struct Site<'a> {
     pub(crate) globals: &'a Globals,
     /// Every row, as the step left them.
-    pub(crate) rows: &'a BTreeMap<u64, JobRecord>,
+    pub(crate) rows: &'a BTreeMap<JobSeq, JobRecord>,
     /// The rows the step wrote (`None`: removed), which `put_parts` takes with the damage.
-    pub(crate) changed: &'a BTreeMap<u64, Option<JobRecord>>,
+    pub(crate) changed: &'a BTreeMap<JobSeq, Option<JobRecord>>,
 }
 
 /// One row, with its stored form to read what the accessors do not show.
 struct Row<'a> {
-    seq: u64,
+    seq: JobSeq,
     rec: &'a JobRecord,
     json: Value,
 }
@@ -230,7 +231,7 @@ fn segs(n: usize, end: i64) -> Vec<Value> {
 }
 
 /// A name no row has, from `name`.
-fn other_name(name: &JobName, rows: &BTreeMap<u64, JobRecord>) -> JobName {
+fn other_name(name: &JobName, rows: &BTreeMap<JobSeq, JobRecord>) -> JobName {
     let taken = |n: &JobName| rows.values().any(|r| r.def().name == *n);
     let base: String = name.as_str().chars().take(60).collect();
     (0u32..)
@@ -240,7 +241,7 @@ fn other_name(name: &JobName, rows: &BTreeMap<u64, JobRecord>) -> JobName {
 }
 
 /// A row's copy under another name with no activity: a new job's row.
-fn renamed_copy(row: &Row, rows: &BTreeMap<u64, JobRecord>) -> Result<JobRecord, String> {
+fn renamed_copy(row: &Row, rows: &BTreeMap<JobSeq, JobRecord>) -> Result<JobRecord, String> {
     let name = other_name(&row.name(), rows);
     row.with(|r| {
         r.remove("activity");
@@ -342,12 +343,12 @@ impl Damager {
     /// `make` on the first row it can damage: the rows the step wrote first, then the
     /// others (written again, as a store may rewrite a row it holds), each in a drawn order.
     fn on_a_row(&mut self, site: &Site, make: RowMaker) -> Result<Option<Made>, String> {
-        let mut written: Vec<u64> = site
+        let mut written: Vec<JobSeq> = site
             .changed
             .iter()
             .filter_map(|(s, r)| r.as_ref().map(|_| *s))
             .collect();
-        let mut others: Vec<u64> = site
+        let mut others: Vec<JobSeq> = site
             .rows
             .keys()
             .copied()
@@ -377,7 +378,7 @@ pub(crate) fn offer(replica: &mut State, made: &Made, site: &Site) -> Result<(),
     // Kept as a value to compare with after a refusal (two serializations of the whole
     // copy were a fifth of the store of rows' time; benches/README.md, issue 46).
     let before = (made.put != Expect::Accepted).then(|| replica.clone());
-    let mut batch: BTreeMap<u64, Option<JobRecord>> = site.changed.clone();
+    let mut batch: BTreeMap<JobSeq, Option<JobRecord>> = site.changed.clone();
     let mut extra = Vec::new();
     for (seq, rec) in &made.rows {
         if made.twice {
@@ -396,7 +397,7 @@ pub(crate) fn offer(replica: &mut State, made: &Made, site: &Site) -> Result<(),
         ));
     }
     if made.whole {
-        let mut rows: Vec<(u64, JobRecord)> = Vec::with_capacity(site.rows.len() + 1);
+        let mut rows: Vec<(JobSeq, JobRecord)> = Vec::with_capacity(site.rows.len() + 1);
         let mut all = site.rows.clone();
         for (seq, rec) in &made.rows {
             if made.twice {

@@ -16,7 +16,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use duetime::{JobRecord, State};
+use duetime::{JobRecord, JobSeq, State};
 
 use crate::damage::{Damager, Site};
 use crate::world::Counts;
@@ -27,15 +27,15 @@ const COMPARE_EVERY: u64 = 32;
 
 /// The rows, and the copy that follows them.
 pub(crate) struct Rows {
-    jobs: BTreeMap<u64, JobRecord>,
+    jobs: BTreeMap<JobSeq, JobRecord>,
     replica: State,
     steps: u64,
     damager: Damager,
     /// The jobs the last committed step touched (`State::take_touched`), for the state's
     /// own check of that step (`State::self_check_touched`).
-    touched: Vec<u64>,
+    touched: Vec<JobSeq>,
     /// The rows written since the copy last read them.
-    unread: BTreeSet<u64>,
+    unread: BTreeSet<JobSeq>,
 }
 
 impl Rows {
@@ -77,7 +77,7 @@ impl Rows {
         if !compare && !self.damager.due(self.steps) && !reads_at(self.steps) {
             return Ok(());
         }
-        let mut changed: BTreeMap<u64, Option<JobRecord>> = std::mem::take(&mut self.unread)
+        let mut changed: BTreeMap<JobSeq, Option<JobRecord>> = std::mem::take(&mut self.unread)
             .into_iter()
             .map(|seq| (seq, self.jobs.get(&seq).cloned()))
             .collect();
@@ -117,7 +117,7 @@ impl Rows {
     fn damage(
         &mut self,
         globals: &duetime::Globals,
-        changed: &mut BTreeMap<u64, Option<JobRecord>>,
+        changed: &mut BTreeMap<JobSeq, Option<JobRecord>>,
         faults: &mut Counts,
         probes: &mut crate::check::ProbeCounts,
     ) -> Result<(), String> {
@@ -141,7 +141,7 @@ impl Rows {
     }
 
     /// The jobs the last committed step touched.
-    pub(crate) fn touched(&self) -> &[u64] {
+    pub(crate) fn touched(&self) -> &[JobSeq] {
         &self.touched
     }
 

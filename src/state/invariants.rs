@@ -6,6 +6,7 @@ use crate::effect::MissCause;
 use crate::event::RunId;
 use crate::inconsistency::Inconsistency;
 use crate::job::{JobName, REQUIRED_BATCH};
+use crate::jobs::JobSeq;
 use crate::schedule::Schedule;
 use crate::time::Timestamp;
 
@@ -42,7 +43,7 @@ impl State {
     /// # Errors
     ///
     /// The first invariant broken among those it checks.
-    pub fn self_check_touched(&self, touched: &[u64]) -> Result<(), Inconsistency> {
+    pub fn self_check_touched(&self, touched: &[JobSeq]) -> Result<(), Inconsistency> {
         for &seq in touched {
             // A removed job: the sizes below hold its index entries to the table's.
             let Some(job) = self.jobs.get(&seq) else {
@@ -57,7 +58,7 @@ impl State {
         }
         // Each touched job's open run is in the run index (above); each entry of the index
         // names a job whose open run it is: so the index holds exactly the open runs.
-        let stray = |(id, seq): (&RunId, &u64)| {
+        let stray = |(id, seq): (&RunId, &JobSeq)| {
             self.jobs.get(seq).and_then(JobRecord::run).map(|r| r.id) != Some(*id)
         };
         if self.runs.iter().any(stray) {
@@ -90,7 +91,7 @@ impl State {
 
     /// One job's record, on its own and against the counters and config, and its entries
     /// in the name, wake and run indexes.
-    fn check_indexed(&self, seq: u64, job: &JobRecord) -> Result<(), Inconsistency> {
+    fn check_indexed(&self, seq: JobSeq, job: &JobRecord) -> Result<(), Inconsistency> {
         let name = || job.def.name.clone();
         if self.by_name.get(&job.def.name) != Some(&seq) {
             return Err(Inconsistency::NameIndexStale { job: name() });

@@ -13,7 +13,7 @@ use crate::event::ProcessId;
 use crate::event::RunId;
 use crate::inconsistency::Inconsistency;
 use crate::job::JobName;
-use crate::jobs::Jobs;
+use crate::jobs::{JobSeq, Jobs};
 use crate::lanes::Lanes;
 use crate::time::Timestamp;
 
@@ -209,7 +209,7 @@ impl State {
     /// above.
     pub fn from_parts(
         globals: Globals,
-        jobs: impl IntoIterator<Item = (u64, JobRecord)>,
+        jobs: impl IntoIterator<Item = (JobSeq, JobRecord)>,
     ) -> Result<State, LoadError> {
         let mut table = Jobs::default();
         for (seq, job) in jobs {
@@ -297,24 +297,24 @@ impl State {
     pub fn put_parts(
         &mut self,
         globals: Globals,
-        changed: impl IntoIterator<Item = (u64, Option<JobRecord>)>,
+        changed: impl IntoIterator<Item = (JobSeq, Option<JobRecord>)>,
     ) -> Result<(), LoadError> {
         check_globals(&globals)?;
         if globals.config != self.config {
             return Err(Inconsistency::ConfigChanged.into());
         }
-        let mut changes: BTreeMap<u64, Option<JobRecord>> = BTreeMap::new();
+        let mut changes: BTreeMap<JobSeq, Option<JobRecord>> = BTreeMap::new();
         for (seq, job) in changed {
             if changes.insert(seq, job).is_some() {
                 return Err(Inconsistency::SequenceTwice { seq }.into());
             }
         }
         // Check everything before changing anything, so a refusal leaves the state whole.
-        let mut names: BTreeMap<&JobName, u64> = BTreeMap::new();
-        let mut runs: BTreeMap<RunId, u64> = BTreeMap::new();
+        let mut names: BTreeMap<&JobName, JobSeq> = BTreeMap::new();
+        let mut runs: BTreeMap<RunId, JobSeq> = BTreeMap::new();
         for (&seq, job) in changes.iter().filter_map(|(s, j)| Some((s, j.as_ref()?))) {
             let name = &job.def.name;
-            if seq >= globals.next_seq {
+            if seq.0 >= globals.next_seq {
                 return Err(Inconsistency::SequenceBeyondCounter {
                     job: name.clone(),
                     seq,
@@ -323,7 +323,7 @@ impl State {
             }
             check_record(job, &globals.config, globals.next_run, globals.next_fence)?;
             check_owed_counts_of(job)?;
-            let held_elsewhere = |by: Option<&u64>| by.is_some_and(|s| !changes.contains_key(s));
+            let held_elsewhere = |by: Option<&JobSeq>| by.is_some_and(|s| !changes.contains_key(s));
             if names.insert(name, seq).is_some() || held_elsewhere(self.by_name.get(name)) {
                 return Err(Inconsistency::NameTwice { job: name.clone() }.into());
             }
@@ -346,7 +346,7 @@ impl State {
                 let run_ahead = job
                     .run()
                     .is_some_and(|r| r.id.0 >= globals.next_run || r.fence.0 >= globals.next_fence);
-                if seq >= globals.next_seq || run_ahead {
+                if seq.0 >= globals.next_seq || run_ahead {
                     return Err(Inconsistency::CountersBehind {
                         job: job.def.name.clone(),
                     }
@@ -398,7 +398,7 @@ impl State {
             // `reindex` skip them; the index is built from nothing here.
             job.wake = None;
             job.lane = None;
-            if seq >= self.next_seq {
+            if seq.0 >= self.next_seq {
                 return Err(Inconsistency::SequenceBeyondCounter {
                     job: job.def.name.clone(),
                     seq,

@@ -39,7 +39,7 @@ pub(crate) use wake::wake_of;
 
 use crate::event::{ProcessId, RunId};
 use crate::job::JobName;
-use crate::jobs::Jobs;
+use crate::jobs::{JobSeq, Jobs};
 use crate::lanes::Lanes;
 use crate::time::Timestamp;
 
@@ -63,9 +63,9 @@ pub struct State {
     /// (`step/clock.rs`). `None` until a process has spoken.
     pub(crate) clock: Option<Timestamp>,
     // Derived, rebuilt on load.
-    pub(crate) by_name: BTreeMap<JobName, u64>,
-    pub(crate) wake: BTreeSet<(Timestamp, u64)>,
-    pub(crate) runs: BTreeMap<RunId, u64>,
+    pub(crate) by_name: BTreeMap<JobName, JobSeq>,
+    pub(crate) wake: BTreeSet<(Timestamp, JobSeq)>,
+    pub(crate) runs: BTreeMap<RunId, JobSeq>,
     pub(crate) lanes: Lanes,
     /// How many processes' clocks are held ahead, and how many of those wait
     /// (`step/clock.rs`): derived, so that the common case of none costs no pass over the
@@ -190,17 +190,17 @@ impl State {
     }
 
     /// One job's record by sequence number (its name is `record.def.name`).
-    pub fn record(&self, seq: u64) -> Option<&JobRecord> {
+    pub fn record(&self, seq: JobSeq) -> Option<&JobRecord> {
         self.jobs.get(&seq)
     }
 
     /// Every job's record with its sequence number, in sequence order.
-    pub fn records(&self) -> impl Iterator<Item = (u64, &JobRecord)> {
+    pub fn records(&self) -> impl Iterator<Item = (JobSeq, &JobRecord)> {
         self.jobs.iter().map(|(&seq, job)| (seq, job))
     }
 
     /// The sequence number of the job with this name.
-    pub fn seq_of_name(&self, name: &str) -> Option<u64> {
+    pub fn seq_of_name(&self, name: &str) -> Option<JobSeq> {
         self.seq_of(name)
     }
 
@@ -222,12 +222,20 @@ impl State {
     /// repeats; empty when not tracking. A superset: a job looked at for mutation and left
     /// as it was is included. What is not a job (config, counters, processes) is in
     /// `globals()`, which a store writes whole.
-    pub fn take_touched(&mut self) -> Vec<u64> {
+    pub fn take_touched(&mut self) -> Vec<JobSeq> {
         self.jobs.take_touched()
     }
 
+    /// Hands out the next job's sequence number from the counter, which the caller has
+    /// checked is not used up (`next_seq < u64::MAX`: `Refusal::Full` otherwise).
+    pub(crate) fn new_seq(&mut self) -> JobSeq {
+        let seq = JobSeq(self.next_seq);
+        self.next_seq += 1;
+        seq
+    }
+
     /// Recomputes a job's wake time and moves its index entries (wake, concurrency).
-    pub(crate) fn reindex(&mut self, seq: u64) {
+    pub(crate) fn reindex(&mut self, seq: JobSeq) {
         self.relane(seq);
         let Some(job) = self.jobs.get_mut(&seq) else {
             return;

@@ -4,6 +4,7 @@
 //! written down by a test too.
 
 use crate::inconsistency::Inconsistency;
+use crate::jobs::JobSeq;
 use crate::{Actor, Duration, Event, JobDef, JobName, Now, Schedule, State, Timestamp};
 
 /// `lanes::tests::a_busy_lane` (two jobs of one key, one running and one waiting for the
@@ -20,7 +21,7 @@ fn a_busy_state() -> State {
     state
 }
 
-fn seq(state: &State, name: &str) -> u64 {
+fn seq(state: &State, name: &str) -> JobSeq {
     state.seq_of_name(name).unwrap()
 }
 
@@ -49,21 +50,21 @@ fn both_find(touched: &str, breaks: impl Fn(&mut State), expected: &Inconsistenc
 #[test]
 fn a_busy_state_passes_both_checks_whatever_was_touched() {
     let state = a_busy_state();
-    let all: Vec<u64> = ["write_a", "write_b", "tidy"]
+    let all: Vec<JobSeq> = ["write_a", "write_b", "tidy"]
         .iter()
         .map(|n| seq(&state, n))
         .collect();
     assert_eq!(state.self_check_touched(&all), Ok(()));
     assert_eq!(state.self_check_touched(&[]), Ok(()));
     // A removed job's sequence number is passed over: the sizes hold its entries.
-    assert_eq!(state.self_check_touched(&[999]), Ok(()));
+    assert_eq!(state.self_check_touched(&[JobSeq(999)]), Ok(()));
 }
 
 #[test]
 fn a_touched_jobs_record_and_index_entries_are_checked_as_the_whole_check_does() {
     let name_gone = |s: &mut State| {
         s.by_name.remove(&job("tidy"));
-        s.by_name.insert(job("ghost"), 77);
+        s.by_name.insert(job("ghost"), JobSeq(77));
     };
     both_find(
         "tidy",
@@ -140,7 +141,7 @@ fn the_whole_state_parts_are_checked_whatever_was_touched() {
     assert_eq!(state.self_check_touched(&[]), stale);
 
     let mut state = a_busy_state();
-    state.by_name.insert(job("ghost"), 77);
+    state.by_name.insert(job("ghost"), JobSeq(77));
     assert_eq!(state.self_check(), Err(Inconsistency::IndexSizes));
     assert_eq!(
         state.self_check_touched(&[]),

@@ -60,6 +60,7 @@
 use crate::effect::Notice;
 use crate::effect::{ClockGapKind, Effect, MissCause};
 use crate::event::{Now, ProcessId};
+use crate::jobs::JobSeq;
 use crate::state::{ClockHold, Config, HoldCounts, ProcessRec, State};
 use crate::time::{Duration, Timestamp};
 
@@ -352,7 +353,7 @@ impl State {
         self.reanchor_runs(None, lead);
         // Waits measured from an event (a retry's backoff, a quota hold, a parked run's
         // approval window) are as long as they were asked to be.
-        let waiting: Vec<u64> = self
+        let waiting: Vec<JobSeq> = self
             .jobs
             .iter()
             .filter(|(_, j)| {
@@ -396,7 +397,7 @@ impl State {
                 t.saturating_sub(by)
             }
         };
-        let held: Vec<u64> = self
+        let held: Vec<JobSeq> = self
             .runs
             .values()
             .copied()
@@ -529,7 +530,7 @@ impl State {
     /// says, since a lease written under a clock far ahead would not wake them for days.
     /// Costs a look per process holding runs; a pass over the open runs only when one of
     /// them has fallen silent (after which it holds none).
-    pub(crate) fn jobs_of_silent_holders(&self) -> Vec<u64> {
+    pub(crate) fn jobs_of_silent_holders(&self) -> Vec<JobSeq> {
         if !self.lanes.holders().any(|p| self.holder_silent(p)) {
             return Vec::new();
         }

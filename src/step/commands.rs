@@ -7,6 +7,7 @@ use crate::effect::{
 };
 use crate::event::{Actor, Outcome, RunId};
 use crate::job::{JobDef, JobName, MissedRule, MAX_TITLE};
+use crate::jobs::JobSeq;
 use crate::state::{
     HeldDef, JobRecord, Owed, Pause, RunLane, State, MAX_BACKFILL, MAX_OWED_SEGMENTS,
     REQUIRED_RESERVE,
@@ -19,7 +20,7 @@ use super::Out;
 const HOUR: Duration = Duration::from_hours(1);
 
 impl State {
-    pub(super) fn reply(&self, seq: Option<u64>, job: Option<JobName>, out: &mut Out) {
+    pub(super) fn reply(&self, seq: Option<JobSeq>, job: Option<JobName>, out: &mut Out) {
         let view = seq.and_then(|s| self.view_seq(s, out.now)).map(Box::new);
         out.effects.push(Effect::Reply {
             job,
@@ -34,7 +35,7 @@ impl State {
         });
     }
 
-    pub(super) fn find(&self, job: &str, out: &mut Out) -> Option<(u64, JobName)> {
+    pub(super) fn find(&self, job: &str, out: &mut Out) -> Option<(JobSeq, JobName)> {
         match self.seq_of(job) {
             Some(seq) => Some((seq, self.jobs[&seq].def.name.clone())),
             None => {
@@ -65,8 +66,7 @@ impl State {
                 State::refuse(Some(name), Refusal::Full, out);
                 return;
             }
-            let seq = self.next_seq;
-            self.next_seq += 1;
+            let seq = self.new_seq();
             if def.requires_confirmation {
                 // Held before its first due time: no schedule runs and nothing is accounted
                 // until a person confirms this definition (`History::Defined` then).
@@ -146,7 +146,7 @@ impl State {
 
     /// Records a held definition and alerts it (once per incident: until a confirmation,
     /// a success or a person's resume, further held changes are recorded, not alerted).
-    fn tell_held(&mut self, seq: u64, out: &mut Out) {
+    fn tell_held(&mut self, seq: JobSeq, out: &mut Out) {
         let Some(record) = self.jobs.get_mut(&seq) else {
             return;
         };
@@ -242,7 +242,7 @@ impl State {
     /// none.
     fn has_owed_room(
         &mut self,
-        seq: u64,
+        seq: JobSeq,
         need: usize,
         missed: MissedRule,
         apart: Option<(Timestamp, Timestamp)>,
@@ -270,7 +270,7 @@ impl State {
     /// the new schedule's own), apart from the old ones, and a line of disjoint debts too
     /// full for them could make room only by dropping the oldest, which `required` never
     /// does; the `REQUIRED_RESERVE` stays free after them. Refused before anything changes.
-    fn refuse_schedule_change(&mut self, seq: u64, def: &JobDef, out: &mut Out) -> bool {
+    fn refuse_schedule_change(&mut self, seq: JobSeq, def: &JobDef, out: &mut Out) -> bool {
         let changes = self.jobs[&seq].def.schedule != def.schedule;
         if !changes
             || def.missed != MissedRule::Required
@@ -287,7 +287,7 @@ impl State {
 
     /// Puts a changed definition in force. A changed schedule starts from now; the old
     /// schedule's due times not yet looked at are recorded `rescheduled`.
-    fn apply_def(&mut self, seq: u64, def: JobDef, actor: Actor, out: &mut Out) {
+    fn apply_def(&mut self, seq: JobSeq, def: JobDef, actor: Actor, out: &mut Out) {
         let now = out.now;
         let name = def.name.clone();
         let job = &self.jobs[&seq];
@@ -451,7 +451,7 @@ impl State {
     /// A retry cleared by a pause: its due times go to the missed rule as `paused`. They
     /// are older than anything owed but a backfill, so under `catch_up_once` an owed newer
     /// one wins (an owed backfill counts as owing too).
-    pub(super) fn unretry(&mut self, seq: u64, c: crate::effect::Covers, out: &mut Out) {
+    pub(super) fn unretry(&mut self, seq: JobSeq, c: crate::effect::Covers, out: &mut Out) {
         let record = &self.jobs[&seq];
         let name = record.def.name.clone();
         let owes = record.act().is_some_and(|a| !a.pending.is_empty());

@@ -8,6 +8,7 @@ use std::collections::VecDeque;
 use crate::effect::{LedgerKind, MissAction, MissCause, Trigger};
 use crate::event::ProcessId;
 use crate::job::{MissedRule, Overlap};
+use crate::jobs::JobSeq;
 use crate::schedule::Schedule;
 use crate::state::{Owed, State, MAX_OWED_SEGMENTS};
 use crate::time::{Duration, Timestamp};
@@ -76,7 +77,7 @@ impl State {
     /// `quota_hold` (none of them could start before it ends); a hold that has ended (by
     /// this process's clock) is lifted, with a journal line, so a reader can tell which
     /// clock lifted it. A paused job's due times wait for the resume, as always.
-    pub(super) fn hold_for_quota(&mut self, seq: u64, now: Timestamp, out: &mut Out) {
+    pub(super) fn hold_for_quota(&mut self, seq: JobSeq, now: Timestamp, out: &mut Out) {
         if !self.quota_held(seq, now, out) {
             return;
         }
@@ -88,7 +89,7 @@ impl State {
     /// Whether a quota hold still holds the job at `now`; one that has ended is lifted here
     /// (with its journal line), whichever path asks first: a visit, or a start on the
     /// settling path or from a lane's waiters, which come without a visit.
-    pub(crate) fn quota_held(&mut self, seq: u64, now: Timestamp, out: &mut Out) -> bool {
+    pub(crate) fn quota_held(&mut self, seq: JobSeq, now: Timestamp, out: &mut Out) -> bool {
         let Some(job) = self.jobs.get_mut(&seq) else {
             return false;
         };
@@ -110,7 +111,7 @@ impl State {
     /// Due times that passed more than the grace ago: the missed rule decides.
     pub(crate) fn account_late(
         &mut self,
-        seq: u64,
+        seq: JobSeq,
         now: Timestamp,
         cause: MissCause,
         out: &mut Out,
@@ -139,7 +140,7 @@ impl State {
     /// with `cause`.
     pub(crate) fn pass_due_times(
         &mut self,
-        seq: u64,
+        seq: JobSeq,
         until: Timestamp,
         cause: MissCause,
         out: &mut Out,
@@ -170,7 +171,7 @@ impl State {
     /// `cause`. The catch-up window turns the oldest into `too_late` first.
     pub(crate) fn miss(
         &mut self,
-        seq: u64,
+        seq: JobSeq,
         mut first: Timestamp,
         last: Timestamp,
         mut count: u64,
@@ -246,7 +247,7 @@ impl State {
     /// Records every owed due time as skipped (each with its own cause) and forgets them.
     /// A backfill is kept: a person asked for exactly those due times, so `catch_up_once`
     /// and `buffer_one` (which keep one catch-up of the schedule) do not drop them.
-    pub(crate) fn skip_owed(&mut self, seq: u64, out: &mut Out) {
+    pub(crate) fn skip_owed(&mut self, seq: JobSeq, out: &mut Out) {
         let Some(job) = self.jobs.get_mut(&seq) else {
             return;
         };
@@ -278,7 +279,7 @@ impl State {
     /// (a `required` job's line does not get there: a backfill or a schedule change that
     /// would leave it fewer than `REQUIRED_RESERVE` free segments is refused, and those two
     /// take what its own schedule and a handed-back retry can owe).
-    pub(crate) fn owe(&mut self, seq: u64, owed: Owed, out: &mut Out) {
+    pub(crate) fn owe(&mut self, seq: JobSeq, owed: Owed, out: &mut Out) {
         let Some(job) = self.jobs.get_mut(&seq) else {
             return;
         };
@@ -315,7 +316,7 @@ impl State {
     /// backfill excepted: a person asked for it); whether there were any. The window says
     /// they are too old to run, so a full line gives them up before anything the rule
     /// promised.
-    fn expire_owed(&mut self, seq: u64, out: &mut Out) -> bool {
+    fn expire_owed(&mut self, seq: JobSeq, out: &mut Out) -> bool {
         let Some(job) = self.jobs.get_mut(&seq) else {
             return false;
         };
@@ -346,7 +347,7 @@ impl State {
     /// does not get that far: its `REQUIRED_RESERVE` keeps room for the cover and for one
     /// run of its schedule's own due times, and its own due times are apart only where
     /// the window let some go between them, which leaves the older ones to expire.
-    pub(crate) fn owe_out_of_turn(&mut self, seq: u64, owed: Owed, out: &mut Out) {
+    pub(crate) fn owe_out_of_turn(&mut self, seq: JobSeq, owed: Owed, out: &mut Out) {
         let Some(crate::state::JobRecord { def, activity, .. }) = self.jobs.get_mut(&seq) else {
             return;
         };
@@ -360,7 +361,7 @@ impl State {
     /// A line one over its bound of disjoint debts: the oldest segment is recorded skipped
     /// (the bound on a job's state wins; a `required` job's line never gets here, see
     /// `owe` and `owe_out_of_turn`).
-    fn give_up_oldest_owed(&mut self, seq: u64, out: &mut Out) {
+    fn give_up_oldest_owed(&mut self, seq: JobSeq, out: &mut Out) {
         let Some(job) = self.jobs.get_mut(&seq) else {
             return;
         };
@@ -387,7 +388,7 @@ impl State {
     /// start is already older than the grace goes to the missed rule with `late_cause`.
     pub(super) fn account_on_time(
         &mut self,
-        seq: u64,
+        seq: JobSeq,
         now: Timestamp,
         process: ProcessId,
         can_claim: bool,
@@ -461,7 +462,7 @@ impl State {
     }
 
     /// A due time that arrived while the job was busy.
-    fn overlap(&mut self, seq: u64, due: Timestamp, out: &mut Out) {
+    fn overlap(&mut self, seq: JobSeq, due: Timestamp, out: &mut Out) {
         let Some(job) = self.jobs.get(&seq) else {
             return;
         };
@@ -487,7 +488,7 @@ impl State {
     }
 
     /// Counts missed due times into the job's hourly buckets for the last day.
-    pub(crate) fn note_missed(&mut self, seq: u64, count: u64, now: Timestamp) {
+    pub(crate) fn note_missed(&mut self, seq: JobSeq, count: u64, now: Timestamp) {
         let Some(job) = self.jobs.get_mut(&seq) else {
             return;
         };

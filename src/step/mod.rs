@@ -20,6 +20,7 @@ use crate::effect::{
 };
 use crate::event::{Event, Now, ProcessId};
 use crate::job::JobName;
+use crate::jobs::JobSeq;
 use crate::schedule::Schedule;
 use crate::state::OneShotEnd;
 use crate::state::State;
@@ -393,7 +394,7 @@ impl State {
         self.holds = crate::state::HoldCounts::of(&self.processes);
     }
 
-    pub(crate) fn seq_of(&self, name: &str) -> Option<u64> {
+    pub(crate) fn seq_of(&self, name: &str) -> Option<JobSeq> {
         self.by_name.get(name).copied()
     }
 }

@@ -61,8 +61,7 @@ impl State {
             State::refuse(Some(name), refusal, out);
             return;
         }
-        let seq = self.next_seq;
-        self.next_seq += 1;
+        let seq = self.new_seq();
         record.next_due = record.def.schedule.next_after(record.frontier);
         record.wake = None;
         record.lane = None;

@@ -8,6 +8,7 @@ use crate::effect::{
 };
 use crate::event::{Fence, Held, ProcessId, RunId};
 use crate::job::REQUIRED_BATCH;
+use crate::jobs::JobSeq;
 use crate::state::{Cover, LastOutcome, LastRun, OpenRun, Pause, RetryWait, State, Waiting};
 use crate::time::Timestamp;
 
@@ -92,7 +93,7 @@ impl State {
 
     /// Checks the job's open run: a lapsed lease means the run is lost; a passed deadline
     /// sends `Cancel`, and a `Cancel` unanswered past its grace settles the run timed out.
-    pub(crate) fn watch_run(&mut self, seq: u64, now: Timestamp, out: &mut Out) {
+    pub(crate) fn watch_run(&mut self, seq: JobSeq, now: Timestamp, out: &mut Out) {
         let grace = self.config.cancel_grace;
         let silent = self
             .jobs
@@ -154,7 +155,7 @@ impl State {
     /// Nobody approved the parked run in time: its due times are closed as
     /// `approval_expired` (one ledger entry, no retry: a person's silence is not a fault to
     /// try again), alerted once. The job is free again, so the next due time runs.
-    fn expire_approval(&mut self, seq: u64, now: Timestamp, out: &mut Out) {
+    fn expire_approval(&mut self, seq: JobSeq, now: Timestamp, out: &mut Out) {
         let Some(job) = self.jobs.get_mut(&seq) else {
             return;
         };
@@ -188,7 +189,7 @@ impl State {
     /// The lease lapsed with no result: the run is recorded lost. A job safe to repeat runs
     /// the same due times again; any other job is paused by the system, its due times
     /// recorded lost, because running them twice is worse than not knowing.
-    fn lose_run(&mut self, seq: u64, now: Timestamp, out: &mut Out) {
+    fn lose_run(&mut self, seq: JobSeq, now: Timestamp, out: &mut Out) {
         let Some(job) = self.jobs.get_mut(&seq) else {
             return;
         };
@@ -238,7 +239,7 @@ impl State {
     /// caused it was alerted already.
     pub(crate) fn pause_by_system(
         &mut self,
-        seq: u64,
+        seq: JobSeq,
         reason: SystemPause,
         alert: bool,
         out: &mut Out,
@@ -275,7 +276,7 @@ impl State {
     /// (unless paused), a manual run (even when paused: a person asked for it).
     pub(crate) fn try_start(
         &mut self,
-        seq: u64,
+        seq: JobSeq,
         now: Timestamp,
         process: ProcessId,
         out: &mut Out,
@@ -352,7 +353,7 @@ impl State {
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn start_run(
         &mut self,
-        seq: u64,
+        seq: JobSeq,
         now: Timestamp,
         process: ProcessId,
         trigger: Trigger,
@@ -433,7 +434,7 @@ impl State {
     /// when the wait begins; `admit` lets it in when room opens.
     /// The job no longer waits for room (it has nothing it could start now); its caller
     /// reindexes it, which takes it out of its line.
-    fn stop_waiting(&mut self, seq: u64) {
+    fn stop_waiting(&mut self, seq: JobSeq) {
         if let Some(act) = self
             .jobs
             .get_mut(&seq)
@@ -443,7 +444,7 @@ impl State {
         }
     }
 
-    pub(crate) fn wait(&mut self, seq: u64, reason: WaitReason, out: &mut Out) {
+    pub(crate) fn wait(&mut self, seq: JobSeq, reason: WaitReason, out: &mut Out) {
         let now = out.now;
         let Some(job) = self.jobs.get_mut(&seq) else {
             return;

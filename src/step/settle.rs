@@ -4,6 +4,7 @@
 
 use crate::effect::{AlertKind, History, LedgerKind, MissAction, SystemPause};
 use crate::event::{Actor, Fence, Outcome, ProcessId, RunId, MAX_APPROVAL_TTL};
+use crate::jobs::JobSeq;
 use crate::state::{Cover, JobRecord, LastOutcome, LastRun, RetryWait, State};
 use crate::time::Duration;
 use crate::time::Timestamp;
@@ -119,7 +120,7 @@ impl State {
     /// parks it when the outcome is `awaiting_approval`.
     pub(crate) fn settle(
         &mut self,
-        seq: u64,
+        seq: JobSeq,
         run: RunId,
         fence: Fence,
         outcome: Outcome,
@@ -134,7 +135,7 @@ impl State {
 
     /// The run waits for a person: it keeps its id, fence and cover (the job stays
     /// occupied, so later due times meet the overlap policy), but no process holds it.
-    fn park(&mut self, seq: u64, run: RunId, fence: Fence, ttl: Duration, out: &mut Out) {
+    fn park(&mut self, seq: JobSeq, run: RunId, fence: Fence, ttl: Duration, out: &mut Out) {
         let until = out.now.saturating_add(ttl.min(MAX_APPROVAL_TTL));
         let Some(job) = self.jobs.get_mut(&seq) else {
             return;
@@ -168,7 +169,7 @@ impl State {
     /// success, retried, or failed out (`settle_failure`).
     pub(crate) fn settle_by(
         &mut self,
-        seq: u64,
+        seq: JobSeq,
         run: RunId,
         fence: Fence,
         outcome: Outcome,
@@ -246,7 +247,7 @@ impl State {
     /// the backoff (or the delay the failure asked, when longer), unless the failure ends
     /// a streak or the job is paused, which hand them to the missed rule; with none left,
     /// they are recorded failed out and the job is paused.
-    fn settle_failure(&mut self, seq: u64, failure: Failure, cover: Cover, out: &mut Out) {
+    fn settle_failure(&mut self, seq: JobSeq, failure: Failure, cover: Cover, out: &mut Out) {
         let now = out.now;
         let Failure { run, attempt, .. } = failure;
         let Some(job) = self.jobs.get_mut(&seq) else {
@@ -300,7 +301,7 @@ impl State {
 
     /// Holds the job for a quota: nothing of it starts for `asked` (its retry, if any, waits
     /// as long); the due times the hold passes meet the missed rule as `quota_hold`.
-    fn hold(&mut self, seq: u64, run: RunId, asked: Duration, out: &mut Out) {
+    fn hold(&mut self, seq: JobSeq, run: RunId, asked: Duration, out: &mut Out) {
         let Some(job) = self.jobs.get_mut(&seq) else {
             return;
         };
@@ -313,7 +314,7 @@ impl State {
 
     /// `pause_after_failures` reached: paused by the system, with an alert (unless a person
     /// or the system paused it already: then it stays as it is).
-    fn pause_for_streak(&mut self, seq: u64, out: &mut Out) {
+    fn pause_for_streak(&mut self, seq: JobSeq, out: &mut Out) {
         let Some(job) = self.jobs.get(&seq) else {
             return;
         };

@@ -26,6 +26,7 @@
 
 use crate::effect::MissCause;
 use crate::event::{Held, ProcessId};
+use crate::jobs::JobSeq;
 use crate::state::State;
 use crate::time::Timestamp;
 
@@ -50,9 +51,9 @@ impl State {
         // runs lost in the visits freed. Runs of holders the store no longer hears from
         // are looked at whatever their leases' `until` says.
         self.admit(now, process, out);
-        let mut due: Vec<u64> = self
+        let mut due: Vec<JobSeq> = self
             .wake
-            .range(..=(now, u64::MAX))
+            .range(..=(now, JobSeq(u64::MAX)))
             .map(|&(_, seq)| seq)
             .collect();
         let silent = self.jobs_of_silent_holders();
@@ -71,7 +72,7 @@ impl State {
     /// dead-man's switch), then the due times that passed, then whatever can start.
     pub(crate) fn visit(
         &mut self,
-        seq: u64,
+        seq: JobSeq,
         now: Timestamp,
         process: ProcessId,
         late_cause: MissCause,

@@ -6,6 +6,7 @@
 //! person's resume does not, since the job has still not succeeded.
 
 use crate::effect::{AlertKind, Incident};
+use crate::jobs::JobSeq;
 use crate::state::{JobRecord, State};
 use crate::time::Timestamp;
 
@@ -50,7 +51,7 @@ impl JobRecord {
 impl State {
     /// Tells `NoSuccess` when the job's silence has lasted its `expect_success_within`
     /// (a job held for its first confirmation is not watched yet).
-    pub(crate) fn watch_silence(&mut self, seq: u64, now: Timestamp, out: &mut Out) {
+    pub(crate) fn watch_silence(&mut self, seq: JobSeq, now: Timestamp, out: &mut Out) {
         let Some(job) = self.jobs.get_mut(&seq) else {
             return;
         };

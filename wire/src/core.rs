@@ -2,7 +2,7 @@
 //! stdio core, the Node package and the Python package all answer through this, so what
 //! one of them says the others say byte for byte.
 
-use duetime::{Config, Effect, Event, Filter, Now, State, Timestamp};
+use duetime::{Config, Effect, Event, Filter, JobSeq, Now, State, Timestamp};
 
 use crate::effects::StepEffects;
 use crate::error::{ErrorKind, WireError};
@@ -208,7 +208,7 @@ impl Core {
     pub fn load_parts_text(
         &mut self,
         globals: &str,
-        jobs: Vec<(u64, String)>,
+        jobs: Vec<(JobSeq, String)>,
     ) -> Result<(), WireError> {
         let globals = parts::globals_of(globals)?;
         let jobs = parts::records_of(jobs.into_iter().map(|(s, t)| (s, Some(t))).collect())?;
@@ -224,7 +224,7 @@ impl Core {
     pub fn put_parts_text(
         &mut self,
         globals: &str,
-        jobs: Vec<(u64, Option<String>)>,
+        jobs: Vec<(JobSeq, Option<String>)>,
     ) -> Result<(), WireError> {
         let globals = parts::globals_of(globals)?;
         let jobs = parts::records_of(jobs)?;
@@ -235,7 +235,7 @@ impl Core {
 
     /// Every job's sequence number; what `take_parts` would answer is cleared, since the
     /// whole is about to be stored.
-    fn all_parts(&mut self) -> Vec<u64> {
+    fn all_parts(&mut self) -> Vec<JobSeq> {
         if self.state.tracks_changes() {
             self.state.take_touched();
         }

@@ -26,3 +26,6 @@ pub use crate::request::{
 };
 pub use crate::response::{refused, PageOut, Response, Versions};
 pub use crate::version::{WireVersion, WIRE_VERSION, WIRE_VERSIONS};
+/// The core's job sequence number, which parts are keyed by (`PartsText`,
+/// `Core::load_parts_text`, `Core::put_parts_text`), for the packages that use this crate alone.
+pub use duetime::JobSeq;

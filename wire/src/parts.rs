@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use duetime::{Globals, JobRecord, LoadError, State};
+use duetime::{Globals, JobRecord, JobSeq, LoadError, State};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -20,7 +20,7 @@ use crate::error::{ErrorKind, WireError};
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema, Serialize))]
 pub struct PartsIn {
     pub globals: Globals,
-    pub jobs: BTreeMap<u64, Option<JobRecord>>,
+    pub jobs: BTreeMap<JobSeq, Option<JobRecord>>,
 }
 
 /// Parts as `take_parts` and `save_parts` answer them: the globals and, by sequence number,
@@ -29,7 +29,7 @@ pub struct PartsIn {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PartsOut<'a> {
     pub globals: Globals,
-    pub jobs: BTreeMap<u64, Option<&'a JobRecord>>,
+    pub jobs: BTreeMap<JobSeq, Option<&'a JobRecord>>,
 }
 
 /// Parts as text, each piece the text to store: the globals, and each job's record by
@@ -37,13 +37,13 @@ pub struct PartsOut<'a> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PartsText {
     pub globals: String,
-    pub jobs: Vec<(u64, Option<String>)>,
+    pub jobs: Vec<(JobSeq, Option<String>)>,
 }
 
 /// The jobs a step touched since the last take, with their records now (`None`: removed);
 /// refused while changes are not tracked, since an empty answer would tell a host that
 /// forgot to turn tracking on that nothing changed, and its store would fall behind.
-pub(crate) fn touched(state: &mut State) -> Result<Vec<u64>, WireError> {
+pub(crate) fn touched(state: &mut State) -> Result<Vec<JobSeq>, WireError> {
     if !state.tracks_changes() {
         return Err(WireError::new(
             ErrorKind::BadField,
@@ -57,7 +57,7 @@ pub(crate) fn touched(state: &mut State) -> Result<Vec<u64>, WireError> {
 }
 
 /// `seqs`' records as `PartsOut`.
-pub(crate) fn parts_out<'a>(state: &'a State, seqs: &[u64]) -> PartsOut<'a> {
+pub(crate) fn parts_out<'a>(state: &'a State, seqs: &[JobSeq]) -> PartsOut<'a> {
     PartsOut {
         globals: state.globals(),
         jobs: seqs.iter().map(|&seq| (seq, state.record(seq))).collect(),
@@ -65,7 +65,7 @@ pub(crate) fn parts_out<'a>(state: &'a State, seqs: &[u64]) -> PartsOut<'a> {
 }
 
 /// `seqs`' records as text, one JSON text each.
-pub(crate) fn parts_text(state: &State, seqs: &[u64]) -> Result<PartsText, WireError> {
+pub(crate) fn parts_text(state: &State, seqs: &[JobSeq]) -> Result<PartsText, WireError> {
     let jobs = seqs
         .iter()
         .map(|&seq| {
@@ -124,8 +124,8 @@ pub(crate) fn globals_of(text: &str) -> Result<Globals, WireError> {
 
 /// Records from their own texts (`None`: removed).
 pub(crate) fn records_of(
-    jobs: Vec<(u64, Option<String>)>,
-) -> Result<Vec<(u64, Option<JobRecord>)>, WireError> {
+    jobs: Vec<(JobSeq, Option<String>)>,
+) -> Result<Vec<(JobSeq, Option<JobRecord>)>, WireError> {
     jobs.into_iter()
         .map(|(seq, text)| {
             let record = text.as_deref().map(serde_json::from_str::<JobRecord>);

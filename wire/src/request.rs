@@ -358,7 +358,7 @@ fn comes_due(now: &Now, event: &Event) -> Result<(), WireError> {
 /// message inside a serde error.
 pub(crate) fn load_state(value: &Value) -> Result<State, WireError> {
     let globals: Globals = decode(value, "state")?;
-    let jobs: std::collections::BTreeMap<u64, JobRecord> = match value.get("jobs") {
+    let jobs: std::collections::BTreeMap<duetime::JobSeq, JobRecord> = match value.get("jobs") {
         Some(jobs) => decode(jobs, "state.jobs")?,
         None => return Err(bad("state.jobs", "missing field `jobs`")),
     };

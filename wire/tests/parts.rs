@@ -164,7 +164,7 @@ fn the_text_of_parts_is_what_the_lines_answer() {
     }
     // Loaded from texts, the same state; a bad text is named with its place.
     let all = twin.save_parts_text().unwrap();
-    let jobs: Vec<(u64, String)> = all
+    let jobs: Vec<(duetime::JobSeq, String)> = all
         .jobs
         .iter()
         .map(|(s, t)| (*s, t.clone().unwrap()))

@@ -47,7 +47,11 @@ impl NativeCore {
             self.core.take_parts_text()
         };
         match taken {
-            Ok(parts) => (None, parts.globals, parts.jobs),
+            // Python's own ints: a sequence number crosses as its bare number.
+            Ok(parts) => {
+                let jobs = parts.jobs.into_iter().map(|(s, r)| (s.0, r)).collect();
+                (None, parts.globals, jobs)
+            }
             Err(e) => (
                 Some(duetime_wire::error_line(&e)),
                 String::new(),
@@ -59,12 +63,9 @@ impl NativeCore {
     /// A state made from parts' texts (`load`: replaces the state; else brings it up to
     /// date, `None` a removed job), answered as a request line is.
     fn put_parts(&mut self, load: bool, globals: &str, jobs: Vec<(u64, Option<String>)>) -> String {
+        let jobs = jobs.into_iter().map(|(s, r)| (duetime_wire::JobSeq(s), r));
         let done = if load {
-            match jobs
-                .into_iter()
-                .map(|(s, r)| r.map(|r| (s, r)).ok_or(s))
-                .collect()
-            {
+            match jobs.map(|(s, r)| r.map(|r| (s, r)).ok_or(s)).collect() {
                 Ok(jobs) => self.core.load_parts_text(globals, jobs),
                 Err(seq) => Err(duetime_wire::WireError::new(
                     duetime_wire::ErrorKind::BadField,
@@ -74,7 +75,7 @@ impl NativeCore {
                 )),
             }
         } else {
-            self.core.put_parts_text(globals, jobs)
+            self.core.put_parts_text(globals, jobs.collect())
         };
         match done {
             Ok(()) => r#"{"ok":true}"#.to_string(),

@@ -9,7 +9,9 @@
 
 use std::collections::BTreeSet;
 
-use duetime::{Effect, Entry, Globals, History, JobRecord, LedgerKind, Record, State, Timestamp};
+use duetime::{
+    Effect, Entry, Globals, History, JobRecord, JobSeq, LedgerKind, Record, State, Timestamp,
+};
 
 use super::StoreError;
 
@@ -32,11 +34,11 @@ pub trait Rows {
     fn version(&mut self) -> Result<i64, StoreError>;
     fn globals(&mut self) -> Result<String, StoreError>;
     /// Job rows written after version `seen`, by sequence number; `None` is a tombstone.
-    fn changed_since(&mut self, seen: i64) -> Result<Vec<(u64, Option<String>)>, StoreError>;
+    fn changed_since(&mut self, seen: i64) -> Result<Vec<(JobSeq, Option<String>)>, StoreError>;
     /// One job row; `None` when it is missing or a tombstone.
-    fn job(&mut self, seq: u64) -> Result<Option<String>, StoreError>;
+    fn job(&mut self, seq: JobSeq) -> Result<Option<String>, StoreError>;
     /// Every live job row.
-    fn all_jobs(&mut self) -> Result<Vec<(u64, String)>, StoreError>;
+    fn all_jobs(&mut self) -> Result<Vec<(JobSeq, String)>, StoreError>;
     /// Everything one transaction writes, at once (one round trip where the database
     /// allows it).
     fn write(&mut self, w: &Writes<'_>) -> Result<(), StoreError>;
@@ -48,7 +50,7 @@ pub struct Writes<'a> {
     pub version: i64,
     pub globals: String,
     /// Job rows to upsert: `(seq, Some((name, json)))`, or `None` for a tombstone.
-    pub jobs: Vec<(u64, Option<(&'a str, String)>)>,
+    pub jobs: Vec<(JobSeq, Option<(&'a str, String)>)>,
     /// Journal lines, in order.
     pub lines: Vec<Line<'a>>,
 }
@@ -72,7 +74,7 @@ pub struct Cache {
     seen: Option<i64>,
     /// Jobs a failed transaction changed in memory only: read back at the next sync
     /// (with the globals), whether or not the version moved.
-    dirty: BTreeSet<u64>,
+    dirty: BTreeSet<JobSeq>,
     globals_dirty: bool,
     pub loads: Loads,
 }
@@ -153,7 +155,7 @@ impl Cache {
 
     /// After a transaction that did not commit: what the body changed is read back from
     /// the store at the next sync, so memory equals the store again before anyone looks.
-    pub fn forget(&mut self, touched: &[u64]) {
+    pub fn forget(&mut self, touched: &[JobSeq]) {
         self.dirty.extend(touched.iter().copied());
         self.globals_dirty = true;
     }
@@ -174,7 +176,7 @@ impl Cache {
         &self,
         rows: &mut dyn Rows,
         next: i64,
-        touched: &[u64],
+        touched: &[JobSeq],
         effects: &[Effect],
     ) -> Result<(), StoreError> {
         let globals = self.to_json(&self.state.globals())?;
@@ -221,7 +223,7 @@ impl Cache {
         })
     }
 
-    fn parse_job(&self, seq: u64, json: &str) -> Result<JobRecord, StoreError> {
+    fn parse_job(&self, seq: JobSeq, json: &str) -> Result<JobRecord, StoreError> {
         serde_json::from_str(json).map_err(|e| StoreError::Corrupt {
             store: self.store.clone(),
             detail: format!("job {seq}: {e}"),
@@ -250,14 +252,16 @@ pub fn parse_line(
     })
 }
 
-/// Sequence numbers are `u64`; the databases' integers are `i64`. The bits are kept as they
-/// are (the order of numbers past `i64::MAX` differs, which nothing here relies on).
-pub fn seq_key(seq: u64) -> i64 {
-    seq as i64
+/// A job's sequence number as a row's key: sequence numbers are `u64` (`JobSeq`), the
+/// databases' integers `i64`. The bits are kept as they are (the order of numbers past
+/// `i64::MAX` differs, which nothing here relies on).
+pub fn seq_key(seq: JobSeq) -> i64 {
+    seq.0 as i64
 }
 
-pub fn seq_of_key(key: i64) -> u64 {
-    key as u64
+/// The sequence number a row's key holds (`seq_key` back).
+pub fn seq_of_key(key: i64) -> JobSeq {
+    JobSeq(key as u64)
 }
 
 /// The journal's `kind` column: the entry's type and variant. A match, not the serde tag,

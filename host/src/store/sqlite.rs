@@ -29,7 +29,7 @@
 
 use std::path::Path;
 
-use duetime::{Config, Effect, Record, State, Timestamp};
+use duetime::{Config, Effect, JobSeq, Record, State, Timestamp};
 use rusqlite::{
     params, Connection, ErrorCode, OptionalExtension, Transaction, TransactionBehavior,
 };
@@ -479,7 +479,7 @@ impl Rows for SqlRows<'_> {
             .map_err(self.err())
     }
 
-    fn changed_since(&mut self, seen: i64) -> Result<Vec<(u64, Option<String>)>, StoreError> {
+    fn changed_since(&mut self, seen: i64) -> Result<Vec<(JobSeq, Option<String>)>, StoreError> {
         let mut stmt = self
             .conn
             .prepare_cached("SELECT seq, json FROM jobs WHERE version > ?1 ORDER BY seq")
@@ -492,7 +492,7 @@ impl Rows for SqlRows<'_> {
         rows.collect::<Result<_, _>>().map_err(self.err())
     }
 
-    fn job(&mut self, seq: u64) -> Result<Option<String>, StoreError> {
+    fn job(&mut self, seq: JobSeq) -> Result<Option<String>, StoreError> {
         let json: Option<Option<String>> = self
             .conn
             .prepare_cached("SELECT json FROM jobs WHERE seq = ?1")
@@ -501,7 +501,7 @@ impl Rows for SqlRows<'_> {
         Ok(json.flatten())
     }
 
-    fn all_jobs(&mut self) -> Result<Vec<(u64, String)>, StoreError> {
+    fn all_jobs(&mut self) -> Result<Vec<(JobSeq, String)>, StoreError> {
         let mut stmt = self
             .conn
             .prepare_cached("SELECT seq, json FROM jobs WHERE json IS NOT NULL")

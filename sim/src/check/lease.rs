@@ -21,7 +21,7 @@ use crate::check::Invariant;
 use crate::check::Probe;
 use std::collections::BTreeMap;
 
-use duetime::{Event, Fence, JobName, ProcessId, ProcessRec, RunId, State};
+use duetime::{Event, Fence, JobName, JobSeq, ProcessId, ProcessRec, RunId, State};
 
 use super::{ts, Checker};
 
@@ -30,7 +30,7 @@ use super::{ts, Checker};
 struct Lease {
     job: JobName,
     /// The job's sequence number in the store, once looked up by name.
-    seq: Option<u64>,
+    seq: Option<JobSeq>,
     holder: ProcessId,
     fence: Fence,
     until: i64,
@@ -55,7 +55,7 @@ impl Leases {
 
     /// The runs open by the journal and not parked: their run, job and (once looked up)
     /// sequence number in the store.
-    pub(super) fn open_unparked(&self) -> impl Iterator<Item = (RunId, &JobName, Option<u64>)> {
+    pub(super) fn open_unparked(&self) -> impl Iterator<Item = (RunId, &JobName, Option<JobSeq>)> {
         self.runs
             .iter()
             .filter(|(_, l)| !l.parked)

@@ -28,7 +28,7 @@ impl Checker {
     /// A2 at the step's end (after the leases were held to the store's).
     pub(super) fn stalls_watched(&mut self, state: &State) {
         let mut late = Vec::new();
-        let open: Vec<(RunId, duetime::JobName, Option<u64>)> = self
+        let open: Vec<(RunId, duetime::JobName, Option<duetime::JobSeq>)> = self
             .leases
             .open_unparked()
             .filter(|(run, _, _)| !self.stalls_noticed.contains(*run))

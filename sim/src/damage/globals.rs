@@ -2,7 +2,7 @@
 
 use crate::check::Probe;
 use duetime::{
-    ConfigError, Duration, Fence, Globals, Inconsistency, JobRecord, LoadError, ProcessId,
+    ConfigError, Duration, Fence, Globals, Inconsistency, JobRecord, JobSeq, LoadError, ProcessId,
     FORMAT_VERSION, MAX_GRACE, MIN_TICK,
 };
 use rand::Rng;
@@ -210,8 +210,8 @@ pub(super) fn counters_behind(site: &Site, rng: &mut ChaCha8Rng) -> Result<Optio
         .collect();
     let (field, value) = match rng.gen_range(0..3) {
         0 if !site.rows.is_empty() => {
-            let seqs: Vec<u64> = site.rows.keys().copied().collect();
-            ("next_seq", seqs[rng.gen_range(0..seqs.len())])
+            let seqs: Vec<JobSeq> = site.rows.keys().copied().collect();
+            ("next_seq", seqs[rng.gen_range(0..seqs.len())].0)
         }
         1 if !runs.is_empty() => ("next_run", runs[rng.gen_range(0..runs.len())].0),
         2 if !runs.is_empty() => ("next_fence", runs[rng.gen_range(0..runs.len())].1),
@@ -254,7 +254,7 @@ pub(super) fn counters_at_bound(site: &Site, _: &mut ChaCha8Rng) -> Result<Optio
         .max()
         .expect("a run");
     let g = globals_with(site.globals, |g| {
-        g["next_seq"] = json!(seq + 1);
+        g["next_seq"] = json!(seq.0 + 1);
         g["next_run"] = json!(run + 1);
         g["next_fence"] = json!(fence + 1);
     })?;
@@ -285,8 +285,8 @@ fn expect_counters(g: &Globals, site: &Site) -> (Expect, Expect) {
             .filter(|run| run.id().0 >= next_run || run.fence().0 >= next_fence)
             .map(|run| run.id())
     };
-    let beyond = |seq: u64, r: &JobRecord| {
-        (seq >= next_seq).then(|| Inconsistency::SequenceBeyondCounter {
+    let beyond = |seq: JobSeq, r: &JobRecord| {
+        (seq.0 >= next_seq).then(|| Inconsistency::SequenceBeyondCounter {
             job: r.def().name.clone(),
             seq,
         })
@@ -308,7 +308,7 @@ fn expect_counters(g: &Globals, site: &Site) -> (Expect, Expect) {
                 .iter()
                 .filter(|(s, _)| !site.changed.contains_key(s))
                 .map(|(s, r)| {
-                    (*s >= next_seq || ahead(r).is_some()).then(|| Inconsistency::CountersBehind {
+                    (s.0 >= next_seq || ahead(r).is_some()).then(|| Inconsistency::CountersBehind {
                         job: r.def().name.clone(),
                     })
                 }),

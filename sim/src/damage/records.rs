@@ -2,7 +2,9 @@
 //! `check_record` and the counts check hold it to).
 
 use crate::check::Probe;
-use duetime::{Covers, Incident, Inconsistency, MissCause, OneShotEnd, RunId, Schedule, Timestamp};
+use duetime::{
+    Covers, Incident, Inconsistency, JobSeq, MissCause, OneShotEnd, RunId, Schedule, Timestamp,
+};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use serde_json::{json, Value};
@@ -44,7 +46,7 @@ pub(super) fn name_twice(
     let g = globals_with(site.globals, |g| g["next_seq"] = json!(next_seq + 1))?;
     let expect = refused(Inconsistency::NameTwice { job: row.name() });
     let mut made = Made::globals(Probe::DamageRefusedTwoRowsWithOneName, g, expect);
-    made.rows.push((next_seq, copy));
+    made.rows.push((JobSeq(next_seq), copy));
     if rng.gen_bool(0.5) {
         made.rows.push((row.seq, row.rec.clone()));
     }
@@ -57,7 +59,7 @@ pub(super) fn beyond_sequence_counter(
     row: &Row,
     _: &mut ChaCha8Rng,
 ) -> Result<Option<Made>, String> {
-    let seq = counter(site.globals, "next_seq");
+    let seq = JobSeq(counter(site.globals, "next_seq"));
     let copy = renamed_copy(row, site.rows)?;
     let job = copy.def().name.clone();
     let expect = refused(Inconsistency::SequenceBeyondCounter { job, seq });
@@ -84,7 +86,7 @@ pub(super) fn new_row_at_bound(
         g,
         Expect::Accepted,
     );
-    made.rows.push((seq, copy));
+    made.rows.push((JobSeq(seq), copy));
     Ok(Some(made))
 }
 

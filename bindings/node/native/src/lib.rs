@@ -78,7 +78,7 @@ impl NativeCore {
         let mut jobs = Vec::with_capacity(seqs.len());
         for (key, record) in seqs.into_iter().zip(records) {
             match key.parse::<u64>() {
-                Ok(seq) => jobs.push((seq, record)),
+                Ok(seq) => jobs.push((duetime_wire::JobSeq(seq), record)),
                 Err(_) => return bad_seq(&key),
             }
         }
@@ -113,7 +113,7 @@ fn bad_seq(key: &str) -> String {
     ))
 }
 
-fn bad_seq_null(seq: u64) -> String {
+fn bad_seq_null(seq: duetime_wire::JobSeq) -> String {
     duetime_wire::error_line(&duetime_wire::WireError::new(
         duetime_wire::ErrorKind::BadField,
         Some(format!("parts.jobs.{seq}")),

@@ -35,7 +35,7 @@
 //! two partitions' rows in one transaction, locked in partition order; `pending_moves`
 //! keeps the new definition of a job that waits for its open run to move.
 
-use duetime::{Effect, Record, State, Timestamp};
+use duetime::{Effect, JobSeq, Record, State, Timestamp};
 use postgres::error::SqlState;
 use postgres::{Client, IsolationLevel, Statement};
 use tokio_postgres_rustls::MakeRustlsConnect;
@@ -593,7 +593,7 @@ struct Unsure {
     /// The partition's index into `caches`.
     part: usize,
     next: i64,
-    touched: Vec<u64>,
+    touched: Vec<JobSeq>,
 }
 
 impl<T> Failure<T> {
@@ -1185,7 +1185,7 @@ impl Rows for PgRows<'_, '_> {
             })
     }
 
-    fn changed_since(&mut self, seen: i64) -> Result<Vec<(u64, Option<String>)>, StoreError> {
+    fn changed_since(&mut self, seen: i64) -> Result<Vec<(JobSeq, Option<String>)>, StoreError> {
         let part = self.part;
         let rows = self.query(|s| &s.changed, &[&part, &seen])?;
         Ok(rows
@@ -1194,13 +1194,13 @@ impl Rows for PgRows<'_, '_> {
             .collect())
     }
 
-    fn job(&mut self, seq: u64) -> Result<Option<String>, StoreError> {
+    fn job(&mut self, seq: JobSeq) -> Result<Option<String>, StoreError> {
         let part = self.part;
         let rows = self.query(|s| &s.job, &[&part, &seq_key(seq)])?;
         Ok(rows.first().and_then(|r| r.get(0)))
     }
 
-    fn all_jobs(&mut self) -> Result<Vec<(u64, String)>, StoreError> {
+    fn all_jobs(&mut self) -> Result<Vec<(JobSeq, String)>, StoreError> {
         let part = self.part;
         let rows = self.query(|s| &s.all_jobs, &[&part])?;
         Ok(rows

@@ -8,7 +8,7 @@
 //! other way round queue behind each other instead of each holding the row the other
 //! waits for. A transaction on one partition holds one row, so it never closes a cycle.
 
-use duetime::{Actor, Effect, JobDef, Timestamp};
+use duetime::{Actor, Effect, JobDef, JobSeq, Timestamp};
 use postgres::IsolationLevel;
 
 use duetime_loop::Partition;
@@ -201,7 +201,7 @@ fn ready<T>(
 fn commit_pair(
     tx: postgres::Transaction<'_>,
     store: &str,
-    sides: [(usize, &mut Cache, i64, Vec<u64>); 2],
+    sides: [(usize, &mut Cache, i64, Vec<JobSeq>); 2],
     effects: Pair,
 ) -> Result<Pair, Failure<Pair>> {
     match tx.commit() {
