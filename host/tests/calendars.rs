@@ -1,5 +1,5 @@
 //! A holiday calendar and a last-business-day job in the real daemon (issue 45), over a
-//! clock moved to the last seconds of 2026-12-30 with libfaketime, so midnight (and the
+//! clock moved to the last half minute of 2026-12-30 with libfaketime, so midnight (and the
 //! holiday behind it) comes within seconds whatever day the test runs on.
 //!
 //! Three jobs run every two seconds: `plain` with no calendar, `holiday` excluding the
@@ -50,8 +50,9 @@ command = ["sh", "-c", "echo $DUETIME_DUE >> {dir}/close.txt"]
 
 const LIBFAKETIME: &str = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
 
-/// The daemon's clock starts here: 14 seconds before the holiday.
-const FAKE_START: &str = "2026-12-30T23:59:46Z";
+/// The daemon's clock starts here: 30 seconds before the holiday, so a daemon slow to
+/// start on a loaded machine still has several due times on the 30th.
+const FAKE_START: &str = "2026-12-30T23:59:30Z";
 const MIDNIGHT: &str = "2026-12-31T00:00:00Z";
 
 /// The library's path, or `None` (a skip, or a failure under CI).
