@@ -52,24 +52,28 @@ impl<K: Ord, V: Clone> Memo<K, V> {
     }
 }
 
-/// The last answer of a business-day search (`picked_next`): from `t`, the first picked
-/// due time is `answer`, so it is the answer from any instant in `[t, answer)` too.
+/// Answers of business-day searches (`picked_next`), by the instant searched from: from
+/// `t`, the first picked due time is `answer`, so it is the answer from any instant in
+/// `[t, answer)` too (any instant after `t`, when there is none). A host asks about a few
+/// instants again and again (each job's frontier, each check), so one kept answer was not
+/// enough: each question of a bench's 64 instants searched the month again.
 #[derive(Clone, Default)]
-pub(super) struct PickMemo(Arc<Mutex<Option<Pick>>>);
-
-/// A search's instant and its answer.
-type Pick = (i64, Option<i64>);
+pub(super) struct PickMemo(Arc<Mutex<BTreeMap<i64, Option<i64>>>>);
 
 impl PickMemo {
-    /// The kept answer, if it holds for `t`.
+    /// A kept answer that holds for `t`, if any.
     pub(super) fn answer(&self, t: i64) -> Option<Option<i64>> {
-        let last = *self.0.lock().unwrap_or_else(|p| p.into_inner());
-        let (from, answer) = last?;
-        (from <= t && answer.is_none_or(|a| t < a)).then_some(answer)
+        let picks = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let (_, &answer) = picks.range(..=t).next_back()?;
+        answer.is_none_or(|a| t < a).then_some(answer)
     }
 
     pub(super) fn keep(&self, t: i64, answer: Option<i64>) {
-        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = Some((t, answer));
+        let mut picks = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if picks.len() >= MEMO_ENTRIES {
+            picks.clear();
+        }
+        picks.insert(t, answer);
     }
 }
 

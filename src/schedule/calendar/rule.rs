@@ -135,6 +135,9 @@ pub struct CalendarSchedule {
     /// Each local year's count of kept due times on its months' chosen business days
     /// (`kept_count_on_business_days` adds a whole year's at once).
     kept_in_business_year: Memo<i64, u64>,
+    /// Each local month's count of kept due times on its chosen business day, by (year,
+    /// month), for a month whose chosen day lies whole in a count's range.
+    kept_in_business_month: Memo<(i64, u32), u64>,
 }
 
 impl PartialEq for CalendarSchedule {
@@ -220,6 +223,7 @@ impl CalendarSchedule {
             gaps: Gaps::default(),
             excluded_in_year: Memo::default(),
             kept_in_business_year: Memo::default(),
+            kept_in_business_month: Memo::default(),
         })
     }
 
@@ -353,19 +357,32 @@ impl CalendarSchedule {
             if month == 1 && (year, 1) > after_a && (year + 1, 1) < last {
                 total += self.kept_in_business_year.get_or(year, || {
                     (1..=12)
-                        .filter_map(|m| self.chosen_day(year, m, n))
-                        .map(|(s, e)| self.kept_count(s - 1, e - 1))
+                        .map(|m| self.kept_in_whole_month(year, m, n).unwrap_or(0))
                         .sum()
                 });
                 year += 1;
                 continue;
             }
-            if let Some((s, e)) = self.chosen_day(year, month, n) {
-                total += self.kept_count(a.max(s - 1), u.min(e - 1));
+            match self.chosen_day(year, month, n) {
+                Some((s, e)) if a < s && e - 1 <= u => {
+                    total += self.kept_in_whole_month(year, month, n).unwrap_or(0);
+                }
+                Some((s, e)) => total += self.kept_count(a.max(s - 1), u.min(e - 1)),
+                None => {}
             }
             (year, month) = next_month(year, month);
         }
         total
+    }
+
+    /// The kept due times on month's chosen business day, all of them (`None`: the month
+    /// has no such day), kept once worked out.
+    fn kept_in_whole_month(&self, year: i64, month: u32, n: BusinessDay) -> Option<u64> {
+        let (s, e) = self.chosen_day(year, month, n)?;
+        Some(
+            self.kept_in_business_month
+                .get_or((year, month), || self.kept_count(s - 1, e - 1)),
+        )
     }
 
     /// The first picked due time after `t` that no stretch excludes. A due time found
