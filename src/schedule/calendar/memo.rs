@@ -1,6 +1,6 @@
 //! What a calendar schedule works out once and keeps: a roll's targets by stretch, each
-//! month's chosen business day, the last business-day search's answer, the stretches of
-//! time known to hold no excluded instant. A host asks a
+//! month's chosen business day, business-day searches' answers, the stretches of time
+//! known to hold no excluded instant, counts over whole years and months. A host asks a
 //! schedule again and again about the same few days (each step, each self-check, each
 //! catch-up batch), and without these each question walks months or thousands of sources.
 //!
@@ -52,51 +52,34 @@ impl<K: Ord, V: Clone> Memo<K, V> {
     }
 }
 
-/// Answers of business-day searches (`picked_next`), by the instant searched from: from
-/// `t`, the first picked due time is `answer`, so it is the answer from any instant in
-/// `[t, answer)` too (any instant after `t`, when there is none). A host asks about a few
-/// instants again and again (each job's frontier, each check), so one kept answer was not
-/// enough: each question of a bench's 64 instants searched the month again.
+/// Facts that hold over stretches of time, by where each stretch starts: from `start` up
+/// to `end` (exclusive; `None`: from `start` on). Two memos are made of it:
+///
+/// - a business-day search's answers (`picked_next`): from `t`, the first picked due time
+///   is `answer`, so it is the answer from any instant in `[t, answer)` too, and from any
+///   instant after `t` when there is none; the stretch's end is the answer;
+/// - the stretches known to hold no excluded instant (`kept_next`): from a kept due time to
+///   the next excluded stretch's start.
+///
+/// A host asks about a few instants again and again (each job's frontier, each check), so
+/// many stretches are kept, not only the last.
 #[derive(Clone, Default)]
-pub(super) struct PickMemo(Arc<Mutex<BTreeMap<i64, Option<i64>>>>);
+pub(super) struct Stretches(Arc<Mutex<BTreeMap<i64, Option<i64>>>>);
 
-impl PickMemo {
-    /// A kept answer that holds for `t`, if any.
-    pub(super) fn answer(&self, t: i64) -> Option<Option<i64>> {
-        let picks = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        let (_, &answer) = picks.range(..=t).next_back()?;
-        answer.is_none_or(|a| t < a).then_some(answer)
+impl Stretches {
+    /// The end of a kept stretch holding `t`, if any.
+    pub(super) fn holding(&self, t: i64) -> Option<Option<i64>> {
+        let kept = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let (_, &end) = kept.range(..=t).next_back()?;
+        end.is_none_or(|e| t < e).then_some(end)
     }
 
-    pub(super) fn keep(&self, t: i64, answer: Option<i64>) {
-        let mut picks = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        if picks.len() >= MEMO_ENTRIES {
-            picks.clear();
+    /// Keeps `[start, end)`.
+    pub(super) fn keep(&self, start: i64, end: Option<i64>) {
+        let mut kept = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if kept.len() >= MEMO_ENTRIES {
+            kept.clear();
         }
-        picks.insert(t, answer);
-    }
-}
-
-/// Stretches of time `[start, end)` known to hold no excluded instant, by start: a due time
-/// inside one is kept without a look at the stretches around it (`kept_next`).
-#[derive(Clone, Default)]
-pub(super) struct Gaps(Arc<Mutex<BTreeMap<i64, i64>>>);
-
-impl Gaps {
-    /// Whether `t` lies in a stretch kept as free of exclusions.
-    pub(super) fn hold(&self, t: i64) -> bool {
-        let gaps = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        gaps.range(..=t)
-            .next_back()
-            .is_some_and(|(_, &end)| t < end)
-    }
-
-    /// Keeps `[start, end)` as free of exclusions.
-    pub(super) fn keep(&self, start: i64, end: i64) {
-        let mut gaps = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        if gaps.len() >= MEMO_ENTRIES {
-            gaps.clear();
-        }
-        gaps.insert(start, end);
+        kept.insert(start, end);
     }
 }

@@ -34,7 +34,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use super::exclusions::DAY_MS;
-use super::memo::{Gaps, Memo, PickMemo};
+use super::memo::{Memo, Stretches};
 use super::{Calendar, CalendarError, Exclusions};
 use crate::schedule::{civil, Schedule, Zone};
 use crate::time::Timestamp;
@@ -125,10 +125,10 @@ pub struct CalendarSchedule {
     rolls: Memo<(i64, i64), Arc<[i64]>>,
     /// Each local month's chosen business day (`chosen_day`), by (year, month).
     chosen: Memo<(i64, u32), Option<(i64, i64)>>,
-    /// The last business-day search's answer.
-    picks: PickMemo,
+    /// Business-day searches' answers, by the instant searched from (`picked_next`).
+    picks: Stretches,
     /// Stretches known to hold no excluded instant (`kept_next`).
-    gaps: Gaps,
+    gaps: Stretches,
     /// Each UTC year's count of the base's due times its excluded stretches hold, by year
     /// (`excluded_count` subtracts a whole year's at once).
     excluded_in_year: Memo<i64, u64>,
@@ -219,8 +219,8 @@ impl CalendarSchedule {
             ex,
             rolls: Memo::default(),
             chosen: Memo::default(),
-            picks: PickMemo::default(),
-            gaps: Gaps::default(),
+            picks: Stretches::default(),
+            gaps: Stretches::default(),
             excluded_in_year: Memo::default(),
             kept_in_business_year: Memo::default(),
             kept_in_business_month: Memo::default(),
@@ -351,7 +351,8 @@ impl CalendarSchedule {
     fn kept_count_on_business_days(&self, a: i64, u: i64, n: BusinessDay) -> u64 {
         let (mut year, mut month) = self.month_before(a);
         let last = self.month_of(u);
-        let after_a = next_month(self.month_of(a).0, self.month_of(a).1);
+        let (a_year, a_month) = self.month_of(a);
+        let after_a = next_month(a_year, a_month);
         let mut total = 0;
         while (year, month) <= last {
             if month == 1 && (year, 1) > after_a && (year + 1, 1) < last {
@@ -391,13 +392,13 @@ impl CalendarSchedule {
     fn kept_next(&self, mut t: i64) -> Option<i64> {
         loop {
             let d = self.picked_next(t)?;
-            if self.gaps.hold(d) {
+            if self.gaps.holding(d).is_some() {
                 return Some(d);
             }
             match self.ex.containing(d) {
                 Some((_, e)) => t = e - 1,
                 None => {
-                    let end = self.ex.next_from(d).map_or(i64::MAX, |(s, _)| s);
+                    let end = self.ex.next_from(d).map(|(s, _)| s);
                     self.gaps.keep(d, end);
                     return Some(d);
                 }
@@ -413,7 +414,7 @@ impl CalendarSchedule {
                 .next_after(Timestamp::from_millis(t))
                 .map(|d| d.as_millis());
         };
-        if let Some(answer) = self.picks.answer(t) {
+        if let Some(answer) = self.picks.holding(t) {
             return answer;
         }
         let answer = self.picked_next_on_business_days(t, n);

@@ -90,15 +90,25 @@ struct ExcludedRun {
 /// past it the report says it stopped looking).
 const MAX_EXCLUDED_LOOKED: usize = 100_000;
 
+/// What the calendars left out of a job's span.
+#[derive(Default)]
+struct Excluded {
+    runs: Vec<ExcludedRun>,
+    /// The look stopped at `MAX_EXCLUDED_LOOKED` before the span's end.
+    partly: bool,
+}
+
+impl Excluded {
+    fn count(&self) -> u64 {
+        self.runs.iter().map(|r| r.count).sum()
+    }
+}
+
 /// The base's due times in `(from, until]` that the calendars exclude, in runs of one
-/// reason, and whether the look stopped at `MAX_EXCLUDED_LOOKED` before `until`.
-fn excluded_runs(
-    schedule: &Schedule,
-    from: Timestamp,
-    until: Timestamp,
-) -> (Vec<ExcludedRun>, bool) {
+/// reason.
+fn excluded_runs(schedule: &Schedule, from: Timestamp, until: Timestamp) -> Excluded {
     let Schedule::Calendar(c) = schedule else {
-        return (Vec::new(), false);
+        return Excluded::default();
     };
     let mut runs: Vec<ExcludedRun> = Vec::new();
     let mut looked = 0;
@@ -107,7 +117,7 @@ fn excluded_runs(
     for d in c.base().iter_after(from).take_while(|d| *d <= until) {
         looked += 1;
         if looked > MAX_EXCLUDED_LOOKED {
-            return (runs, true);
+            return Excluded { runs, partly: true };
         }
         let Some(why) = duetime_host::views::excluded_why(c, d) else {
             open = false;
@@ -127,7 +137,10 @@ fn excluded_runs(
         }
         open = true;
     }
-    (runs, false)
+    Excluded {
+        runs,
+        partly: false,
+    }
 }
 
 /// One job's part of the report.
@@ -135,8 +148,8 @@ struct JobReport {
     def: JobDef,
     ledger: Vec<(Timestamp, LedgerEntry)>,
     groups: Vec<Group>,
-    /// What the calendars left out, and whether the look stopped early.
-    excluded: (Vec<ExcludedRun>, bool),
+    /// What the calendars left out.
+    excluded: Excluded,
     notes: Vec<(Timestamp, String)>,
     /// Run → the wall time it started.
     started: BTreeMap<RunId, Timestamp>,
@@ -151,10 +164,6 @@ impl JobReport {
             Schedule::Cron(c) if !c.zone().is_utc() => Some(c.zone().tz()),
             _ => None,
         }
-    }
-
-    fn excluded_count(&self) -> u64 {
-        self.excluded.0.iter().map(|r| r.count).sum()
     }
 
     fn total(&self) -> u64 {
@@ -243,7 +252,7 @@ impl Report<'_> {
             ledger.sort_by_key(|(_, e)| (e.from, e.to));
             let s = self.scenario;
             let excluded = excluded_runs(&rec.def().schedule, s.from, s.until);
-            let groups = groups(&ledger, &excluded.0);
+            let groups = groups(&ledger, &excluded.runs);
             out.push(JobReport {
                 excluded,
                 def: rec.def().clone(),
@@ -368,7 +377,7 @@ impl Report<'_> {
             .iter()
             .map(|g| row(g.from, g.to, g.count, self.fate_text(job, g)))
             .collect();
-        rows.extend(job.excluded.0.iter().map(|r| {
+        rows.extend(job.excluded.runs.iter().map(|r| {
             row(
                 r.from,
                 r.to,
@@ -406,7 +415,7 @@ impl Report<'_> {
             }
         }
         let _ = writeln!(o, "  summary: {}", summary(job));
-        if job.excluded.1 {
+        if job.excluded.partly {
             let _ = writeln!(
                 o,
                 "  excluded: looked at the first {MAX_EXCLUDED_LOOKED} due times of the base schedule only"
@@ -501,15 +510,15 @@ impl Report<'_> {
                 "skipped": causes(j.by_cause(|f| matches!(f, Fate::Skipped(_)))),
                 "failed_out": j.count(|f| f == Fate::FailedOut),
                 "lost": j.count(|f| f == Fate::Lost),
-                "excluded": j.excluded_count(),
+                "excluded": j.excluded.count(),
             },
-            "excluded": j.excluded.0.iter().map(|r| json!({
+            "excluded": j.excluded.runs.iter().map(|r| json!({
                 "from": r.from.to_string(),
                 "to": r.to.to_string(),
                 "count": r.count,
                 "why": r.why,
             })).collect::<Vec<_>>(),
-            "excluded_looked_partly": j.excluded.1,
+            "excluded_looked_partly": j.excluded.partly,
             "groups": j.groups.iter().map(|g| json!({
                 "from": g.from.to_string(),
                 "to": g.to.to_string(),
@@ -578,7 +587,7 @@ fn summary(job: &JobReport) -> String {
     };
     let caught = job.by_cause(|f| matches!(f, Fate::CaughtUp(_)));
     let skipped = job.by_cause(|f| matches!(f, Fate::Skipped(_)));
-    let excluded = match job.excluded_count() {
+    let excluded = match job.excluded.count() {
         0 => String::new(),
         n => format!("; {n} more excluded by calendars, not due"),
     };
