@@ -162,17 +162,10 @@ pub enum Inconsistency {
         /// The job.
         job: JobName,
     },
-    /// An open run and a waiting retry at once.
-    RunAndRetry {
-        /// The job.
-        job: JobName,
-    },
-    /// Waiting for room while running or unconfirmed.
-    WaitsWhileBusy {
-        /// The job.
-        job: JobName,
-    },
-    /// An unconfirmed job without its held definition, or with runs or debts.
+    /// An unconfirmed job that owes due times (its schedule has not begun). (A run and a
+    /// retry at once, a wait for room while running, or an unconfirmed job without its
+    /// definition or with a run cannot be held by a job's phase: reading the state
+    /// refuses them.)
     UnconfirmedNotClean {
         /// The job.
         job: JobName,
@@ -316,11 +309,9 @@ fn fmt_job(i: &Inconsistency, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         I::MissedHistoryOverDay { job } => write!(f, "{job}: missed history over a day"),
         I::OwedOutOfOrder { job } => write!(f, "{job}: owed segments out of order"),
         I::OwedBeyondFrontier { job } => write!(f, "{job}: owes a due time beyond its frontier"),
-        I::RunAndRetry { job } => write!(f, "{job}: a run and a retry at once"),
-        I::WaitsWhileBusy { job } => write!(f, "{job}: waits while running or unconfirmed"),
         I::UnconfirmedNotClean { job } => write!(
             f,
-            "{job}: an unconfirmed job holds its definition and has run nothing"
+            "{job}: an unconfirmed job owes due times (its schedule begins at its confirmation)"
         ),
         I::HoldsOtherDefinition { job, held } => {
             write!(f, "{job}: holds a definition of {held}")

@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::effect::WaitReason;
 use crate::event::ProcessId;
 use crate::jobs::JobSeq;
-use crate::state::{JobRecord, RunLane, State};
+use crate::state::{Activity, JobRecord, RunLane, State};
 use crate::time::Timestamp;
 
 /// What one job adds to the concurrency indexes: its key, and what it counts there.
@@ -47,7 +47,7 @@ impl LaneEntry {
     /// no open run, not waiting), so most jobs carry no entry.
     fn seat_of(job: &JobRecord) -> Option<Seat<'_>> {
         let open_on = job.run_holder();
-        let waiting = job.act().and_then(|a| a.waiting).map(|w| w.since);
+        let waiting = job.act().and_then(Activity::waiting).map(|w| w.since);
         let key = job.def.concurrency_key.as_deref();
         if key.is_none() && open_on.is_none() && waiting.is_none() {
             return None;
@@ -371,7 +371,7 @@ impl State {
             // Older keyless waiters go first when room opens on this process.
             if job.def.concurrency_key.is_none()
                 && self.lanes.free.first().is_some_and(|&(_, s)| s != seq)
-                && job.act().and_then(|a| a.waiting).is_none()
+                && job.act().and_then(Activity::waiting).is_none()
             {
                 return Some(WaitReason::ConcurrencyCap);
             }

@@ -98,3 +98,14 @@ impl JsonSchema for crate::state::State {
         crate::state::StateData::json_schema(generator)
     }
 }
+
+/// `Activity` is written in its stored form, field for field (`ActivityIn`).
+impl JsonSchema for crate::state::Activity {
+    fn schema_name() -> Cow<'static, str> {
+        crate::state::ActivityIn::schema_name()
+    }
+
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        crate::state::ActivityIn::json_schema(generator)
+    }
+}

@@ -205,7 +205,7 @@ impl State {
             running: job.run().map(|r| r.id),
             held_until: act.and_then(|a| a.quota_hold).filter(|&until| until > now),
             pending_confirmation: act
-                .and_then(|a| a.held.as_deref())
+                .and_then(crate::state::Activity::held)
                 .map(|d| d.digest().to_string()),
             awaiting_approval: job.run().and_then(|r| r.parked),
             ended: job.ended,

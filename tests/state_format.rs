@@ -995,6 +995,50 @@ fn newer_format_is_refused() {
     }
 }
 
+/// A job's phase is one of free, running or unconfirmed: a stored activity holding parts
+/// of two is refused on reading, saying which parts and what a job may hold.
+#[test]
+fn an_activity_no_phase_can_hold_is_refused_on_reading() {
+    type Edit = fn(&mut Value);
+    let cases: [(&str, Edit); 4] = [
+        (
+            "an open run and a retry at once (a job has one or the other)",
+            |v| {
+                let retry = job_mut(v, "sync")["activity"]["retry"].clone();
+                job_mut(v, "report")["activity"]["retry"] = retry;
+            },
+        ),
+        ("waits for room while its run is open", |v| {
+            let waiting = serde_json::json!({ "since": 0, "reason": "lane_busy" });
+            job_mut(v, "report")["activity"]["waiting"] = waiting;
+        }),
+        (
+            "an unconfirmed job's activity has no held definition",
+            |v| {
+                let act = job_mut(v, "sync")["activity"].as_object_mut().unwrap();
+                act.remove("retry");
+                act.insert("unconfirmed".into(), true.into());
+            },
+        ),
+        (
+            "an unconfirmed job's activity has a run, a retry or a wait",
+            |v| {
+                let def = job_mut(v, "report")["def"].clone();
+                let act = &mut job_mut(v, "report")["activity"];
+                act["unconfirmed"] = true.into();
+                act["held"] = def;
+            },
+        ),
+    ];
+    for (says, edit) in cases {
+        let mut v = fixture();
+        edit(&mut v);
+        let err = State::load(v).expect_err(says);
+        assert_eq!(err.classify(), serde_json::error::Category::Data, "{says}");
+        assert!(err.to_string().contains(says), "{err} does not say {says}");
+    }
+}
+
 /// Edits the fixture, loads it, and expects `LoadError::Inconsistent` with an
 /// inconsistency `expected` accepts.
 fn refused(what: &str, expected: fn(&Inconsistency) -> bool, edit: impl FnOnce(&mut Value)) {
@@ -1084,14 +1128,6 @@ fn inconsistent_states_are_refused_with_a_typed_error() {
         |v| {
             let frontier = job_mut(v, "report")["frontier"].as_i64().unwrap();
             job_mut(v, "report")["activity"]["pending"][1]["to"] = (frontier + 1).into();
-        },
-    );
-    refused(
-        "a run and a retry at once",
-        |i| matches!(i, Inconsistency::RunAndRetry { .. }),
-        |v| {
-            let retry = job_mut(v, "sync")["activity"]["retry"].clone();
-            job_mut(v, "report")["activity"]["retry"] = retry;
         },
     );
     refused(

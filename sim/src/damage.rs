@@ -164,6 +164,35 @@ impl Row<'_> {
     }
 }
 
+impl Row<'_> {
+    /// A damage no job record can hold (its phase is a type that refuses it on reading):
+    /// `Err` unless reading the damaged row refuses it saying `says`. Answered so, nothing
+    /// of it reaches a load; the step's rows are offered as they are.
+    fn unreadable(
+        &self,
+        probe: Probe,
+        site: &Site,
+        edit: impl FnOnce(&mut Map<String, Value>),
+        says: &str,
+    ) -> Result<Option<Made>, String> {
+        let mut json = self.json.clone();
+        edit(json.as_object_mut().ok_or("a row is not an object")?);
+        match serde_json::from_value::<JobRecord>(json) {
+            Ok(_) => Err(format!(
+                "a damaged row ({probe}) was read as a job record; reading must refuse it"
+            )),
+            Err(e) if e.to_string().contains(says) => Ok(Some(Made::globals(
+                probe,
+                site.globals.clone(),
+                Expect::Accepted,
+            ))),
+            Err(e) => Err(format!(
+                "a damaged row ({probe}) was refused on reading with `{e}`; it must say `{says}`"
+            )),
+        }
+    }
+}
+
 /// A row's activity in its stored form, made when it has none.
 fn act(row: &mut Map<String, Value>) -> &mut Map<String, Value> {
     let a = row.entry("activity").or_insert_with(|| json!({}));

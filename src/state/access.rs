@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{Globals, HeldDef, JobRecord, LastRun, OneShotEnd, OpenRun, ProcessRec};
+use super::{Activity, Globals, HeldDef, JobRecord, LastRun, OneShotEnd, OpenRun, ProcessRec};
 use crate::effect::{Incident, MissCause, WaitReason};
 use crate::event::{Fence, ProcessId, RunId};
 use crate::job::JobDef;
@@ -86,7 +86,7 @@ impl JobRecord {
 
     /// A changed definition waiting for a person's `Confirm` of its digest.
     pub fn held(&self) -> Option<&HeldDef> {
-        self.act().and_then(|a| a.held.as_deref())
+        self.act().and_then(Activity::held)
     }
 
     /// How many due times are owed (catch-ups, buffered overlaps, backfills) and not yet
@@ -100,7 +100,7 @@ impl JobRecord {
     /// the cap): waiters are let in oldest first, by this instant.
     pub fn waits_for_room(&self) -> Option<(Timestamp, WaitReason)> {
         self.act()
-            .and_then(|a| a.waiting)
+            .and_then(Activity::waiting)
             .map(|w| (w.since, w.reason))
     }
 }

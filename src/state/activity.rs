@@ -1,6 +1,13 @@
 //! A job's phase: what it is doing between definitions (its open run, a retry's wait,
 //! a pause, owed due times, a run waiting for a lane or a person). Only what is not idle
 //! is kept, boxed, so an idle job carries nothing.
+//!
+//! What excludes what is a type: a job is free (perhaps with a retry waiting, perhaps
+//! waiting for room), running (its open run, parked or not), or new and unconfirmed (its
+//! definition held for a person's `Confirm`), never two of these. A stored state keeps
+//! the flat fields it always had (`run`, `retry`, `waiting`, `held`, `unconfirmed`);
+//! `ActivityIn` reads them and refuses a combination no phase can hold, so it never
+//! reaches the step.
 
 use std::collections::VecDeque;
 
@@ -13,50 +20,57 @@ use crate::time::Timestamp;
 
 use super::{is_false, HeldDef, OpenRun, Owed, Pause, RetryWait, MAX_OWED_SEGMENTS};
 
+/// What a job is doing about its runs: exactly one of these at a time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Phase {
+    /// No run open. A failed run's retry may wait for its time, and the job may wait for
+    /// room (a lane or the process's cap holds back what it could start).
+    Free {
+        retry: Option<RetryWait>,
+        waiting: Option<Waiting>,
+    },
+    /// Its run is open (running, or parked awaiting approval: see `OpenRun::parked`).
+    Running(OpenRun),
+    /// A new job whose definition was never confirmed: no schedule runs and nothing is
+    /// accounted until `Confirm` of this definition's digest.
+    Unconfirmed(Box<HeldDef>),
+}
+
+impl Default for Phase {
+    fn default() -> Phase {
+        Phase::Free {
+            retry: None,
+            waiting: None,
+        }
+    }
+}
+
 /// Everything about a job beyond its definition and cursor; absent for a job that has
 /// never needed any of it, which keeps idle jobs small.
 ///
 /// Opaque outside the crate, and named only through the unstable `internals` feature.
 #[allow(unreachable_pub)]
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "ActivityIn")]
 pub struct Activity {
-    #[serde(default, skip_serializing_if = "VecDeque::is_empty")]
     pub(crate) pending: VecDeque<Owed>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) run: Option<OpenRun>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) retry: Option<RetryWait>,
+    pub(crate) phase: Phase,
     /// A queued manual run and who asked for it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) manual: Option<Actor>,
     /// When manual runs were asked for in the last hour (for the hourly cap).
-    #[serde(default, skip_serializing_if = "VecDeque::is_empty")]
     pub(crate) manual_recent: VecDeque<Timestamp>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) paused: Option<Pause>,
     /// Missed due times per hour over the last day: `(hour start, count)`.
-    #[serde(default, skip_serializing_if = "VecDeque::is_empty")]
     pub(crate) missed_recent: VecDeque<(Timestamp, u64)>,
     /// Until when a quota hold keeps the job from starting anything (see
     /// `JobDef::wait_budget`); cleared by the first visit at or after it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) quota_hold: Option<Timestamp>,
-    /// Set while the job could start but a lane or the cap holds it back; `since` orders
-    /// the waiters and gives the wait's length when it starts.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) waiting: Option<Waiting>,
-    /// A changed definition waiting for a person's `Confirm` of its digest; `def` keeps
-    /// running meanwhile.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// A changed definition of a confirmed job waiting for a person's `Confirm` of its
+    /// digest; `def` keeps running meanwhile. (An unconfirmed job's is its phase's.)
     pub(crate) held: Option<Box<HeldDef>>,
-    /// A new job whose definition was never confirmed: no schedule runs, nothing is
-    /// accounted, until `Confirm` (the definition is `held` too).
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub(crate) unconfirmed: bool,
 }
 
-/// A job waiting for room (see `Activity::waiting`).
+/// A job waiting for room (see `Phase::Free`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub(crate) struct Waiting {
@@ -64,7 +78,301 @@ pub(crate) struct Waiting {
     pub(crate) reason: WaitReason,
 }
 
+/// The stored form of `Activity`, as written before the phase was a type (and still
+/// written): each part of the phase its own optional field.
+#[derive(Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(
+    feature = "schema",
+    schemars(
+        rename = "Activity",
+        description = "Everything about a job beyond its definition and cursor; absent for a job that has\nnever needed any of it, which keeps idle jobs small.\n\nOpaque outside the crate, and named only through the unstable `internals` feature."
+    )
+)]
+pub(crate) struct ActivityIn {
+    #[serde(default, skip_serializing_if = "VecDeque::is_empty")]
+    pending: VecDeque<Owed>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    run: Option<OpenRun>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    retry: Option<RetryWait>,
+    /// A queued manual run and who asked for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    manual: Option<Actor>,
+    /// When manual runs were asked for in the last hour (for the hourly cap).
+    #[serde(default, skip_serializing_if = "VecDeque::is_empty")]
+    manual_recent: VecDeque<Timestamp>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    paused: Option<Pause>,
+    /// Missed due times per hour over the last day: `(hour start, count)`.
+    #[serde(default, skip_serializing_if = "VecDeque::is_empty")]
+    missed_recent: VecDeque<(Timestamp, u64)>,
+    /// Until when a quota hold keeps the job from starting anything (see
+    /// `JobDef::wait_budget`); cleared by the first visit at or after it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    quota_hold: Option<Timestamp>,
+    /// Set while the job could start but a lane or the cap holds it back; `since` orders
+    /// the waiters and gives the wait's length when it starts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    waiting: Option<Waiting>,
+    /// A changed definition waiting for a person's `Confirm` of its digest; `def` keeps
+    /// running meanwhile.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    held: Option<Box<HeldDef>>,
+    /// A new job whose definition was never confirmed: no schedule runs, nothing is
+    /// accounted, until `Confirm` (the definition is `held` too).
+    #[serde(default, skip_serializing_if = "is_false")]
+    unconfirmed: bool,
+}
+
+/// `ActivityIn` borrowed from an activity: what `Serialize for Activity` writes, field for
+/// field as `ActivityIn` (a save costs the text alone, no copy).
+#[derive(Serialize)]
+struct ActivityOut<'a> {
+    #[serde(skip_serializing_if = "VecDeque::is_empty")]
+    pending: &'a VecDeque<Owed>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    run: Option<&'a OpenRun>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    retry: Option<&'a RetryWait>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    manual: &'a Option<Actor>,
+    #[serde(skip_serializing_if = "VecDeque::is_empty")]
+    manual_recent: &'a VecDeque<Timestamp>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    paused: &'a Option<Pause>,
+    #[serde(skip_serializing_if = "VecDeque::is_empty")]
+    missed_recent: &'a VecDeque<(Timestamp, u64)>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    quota_hold: &'a Option<Timestamp>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    waiting: Option<&'a Waiting>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    held: Option<&'a HeldDef>,
+    #[serde(skip_serializing_if = "is_false")]
+    unconfirmed: bool,
+}
+
+impl Serialize for Activity {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let (retry, waiting) = match &self.phase {
+            Phase::Free { retry, waiting } => (retry.as_ref(), waiting.as_ref()),
+            _ => (None, None),
+        };
+        ActivityOut {
+            pending: &self.pending,
+            run: self.run(),
+            retry,
+            manual: &self.manual,
+            manual_recent: &self.manual_recent,
+            paused: &self.paused,
+            missed_recent: &self.missed_recent,
+            quota_hold: &self.quota_hold,
+            waiting,
+            held: self.held(),
+            unconfirmed: self.is_unconfirmed(),
+        }
+        .serialize(s)
+    }
+}
+
+/// A stored activity whose parts no phase can hold at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PhaseConflict {
+    RunAndRetry,
+    WaitsWhileRunning,
+    UnconfirmedWithoutDefinition,
+    UnconfirmedButBusy,
+}
+
+impl std::fmt::Display for PhaseConflict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            PhaseConflict::RunAndRetry => {
+                "a job's activity holds an open run and a retry at once (a job has one or the other)"
+            }
+            PhaseConflict::WaitsWhileRunning => {
+                "a job's activity waits for room while its run is open (only a job with no open run waits)"
+            }
+            PhaseConflict::UnconfirmedWithoutDefinition => {
+                "an unconfirmed job's activity has no held definition (`unconfirmed` needs `held`)"
+            }
+            PhaseConflict::UnconfirmedButBusy => {
+                "an unconfirmed job's activity has a run, a retry or a wait for room (it has run nothing)"
+            }
+        })
+    }
+}
+
+impl TryFrom<ActivityIn> for Activity {
+    type Error = PhaseConflict;
+    fn try_from(a: ActivityIn) -> Result<Activity, PhaseConflict> {
+        let (phase, held) = match (a.unconfirmed, a.run) {
+            (true, run) => {
+                if run.is_some() || a.retry.is_some() || a.waiting.is_some() {
+                    return Err(PhaseConflict::UnconfirmedButBusy);
+                }
+                let held = a.held.ok_or(PhaseConflict::UnconfirmedWithoutDefinition)?;
+                (Phase::Unconfirmed(held), None)
+            }
+            (false, Some(run)) => {
+                if a.retry.is_some() {
+                    return Err(PhaseConflict::RunAndRetry);
+                }
+                if a.waiting.is_some() {
+                    return Err(PhaseConflict::WaitsWhileRunning);
+                }
+                (Phase::Running(run), a.held)
+            }
+            (false, None) => {
+                let (retry, waiting) = (a.retry, a.waiting);
+                (Phase::Free { retry, waiting }, a.held)
+            }
+        };
+        Ok(Activity {
+            pending: a.pending,
+            phase,
+            manual: a.manual,
+            manual_recent: a.manual_recent,
+            paused: a.paused,
+            missed_recent: a.missed_recent,
+            quota_hold: a.quota_hold,
+            held,
+        })
+    }
+}
+
 impl Activity {
+    /// The open run, parked or not.
+    pub(crate) fn run(&self) -> Option<&OpenRun> {
+        match &self.phase {
+            Phase::Running(run) => Some(run),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn run_mut(&mut self) -> Option<&mut OpenRun> {
+        match &mut self.phase {
+            Phase::Running(run) => Some(run),
+            _ => None,
+        }
+    }
+
+    /// Ends the open run's phase if `end` says so: the job is free again, with nothing
+    /// waiting (a run's ending decides what comes next).
+    pub(crate) fn take_run_if(&mut self, end: impl FnOnce(&OpenRun) -> bool) -> Option<OpenRun> {
+        if !self.run().is_some_and(end) {
+            return None;
+        }
+        match std::mem::take(&mut self.phase) {
+            Phase::Running(run) => Some(run),
+            _ => None,
+        }
+    }
+
+    /// Ends the open run's phase, whatever it is.
+    pub(crate) fn take_run(&mut self) -> Option<OpenRun> {
+        self.take_run_if(|_| true)
+    }
+
+    /// Opens `run`: whatever the job waited with (its retry, its place in a line) is
+    /// what the run now carries, so it is let go.
+    pub(crate) fn open_run(&mut self, run: OpenRun) {
+        self.phase = Phase::Running(run);
+    }
+
+    /// The failed run's retry waiting for its time.
+    pub(crate) fn retry(&self) -> Option<RetryWait> {
+        match &self.phase {
+            Phase::Free { retry, .. } => *retry,
+            _ => None,
+        }
+    }
+
+    pub(crate) fn retry_mut(&mut self) -> Option<&mut RetryWait> {
+        match &mut self.phase {
+            Phase::Free { retry, .. } => retry.as_mut(),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn take_retry(&mut self) -> Option<RetryWait> {
+        match &mut self.phase {
+            Phase::Free { retry, .. } => retry.take(),
+            _ => None,
+        }
+    }
+
+    /// A retry for a job with no open run (its run has just ended, or never opened): the
+    /// callers take the run first, so a job running keeps its run.
+    pub(crate) fn set_retry(&mut self, new: RetryWait) {
+        if let Phase::Free { retry, .. } = &mut self.phase {
+            *retry = Some(new);
+        }
+    }
+
+    /// Since when, and why, the job waits for room.
+    pub(crate) fn waiting(&self) -> Option<Waiting> {
+        match &self.phase {
+            Phase::Free { waiting, .. } => *waiting,
+            _ => None,
+        }
+    }
+
+    /// The job's wait for room, to begin or change: `None` while it has a run open or is
+    /// unconfirmed (neither can wait).
+    pub(crate) fn waiting_slot(&mut self) -> Option<&mut Option<Waiting>> {
+        match &mut self.phase {
+            Phase::Free { waiting, .. } => Some(waiting),
+            _ => None,
+        }
+    }
+
+    /// Ends a wait for room, returning it.
+    pub(crate) fn take_waiting(&mut self) -> Option<Waiting> {
+        self.waiting_slot().and_then(Option::take)
+    }
+
+    /// Whether the job is new and its definition not yet confirmed.
+    pub(crate) fn is_unconfirmed(&self) -> bool {
+        matches!(self.phase, Phase::Unconfirmed(_))
+    }
+
+    /// The definition waiting for a person's `Confirm`: a confirmed job's held change,
+    /// or an unconfirmed job's first definition.
+    pub(crate) fn held(&self) -> Option<&HeldDef> {
+        match &self.phase {
+            Phase::Unconfirmed(held) => Some(held),
+            _ => self.held.as_deref(),
+        }
+    }
+
+    /// Holds `def` for confirmation in place of what was held (an unconfirmed job's new
+    /// definition replaces its first one and stays unconfirmed).
+    pub(crate) fn hold(&mut self, def: HeldDef) {
+        match &mut self.phase {
+            Phase::Unconfirmed(held) => **held = def,
+            _ => self.held = Some(Box::new(def)),
+        }
+    }
+
+    /// Withdraws a confirmed job's held change (its definition in force was asked for).
+    pub(crate) fn drop_held(&mut self) {
+        self.held = None;
+    }
+
+    /// Takes the held definition for its confirmation, and whether it was the job's first
+    /// (the job, unconfirmed until now, is free then).
+    pub(crate) fn take_held(&mut self) -> Option<(HeldDef, bool)> {
+        if let Phase::Unconfirmed(_) = self.phase {
+            return match std::mem::take(&mut self.phase) {
+                Phase::Unconfirmed(held) => Some((*held, true)),
+                _ => None,
+            };
+        }
+        self.held.take().map(|held| (*held, false))
+    }
+
     /// Owes a segment out of turn (a backfill, a run's cover handed back) where it belongs
     /// in the oldest-first line: before the first segment that starts after it ends. A
     /// line over its bound then merges two segments that follow one another
@@ -114,28 +422,28 @@ impl Activity {
         // Named field by field, so a new field cannot be left out.
         let Activity {
             pending,
-            run,
-            retry,
+            phase,
             manual,
             manual_recent,
             paused,
             missed_recent,
             quota_hold,
-            waiting,
             held,
-            unconfirmed,
         } = self;
         pending.is_empty()
-            && run.is_none()
-            && retry.is_none()
+            && matches!(
+                phase,
+                Phase::Free {
+                    retry: None,
+                    waiting: None
+                }
+            )
             && manual.is_none()
             && manual_recent.is_empty()
             && paused.is_none()
             && missed_recent.is_empty()
             && quota_hold.is_none()
-            && waiting.is_none()
             && held.is_none()
-            && !*unconfirmed
     }
 }
 
@@ -160,14 +468,26 @@ mod activity_tests {
         a.missed_recent.push_back((Timestamp::from_millis(0), 1));
         cases.push(a);
         cases.push(Activity {
-            waiting: Some(super::Waiting {
-                since: Timestamp::from_millis(1),
-                reason: crate::effect::WaitReason::LaneBusy,
-            }),
+            phase: super::Phase::Free {
+                retry: None,
+                waiting: Some(super::Waiting {
+                    since: Timestamp::from_millis(1),
+                    reason: crate::effect::WaitReason::LaneBusy,
+                }),
+            },
             ..Activity::default()
         });
+        let def = {
+            use crate::job::{JobDef, JobName};
+            use crate::schedule::Schedule;
+            let every = Schedule::every(
+                crate::time::Duration::from_mins(5),
+                crate::time::Duration::ZERO,
+            );
+            JobDef::new(JobName::new("new").unwrap(), every.unwrap())
+        };
         cases.push(Activity {
-            unconfirmed: true,
+            phase: super::Phase::Unconfirmed(Box::new(super::HeldDef::new(def))),
             ..Activity::default()
         });
         for a in &cases {
@@ -294,7 +614,7 @@ mod activity_tests {
             record.one_shot_settled(instant),
             "an older schedule's owed segment is not about the instant"
         );
-        record.act_mut().retry = Some(RetryWait {
+        record.act_mut().set_retry(RetryWait {
             at: Timestamp::from_millis(7_300_000),
             attempt: 2,
             trigger: Trigger::Schedule,

@@ -203,21 +203,12 @@ fn check_activity(
         }
         last_to = Some(o.to);
     }
-    if a.run.is_some() && a.retry.is_some() {
-        return Err(Inconsistency::RunAndRetry { job: job() });
-    }
-    if a.waiting.is_some() && (a.run.is_some() || a.unconfirmed) {
-        return Err(Inconsistency::WaitsWhileBusy { job: job() });
-    }
-    if a.unconfirmed && (a.held.is_none() || a.run.is_some() || !a.pending.is_empty()) {
+    // A run and a retry at once, a wait for room while running, an unconfirmed job
+    // without its definition or with a run: no `Phase` holds these (refused on reading).
+    if a.is_unconfirmed() && !a.pending.is_empty() {
         return Err(Inconsistency::UnconfirmedNotClean { job: job() });
     }
-    if let Some(held) = a
-        .held
-        .as_deref()
-        .map(HeldDef::def)
-        .filter(|h| h.name != *name)
-    {
+    if let Some(held) = a.held().map(HeldDef::def).filter(|h| h.name != *name) {
         let held = held.name.clone();
         return Err(Inconsistency::HoldsOtherDefinition { job: job(), held });
     }
@@ -234,8 +225,8 @@ fn check_open_run(
     let job = || name.clone();
     // What a run or a retry covers is settled as one ledger entry, which needs at
     // least one due time in order.
-    let run_cover = a.run.as_ref().and_then(|r| r.cover);
-    let retry_cover = a.retry.map(|r| r.cover);
+    let run_cover = a.run().and_then(|r| r.cover);
+    let retry_cover = a.retry().map(|r| r.cover);
     if let Some(c) = run_cover
         .into_iter()
         .chain(retry_cover)
@@ -244,7 +235,7 @@ fn check_open_run(
         let covers = c.covers;
         return Err(Inconsistency::EmptyCover { job: job(), covers });
     }
-    let Some(run) = &a.run else { return Ok(()) };
+    let Some(run) = a.run() else { return Ok(()) };
     if run.fence.0 >= next_fence || run.id.0 >= next_run {
         return Err(Inconsistency::RunAheadOfCounters {
             job: job(),

@@ -24,7 +24,9 @@ use serde::Deserialize;
 /// Public only through the unstable `internals` feature.
 #[cfg_attr(not(feature = "internals"), allow(unreachable_pub))]
 pub use activity::Activity;
-pub(crate) use activity::Waiting;
+#[cfg(feature = "schema")]
+pub(crate) use activity::ActivityIn;
+pub(crate) use activity::{Phase, Waiting};
 pub use config::{Config, Coordination, OwnerLease, MAX_GRACE, MIN_LEASE, MIN_TICK};
 pub(crate) use invariants::{check_owed_counts_of, check_record};
 pub(crate) use load::StateData;

@@ -353,7 +353,7 @@ impl JobRecord {
 
     /// A new job held for confirmation: nothing runs or is accounted until `Confirm`.
     pub fn is_unconfirmed(&self) -> bool {
-        self.act().is_some_and(|a| a.unconfirmed)
+        self.act().is_some_and(Activity::is_unconfirmed)
     }
 
     pub(crate) fn act(&self) -> Option<&Activity> {
@@ -366,7 +366,7 @@ impl JobRecord {
 
     /// Its open run (going, or parked awaiting approval).
     pub fn run(&self) -> Option<&OpenRun> {
-        self.act().and_then(|a| a.run.as_ref())
+        self.act().and_then(Activity::run)
     }
 
     /// The process the job's open run occupies: none while the run is parked awaiting
@@ -394,8 +394,8 @@ impl JobRecord {
     /// instant before it).
     pub(crate) fn first_unsettled(&self) -> Option<Timestamp> {
         let a = self.act()?;
-        let run = a.run.as_ref().and_then(|r| r.cover).map(|c| c.covers.from);
-        let retry = a.retry.map(|r| r.cover.covers.from);
+        let run = a.run().and_then(|r| r.cover).map(|c| c.covers.from);
+        let retry = a.retry().map(|r| r.cover.covers.from);
         let owed = a.pending.front().map(|o| o.from);
         [run, retry, owed].into_iter().flatten().min()
     }
@@ -416,8 +416,8 @@ impl JobRecord {
     pub(crate) fn one_shot_settled(&self, instant: Timestamp) -> bool {
         let holds = |from: Timestamp, to: Timestamp| from <= instant && instant <= to;
         let covered = self.act().is_some_and(|a| {
-            let run = a.run.as_ref().and_then(|r| r.cover).map(|c| c.covers);
-            let retry = a.retry.map(|r| r.cover.covers);
+            let run = a.run().and_then(|r| r.cover).map(|c| c.covers);
+            let retry = a.retry().map(|r| r.cover.covers);
             run.into_iter().chain(retry).any(|c| holds(c.from, c.to))
                 || a.pending
                     .iter()

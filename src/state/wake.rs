@@ -4,7 +4,7 @@
 use crate::event::ProcessId;
 use crate::time::{Duration, Timestamp};
 
-use super::{Config, Coordination, JobRecord, State};
+use super::{Activity, Config, Coordination, JobRecord, State};
 
 impl State {
     /// The earliest instant a `Tick` can change anything; `None` when nothing is scheduled.
@@ -115,13 +115,13 @@ impl State {
 /// When a tick next has something to do for this job.
 pub(crate) fn wake_of(job: &JobRecord, config: &Config) -> Option<Timestamp> {
     let a = job.act();
-    if a.is_some_and(|a| a.unconfirmed) {
+    if a.is_some_and(Activity::is_unconfirmed) {
         return None;
     }
     let paused = a.is_some_and(|a| a.paused.is_some());
     // A waiter is let in by `admit` when room opens, not by the wake index: waking it on
     // every tick would make a tick scan all the waiters.
-    let waiting = a.is_some_and(|a| a.waiting.is_some());
+    let waiting = a.is_some_and(|a| a.waiting().is_some());
     let mut wake = None::<Timestamp>;
     let mut consider = |t: Option<Timestamp>| {
         if let Some(t) = t {
@@ -129,10 +129,10 @@ pub(crate) fn wake_of(job: &JobRecord, config: &Config) -> Option<Timestamp> {
         }
     };
     if let Some(a) = a {
-        if let Some(until) = a.run.as_ref().and_then(|r| r.parked) {
+        if let Some(until) = a.run().and_then(|r| r.parked) {
             // A parked run has no lease, deadline or stall to watch: only its expiry.
             consider(Some(until));
-        } else if let Some(run) = &a.run {
+        } else if let Some(run) = a.run() {
             consider(Some(
                 run.lease_until.saturating_add(Duration::from_millis(1)),
             ));
@@ -146,8 +146,8 @@ pub(crate) fn wake_of(job: &JobRecord, config: &Config) -> Option<Timestamp> {
                 Some(sent) => consider(Some(sent.saturating_add(config.cancel_grace))),
             }
         } else if !paused && !waiting {
-            consider(a.retry.map(|r| r.at));
-            if a.retry.is_none() && !a.pending.is_empty() {
+            consider(a.retry().map(|r| r.at));
+            if a.retry().is_none() && !a.pending.is_empty() {
                 // Owed due times start on the next tick, or when a quota hold ends.
                 consider(Some(a.quota_hold.unwrap_or(Timestamp::MIN)));
             }
@@ -155,7 +155,7 @@ pub(crate) fn wake_of(job: &JobRecord, config: &Config) -> Option<Timestamp> {
         // A manual run starts on the next tick (or when a quota hold ends), unless a waiting
         // retry goes first (it starts only while paused then): that retry's time is already
         // considered.
-        if a.run.is_none() && !waiting && a.manual.is_some() && (paused || a.retry.is_none()) {
+        if a.run().is_none() && !waiting && a.manual.is_some() && (paused || a.retry().is_none()) {
             consider(Some(a.quota_hold.unwrap_or(Timestamp::MIN)));
         }
         // The visit at the hold's end clears it.

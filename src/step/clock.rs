@@ -61,7 +61,7 @@ use crate::effect::Notice;
 use crate::effect::{ClockGapKind, Effect, MissCause};
 use crate::event::{Now, ProcessId};
 use crate::jobs::JobSeq;
-use crate::state::{ClockHold, Config, HoldCounts, ProcessRec, State};
+use crate::state::{Activity, ClockHold, Config, HoldCounts, ProcessRec, State};
 use crate::time::{Duration, Timestamp};
 
 use super::Out;
@@ -358,9 +358,9 @@ impl State {
             .iter()
             .filter(|(_, j)| {
                 j.activity.as_deref().is_some_and(|a| {
-                    a.retry.is_some()
+                    a.retry().is_some()
                         || a.quota_hold.is_some()
-                        || a.run.as_ref().is_some_and(|r| r.parked.is_some())
+                        || a.run().is_some_and(|r| r.parked.is_some())
                 })
             })
             .map(|(seq, _)| *seq)
@@ -373,11 +373,11 @@ impl State {
             else {
                 continue;
             };
-            if let Some(retry) = &mut a.retry {
+            if let Some(retry) = a.retry_mut() {
                 retry.at = retry.at.saturating_sub(by);
             }
             a.quota_hold = a.quota_hold.map(|t| t.saturating_sub(by));
-            if let Some(run) = &mut a.run {
+            if let Some(run) = a.run_mut() {
                 run.parked = run.parked.map(|t| t.saturating_sub(by));
             }
             self.reindex(seq);
@@ -410,7 +410,7 @@ impl State {
                 .jobs
                 .get_mut(&seq)
                 .and_then(|j| j.activity.as_deref_mut())
-                .and_then(|a| a.run.as_mut())
+                .and_then(Activity::run_mut)
             else {
                 continue;
             };

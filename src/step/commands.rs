@@ -9,8 +9,8 @@ use crate::event::{Actor, Outcome, RunId};
 use crate::job::{JobDef, JobName, MissedRule, MAX_TITLE};
 use crate::jobs::JobSeq;
 use crate::state::{
-    HeldDef, JobRecord, Owed, Pause, RunLane, State, MAX_BACKFILL, MAX_OWED_SEGMENTS,
-    REQUIRED_RESERVE,
+    Activity, HeldDef, JobRecord, Owed, Pause, Phase, RunLane, State, MAX_BACKFILL,
+    MAX_OWED_SEGMENTS, REQUIRED_RESERVE,
 };
 use crate::time::{Duration, Timestamp};
 
@@ -71,9 +71,7 @@ impl State {
                 // Held before its first due time: no schedule runs and nothing is accounted
                 // until a person confirms this definition (`History::Defined` then).
                 let mut record = JobRecord::new(def.clone(), now);
-                let act = record.act_mut();
-                act.unconfirmed = true;
-                act.held = Some(Box::new(HeldDef::new(def)));
+                record.act_mut().phase = Phase::Unconfirmed(Box::new(HeldDef::new(def)));
                 self.jobs.insert(seq, record);
                 self.by_name.insert(name.clone(), seq);
                 self.tell_held(seq, out);
@@ -98,7 +96,7 @@ impl State {
             return;
         };
         let job = &self.jobs[&seq];
-        let held = job.act().and_then(|a| a.held.as_deref()).map(HeldDef::def);
+        let held = job.act().and_then(Activity::held).map(HeldDef::def);
         if held == Some(&def) {
             // Held already, as asked: nothing new to tell.
             self.reply(Some(seq), Some(name), out);
@@ -110,7 +108,7 @@ impl State {
             record.next_due = def.schedule.next_after(record.frontier);
             record.def = def.clone();
             record.rewatch(out.now);
-            record.act_mut().held = Some(Box::new(HeldDef::new(def)));
+            record.act_mut().hold(HeldDef::new(def));
             self.tell_held(seq, out);
             self.reindex(seq);
             self.reply(Some(seq), Some(name), out);
@@ -120,7 +118,7 @@ impl State {
             if held.is_some() {
                 // Asking for the definition in force withdraws the held change.
                 let record = self.jobs.get_mut(&seq).expect("found above");
-                record.act_mut().held = None;
+                record.act_mut().drop_held();
                 record.tidy();
                 out.history(&name, History::Updated { actor });
             }
@@ -135,7 +133,7 @@ impl State {
             // A change to (or away from) a definition that needs confirmation is held;
             // the definition in force keeps running until `Confirm`.
             let record = self.jobs.get_mut(&seq).expect("found above");
-            record.act_mut().held = Some(Box::new(HeldDef::new(def)));
+            record.act_mut().hold(HeldDef::new(def));
             self.tell_held(seq, out);
             self.reindex(seq);
             self.reply(Some(seq), Some(name), out);
@@ -152,7 +150,7 @@ impl State {
         };
         let Some(digest) = record
             .act()
-            .and_then(|a| a.held.as_deref())
+            .and_then(Activity::held)
             .map(|h| h.digest().to_string())
         else {
             return;
@@ -177,7 +175,7 @@ impl State {
             return;
         };
         let record = &self.jobs[&seq];
-        let Some(held) = record.act().and_then(|a| a.held.as_deref()) else {
+        let Some(held) = record.act().and_then(Activity::held) else {
             let current = record.def.digest();
             State::refuse(Some(name), Refusal::NothingToConfirm { current }, out);
             return;
@@ -196,9 +194,10 @@ impl State {
         }
         let now = out.now;
         let record = self.jobs.get_mut(&seq).expect("found above");
-        let act = record.act_mut();
-        let def = act.held.take().expect("checked above").into_def();
-        let first = std::mem::take(&mut act.unconfirmed);
+        let Some((held, first)) = record.act_mut().take_held() else {
+            return;
+        };
+        let def = held.into_def();
         // The incident ends here: a later held change is told again.
         record
             .incidents
@@ -323,7 +322,7 @@ impl State {
         }
         let job = self.jobs.get_mut(&seq).expect("found above");
         // An open run keeps the lane it started in: it still runs what it started as.
-        if let Some(run) = job.activity.as_deref_mut().and_then(|a| a.run.as_mut()) {
+        if let Some(run) = job.activity.as_deref_mut().and_then(Activity::run_mut) {
             let started_in = match &run.lane {
                 Some(lane) => lane.key(),
                 None => job.def.concurrency_key.as_deref(),
@@ -371,8 +370,8 @@ impl State {
         self.by_name.remove(name.as_str());
         if let Some(act) = record.activity {
             let owed = act.pending.iter().cloned();
-            let run_cover = act.run.as_ref().and_then(|r| r.cover);
-            let retry_cover = act.retry.map(|r| r.cover);
+            let run_cover = act.run().and_then(|r| r.cover);
+            let retry_cover = act.retry().map(|r| r.cover);
             for c in run_cover.into_iter().chain(retry_cover) {
                 out.ledger(
                     &name,
@@ -385,11 +384,11 @@ impl State {
             for o in owed {
                 out.ledger(&name, o.from, o.to, o.count, skipped(MissCause::Removed));
             }
-            if let Some(run) = &act.run {
+            if let Some(run) = act.run() {
                 self.runs.remove(&run.id);
             }
             // A parked run has no process left to stop.
-            if let Some(run) = act.run.filter(|r| r.parked.is_none()) {
+            if let Some(run) = act.run().filter(|r| r.parked.is_none()) {
                 out.effects.push(Effect::Do(Action::Cancel {
                     run: run.id,
                     job: Some(name.clone()),
@@ -430,10 +429,10 @@ impl State {
         self.account_late(seq, out.now, MissCause::Down, out);
         let record = self.jobs.get_mut(&seq).expect("found above");
         let act = record.act_mut();
-        let retry = act.retry.take();
+        let retry = act.take_retry();
         // A paused job starts nothing of its own, so it leaves the line of waiters (its
         // owed due times stay owed; a queued manual run waits again on the next tick).
-        act.waiting = None;
+        act.take_waiting();
         let by = PausedBy::Person { actor };
         act.paused = Some(Pause {
             by: by.clone(),
@@ -733,8 +732,8 @@ fn backfill_plan(record: &JobRecord, from: Timestamp, to: Timestamp) -> Result<O
 /// reaching `first` or later.
 fn held_from(record: &JobRecord, first: Timestamp) -> Option<Timestamp> {
     let a = record.act()?;
-    let run = a.run.as_ref().and_then(|r| r.cover).map(|c| c.covers);
-    let retry = a.retry.map(|r| r.cover.covers);
+    let run = a.run().and_then(|r| r.cover).map(|c| c.covers);
+    let retry = a.retry().map(|r| r.cover.covers);
     let owed = a.pending.iter().map(|o| crate::effect::Covers {
         from: o.from,
         to: o.to,

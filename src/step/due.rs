@@ -416,7 +416,7 @@ impl State {
             let late = start_of(due) <= late_until;
             let busy = job
                 .act()
-                .is_some_and(|a| a.run.is_some() || a.retry.is_some() || !a.pending.is_empty());
+                .is_some_and(|a| a.run().is_some() || a.retry().is_some() || !a.pending.is_empty());
             if !late && !busy && !can_claim {
                 // A draining process starts nothing; another process (or a later one, by
                 // the missed rule) will take this due time. (Under `single_owner` only the

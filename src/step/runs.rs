@@ -9,7 +9,9 @@ use crate::effect::{
 use crate::event::{Fence, Held, ProcessId, RunId};
 use crate::job::REQUIRED_BATCH;
 use crate::jobs::JobSeq;
-use crate::state::{Cover, LastOutcome, LastRun, OpenRun, Pause, RetryWait, State, Waiting};
+use crate::state::{
+    Activity, Cover, LastOutcome, LastRun, OpenRun, Pause, RetryWait, State, Waiting,
+};
 use crate::time::Timestamp;
 
 use super::Out;
@@ -31,7 +33,7 @@ impl State {
             let name = job.as_ref().map(|j| j.def.name.clone());
             let run = job
                 .and_then(|j| j.activity.as_deref_mut())
-                .and_then(|a| a.run.as_mut());
+                .and_then(Activity::run_mut);
             match run {
                 // A parked run's process is done with it: nobody holds it any more.
                 Some(run)
@@ -70,7 +72,7 @@ impl State {
         let name = job.as_ref().map(|j| j.def.name.clone());
         let open = job
             .and_then(|j| j.activity.as_deref_mut())
-            .and_then(|a| a.run.as_mut())
+            .and_then(Activity::run_mut)
             .filter(|r| r.id == run && r.fence == fence && r.parked.is_none());
         match (open, name, seq) {
             (Some(open), Some(name), Some(seq)) => {
@@ -105,7 +107,7 @@ impl State {
         };
         let name = job.def.name.clone();
         let stall_after = job.def.stall_after;
-        let Some(run) = job.activity.as_deref_mut().and_then(|a| a.run.as_mut()) else {
+        let Some(run) = job.activity.as_deref_mut().and_then(Activity::run_mut) else {
             return;
         };
         if let Some(until) = run.parked {
@@ -159,7 +161,7 @@ impl State {
         let Some(job) = self.jobs.get_mut(&seq) else {
             return;
         };
-        let Some(run) = job.activity.as_deref_mut().and_then(|a| a.run.take()) else {
+        let Some(run) = job.activity.as_deref_mut().and_then(Activity::take_run) else {
             return;
         };
         self.runs.remove(&run.id);
@@ -193,7 +195,7 @@ impl State {
         let Some(job) = self.jobs.get_mut(&seq) else {
             return;
         };
-        let Some(run) = job.activity.as_deref_mut().and_then(|a| a.run.take()) else {
+        let Some(run) = job.activity.as_deref_mut().and_then(Activity::take_run) else {
             return;
         };
         self.runs.remove(&run.id);
@@ -216,7 +218,7 @@ impl State {
             // Paused: no retry waits (see `unretry`); the missed rule takes the due times.
             self.unretry(seq, cover.covers, out);
         } else if safe {
-            act.retry = Some(RetryWait {
+            act.set_retry(RetryWait {
                 at: now,
                 attempt: run.attempt,
                 trigger: Trigger::Repeat,
@@ -287,13 +289,13 @@ impl State {
         let Some(act) = job.act() else {
             return;
         };
-        if act.run.is_some() || act.unconfirmed {
+        if act.run().is_some() || act.is_unconfirmed() {
             return;
         }
         let startable = if act.paused.is_some() {
             act.manual.is_some()
         } else {
-            match act.retry {
+            match act.retry() {
                 Some(r) => r.at <= now,
                 None => !act.pending.is_empty() || act.manual.is_some(),
             }
@@ -318,14 +320,14 @@ impl State {
         let Some(act) = activity.as_deref_mut() else {
             return;
         };
-        if act.run.is_some() {
+        if act.run().is_some() {
             return;
         }
         let paused = act.paused.is_some();
         if !paused {
-            if let Some(retry) = act.retry {
+            if let Some(retry) = act.retry() {
                 if retry.at <= now {
-                    act.retry = None;
+                    act.take_retry();
                     self.start_run(
                         seq,
                         now,
@@ -369,7 +371,7 @@ impl State {
             // The counters are used up (only a stored state can get here): nothing starts,
             // and what the run would have covered waits as a retry, still accounted.
             if let Some(cover) = cover {
-                job.act_mut().retry = Some(RetryWait {
+                job.act_mut().set_retry(RetryWait {
                     at: now,
                     attempt,
                     trigger,
@@ -386,10 +388,9 @@ impl State {
         let name = job.def.name.clone();
         let waited = job
             .act_mut()
-            .waiting
-            .take()
+            .take_waiting()
             .map(|w| now.saturating_since(w.since));
-        job.act_mut().run = Some(OpenRun {
+        job.act_mut().open_run(OpenRun {
             id,
             fence,
             holder: process,
@@ -440,7 +441,7 @@ impl State {
             .get_mut(&seq)
             .and_then(|j| j.activity.as_deref_mut())
         {
-            act.waiting = None;
+            act.take_waiting();
         }
     }
 
@@ -450,11 +451,14 @@ impl State {
             return;
         };
         let name = job.def.name.clone();
-        let act = job.act_mut();
-        match &mut act.waiting {
+        // (A job with its run open, or unconfirmed, never waits: `try_start` asks first.)
+        let Some(slot) = job.act_mut().waiting_slot() else {
+            return;
+        };
+        match slot {
             Some(w) => w.reason = reason,
             None => {
-                act.waiting = Some(Waiting { since: now, reason });
+                *slot = Some(Waiting { since: now, reason });
                 out.history(&name, History::Waiting { reason });
             }
         }

@@ -5,7 +5,7 @@
 use crate::effect::{AlertKind, History, LedgerKind, MissAction, SystemPause};
 use crate::event::{Actor, Fence, Outcome, ProcessId, RunId, MAX_APPROVAL_TTL};
 use crate::jobs::JobSeq;
-use crate::state::{Cover, JobRecord, LastOutcome, LastRun, RetryWait, State};
+use crate::state::{Activity, Cover, JobRecord, LastOutcome, LastRun, RetryWait, State};
 use crate::time::Duration;
 use crate::time::Timestamp;
 
@@ -143,7 +143,7 @@ impl State {
         let Some(open) = job
             .activity
             .as_deref_mut()
-            .and_then(|a| a.run.as_mut())
+            .and_then(Activity::run_mut)
             .filter(|r| r.id == run && r.fence == fence)
         else {
             return;
@@ -187,7 +187,7 @@ impl State {
         let Some(open) = job
             .activity
             .as_deref_mut()
-            .and_then(|a| a.run.take_if(|r| r.id == run && r.fence == fence))
+            .and_then(|a| a.take_run_if(|r| r.id == run && r.fence == fence))
         else {
             return;
         };
@@ -272,7 +272,7 @@ impl State {
             }
             let wait = job.def.backoff.delay(attempt).max(failure.asked);
             let at = now.saturating_add(wait);
-            job.act_mut().retry = Some(RetryWait {
+            job.act_mut().set_retry(RetryWait {
                 at,
                 attempt: attempt + 1,
                 trigger: crate::effect::Trigger::Retry,

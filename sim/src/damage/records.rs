@@ -7,7 +7,7 @@ use duetime::{
 };
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 use super::{
     act, counter, decode, encode, globals_with, other_name, refused, renamed_copy, seg, segs,
@@ -451,17 +451,14 @@ pub(super) fn run_and_retry(
         None => frontier_cover(row),
     };
     let retry = json!({ "at": run["started"], "attempt": 2, "trigger": "retry", "cover": cover });
-    let rec = row.with(|r| {
-        act(r).insert("retry".into(), retry);
-    })?;
-    let expect = refused(Inconsistency::RunAndRetry { job: row.name() });
-    Ok(Some(Made::row(
+    row.unreadable(
         Probe::DamageRefusedARunAndARetryAtOnce,
         site,
-        row.seq,
-        rec,
-        expect,
-    )))
+        |r| {
+            act(r).insert("retry".into(), retry);
+        },
+        "an open run and a retry at once",
+    )
 }
 
 /// Waiting for room while a run is open.
@@ -474,17 +471,14 @@ pub(super) fn waits_while_busy(
         return Ok(None);
     }
     let waiting = json!({ "since": row.frontier(), "reason": "lane_busy" });
-    let rec = row.with(|r| {
-        act(r).insert("waiting".into(), waiting);
-    })?;
-    let expect = refused(Inconsistency::WaitsWhileBusy { job: row.name() });
-    Ok(Some(Made::row(
+    row.unreadable(
         Probe::DamageRefusedWaitingWhileARunIsOpen,
         site,
-        row.seq,
-        rec,
-        expect,
-    )))
+        |r| {
+            act(r).insert("waiting".into(), waiting);
+        },
+        "waits for room while its run is open",
+    )
 }
 
 /// A job marked unconfirmed that is not clean: without its held definition, or holding
@@ -499,18 +493,32 @@ pub(super) fn unconfirmed_not_clean(
     }
     let def = encode(row.rec.def());
     let has_run = row.act("run").is_some();
-    let (probe, held, owe) = match rng.gen_range(0..3) {
-        0 if row.act("held").is_none() => (
+    let free = !has_run && row.act("retry").is_none();
+    // Without its definition, or with a run open: no phase holds it, reading refuses it.
+    // Owing due times: the state's invariants refuse it.
+    let (probe, held, owe, says) = match rng.gen_range(0..3) {
+        0 if free && row.act("held").is_none() => (
             Probe::DamageRefusedUnconfirmedWithoutItsDefinition,
             false,
             false,
+            Some("has no held definition"),
         ),
-        1 if has_run => (Probe::DamageRefusedUnconfirmedWithARunOpen, true, false),
-        2 if !has_run => (Probe::DamageRefusedUnconfirmedOwingDueTimes, true, true),
+        1 if has_run => (
+            Probe::DamageRefusedUnconfirmedWithARunOpen,
+            true,
+            false,
+            Some("has a run, a retry or a wait for room"),
+        ),
+        2 if free => (
+            Probe::DamageRefusedUnconfirmedOwingDueTimes,
+            true,
+            true,
+            None,
+        ),
         _ => return Ok(None),
     };
     let f = row.frontier();
-    let rec = row.with(|r| {
+    let damage = |r: &mut Map<String, Value>| {
         let a = act(r);
         a.insert("unconfirmed".into(), json!(true));
         if held && a.get("held").is_none_or(Value::is_null) {
@@ -522,7 +530,11 @@ pub(super) fn unconfirmed_not_clean(
         {
             a.insert("pending".into(), Value::Array(segs(1, f)));
         }
-    })?;
+    };
+    if let Some(says) = says {
+        return row.unreadable(probe, site, damage, says);
+    }
+    let rec = row.with(damage)?;
     let expect = refused(Inconsistency::UnconfirmedNotClean { job: row.name() });
     Ok(Some(Made::row(probe, site, row.seq, rec, expect)))
 }
