@@ -104,7 +104,9 @@ impl State {
         }
         if job.is_unconfirmed() {
             // Never confirmed: the new definition replaces the held one, still held.
-            let record = self.jobs.get_mut(&seq).expect("found above");
+            let Some(record) = self.jobs.get_mut(&seq) else {
+                return;
+            };
             record.next_due = def.schedule.next_after(record.frontier);
             record.def = def.clone();
             record.rewatch(out.now);
@@ -117,7 +119,9 @@ impl State {
         if job.def == def {
             if held.is_some() {
                 // Asking for the definition in force withdraws the held change.
-                let record = self.jobs.get_mut(&seq).expect("found above");
+                let Some(record) = self.jobs.get_mut(&seq) else {
+                    return;
+                };
                 record.act_mut().drop_held();
                 record.tidy();
                 out.history(&name, History::Updated { actor });
@@ -132,7 +136,9 @@ impl State {
         if job.def.requires_confirmation || def.requires_confirmation {
             // A change to (or away from) a definition that needs confirmation is held;
             // the definition in force keeps running until `Confirm`.
-            let record = self.jobs.get_mut(&seq).expect("found above");
+            let Some(record) = self.jobs.get_mut(&seq) else {
+                return;
+            };
             record.act_mut().hold(HeldDef::new(def));
             self.tell_held(seq, out);
             self.reindex(seq);
@@ -193,7 +199,9 @@ impl State {
             }
         }
         let now = out.now;
-        let record = self.jobs.get_mut(&seq).expect("found above");
+        let Some(record) = self.jobs.get_mut(&seq) else {
+            return;
+        };
         let Some((held, first)) = record.act_mut().take_held() else {
             return;
         };
@@ -289,12 +297,13 @@ impl State {
     fn apply_def(&mut self, seq: JobSeq, def: JobDef, actor: Actor, out: &mut Out) {
         let now = out.now;
         let name = def.name.clone();
-        let job = &self.jobs[&seq];
+        let Some(job) = self.jobs.get_mut(&seq) else {
+            return;
+        };
         if job.def.schedule != def.schedule {
             // Due times the old schedule had up to now are passed as rescheduled; those
             // already owed or running keep their identity under the old schedule.
-            self.pass_due_times(seq, now, MissCause::Rescheduled, out);
-            let job = self.jobs.get_mut(&seq).expect("found above");
+            job.pass_due_times(now, MissCause::Rescheduled, out);
             let old = job.def.schedule.clone();
             if let Some(act) = job.activity.as_deref_mut() {
                 // Every segment, even of one due time: tagged, it never merges with the new
@@ -320,7 +329,6 @@ impl State {
         } else {
             out.history(&name, History::Updated { actor });
         }
-        let job = self.jobs.get_mut(&seq).expect("found above");
         // An open run keeps the lane it started in: it still runs what it started as.
         if let Some(run) = job.activity.as_deref_mut().and_then(Activity::run_mut) {
             let started_in = match &run.lane {
@@ -345,7 +353,9 @@ impl State {
         };
         let view = self.view_seq(seq, out.now).map(Box::new);
         // Passing with the job unpaused and its rule set aside: everything is `removed`.
-        let record = self.jobs.get_mut(&seq).expect("found above");
+        let Some(record) = self.jobs.get_mut(&seq) else {
+            return;
+        };
         if let Some(act) = record.activity.as_deref_mut() {
             act.paused = None;
         }
@@ -361,7 +371,9 @@ impl State {
             let count = schedule.count_in(from, now);
             out.ledger(&name, first, last, count, skipped(MissCause::Removed));
         }
-        let record = self.jobs.remove(&seq).expect("found above");
+        let Some(record) = self.jobs.remove(&seq) else {
+            return;
+        };
         if let Some(w) = record.wake {
             self.wake.remove(&(w, seq));
         }
@@ -422,12 +434,16 @@ impl State {
             );
             return;
         }
-        if self.jobs[&seq].paused().is_some() {
+        // Asked before the record is taken to change: a refused command writes no row.
+        if self.jobs.get(&seq).is_none_or(|j| j.paused().is_some()) {
             State::refuse(Some(name), Refusal::Already, out);
             return;
         }
-        self.account_late(seq, out.now, MissCause::Down, out);
-        let record = self.jobs.get_mut(&seq).expect("found above");
+        let grace = self.config.grace;
+        let Some(record) = self.jobs.get_mut(&seq) else {
+            return;
+        };
+        record.account_late(out.now, grace, MissCause::Down, out);
         let act = record.act_mut();
         let retry = act.take_retry();
         // A paused job starts nothing of its own, so it leaves the line of waiters (its
@@ -441,68 +457,10 @@ impl State {
         });
         out.history(&name, History::Paused { by, note });
         if let Some(retry) = retry {
-            self.unretry(seq, retry.cover.covers, out);
+            record.unretry(retry.cover.covers, out);
         }
         self.reindex(seq);
         self.reply(Some(seq), Some(name), out);
-    }
-
-    /// A retry cleared by a pause: its due times go to the missed rule as `paused`. They
-    /// are older than anything owed but a backfill, so under `catch_up_once` an owed newer
-    /// one wins (an owed backfill counts as owing too).
-    pub(super) fn unretry(&mut self, seq: JobSeq, c: crate::effect::Covers, out: &mut Out) {
-        let record = &self.jobs[&seq];
-        let name = record.def.name.clone();
-        let owes = record.act().is_some_and(|a| !a.pending.is_empty());
-        match record.def.missed {
-            MissedRule::Required => {
-                // A run's cover is at most one batch, so it is started whole again and
-                // never walked; tagging it keeps it from merging with newer due times,
-                // which may belong to a schedule that replaced the one it came from.
-                let owed = Owed {
-                    from: c.from,
-                    to: c.to,
-                    count: c.count,
-                    cause: MissCause::Paused,
-                    schedule: Some(Box::new(record.def.schedule.clone())),
-                };
-                // In order, not at the front: a backfill accepted while the run was out may
-                // owe earlier due times.
-                self.owe_out_of_turn(seq, owed, out);
-            }
-            MissedRule::CatchUpOnce if !owes => {
-                // Owed as it is, tagged like the `required` case: the cover may come from a
-                // schedule since replaced, so it must never be measured against the current
-                // one (an untagged segment must hold exactly the current schedule's due
-                // times). Nothing newer is owed, so this is the one catch-up.
-                let too_late = record
-                    .def
-                    .catch_up_window
-                    .is_some_and(|w| c.to < out.now.saturating_sub(w));
-                if too_late {
-                    self.note_missed(seq, c.count, out.now);
-                    out.ledger(&name, c.from, c.to, c.count, skipped(MissCause::TooLate));
-                    return;
-                }
-                let owed = Owed {
-                    from: c.from,
-                    to: c.to,
-                    count: c.count,
-                    cause: MissCause::Paused,
-                    schedule: Some(Box::new(record.def.schedule.clone())),
-                };
-                self.jobs
-                    .get_mut(&seq)
-                    .expect("found above")
-                    .act_mut()
-                    .pending
-                    .push_back(owed);
-            }
-            _ => {
-                self.note_missed(seq, c.count, out.now);
-                out.ledger(&name, c.from, c.to, c.count, skipped(MissCause::Paused));
-            }
-        }
     }
 
     /// `Backfill`: owes the job's due times from `from` to `to` (inclusive) as one tagged
@@ -537,9 +495,11 @@ impl State {
             return;
         }
         let (first, last, count) = (owed.from, owed.to, owed.count);
+        let Some(record) = self.jobs.get_mut(&seq) else {
+            return;
+        };
         // `has_owed_room` made room above, so nothing is given up.
-        self.owe_out_of_turn(seq, owed, out);
-        let record = self.jobs.get_mut(&seq).expect("found above");
+        record.owe_out_of_turn(owed, out);
         record.accounted_from = Some(first.saturating_sub(Duration::from_millis(1)));
         out.history(
             &name,
@@ -560,7 +520,9 @@ impl State {
         let Some((seq, name)) = self.find(job, out) else {
             return;
         };
-        let record = self.jobs.get_mut(&seq).expect("found above");
+        let Some(record) = self.jobs.get_mut(&seq) else {
+            return;
+        };
         let Some(act) = record
             .activity
             .as_deref_mut()
@@ -574,10 +536,8 @@ impl State {
         // has still not succeeded, though: a told `NoSuccess` stays told.
         record.incidents.retain(|&i| i == Incident::NoSuccess);
         out.history(&name, History::Resumed { actor });
-        self.pass_due_times(seq, out.now, MissCause::Paused, out);
-        if let Some(job) = self.jobs.get_mut(&seq) {
-            job.tidy();
-        }
+        record.pass_due_times(out.now, MissCause::Paused, out);
+        record.tidy();
         self.reindex(seq);
         self.reply(Some(seq), Some(name), out);
     }
@@ -589,7 +549,9 @@ impl State {
         };
         let cap = self.config.manual_per_hour as usize;
         let now = out.now;
-        let record = self.jobs.get_mut(&seq).expect("found above");
+        let Some(record) = self.jobs.get_mut(&seq) else {
+            return;
+        };
         if !record.def.safe_to_repeat {
             State::refuse(Some(name), Refusal::NotSafe, out);
             return;

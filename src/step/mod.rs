@@ -6,6 +6,7 @@
 
 mod clock;
 mod commands;
+mod debts;
 mod due;
 mod moves;
 mod owner;

@@ -36,7 +36,9 @@ impl State {
             State::refuse(Some(name), refusal, out);
             return;
         }
-        let mut record = self.jobs.remove(&seq).expect("found above");
+        let Some(mut record) = self.jobs.remove(&seq) else {
+            return;
+        };
         if let Some(w) = record.wake {
             self.wake.remove(&(w, seq));
         }

@@ -216,7 +216,7 @@ impl State {
         let Some(cover) = run.cover else { return };
         if safe && act.paused.is_some() {
             // Paused: no retry waits (see `unretry`); the missed rule takes the due times.
-            self.unretry(seq, cover.covers, out);
+            job.unretry(cover.covers, out);
         } else if safe {
             act.set_retry(RetryWait {
                 at: now,

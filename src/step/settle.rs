@@ -261,13 +261,15 @@ impl State {
                 // what this run covered meets the missed rule as paused, as a person's
                 // pause would hand it.
                 self.pause_for_streak(seq, out);
-                self.unretry(seq, c, out);
+                if let Some(job) = self.jobs.get_mut(&seq) {
+                    job.unretry(c, out);
+                }
                 return;
             }
             if job.act_mut().paused.is_some() {
                 // A paused job keeps no retry waiting (a pause hands a waiting one to the
                 // missed rule), so a failure while paused goes the same way.
-                self.unretry(seq, c, out);
+                job.unretry(c, out);
                 return;
             }
             let wait = job.def.backoff.delay(attempt).max(failure.asked);
