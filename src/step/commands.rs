@@ -169,8 +169,7 @@ impl State {
             },
         );
         out.alert(
-            &mut record.incidents,
-            &name,
+            record.alert_log(),
             AlertKind::PendingConfirmation { digest },
         );
     }

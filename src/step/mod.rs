@@ -78,18 +78,32 @@ impl Out<'_> {
     }
 
     /// Tells an alert unless the job has told the same incident since its last success or
-    /// a person's resume; every alert goes through here.
-    /// `told` is the job's `JobRecord::incidents` (a field apart, so a transition holding
-    /// the job's run can still alert).
-    pub(crate) fn alert(&mut self, told: &mut Vec<Incident>, job: &JobName, kind: AlertKind) {
+    /// a person's resume; every alert goes through here. Within the job's `alert_throttle`
+    /// of its last alert, it becomes a journal line instead (`AlertHeld`), and its incident
+    /// is not counted as told, so it is told when it happens again after the throttle.
+    /// (A job with the dead-man's switch wakes by its throttle: every transition that can
+    /// alert reindexes the job after.)
+    pub(crate) fn alert(&mut self, to: AlertLog<'_>, kind: AlertKind) {
         let incident = kind.incident();
-        if told.contains(&incident) {
+        if to.told.contains(&incident) {
             return;
         }
-        told.push(incident);
+        let held = match (to.throttle, *to.last) {
+            (Some(throttle), Some(last)) => self.now < last.saturating_add(throttle),
+            _ => false,
+        };
+        if held {
+            let line = History::AlertHeld { alert: kind };
+            self.history(to.job, line);
+            return;
+        }
+        to.told.push(incident);
+        if to.throttle.is_some() {
+            *to.last = Some(self.now);
+        }
         self.effects.push(Effect::Notice(Notice::Alert(Alert {
             at: self.now,
-            job: job.clone(),
+            job: to.job.clone(),
             kind,
         })));
     }
@@ -113,6 +127,28 @@ impl Out<'_> {
                 kind,
             }),
         }));
+    }
+}
+
+/// What an alert is told against (`Out::alert`): the job's name, the incidents it told
+/// since its last success or a person's resume, when it last alerted, and its throttle.
+/// Fields of the record apart from its run, so a transition holding the run can alert.
+pub(crate) struct AlertLog<'a> {
+    pub(crate) job: &'a JobName,
+    pub(crate) told: &'a mut Vec<Incident>,
+    pub(crate) last: &'a mut Option<Timestamp>,
+    pub(crate) throttle: Option<Duration>,
+}
+
+impl crate::state::JobRecord {
+    /// The record's parts an alert is told against.
+    pub(crate) fn alert_log(&mut self) -> AlertLog<'_> {
+        AlertLog {
+            job: &self.def.name,
+            told: &mut self.incidents,
+            last: &mut self.last_alert,
+            throttle: self.def.alert_throttle,
+        }
     }
 }
 
@@ -194,7 +230,6 @@ impl State {
                 | Event::MoveIn { .. }
         );
         let drains = may_end_runs.then(|| self.drains_before(&event)).flatten();
-        let first_effect = out.effects.len();
         // A process's event is judged by the store's clock (`clock.rs`); from here on the
         // step acts on the judged time.
         let judge = |state: &mut State, process, fresh, out: &mut Out| {
@@ -263,7 +298,6 @@ impl State {
             self.note_drained(before, &mut out);
         }
         self.conclude_one_shots(out.effects, start);
-        self.throttle_alerts(first_effect, &mut out);
         #[cfg(debug_assertions)]
         if let Err(broken) = self.self_check() {
             panic!("duetime invariant broken after a step: {broken}");
@@ -326,52 +360,6 @@ impl State {
                 i += 1;
             }
             i += 1;
-        }
-    }
-
-    /// Applies each job's `alert_throttle` to the alerts this step told (from `first` on):
-    /// one within the throttle of the job's last alert becomes a journal line instead, and
-    /// its incident is not counted as told, so it is told when it happens again after the
-    /// throttle. Done once here, after the step, so no transition needs to know of it.
-    fn throttle_alerts(&mut self, first: usize, out: &mut Out) {
-        let mut touched = Vec::new();
-        for i in first..out.effects.len() {
-            let Effect::Notice(Notice::Alert(alert)) = &out.effects[i] else {
-                continue;
-            };
-            let Some((seq, job)) = self
-                .seq_of(alert.job.as_str())
-                .and_then(|s| Some(s).zip(self.jobs.get_mut(&s)))
-            else {
-                continue;
-            };
-            let Some(throttle) = job.def.alert_throttle else {
-                continue;
-            };
-            if job.def.expect_success_within.is_some() {
-                // The switch's wake time follows the throttle (`silence_alarm`).
-                touched.push(seq);
-            }
-            let held = job
-                .last_alert
-                .is_some_and(|last| alert.at < last.saturating_add(throttle));
-            if !held {
-                job.last_alert = Some(alert.at);
-                continue;
-            }
-            let incident = alert.kind.incident();
-            job.incidents.retain(|&told| told != incident);
-            let held = Effect::Journal(Record {
-                at: alert.at,
-                job: alert.job.clone(),
-                entry: Entry::History(History::AlertHeld {
-                    alert: alert.kind.clone(),
-                }),
-            });
-            out.effects[i] = held;
-        }
-        for seq in touched {
-            self.reindex(seq);
         }
     }
 

@@ -126,7 +126,13 @@ impl State {
                 run: run.id,
                 running_for: now.saturating_since(run.started),
             };
-            out.alert(&mut job.incidents, &name, kind);
+            let to = crate::step::AlertLog {
+                job: &job.def.name,
+                told: &mut job.incidents,
+                last: &mut job.last_alert,
+                throttle: job.def.alert_throttle,
+            };
+            out.alert(to, kind);
         }
         match run.cancel_sent {
             None if now >= run.deadline => {
@@ -181,11 +187,7 @@ impl State {
             at: now,
             outcome: LastOutcome::ApprovalExpired,
         });
-        out.alert(
-            &mut job.incidents,
-            &name,
-            AlertKind::ApprovalExpired { run: run.id },
-        );
+        out.alert(job.alert_log(), AlertKind::ApprovalExpired { run: run.id });
     }
 
     /// The lease lapsed with no result: the run is recorded lost. A job safe to repeat runs
@@ -206,7 +208,7 @@ impl State {
             run: run.id,
             paused: !safe && run.cover.is_some(),
         };
-        out.alert(&mut job.incidents, &name, kind);
+        out.alert(job.alert_log(), kind);
         job.last = Some(LastRun {
             run: run.id,
             at: now,
@@ -271,7 +273,7 @@ impl State {
             return;
         }
         let kind = AlertKind::PausedBySystem { reason };
-        out.alert(&mut job.incidents, &name, kind);
+        out.alert(job.alert_log(), kind);
     }
 
     /// Starts what waits in line, in order: a retry whose time has come, owed due times

@@ -296,7 +296,7 @@ impl State {
             run,
             attempts: attempt,
         };
-        out.alert(&mut job.incidents, &name, kind);
+        out.alert(job.alert_log(), kind);
         // One incident, one alert: the failed-out alert says the job is paused.
         self.pause_by_system(seq, SystemPause::RetriesExhausted, false, out);
     }

@@ -21,8 +21,8 @@
 //!    - and the job's record is tidied and reindexed (`State::reindex`);
 //! 5. waiters are let in again, for lanes the visits freed (`lanes.rs::admit`).
 //!
-//! Then, as after every event, `step` ends one-shots whose instant is settled and holds
-//! back alerts under a job's throttle (`mod.rs`).
+//! Then, as after every event, `step` ends one-shots whose instant is settled (`mod.rs`).
+//! An alert under a job's throttle is held back where it is told (`Out::alert`).
 
 use crate::effect::MissCause;
 use crate::event::{Held, ProcessId};

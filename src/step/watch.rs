@@ -61,11 +61,6 @@ impl State {
         let (Some(since), Some(within)) = (job.watched_since, job.def.expect_success_within) else {
             return;
         };
-        let name = job.def.name.clone();
-        out.alert(
-            &mut job.incidents,
-            &name,
-            AlertKind::NoSuccess { since, within },
-        );
+        out.alert(job.alert_log(), AlertKind::NoSuccess { since, within });
     }
 }
