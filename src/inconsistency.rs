@@ -191,13 +191,6 @@ pub enum Inconsistency {
         /// The run.
         run: RunId,
     },
-    /// A parked run with a timeout's cancel pending.
-    ParkedWithCancel {
-        /// The job.
-        job: JobName,
-        /// The run.
-        run: RunId,
-    },
     /// An owed segment that does not hold exactly the due times it counts.
     OwedCountWrong {
         /// The job.
@@ -319,9 +312,6 @@ fn fmt_job(i: &Inconsistency, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         I::EmptyCover { job, covers } => write!(f, "{job}: covers an empty range {covers}"),
         I::RunAheadOfCounters { job, run } => {
             write!(f, "{job}: run {run} is ahead of the counters")
-        }
-        I::ParkedWithCancel { job, run } => {
-            write!(f, "{job}: run {run} parked with a cancel pending")
         }
         I::OwedCountWrong {
             job,

@@ -109,3 +109,14 @@ impl JsonSchema for crate::state::Activity {
         crate::state::ActivityIn::json_schema(generator)
     }
 }
+
+/// `OpenRun` is written in its stored form, field for field (`OpenRunIn`).
+impl JsonSchema for crate::state::OpenRun {
+    fn schema_name() -> Cow<'static, str> {
+        crate::state::OpenRunIn::schema_name()
+    }
+
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        crate::state::OpenRunIn::json_schema(generator)
+    }
+}

@@ -7,7 +7,9 @@ use crate::event::RunId;
 use crate::job::JobName;
 use crate::jobs::JobSeq;
 use crate::names::snake_names;
-use crate::state::{JobRecord, LastOutcome, LastRun, OneShotEnd, OwnerLease, Pause, State};
+use crate::state::{
+    JobRecord, LastOutcome, LastRun, OneShotEnd, OpenRun, OwnerLease, Pause, State,
+};
 use crate::time::{Duration, Timestamp};
 
 /// A job's condition, in the order a person should look at them.
@@ -119,7 +121,7 @@ fn status_of(job: &JobRecord, now: Timestamp, missed_24h: u64) -> Status {
         return Status::Failed;
     }
     // A parked run is waiting for a person, not stuck in a process.
-    if let Some(run) = job.run().filter(|r| r.parked.is_none()) {
+    if let Some(run) = job.run().filter(|r| r.parked().is_none()) {
         if now.saturating_since(run.started) >= job.def.stall_after {
             return Status::Stalled;
         }
@@ -207,7 +209,7 @@ impl State {
             pending_confirmation: act
                 .and_then(crate::state::Activity::held)
                 .map(|d| d.digest().to_string()),
-            awaiting_approval: job.run().and_then(|r| r.parked),
+            awaiting_approval: job.run().and_then(OpenRun::parked),
             ended: job.ended,
         })
     }

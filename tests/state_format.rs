@@ -995,12 +995,13 @@ fn newer_format_is_refused() {
     }
 }
 
-/// A job's phase is one of free, running or unconfirmed: a stored activity holding parts
-/// of two is refused on reading, saying which parts and what a job may hold.
+/// A job's phase is one of free, running or unconfirmed, and an open run's stage running
+/// or parked: a stored activity holding parts of two is refused on reading, saying which
+/// parts and what a job may hold.
 #[test]
 fn an_activity_no_phase_can_hold_is_refused_on_reading() {
     type Edit = fn(&mut Value);
-    let cases: [(&str, Edit); 4] = [
+    let cases: [(&str, Edit); 5] = [
         (
             "an open run and a retry at once (a job has one or the other)",
             |v| {
@@ -1008,6 +1009,11 @@ fn an_activity_no_phase_can_hold_is_refused_on_reading() {
                 job_mut(v, "report")["activity"]["retry"] = retry;
             },
         ),
+        ("an open run is parked and has a cancel sent", |v| {
+            let run = &mut job_mut(v, "report")["activity"]["run"];
+            run["parked"] = 7_200_000.into();
+            run["cancel_sent"] = 3_600_000.into();
+        }),
         ("waits for room while its run is open", |v| {
             let waiting = serde_json::json!({ "since": 0, "reason": "lane_busy" });
             job_mut(v, "report")["activity"]["waiting"] = waiting;

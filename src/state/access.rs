@@ -5,7 +5,9 @@
 
 use std::collections::BTreeMap;
 
-use super::{Activity, Globals, HeldDef, JobRecord, LastRun, OneShotEnd, OpenRun, ProcessRec};
+use super::{
+    Activity, Globals, HeldDef, JobRecord, LastRun, OneShotEnd, OpenRun, ProcessRec, RunStage,
+};
 use crate::effect::{Incident, MissCause, WaitReason};
 use crate::event::{Fence, ProcessId, RunId};
 use crate::job::JobDef;
@@ -133,7 +135,18 @@ impl OpenRun {
 
     /// Until when it is parked awaiting approval; `None` while its command runs.
     pub fn parked(&self) -> Option<Timestamp> {
-        self.parked
+        match self.stage {
+            RunStage::Parked { until } => Some(until),
+            RunStage::Running { .. } => None,
+        }
+    }
+
+    /// When `Cancel { timeout }` went out to its process, if it has.
+    pub(crate) fn cancel_sent(&self) -> Option<Timestamp> {
+        match self.stage {
+            RunStage::Running { cancel_sent } => cancel_sent,
+            RunStage::Parked { .. } => None,
+        }
     }
 
     /// Why the due times it covers were late (`None`: on time, or a manual run): a host

@@ -33,7 +33,11 @@ pub(crate) use load::StateData;
 pub use load::{Globals, LoadError, FORMAT_VERSION};
 pub(crate) use processes::ClockHold;
 pub use processes::ProcessRec;
-pub(crate) use records::{Cover, Owed, RetryWait, RunLane, MAX_OWED_SEGMENTS, REQUIRED_RESERVE};
+#[cfg(feature = "schema")]
+pub(crate) use records::OpenRunIn;
+pub(crate) use records::{
+    Cover, Owed, RetryWait, RunLane, RunStage, MAX_OWED_SEGMENTS, REQUIRED_RESERVE,
+};
 pub use records::{
     HeldDef, JobRecord, LastOutcome, LastRun, OneShotEnd, OpenRun, Pause, MAX_BACKFILL,
 };

@@ -73,8 +73,11 @@ pub(crate) struct Cover {
 
 /// A job's run in progress (or parked awaiting approval): what a host needs to carry it
 /// out and report it is read through its accessors.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+///
+/// Stored with flat fields (`OpenRunIn`), as before its stage was a type: `cancel_sent`
+/// and `parked`, which no run holds at once (reading refuses both).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "OpenRunIn")]
 pub struct OpenRun {
     pub(crate) id: RunId,
     pub(crate) fence: Fence,
@@ -85,18 +88,137 @@ pub struct OpenRun {
     pub(crate) attempt: u32,
     pub(crate) trigger: Trigger,
     pub(crate) cover: Option<Cover>,
-    /// When `Cancel { timeout }` went out.
-    pub(crate) cancel_sent: Option<Timestamp>,
+    pub(crate) stage: RunStage,
     pub(crate) stall_alerted: bool,
+    /// The lane it started in, once its job's `concurrency_key` has changed while it was
+    /// open: it still runs what it started as, on what that key guards, so it counts there
+    /// until it ends (`JobRecord::run_key`). Absent: its job's key (format 8).
+    pub(crate) lane: Option<RunLane>,
+}
+
+/// Where an open run stands with its process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RunStage {
+    /// Its process carries it out; `cancel_sent`: when `Cancel { timeout }` went out.
+    Running { cancel_sent: Option<Timestamp> },
+    /// Parked awaiting approval until `until`: its process is done with it (no lease, no
+    /// deadline, no stall, no cancel), but it keeps the job occupied and its cover
+    /// unsettled.
+    Parked { until: Timestamp },
+}
+
+/// The stored form of `OpenRun`, field for field as written before its stage was a type.
+#[derive(Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(
+    feature = "schema",
+    schemars(
+        rename = "OpenRun",
+        description = "A job's run in progress (or parked awaiting approval): what a host needs to carry it\nout and report it is read through its accessors."
+    )
+)]
+pub(crate) struct OpenRunIn {
+    id: RunId,
+    fence: Fence,
+    holder: ProcessId,
+    lease_until: Timestamp,
+    started: Timestamp,
+    deadline: Timestamp,
+    attempt: u32,
+    trigger: Trigger,
+    cover: Option<Cover>,
+    /// When `Cancel { timeout }` went out.
+    cancel_sent: Option<Timestamp>,
+    stall_alerted: bool,
     /// Parked awaiting approval until then: its process is done with it (no lease, no
     /// deadline, no stall), but it keeps the job occupied and its cover unsettled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) parked: Option<Timestamp>,
+    parked: Option<Timestamp>,
     /// The lane it started in, once its job's `concurrency_key` has changed while it was
     /// open: it still runs what it started as, on what that key guards, so it counts there
     /// until it ends (`JobRecord::run_key`). Absent: its job's key (format 8).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) lane: Option<RunLane>,
+    lane: Option<RunLane>,
+}
+
+/// `OpenRunIn` borrowed from a run: what `Serialize for OpenRun` writes.
+#[derive(Serialize)]
+struct OpenRunOut<'a> {
+    id: RunId,
+    fence: Fence,
+    holder: ProcessId,
+    lease_until: Timestamp,
+    started: Timestamp,
+    deadline: Timestamp,
+    attempt: u32,
+    trigger: Trigger,
+    cover: &'a Option<Cover>,
+    cancel_sent: Option<Timestamp>,
+    stall_alerted: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    parked: Option<Timestamp>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    lane: &'a Option<RunLane>,
+}
+
+impl Serialize for OpenRun {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        OpenRunOut {
+            id: self.id,
+            fence: self.fence,
+            holder: self.holder,
+            lease_until: self.lease_until,
+            started: self.started,
+            deadline: self.deadline,
+            attempt: self.attempt,
+            trigger: self.trigger,
+            cover: &self.cover,
+            cancel_sent: self.cancel_sent(),
+            stall_alerted: self.stall_alerted,
+            parked: self.parked(),
+            lane: &self.lane,
+        }
+        .serialize(s)
+    }
+}
+
+/// A stored run both parked and with a cancel sent (parking ends the process's part, so
+/// no cancel can be pending for it).
+#[derive(Debug)]
+pub(crate) struct ParkedWithCancel;
+
+impl std::fmt::Display for ParkedWithCancel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(
+            "an open run is parked and has a cancel sent (a parked run's process is done with \
+             it: it has `parked` or `cancel_sent`, never both)",
+        )
+    }
+}
+
+impl TryFrom<OpenRunIn> for OpenRun {
+    type Error = ParkedWithCancel;
+    fn try_from(r: OpenRunIn) -> Result<OpenRun, ParkedWithCancel> {
+        let stage = match (r.parked, r.cancel_sent) {
+            (Some(_), Some(_)) => return Err(ParkedWithCancel),
+            (Some(until), None) => RunStage::Parked { until },
+            (None, cancel_sent) => RunStage::Running { cancel_sent },
+        };
+        Ok(OpenRun {
+            id: r.id,
+            fence: r.fence,
+            holder: r.holder,
+            lease_until: r.lease_until,
+            started: r.started,
+            deadline: r.deadline,
+            attempt: r.attempt,
+            trigger: r.trigger,
+            cover: r.cover,
+            stage,
+            stall_alerted: r.stall_alerted,
+            lane: r.lane,
+        })
+    }
 }
 
 /// The lane of a run whose job moved to another concurrency key while it was open.
@@ -373,7 +495,9 @@ impl JobRecord {
     /// approval (its command ended), so a parked run counts for no process's cap, lane,
     /// drain or record. The one rule for all of them.
     pub fn run_holder(&self) -> Option<ProcessId> {
-        self.run().filter(|r| r.parked.is_none()).map(|r| r.holder)
+        self.run()
+            .filter(|r| r.parked().is_none())
+            .map(|r| r.holder)
     }
 
     /// The concurrency key its open run counts under: the one it started under

@@ -4,7 +4,7 @@
 use crate::event::ProcessId;
 use crate::time::{Duration, Timestamp};
 
-use super::{Activity, Config, Coordination, JobRecord, State};
+use super::{Activity, Config, Coordination, JobRecord, OpenRun, State};
 
 impl State {
     /// The earliest instant a `Tick` can change anything; `None` when nothing is scheduled.
@@ -129,7 +129,7 @@ pub(crate) fn wake_of(job: &JobRecord, config: &Config) -> Option<Timestamp> {
         }
     };
     if let Some(a) = a {
-        if let Some(until) = a.run().and_then(|r| r.parked) {
+        if let Some(until) = a.run().and_then(OpenRun::parked) {
             // A parked run has no lease, deadline or stall to watch: only its expiry.
             consider(Some(until));
         } else if let Some(run) = a.run() {
@@ -141,7 +141,7 @@ pub(crate) fn wake_of(job: &JobRecord, config: &Config) -> Option<Timestamp> {
                 // alert needs its own wake time.
                 consider(Some(run.started.saturating_add(job.def.stall_after)));
             }
-            match run.cancel_sent {
+            match run.cancel_sent() {
                 None => consider(Some(run.deadline)),
                 Some(sent) => consider(Some(sent.saturating_add(config.cancel_grace))),
             }

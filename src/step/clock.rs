@@ -61,7 +61,7 @@ use crate::effect::Notice;
 use crate::effect::{ClockGapKind, Effect, MissCause};
 use crate::event::{Now, ProcessId};
 use crate::jobs::JobSeq;
-use crate::state::{Activity, ClockHold, Config, HoldCounts, ProcessRec, State};
+use crate::state::{Activity, ClockHold, Config, HoldCounts, ProcessRec, RunStage, State};
 use crate::time::{Duration, Timestamp};
 
 use super::Out;
@@ -360,7 +360,7 @@ impl State {
                 j.activity.as_deref().is_some_and(|a| {
                     a.retry().is_some()
                         || a.quota_hold.is_some()
-                        || a.run().is_some_and(|r| r.parked.is_some())
+                        || a.run().is_some_and(|r| r.parked().is_some())
                 })
             })
             .map(|(seq, _)| *seq)
@@ -378,7 +378,9 @@ impl State {
             }
             a.quota_hold = a.quota_hold.map(|t| t.saturating_sub(by));
             if let Some(run) = a.run_mut() {
-                run.parked = run.parked.map(|t| t.saturating_sub(by));
+                if let RunStage::Parked { until } = &mut run.stage {
+                    *until = until.saturating_sub(by);
+                }
             }
             self.reindex(seq);
         }
@@ -417,7 +419,9 @@ impl State {
             run.started = shift(run.started);
             run.deadline = shift(run.deadline);
             run.lease_until = shift(run.lease_until);
-            run.cancel_sent = run.cancel_sent.map(shift);
+            if let RunStage::Running { cancel_sent } = &mut run.stage {
+                *cancel_sent = cancel_sent.map(shift);
+            }
             self.reindex(seq);
         }
     }

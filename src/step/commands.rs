@@ -399,7 +399,7 @@ impl State {
                 self.runs.remove(&run.id);
             }
             // A parked run has no process left to stop.
-            if let Some(run) = act.run().filter(|r| r.parked.is_none()) {
+            if let Some(run) = act.run().filter(|r| r.parked().is_none()) {
                 out.effects.push(Effect::Do(Action::Cancel {
                     run: run.id,
                     job: Some(name.clone()),
@@ -556,7 +556,7 @@ impl State {
             return;
         }
         if let Some(run) = record.run() {
-            let refusal = match run.parked {
+            let refusal = match run.parked() {
                 Some(until) => Refusal::AwaitingApproval { run: run.id, until },
                 None => Refusal::InFlight { run: run.id },
             };
@@ -597,7 +597,7 @@ impl State {
         };
         let parked = self.jobs[&seq]
             .run()
-            .filter(|r| r.id == run && r.parked.is_some())
+            .filter(|r| r.id == run && r.parked().is_some())
             .map(|r| r.fence);
         let Some(fence) = parked else {
             State::refuse(Some(name), Refusal::NotAwaitingApproval { run }, out);

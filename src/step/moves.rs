@@ -29,7 +29,7 @@ impl State {
             return;
         };
         if let Some(run) = self.jobs[&seq].run() {
-            let refusal = match run.parked {
+            let refusal = match run.parked() {
                 Some(until) => Refusal::AwaitingApproval { run: run.id, until },
                 None => Refusal::InFlight { run: run.id },
             };

@@ -10,7 +10,7 @@ use crate::event::{Fence, Held, ProcessId, RunId};
 use crate::job::REQUIRED_BATCH;
 use crate::jobs::JobSeq;
 use crate::state::{
-    Activity, Cover, LastOutcome, LastRun, OpenRun, Pause, RetryWait, State, Waiting,
+    Activity, Cover, LastOutcome, LastRun, OpenRun, Pause, RetryWait, RunStage, State, Waiting,
 };
 use crate::time::Timestamp;
 
@@ -37,7 +37,7 @@ impl State {
             match run {
                 // A parked run's process is done with it: nobody holds it any more.
                 Some(run)
-                    if run.fence == h.fence && run.holder == process && run.parked.is_none() =>
+                    if run.fence == h.fence && run.holder == process && run.parked().is_none() =>
                 {
                     // A wall clock that went back never makes a lease younger.
                     run.lease_until = run.lease_until.max(now.saturating_add(ttl));
@@ -73,7 +73,7 @@ impl State {
         let open = job
             .and_then(|j| j.activity.as_deref_mut())
             .and_then(Activity::run_mut)
-            .filter(|r| r.id == run && r.fence == fence && r.parked.is_none());
+            .filter(|r| r.id == run && r.fence == fence && r.parked().is_none());
         match (open, name, seq) {
             (Some(open), Some(name), Some(seq)) => {
                 let from = open.holder;
@@ -110,7 +110,7 @@ impl State {
         let Some(run) = job.activity.as_deref_mut().and_then(Activity::run_mut) else {
             return;
         };
-        if let Some(until) = run.parked {
+        if let Some(until) = run.parked() {
             if now >= until {
                 self.expire_approval(seq, now, out);
             }
@@ -134,9 +134,11 @@ impl State {
             };
             out.alert(to, kind);
         }
-        match run.cancel_sent {
+        match run.cancel_sent() {
             None if now >= run.deadline => {
-                run.cancel_sent = Some(now);
+                run.stage = RunStage::Running {
+                    cancel_sent: Some(now),
+                };
                 let (id, holder) = (run.id, run.holder);
                 out.effects.push(Effect::Do(Action::Cancel {
                     run: id,
@@ -402,9 +404,8 @@ impl State {
             attempt,
             trigger,
             cover,
-            cancel_sent: None,
+            stage: RunStage::Running { cancel_sent: None },
             stall_alerted: false,
-            parked: None,
             lane: None,
         });
         self.runs.insert(id, seq);

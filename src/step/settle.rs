@@ -5,7 +5,7 @@
 use crate::effect::{AlertKind, History, LedgerKind, MissAction, SystemPause};
 use crate::event::{Actor, Fence, Outcome, ProcessId, RunId, MAX_APPROVAL_TTL};
 use crate::jobs::JobSeq;
-use crate::state::{Activity, Cover, JobRecord, LastOutcome, LastRun, RetryWait, State};
+use crate::state::{Activity, Cover, JobRecord, LastOutcome, LastRun, RetryWait, RunStage, State};
 use crate::time::Duration;
 use crate::time::Timestamp;
 
@@ -82,7 +82,7 @@ impl State {
         // A parked run asked to park again is a repeat of the result that parked it (a
         // duplicate delivery): taking it would push its expiry out for ever.
         let repeat = matches!(outcome, Outcome::AwaitingApproval { .. })
-            && job.run().is_some_and(|r| r.parked.is_some());
+            && job.run().is_some_and(|r| r.parked().is_some());
         if !current || repeat {
             // Settled already (a result delivered twice), taken over, or never this job's.
             let name = job.def.name.clone();
@@ -148,8 +148,7 @@ impl State {
         else {
             return;
         };
-        open.parked = Some(until);
-        open.cancel_sent = None;
+        open.stage = RunStage::Parked { until };
         let attempt = open.attempt;
         let name = job.def.name.clone();
         out.history(

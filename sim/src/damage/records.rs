@@ -674,26 +674,20 @@ pub(super) fn parked_with_cancel(
         return Ok(None);
     };
     let (started, until) = (run.started().as_millis(), run.lease_until().as_millis());
-    let rec = row.with(|r| {
-        let run = &mut act(r)["run"];
-        if run["parked"].is_null() {
-            run["parked"] = json!(until + 3_600_000);
-        }
-        if run["cancel_sent"].is_null() {
-            run["cancel_sent"] = json!(started);
-        }
-    })?;
-    let expect = refused(Inconsistency::ParkedWithCancel {
-        job: row.name(),
-        run: run.id(),
-    });
-    Ok(Some(Made::row(
+    row.unreadable(
         Probe::DamageRefusedAParkedRunWithACancelSent,
         site,
-        row.seq,
-        rec,
-        expect,
-    )))
+        |r| {
+            let run = &mut act(r)["run"];
+            if run["parked"].is_null() {
+                run["parked"] = json!(until + 3_600_000);
+            }
+            if run["cancel_sent"].is_null() {
+                run["cancel_sent"] = json!(started);
+            }
+        },
+        "is parked and has a cancel sent",
+    )
 }
 
 /// An owed segment of the current schedule counting one due time more than it holds (or,
