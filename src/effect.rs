@@ -817,10 +817,11 @@ pub enum Effect {
 /// A run to start: what `Action::Start` asks of the host, and the wire's `start` effect
 /// (the doc comments here are the schema's descriptions).
 ///
-/// A struct, not a variant's eight fields, because a host passes it around whole: the
+/// A struct, not a variant's nine fields, because a host passes it around whole: the
 /// daemon's runner takes one and launches its command from it, and a simulator's host can
 /// hand one on without taking it apart. `run` and `fence` come back in
-/// `Event::RunFinished`.
+/// `Event::RunFinished`. It carries what a host tells the command (`trigger`, `covers`,
+/// `late`), so a host need not read the state back after the commit to learn it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 // Inline in the schema, as the fields were before they had a struct of their own: the
@@ -839,6 +840,13 @@ pub struct Start {
     pub trigger: Trigger,
     /// The due times it covers (`None`: a manual run), for the command to know.
     pub covers: Option<Covers>,
+    /// Why the due times it covers were late (`None`: on time, or a manual run).
+    /// The cause they were owed with: `backfill` when a person asked for them
+    /// (`Event::Backfill`), so a host can tell its command a backfill from a catch-up after
+    /// downtime. A retry or repeat keeps its cover's cause. Left out of the wire form when
+    /// `None`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub late: Option<MissCause>,
     /// When it must end: past this the core asks to cancel it.
     pub deadline: Timestamp,
     /// The process that must run it.
@@ -1276,6 +1284,10 @@ impl fmt::Display for Start {
             attempt,
             trigger,
             covers,
+            // Not on the line: the ledger line that settles the cover names its cause
+            // (`missed (backfill) caught up by r7`), and the START line stays as logs and
+            // the stories have always read it.
+            late: _,
             deadline,
             process,
         } = self;

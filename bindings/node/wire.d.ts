@@ -268,6 +268,8 @@ export type Effect = ({
   fence: Fence;
   /** The job to run. */
   job: JobName;
+  /** Why the due times it covers were late (`None`: on time, or a manual run). */
+  late?: (MissCause | null);
   /** The process that must run it. */
   process: ProcessId;
   /** The run's id, which `RunFinished` must carry. */
@@ -343,6 +345,8 @@ export type EffectV2 = ({
   fence: Fence;
   /** The job to run. */
   job: JobName;
+  /** Why the due times it covers were late (`None`: on time, or a manual run). */
+  late?: (MissCause | null);
   /** The process that must run it. */
   process: ProcessId;
   /** The run's id, which `RunFinished` must carry. */

@@ -261,7 +261,7 @@ fn check_located(e: &JobsFileError, text: &str) {
         JobsFileError::Syntax { column, .. } => *column >= 1,
         JobsFileError::TopLevel { key, .. } => !key.is_empty() || e.line().is_some(),
         JobsFileError::Job { .. } => true,
-        JobsFileError::Field { field, .. } => !field.is_empty() || e.line().is_some(),
+        JobsFileError::Field { field, .. } => !field.to_string().is_empty() || e.line().is_some(),
     };
     assert!(named, "{shown:?} names neither a line nor a field:\n{text}");
     assert!(

@@ -417,6 +417,7 @@ impl State {
             attempt,
             trigger,
             covers,
+            late: cover.and_then(|c| c.late),
             deadline,
             process,
         })));

@@ -331,6 +331,6 @@ fn error_json(e: &JobsFileError) -> serde_json::Value {
         "message": e.to_string(),
         "line": e.line(),
         "job": job,
-        "field": e.field(),
+        "field": e.field().map(ToString::to_string),
     })
 }

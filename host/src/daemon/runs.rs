@@ -1,7 +1,7 @@
 //! The daemon's runs: taking over what earlier incarnations left, launching a `Start`,
 //! asking a run's supervisor to stop it, and reporting how runs ended.
 
-use duetime::{CancelReason, Fence, JobName, MissCause, RunId, Start};
+use duetime::{CancelReason, Fence, JobName, RunId, Start};
 use duetime_loop::{LeftRun, Started, Startup};
 use tracing::{debug, error, info, warn};
 
@@ -91,11 +91,11 @@ impl<S: Store> Daemon<S> {
             attempt,
             trigger,
             covers,
+            late,
             deadline,
             ..
         } = start;
         let (run, fence) = (*run, *fence);
-        let backfill = self.is_backfill(job.as_str(), run);
         let command = match self.command_in_force(job.as_str()) {
             Ok(c) => c,
             Err(why) => {
@@ -105,7 +105,7 @@ impl<S: Store> Daemon<S> {
                 return;
             }
         };
-        let trigger = TriggerName::of(*trigger, backfill);
+        let trigger = TriggerName::of(*trigger, *late);
         let file = RunFile {
             run: run.0,
             fence: fence.0,
@@ -140,14 +140,18 @@ impl<S: Store> Daemon<S> {
     /// And only a command this daemon's jobs file agrees to: the file's own, or, for a job
     /// the file says requires confirmation, the confirmed one. So whoever can write the
     /// store alone cannot make this daemon run a command its file never named.
-    fn command_in_force(&mut self, job: &str) -> Result<Command, String> {
+    ///
+    /// The definition is read from the state the start was just committed in, which the
+    /// store handle holds in memory (`Store::held_state_in`): the one in force when the
+    /// core decided the start, with no second trip to the store.
+    fn command_in_force(&self, job: &str) -> Result<Command, String> {
         let Some(file_job) = self.jobs.get(job) else {
             return Err("not in the jobs file of the daemon that claimed it".into());
         };
-        let (own, guarded) = (file_job.command.clone(), file_job.def.requires_confirmation);
+        let (own, guarded) = (&file_job.command, file_job.def.requires_confirmation);
         let state = self
             .store
-            .state_in(self.partition)
+            .held_state_in(self.partition)
             .map_err(|e| e.to_string())?;
         let def = state
             .seq_of_name(job)
@@ -155,7 +159,7 @@ impl<S: Store> Daemon<S> {
             .map(|r| r.def())
             .ok_or_else(|| format!("no job named {job} in the store"))?;
         let in_force = Command::of(def).map_err(|e| e.to_string())?;
-        if in_force == own || guarded {
+        if in_force == *own || guarded {
             return Ok(in_force);
         }
         Err(
@@ -167,20 +171,6 @@ impl<S: Store> Daemon<S> {
 
     fn core_tick(&self) -> duetime::Duration {
         duetime::Duration::from_millis(self.tick.as_millis() as u64)
-    }
-
-    /// Whether the run just started covers due times a person asked for with `duetime
-    /// backfill`: its open run, in the state the start committed, is late with that cause.
-    fn is_backfill(&mut self, job: &str, run: RunId) -> bool {
-        let Ok(state) = self.store.state_in(self.partition) else {
-            return false;
-        };
-        state
-            .seq_of_name(job)
-            .and_then(|seq| state.record(seq))
-            .and_then(|r| r.run())
-            .filter(|open| open.id() == run)
-            .is_some_and(|open| open.late() == Some(MissCause::Backfill))
     }
 
     /// Asks the run's supervisor to stop its command. A run let go (its lease was lost)

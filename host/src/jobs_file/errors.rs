@@ -6,6 +6,7 @@ use std::io;
 
 use duetime::{CalendarError, CronError, DefError, Duration, ScheduleError};
 
+use super::fields::FieldKey;
 use crate::alerts::RouteProblem;
 
 pub(super) const IDENTITY_FORMS: &str =
@@ -58,13 +59,13 @@ pub enum JobsFileError {
         job: JobRef,
         problem: JobProblem,
     },
-    /// A problem with one field of a job. `field` is the key as written (`dst.gap` for a
-    /// nested one).
+    /// A problem with one field of a job, or a key inside one (`dst.gap`), or a key the
+    /// file does not know: `field` says which, printed as the key is written.
     Field {
         file: String,
         line: Option<usize>,
         job: JobRef,
-        field: String,
+        field: FieldKey,
         problem: FieldProblem,
     },
 }
@@ -204,7 +205,8 @@ impl fmt::Display for JobsFileError {
                 field,
                 problem,
             } => {
-                write!(f, "{}: {job}: field {}: ", Where(file, *line), quote(field))?;
+                let field = quote(&field.to_string());
+                write!(f, "{}: {job}: field {field}: ", Where(file, *line))?;
                 problem.fmt(f)
             }
         }
@@ -421,8 +423,8 @@ impl JobsFileError {
         }
     }
 
-    /// The field the error is about, if it is about one.
-    pub fn field(&self) -> Option<&str> {
+    /// The field (or key) the error is about, if it is about one.
+    pub fn field(&self) -> Option<&FieldKey> {
         match self {
             JobsFileError::Field { field, .. } => Some(field),
             _ => None,

@@ -94,44 +94,61 @@ pub const TOP_FIELDS: &[&str] = &["user", "group", "alerts", "calendars", "job"]
 /// The schedule keys: a job has exactly one.
 pub(super) const SCHEDULE_FIELDS: [Field; 3] = [Field::Cron, Field::Every, Field::At];
 
-/// Where in a job an error points: a field, a key inside one (`dst.gap`, `env.LANG`), or a
-/// key the file does not know.
-#[derive(Debug, Clone, Copy)]
-pub(super) enum At<'k> {
+/// Where in a job an error points: one of its fields, a key inside one (`dst.gap`,
+/// `env.LANG`, `alerts.webhook`), or a key the file does not know, kept as written since no
+/// `Field` names it. `K` is how such a key is held: borrowed from the TOML while the reader
+/// works (`At`, copied around freely), owned by the error that outlives the text
+/// (`JobsFileError::Field`), so the two cannot name a key differently.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum FieldKey<K = String> {
     Field(Field),
-    Inner(Field, &'k str),
-    Unknown(&'k str),
+    Inner(Field, K),
+    Unknown(K),
 }
 
-impl At<'_> {
-    /// The job's key whose line the error takes.
-    pub(super) fn key(&self) -> &str {
-        match self {
-            At::Field(f) | At::Inner(f, _) => f.name(),
-            At::Unknown(key) => key,
-        }
-    }
+/// A key as the reader points at it, borrowed from the TOML.
+pub(super) type At<'k> = FieldKey<&'k str>;
 
-    /// The field as errors name it: the key as written (`dst.gap` for a nested one).
-    pub(super) fn text(&self) -> String {
+impl<K: AsRef<str>> FieldKey<K> {
+    /// The job's key whose line an error takes (`dst` for `dst.gap`).
+    pub fn key(&self) -> &str {
         match self {
-            At::Field(f) => f.name().to_string(),
-            At::Inner(f, key) => format!("{f}.{key}"),
-            At::Unknown(key) => key.to_string(),
+            FieldKey::Field(f) | FieldKey::Inner(f, _) => f.name(),
+            FieldKey::Unknown(key) => key.as_ref(),
         }
     }
 
     /// The job's field, when the file accepts the key.
-    pub(super) fn field(&self) -> Option<Field> {
+    pub fn field(&self) -> Option<Field> {
         match self {
-            At::Field(f) | At::Inner(f, _) => Some(*f),
-            At::Unknown(_) => None,
+            FieldKey::Field(f) | FieldKey::Inner(f, _) => Some(*f),
+            FieldKey::Unknown(_) => None,
+        }
+    }
+
+    /// The same key, owned: what an error keeps.
+    pub fn to_owned_key(&self) -> FieldKey {
+        match self {
+            FieldKey::Field(f) => FieldKey::Field(*f),
+            FieldKey::Inner(f, key) => FieldKey::Inner(*f, key.as_ref().to_string()),
+            FieldKey::Unknown(key) => FieldKey::Unknown(key.as_ref().to_string()),
         }
     }
 }
 
-impl From<Field> for At<'_> {
+/// The key as written (`dst.gap` for a nested one): how errors name it.
+impl<K: AsRef<str>> std::fmt::Display for FieldKey<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FieldKey::Field(field) => f.write_str(field.name()),
+            FieldKey::Inner(field, key) => write!(f, "{field}.{}", key.as_ref()),
+            FieldKey::Unknown(key) => f.write_str(key.as_ref()),
+        }
+    }
+}
+
+impl<K> From<Field> for FieldKey<K> {
     fn from(f: Field) -> Self {
-        At::Field(f)
+        FieldKey::Field(f)
     }
 }

@@ -49,7 +49,7 @@ use std::path::Path;
 use duetime::{Config, JobDef};
 
 pub use errors::{write_refusal, FieldProblem, JobProblem, JobRef, JobsFileError, TopProblem};
-pub use fields::{Field, JOB_FIELDS, TOP_FIELDS};
+pub use fields::{Field, FieldKey, JOB_FIELDS, TOP_FIELDS};
 pub(crate) use reader::describe;
 pub use rules::{all_names, from_name, name_of, Rule};
 
@@ -100,7 +100,7 @@ pub fn check_machine(file: &str, jobs: &JobsFile, as_daemon: bool) -> Vec<JobsFi
                 file: file.to_string(),
                 line: None,
                 job: JobRef::Named(job.def.name.to_string()),
-                field: e.field().to_string(),
+                field: e.field().into(),
                 problem: FieldProblem::NotOnThisMachine {
                     message: e.to_string(),
                 },

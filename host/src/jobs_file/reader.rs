@@ -129,7 +129,7 @@ impl<'a> JobReader<'a> {
                 .field(self.index, at.key())
                 .or_else(|| self.lines.job(self.index)),
             job: self.job.clone(),
-            field: at.text(),
+            field: at.to_owned_key(),
             problem,
         });
     }

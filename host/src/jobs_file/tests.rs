@@ -494,3 +494,43 @@ fn a_calendar_reads_the_all_day_events_of_an_icalendar_file() {
     assert!(es[0].contains("not an iCalendar file"), "{es:?}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// An error names its field as a value a caller can match on (`check --json` and the
+/// suggestions need no parsing of the text), printed exactly as the key is written.
+#[test]
+fn a_field_error_holds_its_key_typed() {
+    let text = "[[job]]\nname = \"a\"\ncron = \"0 9 * * *\"\ntz = \"UTC\"\ncommand = [\"x\"]\n\
+                dst = { gap = \"sometimes\" }\nenv = { \"A=B\" = \"c\" }\ntimout = \"1m\"\n";
+    let Err(es) = parse_str(text, "jobs.toml") else {
+        panic!("three mistakes, accepted")
+    };
+    let fields: Vec<(Option<&FieldKey>, String)> = es
+        .iter()
+        .map(|e| {
+            (
+                e.field(),
+                e.field().map_or(String::new(), |f| f.to_string()),
+            )
+        })
+        .collect();
+    assert_eq!(
+        fields,
+        [
+            (
+                Some(&FieldKey::Inner(Field::Dst, "gap".to_string())),
+                "dst.gap".to_string()
+            ),
+            (
+                Some(&FieldKey::Inner(Field::Env, "A=B".to_string())),
+                "env.A=B".to_string()
+            ),
+            (
+                Some(&FieldKey::Unknown("timout".to_string())),
+                "timout".to_string()
+            ),
+        ],
+        "{es:?}"
+    );
+    assert_eq!(es[0].field().and_then(|f| f.field()), Some(Field::Dst));
+    assert_eq!(es[0].field().map(|f| f.key()), Some("dst"));
+}

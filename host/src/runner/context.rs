@@ -11,7 +11,7 @@
 //! | `DUETIME_ATTEMPT` | `1` for the first attempt at these due times, `2` for the first retry, ... |
 //! | `DUETIME_IDEMPOTENCY_KEY` | the same for every attempt at the same due times (retries, repeats) |
 
-use duetime::{Covers, JobName, RunId, Trigger};
+use duetime::{Covers, JobName, MissCause, RunId, Trigger};
 use serde::{Deserialize, Serialize};
 
 /// Why a run started, as its command is told: the core's trigger, with a catch-up of due
@@ -29,10 +29,13 @@ pub enum TriggerName {
 }
 
 impl TriggerName {
-    /// The core's trigger; `backfill` when the run's due times were asked for by a backfill.
-    pub fn of(trigger: Trigger, backfill: bool) -> TriggerName {
+    /// The core's trigger; `backfill` for a catch-up whose due times were late because a
+    /// person asked for them (`Start::late`), since the core's trigger alone does not tell
+    /// a backfill from a catch-up after downtime. A retry or repeat of them is told as
+    /// such (`retry`, `repeat`), its cover's cause aside.
+    pub fn of(trigger: Trigger, late: Option<MissCause>) -> TriggerName {
         match trigger {
-            Trigger::CatchUp if backfill => TriggerName::Backfill,
+            Trigger::CatchUp if late == Some(MissCause::Backfill) => TriggerName::Backfill,
             Trigger::Schedule => TriggerName::Scheduled,
             Trigger::CatchUp => TriggerName::CatchUp,
             Trigger::Buffered => TriggerName::Buffered,
@@ -115,6 +118,32 @@ mod tests {
             to: to.parse().unwrap(),
             count,
         }
+    }
+
+    #[test]
+    fn only_a_catch_up_of_backfilled_due_times_is_told_as_a_backfill() {
+        let backfill = Some(MissCause::Backfill);
+        assert_eq!(
+            TriggerName::of(Trigger::CatchUp, backfill),
+            TriggerName::Backfill
+        );
+        let down = Some(MissCause::Down);
+        assert_eq!(
+            TriggerName::of(Trigger::CatchUp, down),
+            TriggerName::CatchUp
+        );
+        assert_eq!(
+            TriggerName::of(Trigger::Retry, backfill),
+            TriggerName::Retry
+        );
+        assert_eq!(
+            TriggerName::of(Trigger::Repeat, backfill),
+            TriggerName::Repeat
+        );
+        assert_eq!(
+            TriggerName::of(Trigger::Schedule, None),
+            TriggerName::Scheduled
+        );
     }
 
     #[test]

@@ -10,6 +10,8 @@ use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::Command;
 
+use crate::jobs_file::Field;
+
 /// A resolved identity to run as.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RunAs {
@@ -63,10 +65,10 @@ impl std::error::Error for IdentityError {}
 
 impl IdentityError {
     /// The jobs file's field the error is about.
-    pub fn field(&self) -> &'static str {
+    pub fn field(&self) -> Field {
         match self {
-            IdentityError::NoGroup { .. } => "group",
-            _ => "user",
+            IdentityError::NoGroup { .. } => Field::Group,
+            _ => Field::User,
         }
     }
 }

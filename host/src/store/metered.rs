@@ -68,6 +68,9 @@ impl<S: Store> Store for Metered<S> {
     fn state_in(&mut self, p: Partition) -> Result<&State, StoreError> {
         self.inner.state_in(p)
     }
+    fn held_state_in(&self, p: Partition) -> Result<&State, StoreError> {
+        self.inner.held_state_in(p)
+    }
     fn locate(&mut self, job: &str) -> Result<Option<Partition>, StoreError> {
         self.inner.locate(job)
     }

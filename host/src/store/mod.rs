@@ -154,6 +154,12 @@ impl Store for AnyStore {
     fn state_in(&mut self, p: Partition) -> Result<&State, StoreError> {
         self.inner().state_in(p)
     }
+    fn held_state_in(&self, p: Partition) -> Result<&State, StoreError> {
+        match self {
+            AnyStore::Sqlite(s) => s.held_state_in(p),
+            AnyStore::Postgres(s) => s.held_state_in(p),
+        }
+    }
     fn locate(&mut self, job: &str) -> Result<Option<Partition>, StoreError> {
         self.inner().locate(job)
     }
@@ -648,6 +654,15 @@ pub trait Store {
 
     /// Partition `p`'s current state, refreshed from the store.
     fn state_in(&mut self, p: Partition) -> Result<&State, StoreError>;
+
+    /// Partition `p`'s state as this handle holds it in memory, without asking the store
+    /// anything: after `transact_in` returns its effects, the very state they were stepped
+    /// on and committed. The daemon reads a `Start`'s definition in force from it as it
+    /// launches the run, rather than `state_in`, which would ask the store again (a read
+    /// transaction, a connection taken from a daemon's pool) for the state it has just
+    /// written. Another process's later changes are not in it, and before this handle's
+    /// first transaction or `state_in` it may hold nothing yet.
+    fn held_state_in(&self, p: Partition) -> Result<&State, StoreError>;
 
     /// Partition 0's current state: the whole store's when it has one partition.
     fn state(&mut self) -> Result<&State, StoreError> {

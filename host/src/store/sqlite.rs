@@ -316,6 +316,11 @@ impl Store for SqliteStore {
         Ok(&cache.state)
     }
 
+    fn held_state_in(&self, p: Partition) -> Result<&State, StoreError> {
+        self.only(p)?;
+        Ok(&self.cache.state)
+    }
+
     fn locate(&mut self, job: &str) -> Result<Option<Partition>, StoreError> {
         let found: Option<i64> = self
             .conn

@@ -928,6 +928,10 @@ impl Store for PostgresStore {
         }
     }
 
+    fn held_state_in(&self, p: Partition) -> Result<&State, StoreError> {
+        Ok(&self.caches[self.index(p)?].state)
+    }
+
     fn locate(&mut self, job: &str) -> Result<Option<Partition>, StoreError> {
         self.pooled(|s| s.locate_now(job))
     }
