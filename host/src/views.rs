@@ -345,6 +345,60 @@ pub fn held_changes(state: &State, job: &str) -> Option<Vec<Change>> {
 /// page's window (a minutely schedule over a week: 10,080).
 pub const MAX_EXCLUDED_LOOKED: usize = 10_000;
 
+/// The base's due times of a calendar schedule in `(after, through]`, each with why a
+/// calendar excludes it (`None`: kept), at most `limit` of them. The one walk
+/// `duetime check`'s notes, what-if's excluded runs and the job page's crosses read.
+pub struct BaseDueTimes<'a> {
+    calendar: &'a duetime::CalendarSchedule,
+    base: Box<dyn Iterator<Item = Timestamp> + 'a>,
+    through: Timestamp,
+    limit: usize,
+    looked: usize,
+    cut_short: bool,
+}
+
+impl<'a> BaseDueTimes<'a> {
+    pub fn new(
+        calendar: &'a duetime::CalendarSchedule,
+        after: Timestamp,
+        through: Timestamp,
+        limit: usize,
+    ) -> BaseDueTimes<'a> {
+        BaseDueTimes {
+            calendar,
+            base: Box::new(calendar.base().iter_after(after)),
+            through,
+            limit,
+            looked: 0,
+            cut_short: false,
+        }
+    }
+
+    /// Whether the walk stopped at its limit with base due times left in the
+    /// span (what it told is then part of the span's).
+    pub fn cut_short(&self) -> bool {
+        self.cut_short
+    }
+}
+
+impl Iterator for BaseDueTimes<'_> {
+    /// A base due time, and why it is excluded (`None`: kept).
+    type Item = (Timestamp, Option<String>);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.cut_short {
+            return None;
+        }
+        let at = self.base.next().filter(|d| *d <= self.through)?;
+        if self.looked == self.limit {
+            self.cut_short = true;
+            return None;
+        }
+        self.looked += 1;
+        Some((at, excluded_why(self.calendar, at)))
+    }
+}
+
 /// Why the base's due time `d` is excluded (`holidays (New Year's Day), freeze`), or
 /// `None` when no calendar excludes it.
 pub fn excluded_why(c: &duetime::CalendarSchedule, d: Timestamp) -> Option<String> {
@@ -442,5 +496,48 @@ mod tests {
         let mut running = by_hand.clone();
         running.paused = None;
         assert!(PauseNote::of(&running).is_none());
+    }
+
+    /// The shared walk of a calendar job's base due times: every one in the span, in
+    /// order, each with why it is excluded; stopped at its limit, it says so.
+    #[test]
+    fn base_due_times_tell_each_with_why_and_stop_at_the_limit() {
+        let text = r#"
+[calendars.holidays]
+dates = [{ date = "2026-01-01", label = "New Year's Day" }]
+
+[[job]]
+name = "hourly"
+cron = "0 * * * *"
+exclude = ["holidays"]
+command = ["true"]
+"#;
+        let file = crate::jobs_file::parse_str(text, "jobs.toml").unwrap();
+        let duetime::Schedule::Calendar(c) = &file.jobs[0].def.schedule else {
+            panic!("not a calendar schedule");
+        };
+        let at = |s: &str| s.parse::<Timestamp>().unwrap();
+        let (after, through) = (at("2025-12-31T22:00:00Z"), at("2026-01-01T02:00:00Z"));
+        let walk: Vec<_> = BaseDueTimes::new(c, after, through, 100).collect();
+        let whys: Vec<(String, Option<&str>)> = walk
+            .iter()
+            .map(|(d, why)| (d.to_string(), why.as_deref()))
+            .collect();
+        let holiday = Some("holidays (New Year's Day)");
+        assert_eq!(
+            whys,
+            [
+                ("2025-12-31T23:00:00Z".to_string(), None),
+                ("2026-01-01T00:00:00Z".to_string(), holiday),
+                ("2026-01-01T01:00:00Z".to_string(), holiday),
+                ("2026-01-01T02:00:00Z".to_string(), holiday),
+            ]
+        );
+        let mut short = BaseDueTimes::new(c, after, through, 2);
+        assert_eq!(short.by_ref().count(), 2);
+        assert!(short.cut_short(), "two of four looked at");
+        let mut whole = BaseDueTimes::new(c, after, through, 4);
+        assert_eq!(whole.by_ref().count(), 4);
+        assert!(!whole.cut_short(), "all four looked at, none left");
     }
 }

@@ -221,9 +221,10 @@ fn excluded(
     notes: &mut Vec<Note>,
 ) {
     let mut more = 0;
-    let base = c.base().iter_after(prev).take_while(|d| *d < at);
-    for d in base.take(MAX_EXCLUDED_LOOKED) {
-        let Some(reasons) = duetime_host::views::excluded_why(c, d) else {
+    let before = at.saturating_sub(duetime::Duration::from_millis(1));
+    let limit = MAX_EXCLUDED_LOOKED;
+    for (d, why) in duetime_host::views::BaseDueTimes::new(c, prev, before, limit) {
+        let Some(reasons) = why else {
             continue;
         };
         if notes

@@ -231,16 +231,9 @@ fn excluded(schedule: &Schedule, window: Window) -> Vec<Excluded> {
     let Schedule::Calendar(c) = schedule else {
         return Vec::new();
     };
-    c.base()
-        .iter_after(window.from)
-        .take_while(|t| *t <= window.to)
-        .take(crate::views::MAX_EXCLUDED_LOOKED)
-        .filter_map(|at| {
-            Some(Excluded {
-                at,
-                why: crate::views::excluded_why(c, at)?,
-            })
-        })
+    let limit = crate::views::MAX_EXCLUDED_LOOKED;
+    crate::views::BaseDueTimes::new(c, window.from, window.to, limit)
+        .filter_map(|(at, why)| Some(Excluded { at, why: why? }))
         .take(MAX_UPCOMING)
         .collect()
 }

@@ -10,6 +10,7 @@ use duetime::{
     Schedule, Timestamp,
 };
 use duetime_host::jobs_file::name_of;
+use duetime_host::views::BaseDueTimes;
 use serde_json::{json, Value};
 
 use super::plan::Scenario;
@@ -111,15 +112,11 @@ fn excluded_runs(schedule: &Schedule, from: Timestamp, until: Timestamp) -> Excl
         return Excluded::default();
     };
     let mut runs: Vec<ExcludedRun> = Vec::new();
-    let mut looked = 0;
     // Whether the previous base due time was excluded, so a kept one ends a run.
     let mut open = false;
-    for d in c.base().iter_after(from).take_while(|d| *d <= until) {
-        looked += 1;
-        if looked > MAX_EXCLUDED_LOOKED {
-            return Excluded { runs, partly: true };
-        }
-        let Some(why) = duetime_host::views::excluded_why(c, d) else {
+    let mut walk = BaseDueTimes::new(c, from, until, MAX_EXCLUDED_LOOKED);
+    for (d, why) in walk.by_ref() {
+        let Some(why) = why else {
             open = false;
             continue;
         };
@@ -139,7 +136,7 @@ fn excluded_runs(schedule: &Schedule, from: Timestamp, until: Timestamp) -> Excl
     }
     Excluded {
         runs,
-        partly: false,
+        partly: walk.cut_short(),
     }
 }
 
