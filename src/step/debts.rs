@@ -336,14 +336,7 @@ mod tests {
     const HOUR: i64 = 3_600_000;
 
     fn owed(hour: i64, cause: MissCause) -> Owed {
-        let at = Timestamp::from_millis(hour * HOUR);
-        Owed {
-            from: at,
-            to: at,
-            count: 1,
-            cause,
-            schedule: None,
-        }
+        Owed::one(Timestamp::from_millis(hour * HOUR), cause)
     }
 
     #[test]
