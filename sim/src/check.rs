@@ -40,6 +40,7 @@ mod ledger;
 mod line;
 mod live;
 mod logs;
+mod observe;
 mod one_shot;
 mod pause_told;
 mod probe;
@@ -52,6 +53,7 @@ mod views;
 pub(crate) mod witness;
 
 pub use invariant::Invariant;
+pub use observe::Observation;
 pub use probe::{Probe, ProbeCounts};
 
 /// A broken promise, with the entries that show it.
@@ -519,18 +521,18 @@ pub fn check_capped(
     let mut c = Checker::new(facts.clone());
     c.set_cap(cap);
     for (run, outcomes) in reported {
-        for o in outcomes {
-            c.reported(*run, o);
+        for outcome in outcomes {
+            c.observe(Observation::Sent { run: *run, outcome });
         }
     }
     for rec in journal {
-        c.record(rec);
+        c.observe(Observation::Line(rec));
     }
     c.finish(horizon, probes)
 }
 
-/// The checker as the journal streams: `reported` for each result a process sends (before
-/// the step that reads it), `record` for each journal line, `finish` at the end. It keeps
+/// The checker as the journal streams: told each thing seen (`observe`, in the order
+/// `Observation` states), then `finish` at the end. It keeps
 /// no journal: per job, its epochs with the ranges backfilled in each, the ledger entries
 /// (S1, B1 and L1 judge them against the oracle at the end) and the latest start of each
 /// covered due time (S2); per run, only while it is open, its start and its reported
@@ -616,9 +618,9 @@ pub struct Checker {
     /// The run and fence of the `Adopt` being stepped (K1: only the fence the run holds
     /// adopts it).
     adopting: Option<(RunId, Fence)>,
-    /// Whether the checker is fed the events behind the journal (`stepping`), not the
-    /// journal alone, as a host's end-to-end test feeds it: a record's event is judged
-    /// against it only then (K1's adoption fence).
+    /// Whether the checker is told the events behind the journal (`Observation::Stepping`),
+    /// not the journal alone, as a host's end-to-end test tells it: a record's event is
+    /// judged against it only then (K1's adoption fence).
     events_seen: bool,
     /// The run the journal just recorded lost, and whether its job is paused for it (not
     /// safe to repeat, and the run covered due times): what its alert must say (A1).
@@ -704,8 +706,8 @@ impl Checker {
     }
 
     /// Holds O1 from now on: the store runs `single_owner` coordination, and the caller
-    /// feeds `owner` every owner effect in the store's order.
-    pub fn hold_single_owner(&mut self, lease_ttl_ms: i64) {
+    /// tells every owner effect in the store's order (`Checker::for_store`).
+    fn hold_single_owner(&mut self, lease_ttl_ms: i64) {
         self.single_owner = true;
         self.lease_ttl_ms = lease_ttl_ms;
     }
@@ -714,7 +716,7 @@ impl Checker {
     /// changes (O1: owner fences only grow; the starts that follow are held to the holder
     /// told here) and drains (D1: a process is told `Drained` once, and only when the
     /// journal shows it holding no open run).
-    pub fn coordination(&mut self, effect: &Effect) {
+    fn coordination(&mut self, effect: &Effect) {
         match effect {
             Effect::Notice(Notice::Drained { process }) => self.drained_told(*process),
             Effect::Notice(Notice::Owner {
@@ -844,7 +846,7 @@ impl Checker {
     /// R1, with `step_done`: a result the world delivers for a run the journal shows open
     /// under that very fence must settle it (or park it) in its step: a current result is
     /// never taken for a stale one. (A parked run asked to park again is a repeat.)
-    pub fn delivered(&mut self, run: RunId, fence: Fence, outcome: &Outcome) {
+    fn delivered(&mut self, run: RunId, fence: Fence, outcome: &Outcome) {
         if self.settled.contains(run) || self.lost.contains(run) {
             return;
         }
@@ -873,7 +875,7 @@ impl Checker {
 
     /// The end of a step: every result `delivered` for it has settled or parked its run;
     /// a failure no `retry at` followed has no retry waiting (N1).
-    pub fn step_done(&mut self) {
+    fn step_done(&mut self) {
         self.judge_reply();
         self.pauses_judged();
         for idx in std::mem::take(&mut self.line_dirty) {
@@ -948,7 +950,7 @@ impl Checker {
 
     /// The event of the step whose effects come next, and the state it is about to step
     /// (R3 reads a job's definitions from it before an `Upsert`).
-    pub fn stepping(&mut self, event: &duetime::Event, state: &duetime::State, now: duetime::Now) {
+    fn stepping(&mut self, event: &duetime::Event, state: &duetime::State, now: duetime::Now) {
         self.asking(event, state);
         self.events_seen = true;
         use duetime::Event as E;
@@ -979,7 +981,7 @@ impl Checker {
     }
 
     /// The state's `max_runs_per_process` (C2).
-    pub fn set_cap(&mut self, cap: Option<u32>) {
+    fn set_cap(&mut self, cap: Option<u32>) {
         self.lanes.cap = cap;
     }
 
@@ -991,7 +993,7 @@ impl Checker {
     /// A result a process sent for `run` (its settlement must be one of them). Results
     /// for a run already settled are not kept: a second settlement is an S5 violation
     /// whatever it says.
-    pub fn reported(&mut self, run: RunId, outcome: &Outcome) {
+    fn reported(&mut self, run: RunId, outcome: &Outcome) {
         if self.settled.contains(run) {
             return;
         }
@@ -1011,32 +1013,14 @@ impl Checker {
         self.probes.add(probe, n);
     }
 
-    /// A broken promise only the world can see (it knows true time: J2's releases), told
-    /// as one that does not shrink (a replay has no true time to judge it by).
-    pub fn world_saw(&mut self, inv: Invariant, detail: String) {
+    /// `Observation::WorldSaw`: a liveness finding under "(world)", never shrunk.
+    fn world_saw(&mut self, inv: Invariant, detail: String) {
         self.violations.push(Violation {
             invariant: inv,
             job: "(world)".to_string(),
             detail,
             liveness: true,
         });
-    }
-
-    /// W2 (`wire_def.rs`): the definition `job` was sent with, written as a person writes
-    /// it, reads back as another.
-    pub fn definition_misread(&mut self, job: &JobName, detail: String) {
-        self.violation(Invariant::W2, job, detail);
-    }
-
-    /// H2 (`wire_def::digest_shared`): the digest of the definition `job` was sent with is
-    /// also the digest of the same definition under another daylight-saving policy.
-    pub fn digest_shared(&mut self, job: &JobName, detail: String) {
-        self.violation(Invariant::H2, job, detail);
-    }
-
-    /// S6: the state committed at that point fails its own load check or round trip.
-    pub fn state_broken(&mut self, detail: String) {
-        self.violations.push(Violation::state(detail));
     }
 
     /// A broken promise; a liveness one when its id is an `L`.
@@ -1103,7 +1087,7 @@ impl Checker {
 
     /// An alert the core told (A1: a job tells each kind of incident once until a success
     /// or a person's resume ends it). The kinds are named here, not by the core.
-    pub fn alert(&mut self, alert: &Alert) {
+    fn alert(&mut self, alert: &Alert) {
         // The checker's own grouping, not `AlertKind::incident`: a core that grouped two
         // kinds as one incident would hide the second alert, and A1 must see that.
         let kind = match alert.kind {
@@ -1224,7 +1208,7 @@ impl Checker {
     }
 
     /// One journal record, in journal order.
-    pub fn record(&mut self, rec: &Record) {
+    fn record(&mut self, rec: &Record) {
         let at = rec.at.as_millis();
         self.latest = Some(self.latest.map_or(at, |l| l.max(at)));
         let mut idx = self.track_of(&rec.job);

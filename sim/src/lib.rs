@@ -282,7 +282,8 @@ fn liveness_bounds(jobs: &[gen::SimJob], keep_durations: bool) -> (i64, i64) {
     )
 }
 
-/// Draws and runs one world, then checks its journal.
+/// Draws and runs one world, then checks its journal: the world drawn, the checks its
+/// schedules need no world for, the world run, and its verdict.
 pub fn run_seed(seed: u64, opts: &Options) -> SeedReport {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let cfg = gen::draw_world(seed, &mut rng, &opts.overrides);
@@ -290,64 +291,19 @@ pub fn run_seed(seed: u64, opts: &Options) -> SeedReport {
         Some(fixed) => fixed.as_ref().clone(),
         None => gen::draw_jobs(&mut rng, &cfg, opts.overrides.jobs),
     };
-    let config_line = cfg.to_string();
-    let processes = cfg.processes;
+    let mut report = SeedReport::drawn(seed, &cfg, jobs.len());
     let start_ms = cfg.start_ms;
-    let job_count = jobs.len();
-    let tick_ms = cfg.tick_ms as u64;
-    let single_owner = cfg.single_owner;
-    let max_runs_per_process = cfg.max_runs_per_process;
-    let cfg_checks_state = cfg.mode.checks_state();
-    let dates = dates::check_jobs(seed, &jobs);
-    let mut calendars = calendars::check_calendars(seed, start_ms, &jobs);
-    let (left_out, rolled) = calendars::reach(start_ms, &jobs);
-    // Z3's own schedules cost about a world each (a search for a seldom due time walks
-    // months): calendar worlds only, until they are cheaper.
-    let drawn_rules = if opts.overrides.calendars {
-        calendars::Z3_DRAWN
-    } else {
-        0
-    };
-    let drawn = calendars::check_drawn(seed, drawn_rules);
-    calendars.checked += drawn.checked;
-    calendars.violations.extend(drawn.violations);
+    let beside = Beside::check(seed, start_ms, &jobs, opts.overrides.calendars);
     let (settle_bound, run_bound) = liveness_bounds(&jobs, opts.keep_durations);
-    let mut world = world::World::new(cfg, rng, jobs, opts.record_inputs, opts.hash_trace);
-    if opts.readable_trace {
-        world.trace = Some(Vec::new());
-    }
-    world.keep_durations = opts.keep_durations;
-    world.check_state = opts.check_state || cfg_checks_state;
-    world.seed_budget = opts.seed_budget;
-    world.max_events_per_hour = opts.max_events_per_hour;
+    let mut world = world_of(cfg, rng, jobs, opts);
     let outcome = quietly(|| world.run());
-    let mut report = SeedReport {
-        seed,
-        config: config_line,
-        verdict: Verdict::Held,
-        violations: Vec::new(),
-        events: world.events,
-        jobs: job_count,
-        processes,
-        // What the world actually ran: healing extends the liveness phase past the latest
-        // wall time any clock showed, so a jumped clock makes a longer world.
-        sim_ms: world.now_ms() - start_ms,
-        faults: world.faults.clone(),
-        probes: world.probes.names(),
-        trace_hash: world.trace_hash,
-        inputs: world.inputs.take(),
-        trace: world.trace.take(),
-        tick_ms,
-        single_owner,
-        max_runs_per_process,
-        facts: world.checker.facts().clone(),
-        horizon: Some(Horizon {
-            end: world.now_ms(),
-            settle_bound,
-            run_bound,
-            check_liveness: true,
-        }),
+    let horizon = Horizon {
+        end: world.now_ms(),
+        settle_bound,
+        run_bound,
+        check_liveness: true,
     };
+    report.ran(&mut world, start_ms, horizon);
     if let Err(msg) = outcome {
         report.verdict = Verdict::Crash(msg);
         return report;
@@ -358,34 +314,10 @@ pub fn run_seed(seed: u64, opts: &Options) -> SeedReport {
         ));
         return report;
     }
-    let horizon = report.horizon.expect("set above");
     // The checker has followed the journal as it was written; what is left needs the end.
     let checker = std::mem::replace(&mut world.checker, check::Checker::new(BTreeMap::new()));
     let mut violations = checker.finish(horizon, &mut report.probes);
-    *report
-        .probes
-        .entry(Probe::CronDatesCheckedOverYearsZ1.name())
-        .or_default() += dates.checked;
-    violations.extend(dates.violations);
-    let (typed, typed_wrong) = cron_typing::check_seed(seed);
-    *report
-        .probes
-        .entry(Probe::CronTextTypedNearItsBoundsZ2.name())
-        .or_default() += typed;
-    violations.extend(typed_wrong);
-    *report
-        .probes
-        .entry(Probe::CalendarSchedulesCheckedOverWeeksZ3.name())
-        .or_default() += calendars.checked;
-    for (probe, n) in [
-        (Probe::CalendarLeftOutABaseDueTimeInTheWorld, left_out),
-        (Probe::CalendarRolledADueTimeIntoTheWorld, rolled),
-    ] {
-        if n > 0 {
-            *report.probes.entry(probe.name()).or_default() += n;
-        }
-    }
-    violations.extend(calendars.violations);
+    beside.judged(seed, &mut report.probes, &mut violations);
     report.verdict = if violations.iter().any(|v| !v.is_liveness()) {
         Verdict::Safety
     } else if !violations.is_empty() {
@@ -395,6 +327,126 @@ pub fn run_seed(seed: u64, opts: &Options) -> SeedReport {
     };
     report.violations = violations;
     report
+}
+
+/// The world of a seed, set up as `opts` ask (its trace, its durations, its checks of the
+/// state and its watchdog's bounds).
+fn world_of(
+    cfg: WorldConfig,
+    rng: ChaCha8Rng,
+    jobs: Vec<gen::SimJob>,
+    opts: &Options,
+) -> world::World {
+    let checks_state = cfg.mode.checks_state();
+    let mut world = world::World::new(cfg, rng, jobs, opts.record_inputs, opts.hash_trace);
+    if opts.readable_trace {
+        world.trace = Some(Vec::new());
+    }
+    world.keep_durations = opts.keep_durations;
+    world.check_state = opts.check_state || checks_state;
+    world.seed_budget = opts.seed_budget;
+    world.max_events_per_hour = opts.max_events_per_hour;
+    world
+}
+
+impl SeedReport {
+    /// The report of a world just drawn: what its drawing says, nothing run yet.
+    fn drawn(seed: u64, cfg: &WorldConfig, jobs: usize) -> SeedReport {
+        SeedReport {
+            seed,
+            config: cfg.to_string(),
+            verdict: Verdict::Held,
+            violations: Vec::new(),
+            events: 0,
+            jobs,
+            processes: cfg.processes,
+            sim_ms: 0,
+            faults: BTreeMap::new(),
+            probes: BTreeMap::new(),
+            trace_hash: 0,
+            inputs: None,
+            trace: None,
+            tick_ms: cfg.tick_ms as u64,
+            single_owner: cfg.single_owner,
+            max_runs_per_process: cfg.max_runs_per_process,
+            facts: BTreeMap::new(),
+            horizon: None,
+        }
+    }
+
+    /// What the world did, however its run ended (a crash or a stuck world too).
+    fn ran(&mut self, world: &mut world::World, start_ms: i64, horizon: Horizon) {
+        self.events = world.events;
+        // What the world actually ran: healing extends the liveness phase past the latest
+        // wall time any clock showed, so a jumped clock makes a longer world.
+        self.sim_ms = world.now_ms() - start_ms;
+        self.faults = world.faults.clone();
+        self.probes = world.probes.names();
+        self.trace_hash = world.trace_hash;
+        self.inputs = world.inputs.take();
+        self.trace = world.trace.take();
+        self.facts = world.checker.facts().clone();
+        self.horizon = Some(horizon);
+    }
+}
+
+/// The checks of a seed's schedules that need no world, made before it runs: Z1 (its cron
+/// jobs' dates over years) and Z3 (its calendars over weeks, and Z3's own schedules in
+/// calendar worlds); what the calendars left out of the world or rolled into it.
+struct Beside {
+    dates: dates::DateReport,
+    calendars: dates::DateReport,
+    left_out: u64,
+    rolled: u64,
+}
+
+impl Beside {
+    fn check(seed: u64, start_ms: i64, jobs: &[gen::SimJob], calendar_world: bool) -> Beside {
+        let dates = dates::check_jobs(seed, jobs);
+        let mut calendars = calendars::check_calendars(seed, start_ms, jobs);
+        let (left_out, rolled) = calendars::reach(start_ms, jobs);
+        // Z3's own schedules cost about a world each (a search for a seldom due time walks
+        // months): calendar worlds only, until they are cheaper.
+        let drawn_rules = if calendar_world {
+            calendars::Z3_DRAWN
+        } else {
+            0
+        };
+        let drawn = calendars::check_drawn(seed, drawn_rules);
+        calendars.checked += drawn.checked;
+        calendars.violations.extend(drawn.violations);
+        Beside {
+            dates,
+            calendars,
+            left_out,
+            rolled,
+        }
+    }
+
+    /// Z1, Z2 (cron text typed near its bounds, drawn now) and Z3 added to a world's
+    /// verdict: their counts to its probes (the three always named, even at nought), their
+    /// violations after the checker's, in that order.
+    fn judged(self, seed: u64, probes: &mut Probes, violations: &mut Vec<Violation>) {
+        let mut count = |probe: Probe, n: u64| *probes.entry(probe.name()).or_default() += n;
+        count(Probe::CronDatesCheckedOverYearsZ1, self.dates.checked);
+        violations.extend(self.dates.violations);
+        let (typed, typed_wrong) = cron_typing::check_seed(seed);
+        count(Probe::CronTextTypedNearItsBoundsZ2, typed);
+        violations.extend(typed_wrong);
+        count(
+            Probe::CalendarSchedulesCheckedOverWeeksZ3,
+            self.calendars.checked,
+        );
+        for (probe, n) in [
+            (Probe::CalendarLeftOutABaseDueTimeInTheWorld, self.left_out),
+            (Probe::CalendarRolledADueTimeIntoTheWorld, self.rolled),
+        ] {
+            if n > 0 {
+                count(probe, n);
+            }
+        }
+        violations.extend(self.calendars.violations);
+    }
 }
 
 /// What the checker may know besides the journal: each job's oracle specs (every schedule

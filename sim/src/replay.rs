@@ -4,15 +4,14 @@
 //! that `cargo test` replays without the generator, so it stays meaningful when the
 //! generator changes.
 
-use duetime::Notice;
 use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Instant;
 
-use duetime::{Config, Coordination, Duration, Effect, Event, JobName, Now, State};
+use duetime::{Config, Coordination, Duration, Event, JobName, Now, State};
 use serde::{Deserialize, Serialize};
 
-use crate::check::{self, Horizon, JobFacts, Violation};
+use crate::check::{self, Horizon, JobFacts, Observation, Violation};
 
 /// Everything needed to replay a failure without the generator.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -126,23 +125,16 @@ pub fn replay_counting(
     probes: &mut check::Probes,
 ) -> Finding {
     let run = crate::quietly(|| {
-        let mut checker = checker_for(&config, facts);
+        let mut checker = check::Checker::for_store(facts.clone(), &config);
         let mut state = State::new(config);
         let mut effects = Vec::new();
         for (i, (now, event)) in inputs.iter().enumerate() {
-            // As the world feeds it: each result before its step, the journal as written.
-            if let Event::RunFinished {
-                run,
-                fence,
-                outcome,
-                ..
-            } = event
-            {
-                checker.reported(*run, outcome);
-                checker.delivered(*run, *fence, outcome);
-            }
-            checker.stepping(event, &state, *now);
-            checker.logged_event(event);
+            // As the world tells it (`check::Observation`'s order).
+            checker.observe(Observation::Stepping {
+                event,
+                state: &state,
+                now: *now,
+            });
             state.step(*now, event.clone(), &mut effects);
             if checks == StateChecks::Full {
                 if let Err(what) = crate::round_trip(&mut state) {
@@ -150,21 +142,12 @@ pub fn replay_counting(
                 }
             }
             for e in effects.drain(..) {
-                checker.logged(&e);
-                checker.action(&e);
-                match e {
-                    Effect::Journal(r) => checker.record(&r),
-                    Effect::Notice(Notice::Owner { .. })
-                    | Effect::Notice(Notice::OwnerReleased { .. })
-                    | Effect::Notice(Notice::Drained { .. })
-                    | Effect::Notice(Notice::ClockGap { .. }) => checker.coordination(&e),
-                    Effect::Notice(Notice::Alert(a)) => checker.alert(&a),
-                    Effect::Reply { job, result } => checker.replied(job.as_ref(), &result),
-                    _ => {}
-                }
+                checker.observe(Observation::Effect(&e));
             }
-            checker.step_done();
-            checker.after_step(&state, now.wall);
+            checker.observe(Observation::Committed {
+                state: &state,
+                wall: now.wall,
+            });
         }
         Ok(checker)
     });
@@ -180,20 +163,6 @@ pub fn replay_counting(
             }
         }
     }
-}
-
-/// A checker for a store of `config`: O1 and O2 under `single_owner`, C2 against its cap.
-fn checker_for(config: &Config, facts: &BTreeMap<JobName, JobFacts>) -> check::Checker {
-    let mut checker = check::Checker::new(facts.clone());
-    if config.coordination == Coordination::SingleOwner {
-        checker.hold_single_owner(config.lease_ttl.as_millis() as i64);
-    }
-    checker.set_cap(config.max_runs_per_process);
-    checker.hold_journal_time(config.clock_jump.as_millis() as i64);
-    checker.hold_leases(config);
-    checker.hold_timeouts(config);
-    checker.hold_replies(config);
-    checker
 }
 
 impl Regression {

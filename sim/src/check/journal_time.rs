@@ -41,13 +41,13 @@ pub(super) struct JournalTime {
 }
 
 impl Checker {
-    /// Holds J1 for a store of this `clock_jump` (the world and its replays, which feed
-    /// the checker every effect in order).
-    pub fn hold_journal_time(&mut self, clock_jump_ms: i64) {
+    /// Holds J1 for a store of this `clock_jump` (the world and its replays, which tell
+    /// the checker every effect in order: `Checker::for_store`).
+    pub(super) fn hold_journal_time(&mut self, clock_jump_ms: i64) {
         self.journal_time.jump = Some(clock_jump_ms);
     }
 
-    /// J1's part of `Checker::stepping`: whether the step is a person's command, and the
+    /// J1's part of `Observation::Stepping`: whether the step is a person's command, and the
     /// date the rule gives a person's command or a result from its reading and the store
     /// before the step.
     pub(super) fn journal_time_stepping(&mut self, event: &Event, state: &State, now: Now) {

@@ -175,7 +175,7 @@ impl Leases {
 impl Checker {
     /// Holds K1 and L3 (and G1, which needs the grace and the tick) for a store of this
     /// config.
-    pub fn hold_leases(&mut self, config: &duetime::Config) {
+    pub(super) fn hold_leases(&mut self, config: &duetime::Config) {
         let ms = |d: duetime::Duration| i64::try_from(d.as_millis()).unwrap_or(i64::MAX);
         self.leases.config = Some((ms(config.lease_ttl), ms(config.tick), ms(config.clock_jump)));
         self.grace_ms = Some(ms(config.grace));

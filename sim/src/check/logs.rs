@@ -64,8 +64,8 @@ impl Checker {
         *seen <= READ_ALL || *seen % READ_EVERY == 0
     }
 
-    /// W1 for one effect the world received.
-    pub fn logged(&mut self, effect: &Effect) {
+    /// W1 for one effect the world received (`Observation::Effect`).
+    pub(super) fn logged(&mut self, effect: &Effect) {
         if !self.reads(effect_kind(effect)) {
             return;
         }
@@ -82,8 +82,8 @@ impl Checker {
         self.log_buf = line;
     }
 
-    /// W1 for one event the world sends to the core.
-    pub fn logged_event(&mut self, event: &Event) {
+    /// W1 for one event the world sends to the core (`Observation::Stepping`).
+    pub(super) fn logged_event(&mut self, event: &Event) {
         let mut h = std::hash::DefaultHasher::new();
         std::mem::discriminant(event).hash(&mut h);
         if !self.reads(h.finish()) {

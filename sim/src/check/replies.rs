@@ -298,9 +298,10 @@ fn differing(a: &JobDef, b: &JobDef) -> String {
 }
 
 impl Checker {
-    /// Holds R3 and H2 for a store of this config: the world and its replays feed every
-    /// command (`stepping`), its reply (`replied`) and the state after it (`views`).
-    pub fn hold_replies(&mut self, config: &duetime::Config) {
+    /// Holds R3 and H2 for a store of this config: the world and its replays tell every
+    /// command (`Observation::Stepping`), its reply (`Observation::Effect`) and the state
+    /// after it (`Observation::Committed`).
+    pub(super) fn hold_replies(&mut self, config: &duetime::Config) {
         self.replies.tick = Some(config.tick);
         self.replies.manual_per_hour = config.manual_per_hour as usize;
     }
@@ -588,8 +589,8 @@ impl Checker {
         names
     }
 
-    /// A reply the core gave in the step being fed.
-    pub fn replied(
+    /// A reply the core gave in the step being told (`Observation::Effect`).
+    pub(super) fn replied(
         &mut self,
         job: Option<&JobName>,
         result: &Result<Option<Box<JobView>>, Refusal>,

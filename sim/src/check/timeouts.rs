@@ -37,14 +37,14 @@ pub(super) struct Timeouts {
 
 impl Checker {
     /// Holds K2 for a store whose cancels are given `grace_ms` to be answered.
-    pub fn hold_timeouts(&mut self, config: &duetime::Config) {
+    pub(super) fn hold_timeouts(&mut self, config: &duetime::Config) {
         self.timeouts.grace_ms =
             Some(i64::try_from(config.cancel_grace.as_millis()).unwrap_or(i64::MAX));
     }
 
     /// An action the core asked for, whatever became of the step's answer: a start puts
     /// its run in the store with its deadline.
-    pub fn action(&mut self, effect: &duetime::Effect) {
+    pub(super) fn action(&mut self, effect: &duetime::Effect) {
         if let duetime::Effect::Do(duetime::Action::Start(duetime::Start {
             run,
             job,

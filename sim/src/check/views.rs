@@ -270,9 +270,9 @@ impl Seen {
 }
 
 impl Checker {
-    /// After each committed step (the world and its replays, after `step_done`): the
+    /// After each committed step (`Observation::Committed`, after `step_done`): the
     /// leases held to the checker's rule (K1, L3), then the views (V1, N1, M1).
-    pub fn after_step(&mut self, state: &duetime::State, now: duetime::Timestamp) {
+    pub(super) fn after_step(&mut self, state: &duetime::State, now: duetime::Timestamp) {
         self.leases_stepped(state, now.as_millis());
         self.forgotten_as_due(state);
         self.caught_up_newest(state);

@@ -225,12 +225,13 @@ impl World {
             return;
         }
         let prev = prev.map_or(String::new(), |r| format!("{r:?}"));
-        self.checker.world_saw(
-            Invariant::J3,
-            format!(
-                "{p}'s clocks from {prev} to {now:?}: the rule tells {expected:?}, the core told {told:?}"
-            ),
+        let detail = format!(
+            "{p}'s clocks from {prev} to {now:?}: the rule tells {expected:?}, the core told {told:?}"
         );
+        self.checker.observe(Observation::WorldSaw {
+            invariant: Invariant::J3,
+            detail,
+        });
     }
 
     /// J2 (`witness.rs`): `process`, the stepping `host`'s, was released; `before` is
@@ -249,7 +250,10 @@ impl World {
             return;
         }
         if let Some(detail) = self.witnesses.released(h, process, kind, self.t, before) {
-            self.checker.world_saw(Invariant::J2, detail);
+            self.checker.observe(Observation::WorldSaw {
+                invariant: Invariant::J2,
+                detail,
+            });
         } else {
             self.probes.add(Probe::ReleaseItsRuleAllows, 1);
         }
@@ -271,7 +275,13 @@ impl World {
         let store = self.state.clock().map(|c| c.as_millis());
         let read = (now.wall.as_millis(), now.mono.as_millis());
         let probe = match self.consensus.judged(h, process, read, store) {
-            Verdict::Stuck(detail) => return self.checker.world_saw(Invariant::J4, detail),
+            Verdict::Stuck(detail) => {
+                let saw = Observation::WorldSaw {
+                    invariant: Invariant::J4,
+                    detail,
+                };
+                return self.checker.observe(saw);
+            }
             Verdict::Near { after_away: true } => Probe::StoresClockCameToClocksThatAgree,
             Verdict::Away => Probe::StoresClockAwayFromClocksThatAgree,
             _ => return,

@@ -44,7 +44,7 @@ use rand_chacha::ChaCha8Rng;
 use duetime_loop::{Holding, Incarnation, LeftRun, Order, Started, Startup};
 
 use crate::check::consensus::Verdict;
-use crate::check::{Checker, Invariant};
+use crate::check::{Checker, Invariant, Observation};
 use crate::gen::{stream_rng, SimJob, Stream, WorldConfig};
 
 /// The world's random streams beside its first one (`rng`), each drawn from a stream of
@@ -210,17 +210,11 @@ fn lane_keys(jobs: &[SimJob]) -> Vec<(String, Option<u32>)> {
         .collect()
 }
 
-/// The checker of a world: the promises its configuration asks for held.
+/// The checker of a world: the promises its store's configuration asks for held (the same
+/// as its replays', `Checker::for_store`), and F1 in an overload world, whose processes
+/// stay live.
 fn checker_for(cfg: &WorldConfig, config: &duetime::Config, jobs: &[SimJob]) -> Checker {
-    let mut checker = Checker::new(crate::facts_of(jobs));
-    if cfg.single_owner {
-        checker.hold_single_owner(config.lease_ttl.as_millis() as i64);
-    }
-    checker.set_cap(cfg.max_runs_per_process);
-    checker.hold_journal_time(config.clock_jump.as_millis() as i64);
-    checker.hold_leases(config);
-    checker.hold_timeouts(config);
-    checker.hold_replies(config);
+    let mut checker = Checker::for_store(crate::facts_of(jobs), config);
     if cfg.mode == crate::gen::FaultMode::Overload {
         checker.hold_live_hosts();
     }
@@ -415,9 +409,8 @@ impl World {
             return;
         }
         if let Err(e) = self.state.self_check() {
-            let what = format!("the state fails its own load check: {e}");
-            self.checker
-                .state_broken(format!("at the world's end: {what}"));
+            let detail = format!("at the world's end: the state fails its own load check: {e}");
+            self.checker.observe(Observation::StateBroken(detail));
             self.broken = true;
         }
     }

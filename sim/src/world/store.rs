@@ -69,7 +69,10 @@ impl World {
         let shown = self.state.process(p).map(duetime::ProcessRec::draining);
         if shown == Some(false) {
             let detail = format!("{p} was asked to drain, yet the store shows it not draining");
-            self.checker.world_saw(Invariant::D1, detail);
+            self.checker.observe(Observation::WorldSaw {
+                invariant: Invariant::D1,
+                detail,
+            });
         }
     }
 
@@ -157,8 +160,10 @@ impl World {
             self.witnesses.spoke(h, p, self.t, before, heard_at);
             self.clocks_followed(h, p, now);
         }
-        self.checker.step_done();
-        self.checker.after_step(&self.state, now.wall);
+        self.checker.observe(Observation::Committed {
+            state: &self.state,
+            wall: now.wall,
+        });
         self.after_transact(ticked, owner_before, wake_before, left);
     }
 
@@ -260,19 +265,11 @@ impl World {
         if let Some(h) = host {
             self.hosts[h].shown_at = self.t;
         }
-        if let Event::RunFinished {
-            run,
-            outcome,
-            fence,
-            ..
-        } = event
-        {
-            // The checker's ground truth: every result a process reported.
-            self.checker.reported(*run, outcome);
-            self.checker.delivered(*run, *fence, outcome);
-        }
-        self.checker.stepping(event, &self.state, now);
-        self.checker.logged_event(event);
+        self.checker.observe(Observation::Stepping {
+            event,
+            state: &self.state,
+            now,
+        });
         if let Event::Upsert { def, .. } = event {
             self.definition_read(def);
         }
@@ -287,11 +284,14 @@ impl World {
         if self.definitions_read.contains(def) {
             return;
         }
+        let job = &def.name;
         if let Some(detail) = crate::wire_def::misread(def) {
-            self.checker.definition_misread(&def.name, detail);
+            self.checker
+                .observe(Observation::DefinitionMisread { job, detail });
         }
         if let Some(detail) = crate::wire_def::digest_shared(def) {
-            self.checker.digest_shared(&def.name, detail);
+            self.checker
+                .observe(Observation::DigestShared { job, detail });
         }
         self.definitions_read.push(def.clone());
     }
@@ -320,8 +320,8 @@ impl World {
             Ok(())
         };
         if let Err(what) = checked {
-            self.checker
-                .state_broken(format!("after the event at {}: {what}", now.wall));
+            let detail = format!("after the event at {}: {what}", now.wall);
+            self.checker.observe(Observation::StateBroken(detail));
             self.broken = true;
         }
     }
@@ -362,17 +362,11 @@ impl World {
             self.hash(&e);
         }
         self.coordination_probes(&e, seen.draining);
-        self.checker.logged(&e);
-        self.checker.action(&e);
-        if let Effect::Reply { job, result } = &e {
-            self.checker.replied(job.as_ref(), result);
-        }
+        // Every effect, whether or not the commit's answer reaches the process: the journal
+        // is written and notices are told with the state.
+        self.checker.observe(Observation::Effect(&e));
         match e {
             Effect::Journal(r) => self.take_record(r, left),
-            // Written with the state even when the commit's answer is lost.
-            Effect::Notice(Notice::Owner { .. })
-            | Effect::Notice(Notice::OwnerReleased { .. })
-            | Effect::Notice(Notice::Drained { .. }) => self.checker.coordination(&e),
             Effect::Reply {
                 result: Err(refusal),
                 ..
@@ -385,12 +379,7 @@ impl World {
             } => {
                 self.probes.add(Probe::StaleApprovalRefused, 1);
             }
-            // Told by the core even when the commit's answer is lost on the way.
-            Effect::Notice(Notice::Alert(a)) => self.checker.alert(&a),
             Effect::Notice(Notice::ClockGap { kind, process, .. }) => {
-                // (A clock released behind moves the store's clock back: O2 measures on
-                // it.)
-                self.checker.coordination(&e);
                 left.held |= self.clock_gap_seen(kind, process, seen);
             }
             Effect::Reply {
@@ -444,8 +433,8 @@ impl World {
         }
     }
 
-    /// A journal record of a step: an adoption, a parked run and a retry's wait are kept
-    /// for after it; the checker reads every record.
+    /// A journal record of a step (the checker has read it as an effect): a parked run and
+    /// a retry's wait are kept for after it.
     pub(super) fn take_record(&mut self, r: duetime::Record, left: &mut StepLeft) {
         match &r.entry {
             Entry::History(duetime::History::Parked { run, until, .. }) => {
@@ -457,7 +446,6 @@ impl World {
             }
             _ => {}
         }
-        self.checker.record(&r);
     }
 
     /// A clock gap the core told: a release judged (J2), counted by kind; whether it holds
