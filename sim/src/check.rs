@@ -554,6 +554,9 @@ pub struct Checker {
     starts: u64,
     settled: RunSet,
     lost: RunSet,
+    /// Why each started run's due times were late, as its `Start` told the host
+    /// (`Start::late`), until the ledger entry that settles them says (N1).
+    told_late: RunMap<Option<MissCause>>,
     /// Runs parked awaiting approval and not yet settled (P2).
     parked: RunMap<Parked>,
     /// The latest wall time any record was written at.
@@ -666,6 +669,7 @@ impl Checker {
             starts: 0,
             settled: RunSet::default(),
             lost: RunSet::default(),
+            told_late: RunMap::default(),
             parked: RunMap::default(),
             latest: None,
             violations: Vec::new(),
@@ -1893,6 +1897,7 @@ impl Checker {
         if let LedgerKind::Ran { run, skipped } = e.kind {
             self.ran_as_settled(rec, run, skipped);
         }
+        self.late_as_told(rec, e.kind);
         self.catch_up_entry(idx, to, e.kind);
         if let LedgerKind::Missed {
             cause,
@@ -1997,6 +2002,37 @@ impl Checker {
             LedgerKind::Lost { .. } => self.probe(Probe::LostRunOfAJobNotSafeToRepeat),
             LedgerKind::Ran { .. } | LedgerKind::ApprovalExpired { .. } => {}
         }
+    }
+
+    /// N1: a run's `Start` told the host why its due times were late (`Start::late`, which
+    /// a host turns into the trigger its command reads, `backfill` among them): the cause
+    /// the entry settling them records, or none for a run on time.
+    fn late_as_told(&mut self, rec: &Record, kind: LedgerKind) {
+        let (run, recorded) = match kind {
+            LedgerKind::Ran { run, .. } => (run, None),
+            LedgerKind::Missed {
+                cause,
+                action: MissAction::CaughtUp { run },
+            } => (run, Some(cause)),
+            LedgerKind::FailedOut { run }
+            | LedgerKind::Lost { run }
+            | LedgerKind::ApprovalExpired { run } => {
+                self.told_late.remove(&run);
+                return;
+            }
+            LedgerKind::Missed { .. } => return,
+        };
+        let Some(told) = self.told_late.remove(&run) else {
+            return;
+        };
+        if told == recorded {
+            self.probe(Probe::StartToldWhyItsDueTimesWereLate);
+            return;
+        }
+        let detail = format!(
+            "{run}'s start told the host its due times were late for {told:?}, where the entry settling them records {recorded:?}"
+        );
+        self.violation(Invariant::N1, &rec.job, detail);
     }
 
     /// S3: no entry names a run after it was recorded lost.

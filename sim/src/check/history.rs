@@ -314,6 +314,11 @@ impl Checker {
         self.timeout_settled(&rec.job, *run, by_core, at);
         self.retry_settled(idx, at, *run, *attempt, outcome);
         self.holders.retain(|(r, _, _)| r != run);
+        if matches!(outcome, Outcome::Failed { .. } | Outcome::TimedOut) {
+            // Its due times go to a retry's run, or to the entry failing them out, which
+            // records no cause.
+            self.told_late.remove(run);
+        }
         if !matches!(outcome, Outcome::Ok | Outcome::Skipped) {
             // A `retry at` line may follow in this step (N1).
             self.tracks[idx].line.ended(*run, None);
@@ -326,6 +331,7 @@ impl Checker {
     fn run_lost(&mut self, idx: usize, rec: &Record, run: &RunId) {
         let run = *run;
         self.timeout_forgotten(run);
+        self.told_late.remove(&run);
         let covered = self.open.get(&run).is_some_and(|o| o.covers.is_some());
         let paused = !self.tracks[idx].safe_to_repeat && covered;
         self.lost_told = Some((run, paused));

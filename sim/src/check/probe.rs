@@ -78,6 +78,7 @@ probes! {
         CatchUpAfterAQuotaHold = "catch-up after a quota hold",
         CatchUpAfterDowntime = "catch-up after downtime",
         CatchUpAfterSleep = "catch-up after sleep",
+        StartToldWhyItsDueTimesWereLate = "start told why its due times were late, as settled",
         CatchUpAfterTheClockWasSetForward = "catch-up after the clock was set forward",
         CatchUpRun = "catch-up run",
         CatchUpOnceSkippedLateDueTimesForANewerCatchUp = "catch_up_once skipped late due times for a newer catch-up",

@@ -50,9 +50,11 @@ impl Checker {
             job,
             process,
             deadline,
+            late,
             ..
         })) = effect
         {
+            self.told_late.insert(*run, *late);
             let timed = Timed {
                 job: job.clone(),
                 holder: *process,
