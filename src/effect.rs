@@ -6,7 +6,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use crate::event::{Actor, Fence, Outcome, ProcessId, RunId};
-use crate::job::JobName;
+use crate::job::{Digest, JobName};
 use crate::names::snake_names;
 use crate::schedule::Schedule;
 use crate::time::{Duration, Timestamp};
@@ -370,12 +370,12 @@ pub enum History {
     /// (if any) keeps running.
     PendingConfirmation {
         /// The held definition's digest, what a person confirms.
-        digest: String,
+        digest: Digest,
     },
     /// A person confirmed the held definition; it applies from now.
     Confirmed {
         /// The digest confirmed.
-        digest: String,
+        digest: Digest,
         /// Who confirmed it.
         actor: Actor,
     },
@@ -569,7 +569,7 @@ pub enum AlertKind {
     /// A definition change waits for a person's `Confirm` with this digest.
     PendingConfirmation {
         /// The held definition's digest.
-        digest: String,
+        digest: Digest,
     },
     /// A parked run was not approved before its `until`.
     ApprovalExpired {
@@ -647,7 +647,7 @@ pub enum Refusal {
     /// `Confirm`, but no definition of the job is held; `current` is the digest in force.
     NothingToConfirm {
         /// The digest of the definition in force.
-        current: String,
+        current: Digest,
     },
     /// `ApprovalGiven` named a run that is not this job's parked run (unknown, still
     /// running, settled already or expired).

@@ -13,7 +13,7 @@ use crate::time::{Duration, Timestamp};
 
 mod digest;
 
-pub use digest::DIGEST_HEX_LEN;
+pub use digest::{Digest, DIGEST_HEX_LEN};
 
 /// A job's name: a lower-case letter, then at most 63 of `a-z0-9_`. Shared, because every
 /// effect names its job and a clone must not allocate.
@@ -479,7 +479,7 @@ impl JobDef {
     /// The definition's digest, 64 lower-case hex digits: SHA-256 over a canonical
     /// encoding of every field (`digest.rs`), stable across builds and platforms, so a
     /// person can confirm what they read elsewhere. Any change to any field changes it.
-    pub fn digest(&self) -> String {
+    pub fn digest(&self) -> Digest {
         digest::digest(self)
     }
 

@@ -151,8 +151,8 @@ pub use event::{
 };
 pub use inconsistency::{ConfigError, Inconsistency};
 pub use job::{
-    Backoff, DefError, JobDef, JobName, MissedRule, Overlap, DIGEST_HEX_LEN, MAX_CONCURRENCY_LIMIT,
-    MAX_JITTER, MAX_PAYLOAD, MAX_RETRIES, MAX_TITLE,
+    Backoff, DefError, Digest, JobDef, JobName, MissedRule, Overlap, DIGEST_HEX_LEN,
+    MAX_CONCURRENCY_LIMIT, MAX_JITTER, MAX_PAYLOAD, MAX_RETRIES, MAX_TITLE,
 };
 pub use jobs::JobSeq;
 pub use schedule::zone::Segment as ZoneSegment;

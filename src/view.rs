@@ -74,7 +74,7 @@ pub struct JobView {
     pub held_until: Option<Timestamp>,
     /// The digest of a definition held for a person's `Confirm` (what to confirm).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pending_confirmation: Option<String>,
+    pub pending_confirmation: Option<crate::job::Digest>,
     /// The running run is parked awaiting approval until then (`running` names it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub awaiting_approval: Option<Timestamp>,
@@ -208,7 +208,7 @@ impl State {
             held_until: act.and_then(|a| a.quota_hold).filter(|&until| until > now),
             pending_confirmation: act
                 .and_then(crate::state::Activity::held)
-                .map(|d| d.digest().to_string()),
+                .map(|d| d.digest().clone()),
             awaiting_approval: job.run().and_then(OpenRun::parked),
             ended: job.ended,
         })

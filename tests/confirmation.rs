@@ -196,7 +196,7 @@ fn a_wrong_digest_is_refused_without_the_expected_one() {
         "{refusal}"
     );
     assert!(
-        !refusal.contains(&d),
+        !refusal.contains(d.as_str()),
         "the refusal tells the digest to type: {refusal}"
     );
 }
@@ -216,7 +216,7 @@ fn a_held_definition_is_stored_bare_and_its_digest_is_derived_again_on_load() {
     let stored = serde_json::to_value(&s.state).expect("serializes");
     let text = stored.to_string();
     assert!(
-        !text.contains(&digest),
+        !text.contains(digest.as_str()),
         "the digest is derived, never stored (a store cannot vouch for it)"
     );
     let held = serde_json::to_value(&second).expect("serializes");

@@ -254,7 +254,7 @@ fn a_new_job_waiting_for_confirmation_is_watched_from_the_confirmation() {
         "confirm",
         Event::Confirm {
             job: JobName::new("report").unwrap(),
-            digest,
+            digest: digest.to_string(),
             actor: Actor::new("bob"),
         },
     );

@@ -347,7 +347,7 @@ fn format_6_parts(d: &mut Driver) {
     deploy.payload = Some(r#"{"argv":["deploy","--prod"],"user":"deployer"}"#.to_string());
     let digest = deploy.digest();
     d.step(670, upsert(deploy.clone()));
-    d.step(671, confirm("deploy", &digest));
+    d.step(671, confirm("deploy", digest.as_str()));
     deploy.payload = Some(r#"{"argv":["deploy","--prod","--fast"],"user":"deployer"}"#.to_string());
     d.step(672, upsert(deploy));
 }
@@ -1219,7 +1219,9 @@ fn every_alert_kind_is_its_own_incident() {
             run: RunId(1),
             running_for: Duration::from_secs(1),
         },
-        AlertKind::PendingConfirmation { digest: "d".into() },
+        AlertKind::PendingConfirmation {
+            digest: serde_json::from_str("\"d\"").unwrap(),
+        },
         AlertKind::ApprovalExpired { run: RunId(1) },
         AlertKind::NoSuccess {
             since: Timestamp::from_millis(T0),

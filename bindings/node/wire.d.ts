@@ -62,7 +62,7 @@ export type AlertKind = ({
 } | {
   alert: "pending_confirmation";
   /** The held definition's digest. */
-  digest: string;
+  digest: Digest;
 } | {
   alert: "approval_expired";
   /** The parked run. */
@@ -243,6 +243,9 @@ export type DefError = ({
   /** The switch's length. */
   within: Duration;
 });
+
+/** A definition's digest (`JobDef::digest`): 64 lower-case hex digits of SHA-256, what a */
+export type Digest = string;
 
 /** What a cron schedule does at daylight-saving changes: in a gap (spring forward) and in */
 export type DstPolicy = {
@@ -618,13 +621,13 @@ export type History = ({
   what: "waiting";
 } | {
   /** The held definition's digest, what a person confirms. */
-  digest: string;
+  digest: Digest;
   what: "pending_confirmation";
 } | {
   /** Who confirmed it. */
   actor: Actor;
   /** The digest confirmed. */
-  digest: string;
+  digest: Digest;
   what: "confirmed";
 } | {
   /** Its attempt number. */
@@ -827,7 +830,7 @@ export type JobView = {
   /** The pause in force. */
   paused?: (Pause | null);
   /** The digest of a definition held for a person's `Confirm` (what to confirm). */
-  pending_confirmation?: (string | null);
+  pending_confirmation?: (Digest | null);
   /** The run going (or parked). */
   running?: (RunId | null);
   /** Its schedule, as one line. */
@@ -1089,7 +1092,7 @@ export type Refusal = ({
   refusal: "wrong_digest";
 } | {
   /** The digest of the definition in force. */
-  current: string;
+  current: Digest;
   refusal: "nothing_to_confirm";
 } | {
   refusal: "not_awaiting_approval";
@@ -1373,7 +1376,7 @@ export type Versions = {
   wire_versions: Array<WireVersion>;
 };
 
-/** A job waiting for room (see `Activity::waiting`). */
+/** A job waiting for room (see `Phase::Free`). */
 export type Waiting = {
   reason: WaitReason;
   since: Timestamp;

@@ -674,7 +674,7 @@ impl World {
                 let digest = match digest {
                     Ok(i) if !gens.is_empty() => gens[usize::from(*i) % gens.len()]
                         .build()
-                        .map(|d| d.digest())
+                        .map(|d| d.digest().to_string())
                         .unwrap_or_default(),
                     Ok(_) => String::new(),
                     Err(text) => text.get(),

@@ -8,7 +8,8 @@
 //! own tag, so still no two definitions share an encoding): a definition that does not use
 //! them keeps the digest a person may already have copied.
 
-use sha2::{Digest, Sha256};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest as _, Sha256};
 
 use super::{Backoff, JobDef, MissedRule, Overlap};
 use crate::schedule::dst::{Fold, Gap};
@@ -22,8 +23,52 @@ const DOMAIN: &[u8] = b"duetime job definition v1\0";
 /// How many hex digits a digest has (SHA-256: 32 bytes).
 pub const DIGEST_HEX_LEN: usize = 64;
 
+/// A definition's digest (`JobDef::digest`): 64 lower-case hex digits of SHA-256, what a
+/// person reads beside a held definition and confirms it by. Written as its bare text.
+///
+/// Made only by hashing a definition; read back from a journal or a wire as the text it
+/// was written as (a person's `Confirm` carries the text they typed, compared with it).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(transparent)]
+#[cfg_attr(feature = "schema", schemars(transparent))]
+pub struct Digest(String);
+
+impl Digest {
+    /// Its hex digits.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// A digest reads as its text (a person compares, copies and prints it as such).
+impl std::ops::Deref for Digest {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for Digest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl PartialEq<str> for Digest {
+    fn eq(&self, other: &str) -> bool {
+        self.0 == other
+    }
+}
+
+impl PartialEq<&str> for Digest {
+    fn eq(&self, other: &&str) -> bool {
+        self.0 == *other
+    }
+}
+
 /// A definition's digest: 64 lower-case hex digits.
-pub(super) fn digest(def: &JobDef) -> String {
+pub(super) fn digest(def: &JobDef) -> Digest {
     let mut canon = Canon(Sha256::new());
     canon.0.update(DOMAIN);
     canon.def(def);
@@ -35,7 +80,7 @@ pub(super) fn digest(def: &JobDef) -> String {
         hex.push(char::from(HEX[usize::from(b >> 4)]));
         hex.push(char::from(HEX[usize::from(b & 15)]));
     }
-    hex
+    Digest(hex)
 }
 
 /// The canonical writer: every value behind a tag byte naming its field, integers as eight

@@ -510,7 +510,7 @@ mod activity_tests {
         };
         assert_eq!(HeldDef::new(def(5)), HeldDef::new(def(5)));
         assert_ne!(HeldDef::new(def(5)), HeldDef::new(def(10)));
-        assert_eq!(HeldDef::new(def(5)).digest(), def(5).digest());
+        assert_eq!(*HeldDef::new(def(5)).digest(), def(5).digest());
     }
 
     /// Two tagged segments join only when both hold exactly what they say: a cover handed

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::effect::{Covers, Incident, MissCause, PausedBy, Trigger};
 use crate::event::{Fence, ProcessId, RunId};
-use crate::job::JobDef;
+use crate::job::{Digest, JobDef};
 use crate::lanes::LaneEntry;
 use crate::schedule::Schedule;
 use crate::time::{Duration, Timestamp};
@@ -334,7 +334,7 @@ pub enum OneShotEnd {
 #[derive(Debug, Clone)]
 pub struct HeldDef {
     def: JobDef,
-    digest: String,
+    digest: Digest,
 }
 
 impl HeldDef {
@@ -349,7 +349,7 @@ impl HeldDef {
     }
 
     /// Its digest, what a person confirms (`JobDef::digest`).
-    pub fn digest(&self) -> &str {
+    pub fn digest(&self) -> &Digest {
         &self.digest
     }
 

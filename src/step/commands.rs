@@ -157,7 +157,7 @@ impl State {
         let Some(digest) = record
             .act()
             .and_then(Activity::held)
-            .map(|h| h.digest().to_string())
+            .map(|h| h.digest().clone())
         else {
             return;
         };
@@ -185,8 +185,8 @@ impl State {
             State::refuse(Some(name), Refusal::NothingToConfirm { current }, out);
             return;
         };
-        let expected = held.digest().to_string();
-        if digest != expected {
+        let expected = held.digest().clone();
+        if expected != digest {
             let given = digest.chars().take(80).collect();
             State::refuse(Some(name), Refusal::WrongDigest { given }, out);
             return;

@@ -23,9 +23,9 @@ impl Checker {
             History::Updated { .. } => self.updated(idx, rec),
             History::PendingConfirmation { digest } => {
                 self.probe(Probe::DefinitionHeldForConfirmation);
-                self.tracks[idx].held = Some(digest.clone());
+                self.tracks[idx].held = Some(digest.to_string());
             }
-            History::Confirmed { digest, .. } => self.confirmed(idx, rec, digest),
+            History::Confirmed { digest, .. } => self.confirmed(idx, rec, digest.as_str()),
             History::Waiting { reason } => {
                 self.probe(match reason {
                     duetime::WaitReason::LaneBusy => Probe::LaneBusyDueRunWaited,

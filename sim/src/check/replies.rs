@@ -611,7 +611,7 @@ impl Checker {
             Ok(view) => Ok(view.as_deref().map(|v| Shown {
                 name: v.name.to_string(),
                 paused: v.paused.is_some(),
-                pending: v.pending_confirmation.clone(),
+                pending: v.pending_confirmation.as_ref().map(|d| d.to_string()),
             })),
             Err(r) => Err(r.clone()),
         };
@@ -633,7 +633,7 @@ impl Checker {
         match h {
             History::PendingConfirmation { digest } => {
                 if let Some(def) = self.sent() {
-                    self.told(idx, rec, digest, def);
+                    self.told(idx, rec, digest.as_str(), def);
                 }
                 return;
             }
@@ -802,7 +802,7 @@ impl Checker {
             }),
             Expect::NothingToConfirm(current) => match &answer.result {
                 Err(Refusal::NothingToConfirm { current: c })
-                    if current.as_ref().is_none_or(|d| d == c) =>
+                    if current.as_ref().is_none_or(|d| c.as_str() == d) =>
                 {
                     self.probe(Probe::ConfirmRefusedNothingToConfirm);
                     None

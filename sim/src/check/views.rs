@@ -501,7 +501,7 @@ impl Checker {
                 t.paused
             ));
         }
-        if v.pending_confirmation != t.held {
+        if v.pending_confirmation.as_ref().map(|d| d.as_str()) != t.held.as_deref() {
             wrong.push(format!(
                 "holds {:?} for confirmation by the view, {:?} by the journal",
                 v.pending_confirmation, t.held

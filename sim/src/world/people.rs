@@ -190,7 +190,7 @@ impl World {
     /// note it.
     pub(super) fn note_prev_digest(&mut self, i: usize) {
         if self.jobs[i].def.requires_confirmation {
-            self.prev_digests[i] = Some(self.jobs[i].def.digest());
+            self.prev_digests[i] = Some(self.jobs[i].def.digest().to_string());
         }
     }
 
@@ -274,7 +274,7 @@ impl World {
         let stale = self.prev_digests[i]
             .clone()
             .filter(|_| self.rng.gen_bool(0.3));
-        let digest = stale.unwrap_or_else(|| self.jobs[i].def.digest());
+        let digest = stale.unwrap_or_else(|| self.jobs[i].def.digest().to_string());
         *self.faults.entry("confirm").or_default() += 1;
         Event::Confirm { job, digest, actor }
     }
@@ -614,7 +614,7 @@ impl World {
                     now,
                     Event::Confirm {
                         job: self.jobs[i].def.name.clone(),
-                        digest: self.jobs[i].def.digest(),
+                        digest: self.jobs[i].def.digest().to_string(),
                         actor: Actor::new("healer"),
                     },
                 );
