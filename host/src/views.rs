@@ -350,7 +350,7 @@ pub const MAX_EXCLUDED_LOOKED: usize = 10_000;
 /// `duetime check`'s notes, what-if's excluded runs and the job page's crosses read.
 pub struct BaseDueTimes<'a> {
     calendar: &'a duetime::CalendarSchedule,
-    base: Box<dyn Iterator<Item = Timestamp> + 'a>,
+    base: duetime::DueTimes<'a>,
     through: Timestamp,
     limit: usize,
     looked: usize,
@@ -366,7 +366,7 @@ impl<'a> BaseDueTimes<'a> {
     ) -> BaseDueTimes<'a> {
         BaseDueTimes {
             calendar,
-            base: Box::new(calendar.base().iter_after(after)),
+            base: calendar.base().iter_after(after),
             through,
             limit,
             looked: 0,

@@ -378,7 +378,7 @@ impl Activity {
     /// line over its bound then merges two segments that follow one another
     /// (`make_room`), the new one with its neighbours included: in place, it keeps apart
     /// the pair around it. False when nothing merged and the line is over its bound
-    /// (`State::owe_out_of_turn` then makes room as `owe` does).
+    /// (`JobRecord::owe_out_of_turn` then makes room as `owe` does).
     pub(crate) fn owe_in_order(&mut self, owed: Owed, current: &Schedule) -> bool {
         let at = self
             .pending

@@ -392,7 +392,7 @@ pub(crate) const MAX_OWED_SEGMENTS: usize = 32;
 /// own due times found late or passed while paused (one segment: while anything is owed
 /// nothing starts on time, so they follow one another, unless the catch-up window let
 /// some go between them, and then the older ones are past the window and give way:
-/// `State::owe_out_of_turn`) and a retry's cover a pause hands back (one: a run's cover is
+/// `JobRecord::owe_out_of_turn`) and a retry's cover a pause hands back (one: a run's cover is
 /// handed back only where the run took it from the line, or when the line was empty as it
 /// started on time).
 pub(crate) const REQUIRED_RESERVE: usize = 2;

@@ -126,14 +126,12 @@ impl State {
                 run: run.id,
                 running_for: now.saturating_since(run.started),
             };
-            let to = crate::step::AlertLog {
-                job: &job.def.name,
-                told: &mut job.incidents,
-                last: &mut job.last_alert,
-                throttle: job.def.alert_throttle,
-            };
-            out.alert(to, kind);
+            out.alert(job.alert_log(), kind);
         }
+        // (Taken again: the alert above borrowed the whole record.)
+        let Some(run) = job.activity.as_deref_mut().and_then(Activity::run_mut) else {
+            return;
+        };
         match run.cancel_sent() {
             None if now >= run.deadline => {
                 run.stage = RunStage::Running {

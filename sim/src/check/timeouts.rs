@@ -43,7 +43,8 @@ impl Checker {
     }
 
     /// An action the core asked for, whatever became of the step's answer: a start puts
-    /// its run in the store with its deadline.
+    /// its run in the store with its deadline (K2), and what it told the host of why its
+    /// due times were late is kept for the entry that settles them (N1, `late_as_told`).
     pub(super) fn action(&mut self, effect: &duetime::Effect) {
         if let duetime::Effect::Do(duetime::Action::Start(duetime::Start {
             run,
