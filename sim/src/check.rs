@@ -1990,6 +1990,10 @@ impl Checker {
                     (MissCause::ConcurrencyCap, _) => Probe::DueTimeWaitedForTheProcessCap,
                     (MissCause::Backfill, MissAction::CaughtUp { .. }) => Probe::BackfillCaughtUp,
                     (MissCause::Backfill, _) => Probe::BackfillSkipped,
+                    (MissCause::Upstream, MissAction::CaughtUp { .. }) => {
+                        Probe::DownstreamRanAfterItsUpstreams
+                    }
+                    (MissCause::Upstream, _) => Probe::DownstreamSkippedForItsUpstream,
                 });
                 if e.count >= 1000 {
                     self.probe(Probe::RequiredBatchOf1000);

@@ -4,6 +4,7 @@
 //! `settle` takes results, `commands` carries out definitions and people's commands, `watch`
 //! is the dead-man's switch.
 
+mod after;
 mod clock;
 mod commands;
 mod debts;
@@ -230,6 +231,7 @@ impl State {
                 | Event::MoveIn { .. }
         );
         let drains = may_end_runs.then(|| self.drains_before(&event)).flatten();
+        let process = after::process_of(&event);
         // A process's event is judged by the store's clock (`clock.rs`); from here on the
         // step acts on the judged time.
         let judge = |state: &mut State, process, fresh, out: &mut Out| {
@@ -297,6 +299,7 @@ impl State {
         if let Some(before) = drains {
             self.note_drained(before, &mut out);
         }
+        self.hear_upstreams(&mut out, start, process);
         self.conclude_one_shots(out.effects, start);
         #[cfg(debug_assertions)]
         if let Err(broken) = self.self_check() {

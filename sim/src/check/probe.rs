@@ -257,6 +257,8 @@ probes! {
         WitnessesToldToWakeWithinATick = "witnesses told to wake within a tick",
     }
     elsewhere {
+        DownstreamRanAfterItsUpstreams = "downstream ran after its upstreams",
+        DownstreamSkippedForItsUpstream = "downstream skipped for its upstream",
         CommandRefusedAsTheJournalSays = "command refused as the journal says",
         CalendarSchedulesCheckedOverWeeksZ3 = "calendar schedules checked over weeks (Z3)",
         CalendarLeftOutABaseDueTimeInTheWorld = "calendar left out a base due time in the world",
