@@ -739,8 +739,9 @@ pub enum UpstreamProblem {
     /// The upstream's schedule is not this job's: a downstream runs for its upstreams' due
     /// times, so the two must be the same schedule.
     ScheduleDiffers,
-    /// Waiting for it would make a cycle: `through` is the chain from the upstream back to
-    /// the job defined.
+    /// Waiting for it would make a cycle: `through` is the shortest chain from the
+    /// upstream back to the job defined (of chains as short, the one following each job's
+    /// upstreams in their order).
     Cycle {
         /// The jobs of the chain, in order.
         through: Vec<JobName>,
@@ -769,6 +770,11 @@ pub enum UpstreamFate {
     Gone,
     /// The upstream's schedule changed and no longer has this due time.
     NotDue,
+    /// The upstream holds no such due time, and none of its ledger entries for it was
+    /// heard: it was before the upstream's definition (and not backfilled), or it was
+    /// settled before this job waited for it (a backfill of a downstream reaching before
+    /// its own definition).
+    Unheard,
 }
 
 impl UpstreamFate {
@@ -801,6 +807,7 @@ impl fmt::Display for UpstreamFate {
             UpstreamFate::Skipped { cause } => write!(f, "skipped ({})", cause.name()),
             UpstreamFate::Gone => f.write_str("removed"),
             UpstreamFate::NotDue => f.write_str("not a due time of its schedule any more"),
+            UpstreamFate::Unheard => f.write_str("no settlement of it heard"),
         }
     }
 }

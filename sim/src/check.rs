@@ -29,6 +29,7 @@ mod admission;
 // gaps (`gaps`), the witnesses a held process must wake (`witness`), whether clocks that
 // agree are believed (`consensus`); and E1's silences counted from the journal (`silence`).
 mod catch_up;
+mod chains;
 pub(crate) mod consensus;
 mod forgotten;
 pub mod gaps;
@@ -146,6 +147,10 @@ pub struct JobFacts {
     /// than it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub catch_up_window_ms: Option<i64>,
+    /// The jobs it waits for (`JobDef::after`; the chain's checks, and M1 bounds nothing
+    /// for it: its on-time due times wait in its line).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub after: Vec<JobName>,
 }
 
 /// The moments the liveness checks are judged at.
@@ -637,6 +642,8 @@ pub struct Checker {
     live_hosts: bool,
     /// People's commands and their replies (R3, H2).
     replies: replies::Replies,
+    /// Jobs that wait for others (Y1).
+    chains: chains::Chains,
 }
 
 /// How often V1 compares the views with the journal: every so many steps (a view of every
@@ -658,6 +665,7 @@ impl Checker {
                 widths,
                 ..Concurrency::default()
             },
+            chains: chains::Chains::new(&facts),
             facts,
             log_buf: String::new(),
             log_seen: Vec::new(),
@@ -1243,6 +1251,7 @@ impl Checker {
             Entry::History(h) => self.history(idx, rec, h),
             Entry::Ledger(e) => self.ledger(idx, rec, e),
         }
+        self.chain_record(idx, rec);
     }
 
     /// U1: the entry that settled a one-shot's instant is followed by its end line,

@@ -24,6 +24,10 @@ pub(crate) struct HeardRange {
     pub(crate) upstream: JobName,
     pub(crate) from: Timestamp,
     pub(crate) to: Timestamp,
+    /// How many due times `from..=to` held when heard: a range is read only while it is
+    /// still a run of the downstream's schedule's due times (`step/after.rs`, `runs_of`),
+    /// so a range heard under an earlier schedule of the downstream says nothing.
+    pub(crate) count: u64,
     pub(crate) fate: UpstreamFate,
 }
 
@@ -36,8 +40,15 @@ pub(crate) struct Heard(Vec<HeardRange>);
 
 impl Heard {
     /// Takes in an upstream ledger entry, merging it into the newest range of the same
-    /// upstream and fate when no due time of `schedule` lies between them.
-    pub(crate) fn hear(&mut self, range: HeardRange, schedule: &Schedule) {
+    /// upstream and fate when both are runs of `schedule`'s due times (`runs`) and no due
+    /// time of it lies between them: the merged range is a run of it too. (Entries of
+    /// other schedules are kept as they came.)
+    pub(crate) fn hear(
+        &mut self,
+        range: HeardRange,
+        schedule: &Schedule,
+        runs: impl Fn(&HeardRange) -> bool,
+    ) {
         if let Some(last) = self
             .0
             .iter_mut()
@@ -45,8 +56,9 @@ impl Heard {
             .find(|r| r.upstream == range.upstream)
         {
             let adjacent = last.to < range.from && schedule.next_after(last.to) == Some(range.from);
-            if last.fate == range.fate && adjacent {
+            if last.fate == range.fate && adjacent && runs(last) && runs(&range) {
                 last.to = range.to;
+                last.count = last.count.saturating_add(range.count);
                 return;
             }
         }
@@ -56,18 +68,18 @@ impl Heard {
         self.0.push(range);
     }
 
-    /// The fate heard for `upstream`'s due time `at`, and the last due time of the range
-    /// that told it (a batch may run through it).
-    pub(crate) fn fate_at(
+    /// The newest range heard of `upstream` that holds `at` and satisfies `fits` (is a run
+    /// of the downstream's schedule's due times).
+    pub(crate) fn range_at(
         &self,
         upstream: &JobName,
         at: Timestamp,
-    ) -> Option<(UpstreamFate, Timestamp)> {
+        fits: impl Fn(&HeardRange) -> bool,
+    ) -> Option<&HeardRange> {
         self.0
             .iter()
             .rev()
-            .find(|r| r.upstream == *upstream && r.from <= at && at <= r.to)
-            .map(|r| (r.fate, r.to))
+            .find(|r| r.upstream == *upstream && r.from <= at && at <= r.to && fits(r))
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -116,6 +128,11 @@ impl Downstreams {
             self.by_upstream.entry(u.clone()).or_default().insert(seq);
         }
         self.listed.insert(seq, after.to_vec());
+    }
+
+    /// Whether `seq` waits for any job.
+    pub(crate) fn lists_any(&self, seq: JobSeq) -> bool {
+        self.listed.contains_key(&seq)
     }
 
     /// Whether `seq` is listed under exactly `after` (the index's check).

@@ -80,55 +80,64 @@ impl State {
         false
     }
 
-    /// A chain of `after` from `from` that reaches `to`, `from` first and `to` last.
+    /// The shortest chain of `after` from `from` to `to`, `from` first and `to` last (of
+    /// chains as short, the one that follows each job's upstreams in their order).
     fn chain_back_to(&self, from: &JobName, to: &JobName) -> Option<Vec<JobName>> {
-        // Depth-first over the definitions in force, each job once (the graph of a state
-        // that refused every cycle is acyclic, but a stored state is not trusted).
+        // Breadth-first over the definitions in force, each job once (the graph of a
+        // state that refused every cycle is acyclic, but a stored state is not trusted).
+        let mut paths = std::collections::VecDeque::from([vec![from.clone()]]);
         let mut seen = std::collections::BTreeSet::new();
-        let mut path = vec![from.clone()];
-        self.walk_after(&mut path, to, &mut seen).then_some(path)
-    }
-
-    fn walk_after(
-        &self,
-        path: &mut Vec<JobName>,
-        to: &JobName,
-        seen: &mut std::collections::BTreeSet<JobName>,
-    ) -> bool {
-        let Some(at) = path.last().cloned() else {
-            return false;
-        };
-        if at == *to {
-            return true;
-        }
-        if !seen.insert(at.clone()) {
-            return false;
-        }
-        let Some(job) = self.seq_of(at.as_str()).map(|s| &self.jobs[&s]) else {
-            return false;
-        };
-        for next in &job.def.after {
-            path.push(next.clone());
-            if self.walk_after(path, to, seen) {
-                return true;
+        while let Some(path) = paths.pop_front() {
+            let at = path.last()?;
+            if at == to {
+                return Some(path);
             }
-            path.pop();
+            if !seen.insert(at.clone()) {
+                continue;
+            }
+            let Some(job) = self.seq_of(at.as_str()).map(|s| &self.jobs[&s]) else {
+                continue;
+            };
+            for next in &job.def.after {
+                let mut longer = path.clone();
+                longer.push(next.clone());
+                paths.push_back(longer);
+            }
         }
-        false
+        None
     }
 
-    /// The gate at the downstream `seq`'s due time `at`.
-    fn gate_at(&self, seq: JobSeq, at: Timestamp) -> Gate {
+    /// The gate at the first due time `at` of the downstream `seq`'s front segment. The
+    /// segment's own schedule (an earlier one, for a segment owed before the job was
+    /// redefined) says which upstream entries are about it.
+    fn gate_at(&self, seq: JobSeq, at: Timestamp, out: &Out) -> Gate {
         let Some(job) = self.jobs.get(&seq) else {
             return Gate::Shut;
         };
+        let front = job.act().and_then(|a| a.pending.front());
+        let schedule = front
+            .and_then(|o| o.schedule.as_deref())
+            .unwrap_or(&job.def.schedule);
         let mut through = Timestamp::MAX;
         let mut shut = false;
         for upstream in &job.def.after {
+            let heard = || {
+                let fits = |r: &HeardRange| runs_of(schedule, r.from, r.to, r.count);
+                let range = job.heard.as_deref()?.range_at(upstream, at, fits)?;
+                Some((range.fate, range.to))
+            };
             let fate = match self.seq_of(upstream.as_str()).map(|s| &self.jobs[&s]) {
                 None => Some((UpstreamFate::Gone, at)),
-                Some(up) if !up.has_due_time(at, &job.def) => Some((UpstreamFate::NotDue, at)),
-                Some(_) => job.heard.as_deref().and_then(|h| h.fate_at(upstream, at)),
+                Some(up) if up.def.schedule != job.def.schedule => Some((UpstreamFate::NotDue, at)),
+                Some(up) => match heard() {
+                    Some(told) => Some(told),
+                    None if up.still_holds(at) => None,
+                    // Settled earlier in this step: heard only at its end.
+                    None => Some(
+                        settled_in_step(out, upstream, at, schedule)
+                            .unwrap_or((UpstreamFate::Unheard, at)),
+                    ),
+                },
             };
             match fate {
                 None => shut = true,
@@ -164,7 +173,7 @@ impl State {
                     through: Timestamp::MAX,
                 };
             }
-            let (upstream, fate) = match self.gate_at(seq, front) {
+            let (upstream, fate) = match self.gate_at(seq, front, out) {
                 Gate::Open { through } => return Front::Open { through },
                 Gate::Shut => return Front::Shut,
                 Gate::NotOk { upstream, fate } => (upstream, fate),
@@ -176,11 +185,13 @@ impl State {
         }
     }
 
-    /// At the end of a step: every journal record (from `start` on) of a job others wait
-    /// for is delivered to them; a ledger entry's range and fate is heard by each, and each
-    /// is let through its gate at once (starting on `process` if it may claim, else on the
-    /// next tick). Records this pass writes (a downstream's skips) are read too, so a
-    /// chain settles in one step.
+    /// At the end of a step: every ledger entry (from `start` on) of a job others wait for
+    /// is heard by them (its range and fate), then each downstream that heard anything of
+    /// its upstreams, or whose own line a person changed, is let through its gate at once
+    /// (starting on `process` if it may claim, else on the next tick). All of a round's
+    /// entries are heard before any downstream moves, since an upstream's other lines of
+    /// the step (its `settled`) come before its entry. What the downstreams write (their
+    /// skips) is read in the next round, so a chain settles in one step.
     pub(super) fn hear_upstreams(
         &mut self,
         out: &mut Out,
@@ -190,39 +201,62 @@ impl State {
         if self.downstreams.is_empty() {
             return;
         }
-        let mut i = start;
-        while i < out.effects.len() {
-            let Effect::Journal(Record {
-                job: name, entry, ..
-            }) = &out.effects[i]
-            else {
-                i += 1;
-                continue;
-            };
-            i += 1;
-            let downstreams = self.downstreams.of(name.as_str());
-            if downstreams.is_empty() {
-                continue;
-            }
-            let heard = match entry {
-                Entry::Ledger(e) => Some(HeardRange {
-                    upstream: name.clone(),
-                    from: e.from,
-                    to: e.to,
-                    fate: UpstreamFate::of(e.kind),
-                }),
-                Entry::History(_) => None,
-            };
-            for seq in downstreams {
-                if let (Some(h), Some(job)) = (&heard, self.jobs.get_mut(&seq)) {
-                    let schedule = &job.def.schedule;
-                    job.heard
-                        .get_or_insert_with(Default::default)
-                        .hear(h.clone(), schedule);
-                }
+        let mut from = start;
+        while from < out.effects.len() {
+            let end = out.effects.len();
+            let moved = self.hear_round(&out.effects[from..end]);
+            for seq in moved {
                 self.advance_downstream(seq, process, out);
             }
+            from = end;
         }
+    }
+
+    /// One round of `hear_upstreams`: hears the entries of `records`, and says which
+    /// downstreams to let through their gates, each once, in the order they came up.
+    fn hear_round(&mut self, records: &[Effect]) -> Vec<JobSeq> {
+        let mut moved: Vec<JobSeq> = Vec::new();
+        for effect in records {
+            let Effect::Journal(Record {
+                job: name, entry, ..
+            }) = effect
+            else {
+                continue;
+            };
+            // A person changed a downstream's own line (a backfill, a resume, a new
+            // definition): its front may be decided already (`JobRecord::front_told`
+            // knows only the fates heard, not an upstream that no longer holds a time).
+            let reopened = reopens_line(entry)
+                .then(|| self.seq_of(name.as_str()))
+                .flatten()
+                .filter(|&s| self.downstreams.lists_any(s));
+            let downstreams = self.downstreams.of(name.as_str());
+            if let Entry::Ledger(e) = entry {
+                for &seq in &downstreams {
+                    let Some(job) = self.jobs.get_mut(&seq) else {
+                        continue;
+                    };
+                    let range = HeardRange {
+                        upstream: name.clone(),
+                        from: e.from,
+                        to: e.to,
+                        count: e.count,
+                        fate: UpstreamFate::of(e.kind),
+                    };
+                    let schedule = &job.def.schedule;
+                    let runs = |r: &HeardRange| runs_of(schedule, r.from, r.to, r.count);
+                    job.heard
+                        .get_or_insert_with(Default::default)
+                        .hear(range, schedule, runs);
+                }
+            }
+            for seq in reopened.into_iter().chain(downstreams) {
+                if !moved.contains(&seq) {
+                    moved.push(seq);
+                }
+            }
+        }
+        moved
     }
 
     /// Lets a downstream through its gate now: started on `process` when it may claim,
@@ -243,12 +277,23 @@ impl State {
 }
 
 impl JobRecord {
-    /// Whether this job (as an upstream) has `at` as a due time of `downstream`'s schedule:
-    /// the same schedule, confirmed, accounting from before `at`.
-    fn has_due_time(&self, at: Timestamp, downstream: &JobDef) -> bool {
-        self.def.schedule == downstream.schedule
-            && !self.is_unconfirmed()
-            && self.accounted_from.is_none_or(|from| from < at)
+    /// Whether this job (as an upstream) may still settle its due time `at`: it has not
+    /// looked at it yet, or owes it, or its open run or its retry covers it. (Else its
+    /// ledger settled it already, or it was never one of its due times: before its
+    /// definition, and not backfilled.)
+    fn still_holds(&self, at: Timestamp) -> bool {
+        if at > self.frontier {
+            return true;
+        }
+        let Some(act) = self.act() else {
+            return false;
+        };
+        let covered = |c: Option<crate::state::Cover>| {
+            c.is_some_and(|c| c.covers.from <= at && at <= c.covers.to)
+        };
+        act.pending.iter().any(|o| o.from <= at && at <= o.to)
+            || covered(act.run().and_then(|r| r.cover))
+            || covered(act.retry().map(|r| r.cover))
     }
 
     /// Whether every upstream has told the fate of the front's due time (or the job owes
@@ -257,10 +302,15 @@ impl JobRecord {
         let Some(front) = self.act().and_then(|a| a.pending.front()) else {
             return true;
         };
+        let schedule = front.schedule.as_deref().unwrap_or(&self.def.schedule);
         self.def.after.iter().all(|u| {
             self.heard
                 .as_deref()
-                .is_some_and(|h| h.fate_at(u, front.from).is_some())
+                .and_then(|h| {
+                    let fits = |r: &HeardRange| runs_of(schedule, r.from, r.to, r.count);
+                    h.range_at(u, front.from, fits)
+                })
+                .is_some()
         })
     }
 
@@ -274,6 +324,61 @@ impl JobRecord {
         let name = self.def.name.clone();
         out.ledger(&name, at, at, 1, skipped(MissCause::Upstream));
     }
+}
+
+/// Whether an upstream's entry covers exactly a run of `schedule`'s due times: `from` and
+/// `to` are two of them and `count` is how many lie from one to the other. Only such an
+/// entry tells a downstream (whose schedule it is) anything: one written under another
+/// schedule may span its due times without being about them.
+fn runs_of(
+    schedule: &crate::schedule::Schedule,
+    from: Timestamp,
+    to: Timestamp,
+    count: u64,
+) -> bool {
+    let before = from.saturating_sub(crate::time::Duration::from_millis(1));
+    schedule.next_after(before) == Some(from)
+        && super::last_due(schedule, before, to) == Some(to)
+        && schedule.count_in(before, to) == count
+}
+
+/// The fate of `upstream`'s due time `at` as an entry written earlier in this step tells
+/// it (and the last due time of that entry).
+fn settled_in_step(
+    out: &Out,
+    upstream: &JobName,
+    at: Timestamp,
+    schedule: &crate::schedule::Schedule,
+) -> Option<(UpstreamFate, Timestamp)> {
+    out.effects[out.start..].iter().rev().find_map(|e| match e {
+        Effect::Journal(Record {
+            job,
+            entry: Entry::Ledger(l),
+            ..
+        }) if job == upstream
+            && l.from <= at
+            && at <= l.to
+            && runs_of(schedule, l.from, l.to, l.count) =>
+        {
+            Some((UpstreamFate::of(l.kind), l.to))
+        }
+        _ => None,
+    })
+}
+
+/// Whether a journal record is a person's change to its job's own line, after which a
+/// downstream's front is looked at again.
+fn reopens_line(entry: &Entry) -> bool {
+    matches!(
+        entry,
+        Entry::History(
+            History::Backfill { .. }
+                | History::Resumed { .. }
+                | History::Defined { .. }
+                | History::Confirmed { .. }
+                | History::MovedIn { .. }
+        )
+    )
 }
 
 /// The process an event comes from, when it is one a run may start on.

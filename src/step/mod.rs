@@ -43,6 +43,9 @@ pub fn step(mut state: State, now: Now, event: Event) -> (State, Vec<Effect>) {
 pub(crate) struct Out<'a> {
     pub now: Timestamp,
     pub effects: &'a mut Vec<Effect>,
+    /// Where this step's effects begin in `effects` (a caller may pass a vector holding
+    /// earlier ones).
+    pub start: usize,
 }
 
 /// How a one-shot's instant ended, read from the ledger entry that settled it.
@@ -217,6 +220,7 @@ impl State {
         let mut out = Out {
             now: self.judge_person_clock(now),
             effects,
+            start,
         };
         // Only process life, results and removals can end a process's last run (a tick
         // may find it lost or timed out): people's other commands leave drains as they are.

@@ -503,6 +503,13 @@ fn front_batch(
     through: Timestamp,
 ) -> Option<(Trigger, Cover)> {
     let front = pending.front_mut()?;
+    // A segment of an earlier schedule (tagged) goes one due time at a time through a
+    // gate (its due times are not the upstreams' schedule's, which the gate's range is).
+    let through = if through < Timestamp::MAX && front.schedule.is_some() {
+        front.from
+    } else {
+        through
+    };
     let cause = front.cause;
     let trigger = if cause == MissCause::Overlap {
         Trigger::Buffered

@@ -301,9 +301,11 @@ fn required_skip(required: bool, kind: LedgerKind) -> Option<MissCause> {
     else {
         return None;
     };
+    // (`upstream`: an upstream's due time did not settle ok, so this one could not run;
+    // the chain's checks hold it to the upstream's ledger.)
     let excused = matches!(
         cause,
-        MissCause::TooLate | MissCause::Removed | MissCause::Rescheduled
+        MissCause::TooLate | MissCause::Removed | MissCause::Rescheduled | MissCause::Upstream
     );
     (required && !excused).then_some(cause)
 }
