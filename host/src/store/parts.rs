@@ -146,7 +146,12 @@ pub fn sync_placed<S: Store + ?Sized>(
     let mut synced = Synced::default();
     let waiting = moves::waiting(store)?;
     let mut plan: BTreeMap<Partition, Vec<Event>> = BTreeMap::new();
-    for def in defs {
+    // Upstreams first, in every partition's transaction: the core refuses a downstream
+    // whose upstream it does not know yet.
+    for def in crate::jobs_file::upsert_order(defs)
+        .into_iter()
+        .map(|i| &defs[i])
+    {
         let placed = moves::place_known(store, def, actor, now, &waiting)?;
         synced.effects.extend(placed.effects);
         match placed.placement {
