@@ -100,6 +100,43 @@ pub fn partition_of<S: Store + ?Sized>(store: &mut S, job: &str) -> Result<Parti
     Ok(store.locate(job)?.unwrap_or(Partition::FIRST))
 }
 
+/// Every job of `defs` that runs after one routed to another partition, one line each.
+/// The core knows an upstream only in the downstream's own partition, so such a chain
+/// would be refused (or, an upstream moved away later, its due times skipped as `gone`);
+/// until routing follows `after` (docs/scale-out.md), the file must route a chain to one
+/// partition itself, by one `concurrency_key`. Nothing on a store of one partition.
+pub fn split_chains(defs: &[JobDef], count: PartitionCount) -> Vec<String> {
+    if count == PartitionCount::ONE {
+        return Vec::new();
+    }
+    let by_name: BTreeMap<&str, &JobDef> = defs.iter().map(|d| (d.name.as_str(), d)).collect();
+    let by = |d: &JobDef| match &d.concurrency_key {
+        Some(k) => format!("by its concurrency_key {k:?}"),
+        None => "by its name".to_string(),
+    };
+    let mut lines = Vec::new();
+    for def in defs {
+        let home = duetime_loop::route(def, count);
+        for up in def.after.iter().filter_map(|u| by_name.get(u.as_str())) {
+            let there = duetime_loop::route(up, count);
+            if there != home {
+                lines.push(format!(
+                    "job {:?} runs after {:?}, but they live in different partitions \
+                     ({} {}, {} {}); a job and the jobs it runs after must share one: give \
+                     them one concurrency_key",
+                    def.name.as_str(),
+                    up.name.as_str(),
+                    home,
+                    by(def),
+                    there,
+                    by(up)
+                ));
+            }
+        }
+    }
+    lines
+}
+
 /// What `sync_placed` did: the effects of every transaction (the moves' and each
 /// partition's), and each definition that moved its job or waits to.
 #[derive(Debug, Default)]
@@ -134,15 +171,22 @@ pub fn sync<S: Store + ?Sized>(
 ///
 /// # Errors
 ///
-/// `MoveRefused` (that job's move wrote nothing; the moves before it are written); a
-/// partition's store error (the partitions before it are written, the ones after are
-/// not: the next sync finishes the work).
+/// `Aborted`, writing nothing, when a job and one it runs after would live in different
+/// partitions (`split_chains`); `MoveRefused` (that job's move wrote nothing; the moves
+/// before it are written); a partition's store error (the partitions before it are
+/// written, the ones after are not: the next sync finishes the work).
 pub fn sync_placed<S: Store + ?Sized>(
     store: &mut S,
     defs: &[JobDef],
     actor: &Actor,
     now: Now,
 ) -> Result<Synced, StoreError> {
+    let split = split_chains(defs, store.partitions());
+    if !split.is_empty() {
+        return Err(StoreError::Aborted {
+            reason: split.join("\n"),
+        });
+    }
     let mut synced = Synced::default();
     let waiting = moves::waiting(store)?;
     let mut plan: BTreeMap<Partition, Vec<Event>> = BTreeMap::new();
