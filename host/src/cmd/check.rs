@@ -219,14 +219,16 @@ fn flags_text(d: &JobDef) -> Option<String> {
 /// no job).
 fn after_text(d: &JobDef) -> Option<String> {
     let names: Vec<&str> = d.after.iter().map(|n| n.as_str()).collect();
-    (!names.is_empty()).then(|| {
-        format!(
-            "runs after {} for each due time, once {} settled it ok; else that due time \
-             is skipped (cause upstream)",
-            names.join(", "),
-            if names.len() == 1 { "it" } else { "they all" }
-        )
-    })
+    let who = match names[..] {
+        [] => return None,
+        [one] => one.to_string(),
+        _ => "all of them".to_string(),
+    };
+    Some(format!(
+        "runs after {}: each due time starts once {who} settled it ok, else is skipped \
+         (cause upstream)",
+        names.join(", ")
+    ))
 }
 
 fn job_text(job: &HostJob, from: Timestamp, count: usize) -> String {
