@@ -33,10 +33,12 @@ pub(super) fn get(t: &toml::Table, field: Field) -> Option<&Value> {
     t.get(field.name())
 }
 
-/// Whether a job takes its schedule from its upstreams: it has `after` and none of the
-/// schedule keys.
+/// Whether a job takes its schedule from its upstreams: it has `after` (not `[]`, which
+/// names no one to take it from) and none of the schedule keys.
 pub(super) fn takes_upstreams_schedule(t: &toml::Table) -> bool {
-    get(t, Field::After).is_some() && SCHEDULE_FIELDS.iter().all(|f| get(t, *f).is_none())
+    let names_some =
+        get(t, Field::After).is_some_and(|v| !matches!(v, Value::Array(items) if items.is_empty()));
+    names_some && SCHEDULE_FIELDS.iter().all(|f| get(t, *f).is_none())
 }
 
 /// Where each valid name was first seen: (1-based index, line).

@@ -696,9 +696,12 @@ fn a_job_taking_its_upstreams_schedule_has_no_schedule_keys() {
         es[1].contains("field \"exclude\": only goes with a schedule of the job's own"),
         "{es:?}"
     );
-    // Without `after`, no schedule is still no schedule.
+    // Without `after`, or with `after = []`, no schedule is still no schedule.
     let es = errors(&CHAIN.replace("after = [\"load\"]\n", ""));
     assert!(es[0].contains("has no schedule"), "{es:?}");
+    let es = errors(&CHAIN.replace("after = [\"load\"]", "after = []"));
+    assert_eq!(es.len(), 1, "{es:?}");
+    assert!(es[0].contains("job \"report\": has no schedule"), "{es:?}");
 }
 
 /// A job with errors of its own is not checked against its downstreams again: the file
