@@ -14,7 +14,7 @@
 //! approval, quota hold) must agree with the journal.
 
 use duetime::Notice;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use duetime::{
@@ -363,7 +363,11 @@ struct Concurrency {
     /// Open runs: their key, process and track.
     open: BTreeMap<RunId, (Option<String>, duetime::ProcessId, usize)>,
     per_key: BTreeMap<String, u32>,
+    /// Open runs on each process by the journal, a process kept (at 0) once it held one.
     per_process: BTreeMap<duetime::ProcessId, u32>,
+    /// The processes of `per_process` whose count is not 0 (V1's counts look these up,
+    /// with the store's holders, and no other: `views.rs::counts_shown`).
+    holding: BTreeSet<duetime::ProcessId>,
 }
 
 impl Concurrency {
@@ -376,8 +380,23 @@ impl Concurrency {
                 *n = n.saturating_sub(1);
             }
         }
+        self.run_off(process);
+    }
+
+    /// One more run open on `process`.
+    fn run_on(&mut self, process: duetime::ProcessId) {
+        *self.per_process.entry(process).or_insert(0) += 1;
+        self.holding.insert(process);
+    }
+
+    /// One run fewer open on `process` (none fewer than 0; a process never counted stays
+    /// uncounted).
+    fn run_off(&mut self, process: duetime::ProcessId) {
         if let Some(n) = self.per_process.get_mut(&process) {
             *n = n.saturating_sub(1);
+            if *n == 0 {
+                self.holding.remove(&process);
+            }
         }
     }
 }
@@ -1450,7 +1469,7 @@ impl Checker {
                 ),
             );
         }
-        *self.lanes.per_process.entry(process).or_insert(0) += 1;
+        self.lanes.run_on(process);
         self.lanes.open.insert(run, (key, process, idx));
     }
 
