@@ -627,6 +627,9 @@ pub struct Checker {
     /// Tracks of `catch_up_once` jobs whose ledger skipped due times as late this step
     /// (M2: see `caught_up_newest`).
     skipped_late: Vec<usize>,
+    /// U1: the tracks that were ever defined as one-shots, ascending (the only ones whose
+    /// end `one_shot_ends_shown` compares, walked without the others).
+    one_shots: BTreeSet<usize>,
     /// Retries a person's pause handed to `catch_up_once`, older than the job's window:
     /// the track, the cover's last due time, and how many entries it had (M1: see
     /// `window_at_pause`).
@@ -713,6 +716,7 @@ impl Checker {
             leases: Default::default(),
             forgetting: None,
             skipped_late: Vec::new(),
+            one_shots: BTreeSet::new(),
             given_up_at_pause: Vec::new(),
             pauses_told: Default::default(),
             stepper: None,

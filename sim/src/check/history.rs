@@ -95,6 +95,10 @@ impl Checker {
             ended: false,
             end: None,
         });
+        if t.one_shot.is_some() {
+            self.one_shots.insert(idx);
+        }
+        let t = &mut self.tracks[idx];
         t.epochs.push(Epoch {
             text,
             from: from.as_millis(),

@@ -387,10 +387,20 @@ impl Checker {
                 let reach = reach.map(|(jump, clock)| clock.as_millis().saturating_add(jump));
                 self.line_view(idx, &v, reach);
             }
+            // The job's record, found by its name once for the three checks that read it
+            // (the view's name is the same text, unless `job()` misnamed it).
+            let rec = state
+                .seq_of_name(self.tracks[idx].name.as_str())
+                .and_then(|seq| state.record(seq));
+            let rec_of_view = if v.name.as_str() == self.tracks[idx].name.as_str() {
+                rec
+            } else {
+                state.seq_of_name(v.name.as_str()).and_then(|seq| state.record(seq))
+            };
             let mut wrong = self.view_wrong(idx, &v, now.as_millis());
-            wrong.extend(self.watch_wrong(idx, state));
-            wrong.extend(record_next_due_wrong(state, &v));
-            wrong.extend(self.accounted_wrong(idx, state));
+            wrong.extend(rec.and_then(|rec| self.watch_wrong(idx, rec)));
+            wrong.extend(rec_of_view.and_then(|rec| record_next_due_wrong(rec, &v)));
+            wrong.extend(rec.and_then(|rec| self.accounted_wrong(idx, rec)));
             if removed {
                 wrong.insert(0, "job() shows a job the journal removed".to_string());
             }
@@ -471,11 +481,8 @@ impl Checker {
     /// V1 for the dead-man's switch a host shows ("no success since"): the store's
     /// `watched_since` is E1's count from the journal (the latest success, or the
     /// definition) for a job with the switch, and unset for one without.
-    fn watch_wrong(&self, idx: usize, state: &duetime::State) -> Option<String> {
+    fn watch_wrong(&self, idx: usize, rec: &duetime::JobRecord) -> Option<String> {
         let t = &self.tracks[idx];
-        let rec = state
-            .seq_of_name(t.name.as_str())
-            .and_then(|seq| state.record(seq))?;
         let shown = rec.watched_since().map(|w| w.as_millis());
         let counted = t.silence.and_then(|s| s.since());
         if self.switch_in_force(idx) != Some(t.silence.is_some()) && !rec.is_unconfirmed() {
@@ -564,13 +571,10 @@ impl Checker {
     /// V1 for the record's `accounted_from` (what a backfill is measured against, and the
     /// world's backfills are drawn from): the instant the journal defined the current
     /// schedule, or just before the first due time a backfill took back.
-    fn accounted_wrong(&self, idx: usize, state: &duetime::State) -> Option<String> {
+    fn accounted_wrong(&self, idx: usize, rec: &duetime::JobRecord) -> Option<String> {
         let t = &self.tracks[idx];
         let epoch = t.epochs.last()?;
         let expected = epoch.backfills.last().map_or(epoch.from, |b| b.from - 1);
-        let rec = state
-            .seq_of_name(t.name.as_str())
-            .and_then(|seq| state.record(seq))?;
         let shown = rec.accounted_from().map(|a| a.as_millis());
         (shown != Some(expected)).then(|| {
             format!(
@@ -585,10 +589,7 @@ impl Checker {
 /// V1 for the record a host reads beside the view (`JobRecord::next_due`, what a host's
 /// timeline starts from): the view's next due time, which V1 holds to the oracle, unless
 /// the job is paused (the view then shows none).
-fn record_next_due_wrong(state: &duetime::State, v: &JobView) -> Option<String> {
-    let rec = state
-        .seq_of_name(v.name.as_str())
-        .and_then(|seq| state.record(seq))?;
+fn record_next_due_wrong(rec: &duetime::JobRecord, v: &JobView) -> Option<String> {
     (v.paused.is_none() && rec.next_due() != v.next_due).then(|| {
         format!(
             "the record's next due time is {:?}, the view's {:?}",
