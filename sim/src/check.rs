@@ -368,6 +368,10 @@ struct Concurrency {
     /// The processes of `per_process` whose count is not 0 (V1's counts look these up,
     /// with the store's holders, and no other: `views.rs::counts_shown`).
     holding: BTreeSet<duetime::ProcessId>,
+    /// C4: the store's jobs whose record waits for room (`JobRecord::waits_for_room`),
+    /// followed step by step through the jobs each step touched; `None` until read whole
+    /// (`admission.rs::waiters_followed`).
+    store_waiting: Option<BTreeSet<duetime::JobSeq>>,
 }
 
 impl Concurrency {

@@ -288,8 +288,15 @@ impl Seen {
 
 impl Checker {
     /// After each committed step (`Observation::Committed`, after `step_done`): the
-    /// leases held to the checker's rule (K1, L3), then the views (V1, N1, M1).
-    pub(super) fn after_step(&mut self, state: &duetime::State, now: duetime::Timestamp) {
+    /// leases held to the checker's rule (K1, L3), then the views (V1, N1, M1). `touched`:
+    /// the jobs the step touched, when known (see `Observation::Committed`).
+    pub(super) fn after_step(
+        &mut self,
+        state: &duetime::State,
+        now: duetime::Timestamp,
+        touched: Option<&[duetime::JobSeq]>,
+    ) {
+        self.waiters_followed(state, touched);
         self.leases_stepped(state, now.as_millis());
         self.forgotten_as_due(state);
         self.caught_up_newest(state);
