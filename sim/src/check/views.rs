@@ -245,12 +245,7 @@ impl Seen {
 
     /// What is wrong with the view's `next_due`: absent exactly while paused (a schedule
     /// of `every` never ends), else one of `spec`'s due times past every accounted one.
-    fn next_due_wrong(
-        &mut self,
-        v: &JobView,
-        paused: bool,
-        spec: Option<&Spec>,
-    ) -> Option<String> {
+    fn next_due_wrong(&mut self, v: &JobView, paused: bool, spec: Option<&Spec>) -> Option<String> {
         let Some(d) = v.next_due.map(|d| d.as_millis()) else {
             let endless = matches!(spec, Some(Spec::Every { .. }));
             return (endless && !paused)
@@ -419,7 +414,9 @@ impl Checker {
             let rec_of_view = if v.name.as_str() == self.tracks[idx].name.as_str() {
                 rec
             } else {
-                state.seq_of_name(v.name.as_str()).and_then(|seq| state.record(seq))
+                state
+                    .seq_of_name(v.name.as_str())
+                    .and_then(|seq| state.record(seq))
             };
             let mut wrong = self.view_wrong(idx, &v, now.as_millis());
             wrong.extend(rec.and_then(|rec| self.watch_wrong(idx, rec)));
