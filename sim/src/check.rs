@@ -14,7 +14,7 @@
 //! approval, quota hold) must agree with the journal.
 
 use duetime::Notice;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use duetime::{
@@ -368,7 +368,15 @@ struct Concurrency {
     /// Open runs: their key, process and track.
     open: BTreeMap<RunId, (Option<String>, duetime::ProcessId, usize)>,
     per_key: BTreeMap<String, u32>,
+    /// Open runs on each process by the journal, a process kept (at 0) once it held one.
     per_process: BTreeMap<duetime::ProcessId, u32>,
+    /// The processes of `per_process` whose count is not 0 (V1's counts look these up,
+    /// with the store's holders, and no other: `views.rs::counts_shown`).
+    holding: BTreeSet<duetime::ProcessId>,
+    /// C4: the store's jobs whose record waits for room (`JobRecord::waits_for_room`),
+    /// followed step by step through the jobs each step touched; `None` until read whole
+    /// (`admission.rs::waiters_followed`).
+    store_waiting: Option<BTreeSet<duetime::JobSeq>>,
 }
 
 impl Concurrency {
@@ -381,8 +389,23 @@ impl Concurrency {
                 *n = n.saturating_sub(1);
             }
         }
+        self.run_off(process);
+    }
+
+    /// One more run open on `process`.
+    fn run_on(&mut self, process: duetime::ProcessId) {
+        *self.per_process.entry(process).or_insert(0) += 1;
+        self.holding.insert(process);
+    }
+
+    /// One run fewer open on `process` (none fewer than 0; a process never counted stays
+    /// uncounted).
+    fn run_off(&mut self, process: duetime::ProcessId) {
         if let Some(n) = self.per_process.get_mut(&process) {
             *n = n.saturating_sub(1);
+            if *n == 0 {
+                self.holding.remove(&process);
+            }
         }
     }
 }
@@ -613,6 +636,9 @@ pub struct Checker {
     /// Tracks of `catch_up_once` jobs whose ledger skipped due times as late this step
     /// (M2: see `caught_up_newest`).
     skipped_late: Vec<usize>,
+    /// U1: the tracks that were ever defined as one-shots, ascending (the only ones whose
+    /// end `one_shot_ends_shown` compares, walked without the others).
+    one_shots: BTreeSet<usize>,
     /// Retries a person's pause handed to `catch_up_once`, older than the job's window:
     /// the track, the cover's last due time, and how many entries it had (M1: see
     /// `window_at_pause`).
@@ -702,6 +728,7 @@ impl Checker {
             leases: Default::default(),
             forgetting: None,
             skipped_late: Vec::new(),
+            one_shots: BTreeSet::new(),
             given_up_at_pause: Vec::new(),
             pauses_told: Default::default(),
             stepper: None,
@@ -1459,7 +1486,7 @@ impl Checker {
                 ),
             );
         }
-        *self.lanes.per_process.entry(process).or_insert(0) += 1;
+        self.lanes.run_on(process);
         self.lanes.open.insert(run, (key, process, idx));
     }
 

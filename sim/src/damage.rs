@@ -119,11 +119,28 @@ pub(crate) struct Site<'a> {
     pub(crate) changed: &'a BTreeMap<JobSeq, Option<JobRecord>>,
 }
 
-/// One row, with its stored form to read what the accessors do not show.
+/// One row, with its stored form to read what the accessors do not show (encoded when a
+/// damage first reads it: most makers pass over most rows by what the accessors show, and
+/// encoding every row offered was most of a damage's cost).
 struct Row<'a> {
     seq: JobSeq,
     rec: &'a JobRecord,
-    json: Value,
+    json: std::cell::OnceCell<Value>,
+}
+
+impl<'a> Row<'a> {
+    fn new(seq: JobSeq, rec: &'a JobRecord) -> Row<'a> {
+        Row {
+            seq,
+            rec,
+            json: std::cell::OnceCell::new(),
+        }
+    }
+
+    /// Its stored form.
+    fn json(&self) -> &Value {
+        self.json.get_or_init(|| encode(self.rec))
+    }
 }
 
 impl Row<'_> {
@@ -133,7 +150,7 @@ impl Row<'_> {
 
     /// A field of its activity, when set.
     fn act(&self, field: &str) -> Option<&Value> {
-        self.json
+        self.json()
             .get("activity")
             .and_then(|a| a.get(field))
             .filter(|v| !v.is_null())
@@ -158,7 +175,7 @@ impl Row<'_> {
 
     /// The row with `edit` applied to its stored form.
     fn with(&self, edit: impl FnOnce(&mut Map<String, Value>)) -> Result<JobRecord, String> {
-        let mut json = self.json.clone();
+        let mut json = self.json().clone();
         edit(json.as_object_mut().ok_or("a row is not an object")?);
         decode(json, "row")
     }
@@ -175,7 +192,7 @@ impl Row<'_> {
         edit: impl FnOnce(&mut Map<String, Value>),
         says: &str,
     ) -> Result<Option<Made>, String> {
-        let mut json = self.json.clone();
+        let mut json = self.json().clone();
         edit(json.as_object_mut().ok_or("a row is not an object")?);
         match serde_json::from_value::<JobRecord>(json) {
             Ok(_) => Err(format!(
@@ -387,11 +404,7 @@ impl Damager {
         others.shuffle(&mut self.rng);
         for seq in written.into_iter().chain(others) {
             let rec = &site.rows[&seq];
-            let row = Row {
-                seq,
-                rec,
-                json: encode(rec),
-            };
+            let row = Row::new(seq, rec);
             if let Some(made) = make(site, &row, &mut self.rng)? {
                 return Ok(Some(made));
             }

@@ -147,6 +147,7 @@ pub fn replay_counting(
             checker.observe(Observation::Committed {
                 state: &state,
                 wall: now.wall,
+                touched: None,
             });
         }
         Ok(checker)

@@ -215,3 +215,13 @@ impl Globals {
         self.owner
     }
 }
+
+impl super::State {
+    /// The processes holding open runs, in process order: every process `open_runs_of`
+    /// answers other than 0 for is among them (the count is kept for these alone, and
+    /// looked up among them), so a reader comparing every process's count needs to look
+    /// up only these and the ones it counts runs on itself.
+    pub fn processes_holding_runs(&self) -> impl Iterator<Item = ProcessId> + '_ {
+        self.lanes.holders()
+    }
+}

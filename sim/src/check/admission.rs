@@ -18,7 +18,7 @@
 
 use crate::check::Invariant;
 use crate::check::Probe;
-use duetime::{Coordination, ProcessId, State, WaitReason};
+use duetime::{Coordination, JobSeq, ProcessId, State, WaitReason};
 
 use super::Checker;
 
@@ -101,6 +101,46 @@ impl Checker {
         }
     }
 
+    /// After each step, before C4's checks: the store's jobs that wait for room
+    /// (`store_waiting`) kept by the jobs the step touched, or read whole when those are
+    /// not known (the first step, a state replaced; `Observation::Committed`). A record
+    /// changes only when its job is handed out for change (`Jobs::get_mut`, which marks it
+    /// touched) or added or removed (marked too), so a job the step did not touch waits
+    /// for room exactly as it did after the step before: the set after each step is the
+    /// jobs whose record waits, as reading every record would find them. (Reading and
+    /// sorting every record after each tick was 2-3% of a world; benches/README.md, issue
+    /// 46.) Debug builds, which `cargo test` runs seeds in, read every record anyway and
+    /// assert the same set, so a core that changed a record it did not mark fails there.
+    pub(super) fn waiters_followed(&mut self, state: &State, touched: Option<&[JobSeq]>) {
+        let waits = |seq: JobSeq| {
+            state
+                .record(seq)
+                .is_some_and(|r| r.waits_for_room().is_some())
+        };
+        match (&mut self.lanes.store_waiting, touched) {
+            (Some(set), Some(touched)) => {
+                for &seq in touched {
+                    if waits(seq) {
+                        set.insert(seq);
+                    } else {
+                        set.remove(&seq);
+                    }
+                }
+            }
+            (set, _) => {
+                let all = state.records().map(|(seq, _)| seq).filter(|&s| waits(s));
+                *set = Some(all.collect());
+            }
+        }
+        debug_assert!(
+            self.lanes.store_waiting.as_ref().is_some_and(|set| set
+                .iter()
+                .copied()
+                .eq(state.records().map(|(s, _)| s).filter(|&s| waits(s)))),
+            "C4's waiters: a record waits for room otherwise than the touched jobs tell"
+        );
+    }
+
     /// After a tick of `process`: no job waits for a lane with room, if it could let one in.
     pub(super) fn waiters_let_in(&mut self, state: &State) {
         let Some(process) = self.lanes.ticked.take() else {
@@ -112,9 +152,11 @@ impl Checker {
         // The store's word first: most jobs wait for nothing, so only the few that wait
         // for a lane are looked up among the journal's jobs, for the key in force there
         // (a lookup of every job's record by name after every tick was 2% of a world;
-        // benches/README.md, issue 46).
+        // benches/README.md, issue 46). Those that wait at all are followed step by step
+        // (`waiters_followed`), in the store's order as `State::records` gives them.
         let mut stranded = Vec::new();
-        for (_, rec) in state.records() {
+        let waiting = self.lanes.store_waiting.iter().flatten();
+        for rec in waiting.filter_map(|&seq| state.record(seq)) {
             let Some((since, WaitReason::LaneBusy)) = rec.waits_for_room() else {
                 continue;
             };

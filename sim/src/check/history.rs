@@ -95,6 +95,10 @@ impl Checker {
             ended: false,
             end: None,
         });
+        if t.one_shot.is_some() {
+            self.one_shots.insert(idx);
+        }
+        let t = &mut self.tracks[idx];
         t.epochs.push(Epoch {
             text,
             from: from.as_millis(),
@@ -428,10 +432,8 @@ impl Checker {
         self.probe(Probe::RunAdoptedByALaterIncarnation);
         if let Some(open) = self.lanes.open.get_mut(run) {
             let from = std::mem::replace(&mut open.1, *process);
-            if let Some(n) = self.lanes.per_process.get_mut(&from) {
-                *n = n.saturating_sub(1);
-            }
-            *self.lanes.per_process.entry(*process).or_insert(0) += 1;
+            self.lanes.run_off(from);
+            self.lanes.run_on(*process);
         }
     }
 }

@@ -19,6 +19,7 @@
 
 use crate::check::Invariant;
 use crate::check::Probe;
+use std::collections::btree_map::Entry;
 use std::collections::BTreeMap;
 
 use duetime::{Event, Fence, JobName, JobSeq, ProcessId, ProcessRec, RunId, State};
@@ -485,12 +486,20 @@ impl Checker {
         };
         let now = r.last_reading();
         let fresh = s.starts || self.leases.new_to_store;
-        let bounded = match self.leases.readings.get(&s.process) {
-            Some((before, bounded)) if *before == now && !fresh => *bounded,
-            Some((before, _)) if !fresh => beyond_the_wall(before, &now, ttl + jump),
-            _ => false,
+        // (One search of the map for the reading before and the one kept in its place.)
+        let bounded = match self.leases.readings.entry(s.process) {
+            Entry::Occupied(mut e) => {
+                let (before, bounded) = e.get();
+                let bounded = match fresh {
+                    false if *before == now => *bounded,
+                    false => beyond_the_wall(before, &now, ttl + jump),
+                    true => false,
+                };
+                e.insert((now, bounded));
+                bounded
+            }
+            Entry::Vacant(e) => e.insert((now, false)).1,
         };
-        self.leases.readings.insert(s.process, (now, bounded));
         let off = r.heard_at().as_millis().abs_diff(r.last_wall().as_millis());
         if !bounded || off <= jump.unsigned_abs() || r.waits_for_clock() || r.draining() {
             return;

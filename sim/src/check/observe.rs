@@ -53,8 +53,16 @@ pub enum Observation<'a> {
     },
     /// One effect of the step being told.
     Effect(&'a Effect),
-    /// The step committed: the state after it, and the wall reading it was stepped at.
-    Committed { state: &'a State, wall: Timestamp },
+    /// The step committed: the state after it, the wall reading it was stepped at, and
+    /// the jobs it touched (`State::take_touched`: every job whose record it changed,
+    /// added or removed is among them), when the state is the one the step left and the
+    /// one before it was told too (`None`: the checker reads every job where it follows
+    /// what changed).
+    Committed {
+        state: &'a State,
+        wall: Timestamp,
+        touched: Option<&'a [duetime::JobSeq]>,
+    },
     /// A result a process sent, known apart from the step that reads it (a journal checked
     /// after the fact knows every result from the start).
     Sent { run: RunId, outcome: &'a Outcome },
@@ -105,9 +113,13 @@ impl Checker {
         match obs {
             Observation::Stepping { event, state, now } => self.seen_stepping(event, state, now),
             Observation::Effect(effect) => self.seen_effect(effect),
-            Observation::Committed { state, wall } => {
+            Observation::Committed {
+                state,
+                wall,
+                touched,
+            } => {
                 self.step_done();
-                self.after_step(state, wall);
+                self.after_step(state, wall, touched);
             }
             Observation::Sent { run, outcome } => self.reported(run, outcome),
             Observation::Line(rec) => self.record(rec),

@@ -22,9 +22,11 @@ pub(super) fn end_told(h: &History, at: Timestamp) -> Option<OneShotEnd> {
 
 impl Checker {
     /// U1 at the step's end: each one-shot's end in the store against the journal's.
+    /// Walks the tracks ever defined as one-shots (`one_shots`, in track order), not every
+    /// track: a track never so defined has no `one_shot` and was passed over here anyway.
     pub(super) fn one_shot_ends_shown(&mut self, state: &State) {
         let (mut wrong, mut ended) = (Vec::new(), false);
-        for t in &self.tracks {
+        for t in self.one_shots.iter().map(|&idx| &self.tracks[idx]) {
             // A removed registration's name may be another's now.
             let Some(os) = t.one_shot.filter(|_| t.removed_at.is_none()) else {
                 continue;

@@ -46,6 +46,11 @@ pub(super) struct Seen {
     skips_in_order: bool,
     /// The latest due time any ledger entry or start of the job covered.
     accounted: Option<i64>,
+    /// The last next due time the oracle found to be a due time of a schedule, and that
+    /// schedule (by address: the checker's facts, which hold it, never change while it
+    /// runs). Asked again at the next view while the job waits for that due time, the
+    /// oracle's answer is the same; a walk of its minute each time was 1% of a world.
+    due_confirmed: Option<(*const Spec, i64)>,
 }
 
 impl Default for Seen {
@@ -58,6 +63,7 @@ impl Default for Seen {
             latest_skip: None,
             skips_in_order: true,
             accounted: None,
+            due_confirmed: None,
         }
     }
 }
@@ -239,7 +245,7 @@ impl Seen {
 
     /// What is wrong with the view's `next_due`: absent exactly while paused (a schedule
     /// of `every` never ends), else one of `spec`'s due times past every accounted one.
-    fn next_due_wrong(&self, v: &JobView, paused: bool, spec: Option<&Spec>) -> Option<String> {
+    fn next_due_wrong(&mut self, v: &JobView, paused: bool, spec: Option<&Spec>) -> Option<String> {
         let Some(d) = v.next_due.map(|d| d.as_millis()) else {
             let endless = matches!(spec, Some(Spec::Every { .. }));
             return (endless && !paused)
@@ -259,20 +265,33 @@ impl Seen {
             ));
         }
         let spec = spec?;
+        let asked = (std::ptr::from_ref(spec), d);
+        if self.due_confirmed == Some(asked) {
+            return None;
+        }
         let due = spec.due_in(d - 1, d);
-        (due.len() != 1 || due[0].at != d).then(|| {
-            format!(
-                "next due {} by the view is not a due time of its schedule",
-                ts(d)
-            )
-        })
+        if due.len() == 1 && due[0].at == d {
+            self.due_confirmed = Some(asked);
+            return None;
+        }
+        Some(format!(
+            "next due {} by the view is not a due time of its schedule",
+            ts(d)
+        ))
     }
 }
 
 impl Checker {
     /// After each committed step (`Observation::Committed`, after `step_done`): the
-    /// leases held to the checker's rule (K1, L3), then the views (V1, N1, M1).
-    pub(super) fn after_step(&mut self, state: &duetime::State, now: duetime::Timestamp) {
+    /// leases held to the checker's rule (K1, L3), then the views (V1, N1, M1). `touched`:
+    /// the jobs the step touched, when known (see `Observation::Committed`).
+    pub(super) fn after_step(
+        &mut self,
+        state: &duetime::State,
+        now: duetime::Timestamp,
+        touched: Option<&[duetime::JobSeq]>,
+    ) {
+        self.waiters_followed(state, touched);
         self.leases_stepped(state, now.as_millis());
         self.forgotten_as_due(state);
         self.caught_up_newest(state);
@@ -313,16 +332,43 @@ impl Checker {
 
     /// V1 for the counts a dashboard reads: the runs open on each process and under each
     /// concurrency key (`State::open_runs_of`, `open_runs_of_key`) are C1's and C2's.
+    ///
+    /// Every process the journal ever counted a run on is held to the store's count, at
+    /// every step, but only those whose count could differ are looked up: the ones the
+    /// journal counts runs on now (`holding`) and the ones the store does
+    /// (`State::processes_holding_runs`, outside which `open_runs_of` answers 0). Any
+    /// other process the journal counted is at 0 by both, which agree. The same
+    /// differences, in the same (process) order, as looking up every counted process,
+    /// which was two thirds of this check's cost: the journal keeps every incarnation
+    /// that ever held a run, about a dozen at a step (benches/README.md, issue 46).
     fn counts_shown(&mut self, state: &duetime::State) {
+        let lanes = &self.lanes;
+        let mut asked: Vec<duetime::ProcessId> = lanes.holding.iter().copied().collect();
+        asked.extend(
+            state
+                .processes_holding_runs()
+                .filter(|p| lanes.per_process.contains_key(p)),
+        );
+        asked.sort_unstable();
+        asked.dedup();
         let mut wrong = Vec::new();
-        for (p, n) in &self.lanes.per_process {
-            let shown = state.open_runs_of(*p);
-            if shown != *n {
+        for p in asked {
+            let (shown, n) = (state.open_runs_of(p), lanes.per_process[&p]);
+            if shown != n {
                 wrong.push(format!(
                     "{shown} runs open on {p} by the store, {n} by the journal"
                 ));
             }
         }
+        debug_assert!(
+            lanes
+                .per_process
+                .iter()
+                .filter(|(p, n)| state.open_runs_of(**p) != **n)
+                .count()
+                == wrong.len(),
+            "V1's counts: a process left unasked differs"
+        );
         for (k, n) in &self.lanes.per_key {
             let shown = state.open_runs_of_key(k);
             if shown != *n {
@@ -360,10 +406,22 @@ impl Checker {
                 let reach = reach.map(|(jump, clock)| clock.as_millis().saturating_add(jump));
                 self.line_view(idx, &v, reach);
             }
+            // The job's record, found by its name once for the three checks that read it
+            // (the view's name is the same text, unless `job()` misnamed it).
+            let rec = state
+                .seq_of_name(self.tracks[idx].name.as_str())
+                .and_then(|seq| state.record(seq));
+            let rec_of_view = if v.name.as_str() == self.tracks[idx].name.as_str() {
+                rec
+            } else {
+                state
+                    .seq_of_name(v.name.as_str())
+                    .and_then(|seq| state.record(seq))
+            };
             let mut wrong = self.view_wrong(idx, &v, now.as_millis());
-            wrong.extend(self.watch_wrong(idx, state));
-            wrong.extend(record_next_due_wrong(state, &v));
-            wrong.extend(self.accounted_wrong(idx, state));
+            wrong.extend(rec.and_then(|rec| self.watch_wrong(idx, rec)));
+            wrong.extend(rec_of_view.and_then(|rec| record_next_due_wrong(rec, &v)));
+            wrong.extend(rec.and_then(|rec| self.accounted_wrong(idx, rec)));
             if removed {
                 wrong.insert(0, "job() shows a job the journal removed".to_string());
             }
@@ -429,8 +487,9 @@ impl Checker {
             .epochs
             .last()
             .and_then(|e| facts.and_then(|f| f.specs.get(&e.text)));
-        wrong.extend(seen.next_due_wrong(v, t.paused, spec));
+        let paused = t.paused;
         let floored = floor.is_some_and(|f| f > 0);
+        wrong.extend(self.tracks[idx].seen.next_due_wrong(v, paused, spec));
         if !wrong.is_empty() {
             return wrong;
         }
@@ -444,11 +503,8 @@ impl Checker {
     /// V1 for the dead-man's switch a host shows ("no success since"): the store's
     /// `watched_since` is E1's count from the journal (the latest success, or the
     /// definition) for a job with the switch, and unset for one without.
-    fn watch_wrong(&self, idx: usize, state: &duetime::State) -> Option<String> {
+    fn watch_wrong(&self, idx: usize, rec: &duetime::JobRecord) -> Option<String> {
         let t = &self.tracks[idx];
-        let rec = state
-            .seq_of_name(t.name.as_str())
-            .and_then(|seq| state.record(seq))?;
         let shown = rec.watched_since().map(|w| w.as_millis());
         let counted = t.silence.and_then(|s| s.since());
         if self.switch_in_force(idx) != Some(t.silence.is_some()) && !rec.is_unconfirmed() {
@@ -537,13 +593,10 @@ impl Checker {
     /// V1 for the record's `accounted_from` (what a backfill is measured against, and the
     /// world's backfills are drawn from): the instant the journal defined the current
     /// schedule, or just before the first due time a backfill took back.
-    fn accounted_wrong(&self, idx: usize, state: &duetime::State) -> Option<String> {
+    fn accounted_wrong(&self, idx: usize, rec: &duetime::JobRecord) -> Option<String> {
         let t = &self.tracks[idx];
         let epoch = t.epochs.last()?;
         let expected = epoch.backfills.last().map_or(epoch.from, |b| b.from - 1);
-        let rec = state
-            .seq_of_name(t.name.as_str())
-            .and_then(|seq| state.record(seq))?;
         let shown = rec.accounted_from().map(|a| a.as_millis());
         (shown != Some(expected)).then(|| {
             format!(
@@ -558,10 +611,7 @@ impl Checker {
 /// V1 for the record a host reads beside the view (`JobRecord::next_due`, what a host's
 /// timeline starts from): the view's next due time, which V1 holds to the oracle, unless
 /// the job is paused (the view then shows none).
-fn record_next_due_wrong(state: &duetime::State, v: &JobView) -> Option<String> {
-    let rec = state
-        .seq_of_name(v.name.as_str())
-        .and_then(|seq| state.record(seq))?;
+fn record_next_due_wrong(rec: &duetime::JobRecord, v: &JobView) -> Option<String> {
     (v.paused.is_none() && rec.next_due() != v.next_due).then(|| {
         format!(
             "the record's next due time is {:?}, the view's {:?}",

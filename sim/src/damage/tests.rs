@@ -87,11 +87,7 @@ fn every_damage_is_answered_as_the_catalogue_says() {
                         Maker::Row(make) => rows
                             .iter()
                             .map(|(&seq, rec)| {
-                                let row = super::Row {
-                                    seq,
-                                    rec,
-                                    json: super::encode(rec),
-                                };
+                                let row = super::Row::new(seq, rec);
                                 make(&site, &row, &mut damager.rng).unwrap()
                             })
                             .collect(),

@@ -167,6 +167,14 @@ pub struct World {
     deposed: Vec<ProcessId>,
     /// A store of one row per job, and a copy following its rows (`rows.rs`).
     rows: Option<crate::rows::Rows>,
+    /// The jobs the last committed step touched (`State::take_touched`) in a world without
+    /// rows (the rows take them in one with: `Rows::touched`).
+    touched: Vec<duetime::JobSeq>,
+    /// Whether the state the checker is told of after a step is the one the last step left
+    /// with every change since the one before marked touched: not after the live state was
+    /// replaced (a round trip, the rows' copy taking over), whose records the checker then
+    /// reads whole (`World::touched_for_checker`).
+    touched_known: bool,
     /// The processes that could contradict a held clock (J2, `check/witness.rs`).
     witnesses: crate::check::witness::Witnesses,
     /// Whether the hosts' clocks agree, and since when (J4, `check/consensus.rs`).
@@ -279,6 +287,8 @@ impl World {
             manual_in_drain: Vec::new(),
             deposed: Vec::new(),
             rows: None,
+            touched: Vec::new(),
+            touched_known: false,
             witnesses: crate::check::witness::Witnesses::new(hosts, tick, jump as i64),
             consensus: crate::check::consensus::Consensus::new(hosts, tick, jump as i64),
             definitions_read: Vec::new(),
@@ -333,10 +343,9 @@ impl World {
     pub fn run(&mut self) {
         let t0 = self.t;
         self.t0 = t0;
-        if self.check_state {
-            // What each step touched, for its check (`self_check_committed`).
-            self.state.track_changes(true);
-        }
+        // What each step touched, for the state's own check of it (`self_check_committed`)
+        // and for the checker's C4, which follows the jobs waiting for room by it.
+        self.state.track_changes(true);
         self.started = std::time::Instant::now();
         for i in 0..self.jobs.len() {
             let def = self.jobs[i].def.clone();

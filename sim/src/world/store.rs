@@ -160,9 +160,15 @@ impl World {
             self.witnesses.spoke(h, p, self.t, before, heard_at);
             self.clocks_followed(h, p, now);
         }
+        let touched = match (&self.rows, self.touched_known) {
+            (_, false) => None,
+            (Some(rows), true) => Some(rows.touched()),
+            (None, true) => Some(self.touched.as_slice()),
+        };
         self.checker.observe(Observation::Committed {
             state: &self.state,
             wall: now.wall,
+            touched,
         });
         self.after_transact(ticked, owner_before, wake_before, left);
     }
@@ -301,16 +307,19 @@ impl World {
     pub(super) fn check_committed(&mut self, now: Now) {
         let rows = match &mut self.rows {
             Some(rows) => rows.write(&mut self.state, &mut self.faults, &mut self.probes),
-            None => Ok(()),
+            None => {
+                self.touched = self.state.take_touched();
+                Ok(())
+            }
         };
+        self.touched_known = rows.is_ok() && !self.rows.as_ref().is_some_and(|r| r.took_over());
         let checked = if rows.is_err() {
             rows
         } else if self.rng.gen_ratio(1, 1024) {
             self.probes.add(Probe::StateRoundTrip, 1);
             let trip = crate::round_trip(&mut self.state);
-            if self.rows.is_some() || self.check_state {
-                crate::rows::Rows::follow(&mut self.state);
-            }
+            crate::rows::Rows::follow(&mut self.state);
+            self.touched_known = false;
             trip
         } else if self.check_state {
             self.self_check_committed()
@@ -339,14 +348,8 @@ impl World {
         match &self.rows {
             Some(rows) if whole || rows.took_over() => self.state.self_check(),
             Some(rows) => self.state.self_check_touched(rows.touched()),
-            None => {
-                let touched = self.state.take_touched();
-                if whole {
-                    self.state.self_check()
-                } else {
-                    self.state.self_check_touched(&touched)
-                }
-            }
+            None if whole => self.state.self_check(),
+            None => self.state.self_check_touched(&self.touched),
         }
     }
 
