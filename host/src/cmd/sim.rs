@@ -160,8 +160,9 @@ fn options(args: &Args, jobs: &Arc<Vec<SimJob>>) -> Options {
             faults: args.faults,
             tick_ms: Some(args.tick.as_millis() as i64),
             without_late_draws: false,
-            // The file's own jobs are simulated as written: calendars are theirs.
+            // The file's own jobs are simulated as written: calendars and chains are theirs.
             calendars: false,
+            chains: false,
         },
         jobs: Some(Arc::clone(jobs)),
         keep_durations: true,
