@@ -415,6 +415,7 @@ pub static RULES: &[Rule] = &[
             true
         }],
     },
+    // Last, and drawn only in worlds with chains (`World::mistake`).
     Rule {
         field: "after",
         broken: upstreams,
