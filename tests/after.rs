@@ -258,3 +258,35 @@ fn a_removed_upstream_leaves_the_waiting_due_time_skipped_not_stuck() {
     );
     insta::assert_snapshot!(s.trace());
 }
+
+#[test]
+fn an_upstream_still_waiting_for_its_confirmation_leaves_the_due_time_skipped_not_stuck() {
+    let mut s = Story::new();
+    s.show_history = true;
+    let mut extract = job("extract", cron("0 2 * * *"));
+    extract.requires_confirmation = true;
+    s.define("01:00", extract);
+    s.define("01:00", after("load", &["extract"]));
+    s.start("01:30", 1);
+    s.tick("02:00:05", 1);
+    s.note("extract is new and unconfirmed: its schedule begins at its confirmation, so 02:00 is none of its due times");
+    assert_eq!(
+        entries_of(&s, "load"),
+        vec![LedgerKind::Missed {
+            cause: MissCause::Upstream,
+            action: MissAction::Skipped
+        }],
+        "load's 02:00 waited for an upstream that can never settle it: skipped at once"
+    );
+    let told = s.last.iter().any(|e| {
+        matches!(e, Effect::Journal(r) if matches!(
+            &r.entry,
+            Entry::History(History::UpstreamNotOk { fate: UpstreamFate::Unheard, .. })
+        ))
+    });
+    assert!(
+        told,
+        "the line names the upstream and its fate: no settlement heard"
+    );
+    assert_eq!(starts_of(&s, "load"), 0);
+}

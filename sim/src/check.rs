@@ -2171,6 +2171,7 @@ impl Checker {
                 );
             }
         }
+        let held = self.held_by_a_pause();
         let mut tracks = std::mem::take(&mut self.tracks);
         let facts = std::mem::take(&mut self.facts);
         for i in order {
@@ -2183,10 +2184,43 @@ impl Checker {
                 let hi = open.partition_point(|s| s.track <= i);
                 &open[lo..hi]
             };
-            self.judge(t, f, starts, latest, horizon);
+            let held = t.removed_at.is_none() && held.contains(&t.name);
+            self.judge(t, f, starts, latest, horizon, held);
         }
         self.probes.drain_into(probes);
         self.violations
+    }
+
+    /// The jobs that wait (`after`, through any chain) for a job paused at the end: a
+    /// paused job has not looked at its due times since its pause (it settles them when
+    /// resumed, `missed` deciding), so the same due times of each job waiting for it have
+    /// no fate to go by and wait too (`step/after.rs`: the gate is shut while an upstream
+    /// still holds a due time); L1 holds them no more than the paused job itself.
+    fn held_by_a_pause(&self) -> std::collections::BTreeSet<JobName> {
+        let mut held: std::collections::BTreeSet<JobName> = self
+            .current
+            .iter()
+            .map(|&i| &self.tracks[i])
+            .filter(|t| t.removed_at.is_none() && t.paused)
+            .map(|t| t.name.clone())
+            .collect();
+        let paused = held.clone();
+        loop {
+            let more: Vec<JobName> = self
+                .facts
+                .iter()
+                .filter(|(name, f)| {
+                    !held.contains(*name) && f.after.iter().any(|u| held.contains(u))
+                })
+                .map(|(name, _)| name.clone())
+                .collect();
+            if more.is_empty() {
+                break;
+            }
+            held.extend(more);
+        }
+        held.retain(|n| !paused.contains(n));
+        held
     }
 
     /// E1's liveness half: a healed world has told every silence that ended a settling

@@ -131,7 +131,7 @@ impl State {
                 Some(up) if up.def.schedule != job.def.schedule => Some((UpstreamFate::NotDue, at)),
                 Some(up) => match heard() {
                     Some(told) => Some(told),
-                    None if up.still_holds(at) => None,
+                    None if up.still_holds(at, out.now) => None,
                     // Settled earlier in this step: heard only at its end.
                     None => Some(
                         settled_in_step(out, upstream, at, schedule)
@@ -277,11 +277,17 @@ impl State {
 }
 
 impl JobRecord {
-    /// Whether this job (as an upstream) may still settle its due time `at`: it has not
-    /// looked at it yet, or owes it, or its open run or its retry covers it. (Else its
-    /// ledger settled it already, or it was never one of its due times: before its
-    /// definition, and not backfilled.)
-    fn still_holds(&self, at: Timestamp) -> bool {
+    /// Whether this job (as an upstream) may still settle its due time `at` (a due time
+    /// of a downstream at `now`): it has not looked at it yet, or owes it, or its open run
+    /// or its retry covers it. (Else its ledger settled it already, or it was never one of
+    /// its due times: before its definition, and not backfilled.) A new job waiting for
+    /// its confirmation holds none up to `now`: its schedule begins at its confirmation,
+    /// not before the clock it is confirmed at (`confirm`), so its frontier, which stands
+    /// still meanwhile, says nothing of them.
+    fn still_holds(&self, at: Timestamp, now: Timestamp) -> bool {
+        if self.is_unconfirmed() {
+            return at > self.frontier.max(now);
+        }
         if at > self.frontier {
             return true;
         }

@@ -6,7 +6,8 @@
 //! - a downstream's due time is skipped with cause `upstream` only right after a line
 //!   naming one of its upstreams and a fate that is not `ok`, and that fate is the
 //!   upstream's as its own ledger tells it (failed out, lost, approval expired, skipped
-//!   for the cause told), or the upstream is gone, or it settled no such due time;
+//!   for the cause told), or the upstream is gone, or it settled no such due time (none
+//!   since this registration of the downstream was defined: it never heard one before);
 //! - (every downstream due time gets exactly one entry: S1, as for any job).
 //!
 //! Kept: each upstream's ledger entries (only jobs some job waits for), by first due
@@ -30,6 +31,11 @@ pub(super) struct Chains {
     /// The upstream and fate a downstream was last told (`upstream_not_ok`), until the
     /// entry that follows it.
     told: BTreeMap<JobName, (JobName, UpstreamFate)>,
+    /// Upstream entries kept so far (each `Settled::nth` is its place in this count).
+    kept: u64,
+    /// Each downstream's registration (a track) and how many upstream entries were kept
+    /// before its first definition: it waits (hears its upstreams) from there on.
+    since: BTreeMap<JobName, (usize, u64)>,
 }
 
 impl Chains {
@@ -46,6 +52,8 @@ impl Chains {
 
 /// One upstream entry as kept.
 struct Settled {
+    /// Its place among the upstream entries kept (`Chains::kept`).
+    nth: u64,
     from: i64,
     to: i64,
     count: u64,
@@ -58,12 +66,24 @@ impl Checker {
     /// times (by the oracle) holding `at`. An entry of another schedule (the upstream's
     /// before it was redefined) may span `at` without being about it.
     fn entry_at(&self, job: &JobName, upstream: &JobName, at: i64) -> Option<LedgerKind> {
+        self.entry_at_since(job, upstream, at, 0)
+    }
+
+    /// `entry_at` among the entries kept from the `since`-th on.
+    fn entry_at_since(
+        &self,
+        job: &JobName,
+        upstream: &JobName,
+        at: i64,
+        since: u64,
+    ) -> Option<LedgerKind> {
         let spec = self.spec_of_due(job, at)?;
         self.chains
             .settled
             .get(upstream)?
             .iter()
             .rev()
+            .take_while(|s| s.nth >= since)
             .find_map(|s| {
                 if at < s.from || s.to < at {
                     return None;
@@ -102,6 +122,7 @@ impl Checker {
             Entry::Ledger(e) => {
                 if self.chains.upstreams.contains(&rec.job) {
                     let kept = Settled {
+                        nth: self.chains.kept,
                         from: e.from.as_millis(),
                         to: e.to.as_millis(),
                         count: e.count,
@@ -112,6 +133,7 @@ impl Checker {
                         .entry(rec.job.clone())
                         .or_default()
                         .push(kept);
+                    self.chains.kept += 1;
                 }
                 self.upstream_skip(rec, e);
             }
@@ -130,6 +152,20 @@ impl Checker {
                 self.chains
                     .told
                     .insert(rec.job.clone(), (upstream.clone(), *fate));
+            }
+            // A downstream's registration waits for its upstreams from its first
+            // definition (a new job's confirmation) on: what they settled before, it never
+            // heard (its record, and with it what it heard, is new).
+            Entry::History(History::Defined { .. }) => {
+                let kept = self.chains.kept;
+                let waits = self
+                    .facts
+                    .get(&rec.job)
+                    .is_some_and(|f| !f.after.is_empty());
+                let known = self.chains.since.get(&rec.job).is_some_and(|s| s.0 == idx);
+                if waits && !known {
+                    self.chains.since.insert(rec.job.clone(), (idx, kept));
+                }
             }
             Entry::History(History::Started {
                 run,
@@ -218,7 +254,13 @@ impl Checker {
         let agrees = match fate {
             UpstreamFate::Ok => false,
             UpstreamFate::Gone => self.registration(upstream.as_str()).is_none(),
-            UpstreamFate::Unheard => entry.is_none(),
+            // No entry for it since this registration of the downstream waits (one settled
+            // before it was defined, or while it was removed, it never heard).
+            UpstreamFate::Unheard => {
+                let since = self.chains.since.get(&rec.job).map_or(0, |s| s.1);
+                self.entry_at_since(&rec.job, &upstream, at, since)
+                    .is_none()
+            }
             // (Its schedule is not the downstream's: the views and S1 hold the schedules.)
             UpstreamFate::NotDue => true,
             told => entry.is_some_and(|k| UpstreamFate::of(k) == told),
