@@ -81,6 +81,11 @@ pub enum MissCause {
     /// A person asked for these past due times (`Event::Backfill`): run whatever the
     /// job's missed rule says, since they asked for exactly these.
     Backfill,
+    /// The job waits for upstream jobs (`JobDef::after`): due on time, it waited until
+    /// every upstream had settled the same due time `ok`, and started as a catch-up; or an
+    /// upstream's due time ended otherwise, and it was skipped (the `upstream_not_ok`
+    /// history line before the entry names the upstream and its fate).
+    Upstream,
 }
 
 /// What comparing a process's clocks between two of its events found (see `Now`).
@@ -411,6 +416,14 @@ pub enum History {
         /// When the hold was to end.
         until: Timestamp,
     },
+    /// An upstream job (`JobDef::after`) did not settle the due times of the ledger
+    /// entry that follows `ok`: they are skipped with cause `upstream`.
+    UpstreamNotOk {
+        /// The upstream job.
+        upstream: JobName,
+        /// What became of its due time.
+        fate: UpstreamFate,
+    },
     /// The run's lease lapsed with no result.
     Lost {
         /// The run.
@@ -706,6 +719,97 @@ pub enum Refusal {
         /// What is wrong with it.
         why: String,
     },
+    /// A definition's `after` names an upstream job this state cannot wait for.
+    Upstream {
+        /// The upstream job named.
+        upstream: JobName,
+        /// What is wrong with it.
+        problem: UpstreamProblem,
+    },
+}
+
+/// Why an upstream job (`JobDef::after`) was refused (`Refusal::Upstream`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(tag = "problem", rename_all = "snake_case")]
+pub enum UpstreamProblem {
+    /// No job of that name is defined here (define the upstream first; under partitions,
+    /// in the same partition).
+    Unknown,
+    /// The upstream's schedule is not this job's: a downstream runs for its upstreams' due
+    /// times, so the two must be the same schedule.
+    ScheduleDiffers,
+    /// Waiting for it would make a cycle: `through` is the shortest chain from the
+    /// upstream back to the job defined (of chains as short, the one following each job's
+    /// upstreams in their order).
+    Cycle {
+        /// The jobs of the chain, in order.
+        through: Vec<JobName>,
+    },
+}
+
+/// What became of an upstream's due time, as a downstream heard it (`JobDef::after`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(tag = "fate", rename_all = "snake_case")]
+pub enum UpstreamFate {
+    /// Run and settled done (on time or caught up): the downstream may run.
+    Ok,
+    /// Its retries ran out.
+    FailedOut,
+    /// Its run was lost.
+    Lost,
+    /// Its run waited for an approval that never came.
+    ApprovalExpired,
+    /// It was skipped (the missed rule or the overlap policy).
+    Skipped {
+        /// Why.
+        cause: MissCause,
+    },
+    /// The upstream is no longer defined here.
+    Gone,
+    /// The upstream's schedule changed and no longer has this due time.
+    NotDue,
+    /// The upstream holds no such due time, and none of its ledger entries for it was
+    /// heard: it was before the upstream's definition (and not backfilled), or it was
+    /// settled before this job waited for it (a backfill of a downstream reaching before
+    /// its own definition).
+    Unheard,
+}
+
+impl UpstreamFate {
+    /// The fate a ledger entry of the upstream gives its due times.
+    pub fn of(kind: LedgerKind) -> UpstreamFate {
+        match kind {
+            LedgerKind::Ran { .. }
+            | LedgerKind::Missed {
+                action: MissAction::CaughtUp { .. },
+                ..
+            } => UpstreamFate::Ok,
+            LedgerKind::Missed {
+                cause,
+                action: MissAction::Skipped,
+            } => UpstreamFate::Skipped { cause },
+            LedgerKind::FailedOut { .. } => UpstreamFate::FailedOut,
+            LedgerKind::Lost { .. } => UpstreamFate::Lost,
+            LedgerKind::ApprovalExpired { .. } => UpstreamFate::ApprovalExpired,
+        }
+    }
+}
+
+impl fmt::Display for UpstreamFate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            UpstreamFate::Ok => f.write_str("ok"),
+            UpstreamFate::FailedOut => f.write_str("failed out"),
+            UpstreamFate::Lost => f.write_str("lost"),
+            UpstreamFate::ApprovalExpired => f.write_str("approval expired"),
+            UpstreamFate::Skipped { cause } => write!(f, "skipped ({})", cause.name()),
+            UpstreamFate::Gone => f.write_str("removed"),
+            UpstreamFate::NotDue => f.write_str("not a due time of its schedule any more"),
+            UpstreamFate::Unheard => f.write_str("no settlement of it heard"),
+        }
+    }
 }
 
 impl std::fmt::Display for Refusal {
@@ -764,6 +868,24 @@ impl std::fmt::Display for Refusal {
                 f,
                 "a job named `{job}` is here already; remove it, or move the record under another name"
             ),
+            Refusal::Upstream { upstream, problem } => match problem {
+                UpstreamProblem::Unknown => write!(
+                    f,
+                    "after: no job named `{upstream}` is defined here; define the upstream first (under partitions, in the same partition)"
+                ),
+                UpstreamProblem::ScheduleDiffers => write!(
+                    f,
+                    "after: `{upstream}` has another schedule; a job runs for its upstreams' due times, so give it the same schedule"
+                ),
+                UpstreamProblem::Cycle { through } => {
+                    let chain: Vec<&str> = through.iter().map(JobName::as_str).collect();
+                    write!(
+                        f,
+                        "after: waiting for `{upstream}` makes a cycle ({}); a chain of jobs must end",
+                        chain.join(" -> ")
+                    )
+                }
+            },
             Refusal::NotMovable { why } => write!(
                 f,
                 "the record cannot be taken in: {why}; move in only what `move_out` handed over"
@@ -959,6 +1081,7 @@ snake_names!(MissCause {
     ConcurrencyCap => "concurrency_cap",
     LaneBusy => "lane_busy",
     Backfill => "backfill",
+    Upstream => "upstream",
 });
 
 snake_names!(ClockGapKind {
@@ -1073,6 +1196,9 @@ impl fmt::Display for History {
                 write!(f, "held until {until}: {run} asked to wait {asked}")
             }
             History::QuotaHoldEnded { until } => write!(f, "hold until {until} lifted"),
+            History::UpstreamNotOk { upstream, fate } => {
+                write!(f, "upstream {upstream} did not settle ok: {fate}")
+            }
             History::Lost { run } => write!(f, "{run} lost (lease lapsed)"),
             History::Adopted { run, from, process } => {
                 write!(f, "{run} adopted by {process} from {from}")

@@ -142,6 +142,19 @@ pub enum Inconsistency {
         /// How many it owes.
         count: usize,
     },
+    /// The index of which jobs wait for which (`JobDef::after`) does not list the job as
+    /// its definition says.
+    AfterIndexStale {
+        /// The job.
+        job: JobName,
+    },
+    /// More heard upstream ranges than a downstream keeps (`JobDef::after`).
+    TooManyHeard {
+        /// The job.
+        job: JobName,
+        /// How many it keeps.
+        count: usize,
+    },
     /// More manual runs in the last hour than the config's `manual_per_hour`.
     ManualHistoryOverCap {
         /// The job.
@@ -298,6 +311,14 @@ fn fmt_job(i: &Inconsistency, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             "{job}: ended ({end:?}) while its instant {instant} is not settled"
         ),
         I::TooManyOwedSegments { job, count } => write!(f, "{job}: {count} owed segments"),
+        I::AfterIndexStale { job } => {
+            write!(f, "{job}: the index of upstreams does not list its `after`")
+        }
+        I::TooManyHeard { job, count } => write!(
+            f,
+            "{job}: {count} heard upstream ranges; a job keeps at most {}",
+            crate::state::MAX_HEARD
+        ),
         I::ManualHistoryOverCap { job } => write!(f, "{job}: manual history over the cap"),
         I::MissedHistoryOverDay { job } => write!(f, "{job}: missed history over a day"),
         I::OwedOutOfOrder { job } => write!(f, "{job}: owed segments out of order"),

@@ -245,6 +245,14 @@ pub struct JobDef {
     /// success, or from when the job was first defined with it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expect_success_within: Option<Duration>,
+    /// Upstream jobs (by name) whose run for the same due time must settle `ok` before
+    /// this job's run for it starts. The job's schedule must be theirs (`Event::Upsert`
+    /// refuses one that differs, an unknown upstream, and a chain that comes back to the
+    /// job). When an upstream's due time ends otherwise (failed out, lost, skipped,
+    /// expired), this job's due time is recorded skipped with cause `upstream`, after a
+    /// history line naming the upstream and its fate: nothing is silently missing.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub after: Vec<JobName>,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -258,6 +266,8 @@ pub const MAX_JITTER: Duration = Duration::from_hours(1);
 pub const MAX_CONCURRENCY_LIMIT: u32 = 1_000;
 /// Longest payload (what the host runs), in bytes: the state keeps it per job.
 pub const MAX_PAYLOAD: usize = 64 * 1024;
+/// Most upstream jobs one job may wait for (`after`).
+pub const MAX_UPSTREAMS: usize = 8;
 
 fn default_retries() -> u32 {
     5
@@ -344,6 +354,14 @@ pub enum DefError {
         /// The tick.
         tick: Duration,
     },
+    /// `after` names the job itself, names one upstream twice, or names more than
+    /// `MAX_UPSTREAMS`.
+    BadUpstreams {
+        /// The upstream named wrongly (`None`: too many were named).
+        upstream: Option<JobName>,
+        /// How many were named.
+        count: usize,
+    },
 }
 
 impl fmt::Display for DefError {
@@ -401,6 +419,20 @@ impl fmt::Display for DefError {
                 f,
                 "expect_success_within: {within} is shorter than the tick ({tick}); accepted: at least the tick (or leave it unset)"
             ),
+            DefError::BadUpstreams {
+                upstream: Some(u),
+                ..
+            } => write!(
+                f,
+                "after: `{u}` is the job itself or is named twice; accepted: other jobs, each once"
+            ),
+            DefError::BadUpstreams {
+                upstream: None,
+                count,
+            } => write!(
+                f,
+                "after: {count} upstream jobs; accepted: at most {MAX_UPSTREAMS}"
+            ),
         }
     }
 }
@@ -449,6 +481,7 @@ impl JobDef {
             requires_confirmation: false,
             payload: None,
             expect_success_within: None,
+            after: Vec::new(),
         }
     }
 
@@ -563,10 +596,32 @@ impl JobDef {
                 tick: config.tick,
             });
         }
+        self.validate_after()?;
         if let Some(key) = &self.concurrency_key {
             if key.is_empty() || key.chars().count() > 128 || key.chars().any(char::is_control) {
                 return Err(DefError::BadConcurrencyKey {
                     key: key.chars().take(130).collect(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// `after`: other jobs, each once, at most `MAX_UPSTREAMS`. (Whether they exist, share
+    /// the schedule and form no cycle depends on the state: `Event::Upsert` asks.)
+    fn validate_after(&self) -> Result<(), DefError> {
+        let count = self.after.len();
+        if count > MAX_UPSTREAMS {
+            return Err(DefError::BadUpstreams {
+                upstream: None,
+                count,
+            });
+        }
+        for (i, u) in self.after.iter().enumerate() {
+            if *u == self.name || self.after[..i].contains(u) {
+                return Err(DefError::BadUpstreams {
+                    upstream: Some(u.clone()),
+                    count,
                 });
             }
         }

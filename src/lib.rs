@@ -144,7 +144,7 @@ mod view;
 pub use effect::{
     Action, Alert, AlertKind, CancelReason, ClockGapKind, Covers, Effect, Entry, History, Incident,
     LedgerEntry, LedgerKind, MissAction, MissCause, Notice, PausedBy, Record, Refusal, Start,
-    SystemPause, Trigger, WaitReason,
+    SystemPause, Trigger, UpstreamFate, UpstreamProblem, WaitReason,
 };
 pub use event::{
     Actor, Event, Fence, Held, Now, Outcome, ProcessId, RunId, MAX_ACTOR, MAX_APPROVAL_TTL,
@@ -152,7 +152,7 @@ pub use event::{
 pub use inconsistency::{ConfigError, Inconsistency};
 pub use job::{
     Backoff, DefError, Digest, JobDef, JobName, MissedRule, Overlap, DIGEST_HEX_LEN,
-    MAX_CONCURRENCY_LIMIT, MAX_JITTER, MAX_PAYLOAD, MAX_RETRIES, MAX_TITLE,
+    MAX_CONCURRENCY_LIMIT, MAX_JITTER, MAX_PAYLOAD, MAX_RETRIES, MAX_TITLE, MAX_UPSTREAMS,
 };
 pub use jobs::JobSeq;
 pub use schedule::zone::Segment as ZoneSegment;

@@ -242,6 +242,12 @@ export type DefError = ({
   tick: Duration;
   /** The switch's length. */
   within: Duration;
+} | {
+  /** How many were named. */
+  count: number;
+  error: "bad_upstreams";
+  /** The upstream named wrongly (`None`: too many were named). */
+  upstream?: (JobName | null);
 });
 
 /** A definition's digest (`JobDef::digest`): 64 lower-case hex digits of SHA-256, what a */
@@ -556,6 +562,17 @@ export type Globals = {
   processes: {};
 };
 
+/** The ranges heard, oldest first; a later range overrides an earlier one for the due */
+export type Heard = Array<HeardRange>;
+
+/** One upstream ledger entry as heard: the upstream's due times `from..=to` ended `fate`. */
+export type HeardRange = {
+  fate: UpstreamFate;
+  from: Timestamp;
+  to: Timestamp;
+  upstream: JobName;
+};
+
 /** A run a process says it is carrying out, so a tick can renew its lease or tell it that */
 export type Held = {
   /** The fence it was started or adopted under. */
@@ -656,6 +673,12 @@ export type History = ({
   until: Timestamp;
   what: "quota_hold_ended";
 } | {
+  /** What became of its due time. */
+  fate: UpstreamFate;
+  /** The upstream job. */
+  upstream: JobName;
+  what: "upstream_not_ok";
+} | {
   /** The run. */
   run: RunId;
   what: "lost";
@@ -732,6 +755,8 @@ export type Incident = ("failed_out" | "paused_by_system" | "run_lost" | "stalle
 
 /** A job as people declare it. */
 export type JobDef = {
+  /** Upstream jobs (by name) whose run for the same due time must settle `ok` before */
+  after?: Array<JobName>;
   /** At most one alert per this much time for the job: a noisy job's further alerts */
   alert_throttle?: (Duration | null);
   /** How long to wait between attempts. */
@@ -791,6 +816,8 @@ export type JobRecord = {
   failures_in_a_row?: number;
   /** Every due time at or before `frontier` has been looked at: it is in the ledger, or */
   frontier: Timestamp;
+  /** What a job with `after` has heard of its upstreams' due times (`heard.rs`). */
+  heard?: (Heard | null);
   /** The incidents this job has alerted (`AlertKind::incident`, in the order told) and */
   incidents?: Array<Incident>;
   /** How the latest run ended. Kept beside the definition, not in `activity`, so a job */
@@ -900,7 +927,7 @@ export type MissAction = ({
 });
 
 /** Why due times were not started on time. */
-export type MissCause = ("down" | "paused" | "overlap" | "clock_forward" | "asleep" | "rescheduled" | "too_late" | "removed" | "quota_hold" | "concurrency_cap" | "lane_busy" | "backfill");
+export type MissCause = ("down" | "paused" | "overlap" | "clock_forward" | "asleep" | "rescheduled" | "too_late" | "removed" | "quota_hold" | "concurrency_cap" | "lane_busy" | "backfill" | "upstream");
 
 /** What happens to due times that could not start on time. */
 export type MissedRule = ("skip" | "catch_up_once" | "required");
@@ -1138,6 +1165,12 @@ export type Refusal = ({
   refusal: "not_movable";
   /** What is wrong with it. */
   why: string;
+} | {
+  /** What is wrong with it. */
+  problem: UpstreamProblem;
+  refusal: "upstream";
+  /** The upstream job named. */
+  upstream: JobName;
 });
 
 /** The answer to a command in wire version 2, tagged by `outcome`: `done` with the job's */
@@ -1365,6 +1398,36 @@ export type Timestamp = number;
 export type Trigger = ("schedule" | "catch_up" | "buffered" | "retry" | "repeat" | "manual");
 
 export type True = true;
+
+/** What became of an upstream's due time, as a downstream heard it (`JobDef::after`). */
+export type UpstreamFate = ({
+  fate: "ok";
+} | {
+  fate: "failed_out";
+} | {
+  fate: "lost";
+} | {
+  fate: "approval_expired";
+} | {
+  /** Why. */
+  cause: MissCause;
+  fate: "skipped";
+} | {
+  fate: "gone";
+} | {
+  fate: "not_due";
+});
+
+/** Why an upstream job (`JobDef::after`) was refused (`Refusal::Upstream`). */
+export type UpstreamProblem = ({
+  problem: "unknown";
+} | {
+  problem: "schedule_differs";
+} | {
+  problem: "cycle";
+  /** The jobs of the chain, in order. */
+  through: Array<JobName>;
+});
 
 /** What `version` answers. */
 export type Versions = {

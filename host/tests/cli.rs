@@ -943,3 +943,49 @@ fn next_tries_excluded_dates_a_business_day_and_a_roll() {
         r.stderr
     );
 }
+
+/// Issue 45: `check` of a chain written downstream first prints each job with the
+/// schedule it takes and an `after` row; an unknown upstream is named with the closest
+/// job, at its line.
+#[test]
+fn check_shows_a_chain_and_names_an_unknown_upstream() {
+    const CHAIN: &str = "[[job]]\nname = \"report\"\nafter = [\"load\"]\ncommand = [\"true\"]\n\n\
+        [[job]]\nname = \"load\"\nafter = [\"extract\"]\ncommand = [\"true\"]\n\n\
+        [[job]]\nname = \"extract\"\ncron = \"0 2 * * *\"\ntz = \"Europe/Paris\"\ncommand = [\"true\"]\n";
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("jobs.toml"), CHAIN).unwrap();
+    let r = duetime_in(
+        dir.path(),
+        &["check", "jobs.toml", "--from", "2026-12-01T00:00:00Z"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let report = r
+        .stdout
+        .split("\n\n")
+        .find(|j| j.starts_with("report"))
+        .unwrap();
+    assert!(
+        report.contains("schedule  cron 0 2 * * * in Europe/Paris")
+            && report.contains(
+                "after     runs after load: each due time starts once load settled it ok, \
+                 else is skipped (cause upstream)"
+            ),
+        "{}",
+        r.stdout
+    );
+    std::fs::write(
+        dir.path().join("jobs.toml"),
+        CHAIN.replace("[\"extract\"]", "[\"extrac\"]"),
+    )
+    .unwrap();
+    let r = duetime_in(dir.path(), &["check", "jobs.toml"]);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr.starts_with(
+            "jobs.toml:8: job \"load\": field \"after\": \"extrac\" is not a job of this file \
+             (did you mean \"extract\"?)"
+        ),
+        "{}",
+        r.stderr
+    );
+}

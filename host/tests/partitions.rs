@@ -1023,3 +1023,113 @@ fn status_shows_how_far_each_partition_is_behind() {
         .count();
     assert_eq!(behind, with_jobs, "{out}");
 }
+
+/// `def` running after `upstreams` (issue 45), on the same schedule as `def` gives.
+fn after(name: &str, upstreams: &[&str], key: Option<&str>) -> JobDef {
+    let mut d = def(name, key);
+    d.after = upstreams.iter().map(|u| JobName::new(u).unwrap()).collect();
+    d
+}
+
+/// Names whose own routes differ among 8 partitions from `root`'s, so a test of chains
+/// shows them co-located by the chain and not by chance.
+fn names_routed_away_from(root: &str, n: usize) -> Vec<String> {
+    let home = route_of(None, root, count(8));
+    (0..)
+        .map(|i| format!("job_{i}"))
+        .filter(|name| route_of(None, name, count(8)) != home)
+        .take(n)
+        .collect()
+}
+
+/// A job that runs after others lives with its chain's root (the first upstream, followed
+/// to a job with no `after`), by the root's key or name; a job without `after` routes as
+/// before; a downstream whose own key would put its lane elsewhere is refused by name.
+#[test]
+fn a_chain_routes_with_its_root_and_a_job_without_after_as_before() {
+    let away = names_routed_away_from("extract", 2);
+    let (load, report) = (away[0].as_str(), away[1].as_str());
+    let defs = vec![
+        after(report, &[load], None),
+        after(load, &["extract"], None),
+        def("extract", None),
+        def("plain", None),
+    ];
+    let routes = parts::routes(&defs, count(8));
+    let home = route_of(None, "extract", count(8));
+    assert_eq!(routes[..3], [home, home, home]);
+    assert_eq!(routes[3], route_of(None, "plain", count(8)), "unchanged");
+    assert_eq!(parts::routes(&defs, count(1)), [Partition::FIRST; 4]);
+
+    // A root with a key takes its chain along: they all go by the key.
+    let mut keyed = defs.clone();
+    keyed[2].concurrency_key = Some("db".into());
+    let db = route_of(Some("db"), "", count(8));
+    assert_eq!(parts::routes(&keyed, count(8))[..3], [db, db, db]);
+
+    // A downstream's own key must route its lane where its chain lives.
+    let mut laned = defs.clone();
+    let other = (0..)
+        .map(|i| format!("k{i}"))
+        .find(|k| route_of(Some(k), "", count(8)) != home)
+        .unwrap();
+    laned[1].concurrency_key = Some(other.clone());
+    let routes = parts::routes(&laned, count(8));
+    let split = parts::split_lanes(&laned, &routes, count(8));
+    assert_eq!(split.len(), 1, "{split:?}");
+    assert!(
+        split[0].contains(&format!("job {load:?} runs after \"extract\""))
+            && split[0].contains(&format!("concurrency_key {other:?}")),
+        "{split:?}"
+    );
+    assert!(parts::split_lanes(&keyed, &parts::routes(&keyed, count(8)), count(8)).is_empty());
+}
+
+/// On a store of eight partitions: a chain written downstream first is upserted whole in
+/// its root's partition (the core refuses none: each upstream is known there first), and
+/// a key given to the root later moves the whole chain, upstreams first.
+#[test]
+fn a_chain_lives_in_one_partition_and_moves_as_its_root_does() {
+    let Some(url) = pg::fresh("chain_partition") else {
+        return;
+    };
+    let mut store = PostgresStore::open_with(&url, options(Some(8))).unwrap();
+    let away = names_routed_away_from("extract", 2);
+    let (load, report) = (away[0].as_str(), away[1].as_str());
+    let mut defs = vec![
+        after(report, &[load], None),
+        after(load, &["extract"], None),
+        def("extract", None),
+    ];
+    let effects = parts::sync(&mut store, &defs, &actor(), at(0)).unwrap();
+    let refused: Vec<&Effect> = effects
+        .iter()
+        .filter(|e| matches!(e, Effect::Reply { result: Err(_), .. }))
+        .collect();
+    assert!(refused.is_empty(), "{refused:?}");
+    let home = route_of(None, "extract", count(8));
+    for name in ["extract", load, report] {
+        assert_eq!(store.locate(name).unwrap(), Some(home), "{name}");
+    }
+
+    let key = (0..)
+        .map(|i| format!("k{i}"))
+        .find(|k| route_of(Some(k), "", count(8)) != home)
+        .unwrap();
+    defs[2].concurrency_key = Some(key.clone());
+    let synced = parts::sync_placed(&mut store, &defs, &actor(), at(60)).unwrap();
+    let target = route_of(Some(&key), "", count(8));
+    for name in ["extract", load, report] {
+        assert_eq!(
+            store.locate(name).unwrap(),
+            Some(target),
+            "{name}: {synced:?}"
+        );
+    }
+    let state = store.state_in(target).unwrap();
+    let (_, r) = state
+        .records()
+        .find(|(_, r)| r.def().name.as_str() == report)
+        .unwrap();
+    assert_eq!(r.def().after[0].as_str(), load);
+}

@@ -101,3 +101,77 @@ fn hup_reloads_the_jobs_file_and_a_broken_one_changes_nothing() {
         log(&w)
     );
 }
+
+/// Issue 45: a chain written downstream first (report after load after extract).
+const CHAIN: &str = r#"
+[[job]]
+name = "report"
+after = ["load"]
+command = ["true"]
+
+[[job]]
+name = "load"
+after = ["extract"]
+command = ["true"]
+
+[[job]]
+name = "extract"
+every = "1h"
+command = ["true"]
+"#;
+
+/// The same jobs, the chain turned round: extract after load after report.
+const CHAIN_TURNED: &str = r#"
+[[job]]
+name = "extract"
+after = ["load"]
+command = ["true"]
+
+[[job]]
+name = "load"
+after = ["report"]
+command = ["true"]
+
+[[job]]
+name = "report"
+every = "1h"
+command = ["true"]
+"#;
+
+/// The core refuses a downstream whose upstream it does not know: the daemon upserts a
+/// file's definitions upstreams first, at start and at a reload, whatever the file's order
+/// (and a reload that turns a chain round upserts the new roots first).
+#[test]
+fn a_chain_written_downstream_first_loads_and_reloads() {
+    let w = World::new(CHAIN);
+    let mut d = w.daemon("d.log");
+    w.process_of("d.log");
+    assert_eq!(names(&w), ["extract", "load", "report"], "{}", log(&w));
+    let after_of = |w: &World, job: &str| -> Vec<String> {
+        let state = w.state();
+        let (_, r) = state
+            .records()
+            .find(|(_, r)| r.def().name.as_str() == job)
+            .unwrap();
+        r.def().after.iter().map(ToString::to_string).collect()
+    };
+    assert_eq!(after_of(&w, "report"), ["load"]);
+
+    w.write_jobs(CHAIN_TURNED);
+    signal(&d, libc::SIGHUP);
+    let turned = poll(Duration::from_secs(20), || {
+        log(&w).contains("reloaded the jobs file").then_some(())
+    });
+    assert!(turned.is_some(), "no reload:\n{}", log(&w));
+    assert_eq!(after_of(&w, "extract"), ["load"], "{}", log(&w));
+    assert!(after_of(&w, "report").is_empty());
+    assert!(!log(&w).contains("refused"), "{}", log(&w));
+
+    signal(&d, libc::SIGTERM);
+    assert_eq!(
+        wait(&mut d, Duration::from_secs(30)),
+        Some(0),
+        "{}",
+        log(&w)
+    );
+}

@@ -29,6 +29,7 @@ mod admission;
 // gaps (`gaps`), the witnesses a held process must wake (`witness`), whether clocks that
 // agree are believed (`consensus`); and E1's silences counted from the journal (`silence`).
 mod catch_up;
+mod chains;
 pub(crate) mod consensus;
 mod forgotten;
 pub mod gaps;
@@ -146,6 +147,10 @@ pub struct JobFacts {
     /// than it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub catch_up_window_ms: Option<i64>,
+    /// The jobs it waits for (`JobDef::after`; the chain's checks, and M1 bounds nothing
+    /// for it: its on-time due times wait in its line).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub after: Vec<JobName>,
 }
 
 /// The moments the liveness checks are judged at.
@@ -663,6 +668,8 @@ pub struct Checker {
     live_hosts: bool,
     /// People's commands and their replies (R3, H2).
     replies: replies::Replies,
+    /// Jobs that wait for others (Y1).
+    chains: chains::Chains,
 }
 
 /// How often V1 compares the views with the journal: every so many steps (a view of every
@@ -684,6 +691,7 @@ impl Checker {
                 widths,
                 ..Concurrency::default()
             },
+            chains: chains::Chains::new(&facts),
             facts,
             log_buf: String::new(),
             log_seen: Vec::new(),
@@ -1270,6 +1278,7 @@ impl Checker {
             Entry::History(h) => self.history(idx, rec, h),
             Entry::Ledger(e) => self.ledger(idx, rec, e),
         }
+        self.chain_record(idx, rec);
     }
 
     /// U1: the entry that settled a one-shot's instant is followed by its end line,
@@ -2017,6 +2026,10 @@ impl Checker {
                     (MissCause::ConcurrencyCap, _) => Probe::DueTimeWaitedForTheProcessCap,
                     (MissCause::Backfill, MissAction::CaughtUp { .. }) => Probe::BackfillCaughtUp,
                     (MissCause::Backfill, _) => Probe::BackfillSkipped,
+                    (MissCause::Upstream, MissAction::CaughtUp { .. }) => {
+                        Probe::DownstreamRanAfterItsUpstreams
+                    }
+                    (MissCause::Upstream, _) => Probe::DownstreamSkippedForItsUpstream,
                 });
                 if e.count >= 1000 {
                     self.probe(Probe::RequiredBatchOf1000);
@@ -2158,6 +2171,7 @@ impl Checker {
                 );
             }
         }
+        let held = self.held_by_a_pause();
         let mut tracks = std::mem::take(&mut self.tracks);
         let facts = std::mem::take(&mut self.facts);
         for i in order {
@@ -2170,10 +2184,43 @@ impl Checker {
                 let hi = open.partition_point(|s| s.track <= i);
                 &open[lo..hi]
             };
-            self.judge(t, f, starts, latest, horizon);
+            let held = t.removed_at.is_none() && held.contains(&t.name);
+            self.judge(t, f, starts, latest, horizon, held);
         }
         self.probes.drain_into(probes);
         self.violations
+    }
+
+    /// The jobs that wait (`after`, through any chain) for a job paused at the end: a
+    /// paused job has not looked at its due times since its pause (it settles them when
+    /// resumed, `missed` deciding), so the same due times of each job waiting for it have
+    /// no fate to go by and wait too (`step/after.rs`: the gate is shut while an upstream
+    /// still holds a due time); L1 holds them no more than the paused job itself.
+    fn held_by_a_pause(&self) -> std::collections::BTreeSet<JobName> {
+        let mut held: std::collections::BTreeSet<JobName> = self
+            .current
+            .iter()
+            .map(|&i| &self.tracks[i])
+            .filter(|t| t.removed_at.is_none() && t.paused)
+            .map(|t| t.name.clone())
+            .collect();
+        let paused = held.clone();
+        loop {
+            let more: Vec<JobName> = self
+                .facts
+                .iter()
+                .filter(|(name, f)| {
+                    !held.contains(*name) && f.after.iter().any(|u| held.contains(u))
+                })
+                .map(|(name, _)| name.clone())
+                .collect();
+            if more.is_empty() {
+                break;
+            }
+            held.extend(more);
+        }
+        held.retain(|n| !paused.contains(n));
+        held
     }
 
     /// E1's liveness half: a healed world has told every silence that ended a settling

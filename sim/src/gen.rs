@@ -86,6 +86,9 @@ pub struct Overrides {
     /// Some schedules are wrapped in calendars (`calendars::draw_calendars`; issue 45, not
     /// yet in the default worlds: `--calendars`).
     pub calendars: bool,
+    /// Some jobs wait for others (`chains::draw_chains`; issue 45, not yet in the default
+    /// worlds: `--chains`).
+    pub chains: bool,
 }
 
 /// Per-hour rates and per-event probabilities of every fault.
@@ -137,6 +140,8 @@ pub struct WorldConfig {
     pub late_draws: bool,
     /// Some schedules are wrapped in calendars (`Overrides::calendars`).
     pub calendars: bool,
+    /// Some jobs wait for others (`Overrides::chains`).
+    pub chains: bool,
     /// The store runs `single_owner` coordination (one process claims at a time) rather
     /// than shared.
     pub single_owner: bool,
@@ -164,7 +169,7 @@ impl fmt::Display for WorldConfig {
             "seed {} | {} processes, tick {}s, from {start}, safety {:.1}h + liveness {:.1}h | \
              per hour: crash {:.2} stall {:.2} jump {:.2} drain {:.2} command {:.2} | \
              abort {:.3} lost-answer {:.3} late {:.3} dup {:.3} orphan {:.2} adopt {} | skew ±{}s drift ±{}ppm | \
-             burst {:.2} jumps to {:.1}d stalls to {:.1}h | {}{}{}{}",
+             burst {:.2} jumps to {:.1}d stalls to {:.1}h | {}{}{}{}{}",
             self.seed,
             self.processes,
             self.tick_ms / 1000,
@@ -196,7 +201,8 @@ impl fmt::Display for WorldConfig {
                 None => String::new(),
             },
             if self.rows { " | rows" } else { "" },
-            if self.calendars { " | calendars" } else { "" }
+            if self.calendars { " | calendars" } else { "" },
+            if self.chains { " | chains" } else { "" }
         )
     }
 }
@@ -379,6 +385,7 @@ pub fn draw_world(seed: u64, rng: &mut ChaCha8Rng, o: &Overrides) -> WorldConfig
         dst_zone,
         late_draws: !o.without_late_draws,
         calendars: o.calendars,
+        chains: o.chains,
         single_owner: draw_single_owner(seed),
         max_runs_per_process,
         rows,
@@ -559,6 +566,8 @@ pub(crate) enum Stream {
     CalendarChecks = 23,
     /// Z3's own calendar schedules (`calendars::check_drawn`).
     CalendarRules = 24,
+    /// Jobs that wait for other jobs (`chains::draw_chains`).
+    Chains = 25,
 }
 
 /// The random stream `stream` of world `seed`.
@@ -771,6 +780,9 @@ pub fn draw_jobs(rng: &mut ChaCha8Rng, cfg: &WorldConfig, count: Option<usize>) 
     }
     if cfg.calendars {
         crate::calendars::draw_calendars(cfg, &mut jobs);
+    }
+    if cfg.chains {
+        crate::chains::draw_chains(cfg, &mut jobs);
     }
     jobs
 }

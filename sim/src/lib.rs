@@ -4,6 +4,7 @@
 
 pub mod bank;
 pub mod calendars;
+mod chains;
 pub mod check;
 pub mod cron_text;
 pub mod cron_typing;
@@ -478,6 +479,7 @@ pub(crate) fn facts_of(jobs: &[gen::SimJob]) -> BTreeMap<JobName, JobFacts> {
                 // The default, as docs/semantics.md gives it: the backoff's max.
                 wait_budget_ms: Some(ms(j.def.wait_budget.unwrap_or(j.def.backoff.max))),
                 catch_up_window_ms: j.def.catch_up_window.map(ms),
+                after: j.def.after.clone(),
             };
             (j.def.name.clone(), facts)
         })

@@ -17,7 +17,7 @@ const USAGE: &str =
     "usage: duetime-sim [--seeds A..B | --seed N] [--threads N] [--processes N] [--jobs N]
                    [--days X] [--faults MODE] [--check-determinism]
                    [--replay N [--trace]] [--save-regression DIR] [--replay-file PATH]
-                   [--check-state] [--calendars] [--shrink-seconds S] [--shard K/N] [--bank DIR]
+                   [--check-state] [--calendars] [--chains] [--shrink-seconds S] [--shard K/N] [--bank DIR]
        duetime-sim --partition-worlds [--seeds A..B | --seed N] [--partitions N] [--threads N]
        duetime-sim --merge-bank DIR [DIR...]
 exit codes: 0 all held, 1 safety violation, 2 liveness violation, 3 a panic in the core, 64 usage";
@@ -45,6 +45,8 @@ lost commit answers), each checked against an oracle: every promise of the core 
   --calendars            wrap some schedules in holiday calendars, business days and
                          rolls, checked by the oracle's own calendar reading (issue 45:
                          not yet part of the default worlds)
+  --chains               make some jobs wait for others (`after`), checked by Y1 (issue
+                         45: not yet part of the default worlds)
   --shrink-seconds S     how long shrinking one failure may take (default 30)
   --shard K/N            run only shard K (1 to N) of --seeds A..B: the contiguous block
                          of seeds A+floor((K-1)(B-A)/N) .. A+floor(K(B-A)/N); the N
@@ -165,6 +167,7 @@ fn parse_args() -> Result<Option<Args>, String> {
             "--replay-file" => a.replay_file = Some(value()?),
             "--check-state" => a.opts.check_state = true,
             "--calendars" => a.opts.overrides.calendars = true,
+            "--chains" => a.opts.overrides.chains = true,
             "--shard" => a.shard = Some(duetime_sim::bank::parse_shard(&value()?)?),
             "--bank" => a.bank = Some(value()?),
             "--merge-bank" => {

@@ -24,6 +24,8 @@ pub const MAX_JITTER: Duration = Duration::from_hours(1);
 pub const MAX_CONCURRENCY_LIMIT: u32 = 1_000;
 /// Longest payload, in bytes (64 KiB).
 pub const MAX_PAYLOAD: usize = 65_536;
+/// Most upstream jobs one job may wait for (`after`).
+pub const MAX_UPSTREAMS: usize = 8;
 
 /// Changes a definition; `false` when the change does not apply to it (the definition is
 /// then left as it was).
@@ -413,7 +415,56 @@ pub static RULES: &[Rule] = &[
             true
         }],
     },
+    // Last, and drawn only in worlds with chains (`World::mistake`).
+    Rule {
+        field: "after",
+        broken: upstreams,
+        wrong: &[
+            |d, _| {
+                d.after = vec![d.name.clone()];
+                true
+            },
+            |d, _| {
+                let other = upstream_name(0);
+                d.after = vec![other.clone(), other];
+                true
+            },
+            |d, _| {
+                d.after = (0..=MAX_UPSTREAMS).map(upstream_name).collect();
+                true
+            },
+        ],
+        at_bound: &[|d, _| {
+            d.after = (0..MAX_UPSTREAMS).map(upstream_name).collect();
+            true
+        }],
+    },
 ];
+
+/// A name no world's job has (they are `jobN`), for an upstream of a broken `after`.
+fn upstream_name(i: usize) -> duetime::JobName {
+    duetime::JobName::new(&format!("upstream{i}")).expect("a valid name")
+}
+
+/// `after` names other jobs, each once, and at most `MAX_UPSTREAMS` of them.
+fn upstreams(def: &JobDef, _: Duration) -> Option<DefError> {
+    let count = def.after.len();
+    if count > MAX_UPSTREAMS {
+        return Some(DefError::BadUpstreams {
+            upstream: None,
+            count,
+        });
+    }
+    let wrong = def
+        .after
+        .iter()
+        .enumerate()
+        .find(|(i, u)| **u == def.name || def.after[..*i].contains(u))?;
+    Some(DefError::BadUpstreams {
+        upstream: Some(wrong.1.clone()),
+        count,
+    })
+}
 
 /// Every rule `def` breaks under `tick`, each with the error it must be refused with. The
 /// docs promise the first rule broken, in no stated order: with several broken, any of
@@ -466,6 +517,6 @@ mod tests {
                 }
             }
         }
-        assert_eq!(seen.len(), 14, "{seen:?}");
+        assert_eq!(seen.len(), 15, "{seen:?}");
     }
 }

@@ -551,3 +551,24 @@ fn calendar_worlds_that_found_a_roll_or_a_check_wrong_hold() {
         );
     }
 }
+
+/// Chains seeds whose downstream waited to the end (L1, not shrunk: liveness). Seed 1396:
+/// the upstream was removed and upserted again with `requires_confirmation`, never
+/// confirmed; its frozen frontier read as "not looked at yet", so the downstream's front
+/// was shut for good (the core now holds an unconfirmed upstream to no due time up to now,
+/// `still_holds`). Seed 1797: the upstream was paused at the end; a paused job settles its
+/// due times only when resumed, so the downstream's wait for them is right, and L1 now
+/// excuses a job waiting for a paused one as it excuses the paused one
+/// (`Checker::held_by_a_pause`).
+#[test]
+fn chains_whose_downstream_waited_for_an_unconfirmed_or_paused_upstream() {
+    for seed in [1396, 1797] {
+        held_in(
+            seed,
+            duetime_sim::gen::Overrides {
+                chains: true,
+                ..Default::default()
+            },
+        );
+    }
+}

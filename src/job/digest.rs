@@ -113,6 +113,7 @@ impl Canon {
             requires_confirmation,
             payload,
             expect_success_within,
+            after,
         } = def;
         self.text(1, name.as_str());
         self.text(2, title);
@@ -139,6 +140,12 @@ impl Canon {
         // Added later: written only when set (see the module's doc).
         if let Some(within) = expect_success_within {
             self.duration(22, *within);
+        }
+        if !after.is_empty() {
+            self.int(23, after.len() as u64);
+            for upstream in after {
+                self.text(24, upstream.as_str());
+            }
         }
     }
 

@@ -77,13 +77,20 @@ impl State {
         // The job table in sequence order once for both walks (it is a hash map: each
         // ordered walk sorts).
         let jobs: Vec<_> = self.jobs.iter().collect();
-        let mut runs = 0;
+        let (mut runs, mut listed, mut named) = (0, 0, 0);
         for &(&seq, job) in &jobs {
             self.check_indexed(seq, job)?;
             runs += usize::from(job.run().is_some());
+            listed += usize::from(!job.def.after.is_empty());
+            named += job.def.after.len();
         }
         if runs != self.runs.len() {
             return Err(Inconsistency::RunIndexExtra);
+        }
+        // Every job lists itself exactly (`check_indexed`), so sizes that agree leave no
+        // entry of a job that is gone.
+        if self.downstreams.sizes() != (listed, named) {
+            return Err(Inconsistency::IndexSizes);
         }
         self.check_whole_state()?;
         self.check_lanes_of(&jobs)
@@ -105,6 +112,9 @@ impl State {
         if job.wake.is_some_and(|w| !self.wake.contains(&(w, seq))) {
             return Err(Inconsistency::MissingFromWakeIndex { job: name() });
         }
+        if !self.downstreams.lists(seq, &job.def.after) {
+            return Err(Inconsistency::AfterIndexStale { job: name() });
+        }
         check_record(job, &self.config, self.next_run, self.next_fence)?;
         match job.run() {
             Some(run) if self.runs.get(&run.id) != Some(&seq) => {
@@ -123,6 +133,7 @@ impl State {
         if self.by_name.len() != self.jobs.len() || self.wake.len() > self.jobs.len() {
             return Err(Inconsistency::IndexSizes);
         }
+
         check_owner(&self.config, self.owner, &self.processes, self.next_fence)?;
         if self.holds != HoldCounts::of(&self.processes) {
             return Err(Inconsistency::HeldClockCountStale);
@@ -143,6 +154,14 @@ pub(crate) fn check_record(
     let name = || job.def.name.clone();
     if job.watched_since.is_some() != job.def.expect_success_within.is_some() {
         return Err(Inconsistency::WatchOutOfStep { job: name() });
+    }
+    if let Some(count) = job
+        .heard
+        .as_deref()
+        .map(|h| h.len())
+        .filter(|&n| n > super::MAX_HEARD)
+    {
+        return Err(Inconsistency::TooManyHeard { job: name(), count });
     }
     for (i, &incident) in job.incidents.iter().enumerate() {
         if job.incidents[..i].contains(&incident) {

@@ -237,6 +237,7 @@ impl State {
             runs: BTreeMap::new(),
             lanes: Lanes::default(),
             holds: HoldCounts::default(),
+            downstreams: Default::default(),
         };
         s.holds = HoldCounts::of(&s.processes);
         s.rebuild_indexes()?;
@@ -372,6 +373,7 @@ impl State {
                     self.runs.remove(&run.id);
                 }
                 self.unlane(seq, &old);
+                self.downstreams.unlist(seq);
             }
         }
         for (seq, job) in changes {

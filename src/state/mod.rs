@@ -7,6 +7,7 @@
 mod access;
 mod activity;
 mod config;
+mod heard;
 mod invariants;
 mod load;
 mod processes;
@@ -28,6 +29,7 @@ pub use activity::Activity;
 pub(crate) use activity::ActivityIn;
 pub(crate) use activity::{Phase, Waiting};
 pub use config::{Config, Coordination, OwnerLease, MAX_GRACE, MIN_LEASE, MIN_TICK};
+pub(crate) use heard::{Downstreams, Heard, HeardRange, MAX_HEARD};
 pub(crate) use invariants::{check_owed_counts_of, check_record};
 pub(crate) use load::StateData;
 pub use load::{Globals, LoadError, FORMAT_VERSION};
@@ -77,6 +79,8 @@ pub struct State {
     /// (`step/clock.rs`): derived, so that the common case of none costs no pass over the
     /// processes.
     pub(crate) holds: HoldCounts,
+    /// Which jobs wait for each upstream (`JobDef::after`).
+    pub(crate) downstreams: Downstreams,
 }
 
 /// See `State::holds`.
@@ -162,6 +166,7 @@ impl State {
             runs: BTreeMap::new(),
             lanes: Lanes::default(),
             holds: HoldCounts::default(),
+            downstreams: Default::default(),
         }
     }
 
@@ -246,6 +251,7 @@ impl State {
         let Some(job) = self.jobs.get_mut(&seq) else {
             return;
         };
+        self.downstreams.relist(seq, &job.def.after);
         let new = wake_of(job, &self.config);
         if job.wake != new {
             if let Some(old) = job.wake {

@@ -442,6 +442,9 @@ pub struct JobRecord {
     /// latest success, or when the switch was first set. Kept only while it is set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) watched_since: Option<Timestamp>,
+    /// What a job with `after` has heard of its upstreams' due times (`heard.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) heard: Option<Box<crate::state::Heard>>,
     /// `def.schedule.next_after(frontier)`, cached.
     #[serde(skip)]
     pub(crate) next_due: Option<Timestamp>,
@@ -467,6 +470,7 @@ impl JobRecord {
             last_alert: None,
             ended: None,
             accounted_from: None,
+            heard: None,
             next_due,
             wake: None,
             lane: None,

@@ -147,8 +147,9 @@ pub(crate) fn wake_of(job: &JobRecord, config: &Config) -> Option<Timestamp> {
             }
         } else if !paused && !waiting {
             consider(a.retry().map(|r| r.at));
-            if a.retry().is_none() && !a.pending.is_empty() {
-                // Owed due times start on the next tick, or when a quota hold ends.
+            if a.retry().is_none() && !a.pending.is_empty() && job.front_told() {
+                // Owed due times start on the next tick, or when a quota hold ends (for a job
+                // waiting for upstreams, once they told the front's fate: `step/after.rs`).
                 consider(Some(a.quota_hold.unwrap_or(Timestamp::MIN)));
             }
         }

@@ -58,6 +58,9 @@ impl State {
             State::refuse(Some(def.name.clone()), Refusal::Invalid { error }, out);
             return;
         }
+        if self.refuse_upstreams(&def, out) {
+            return;
+        }
         let now = out.now;
         let name = def.name.clone();
         let Some(seq) = self.seq_of(name.as_str()) else {
@@ -378,6 +381,7 @@ impl State {
         }
         // Its run's lane frees; waiters are let in by the next tick's `admit`.
         self.unlane(seq, &record);
+        self.downstreams.unlist(seq);
         self.by_name.remove(name.as_str());
         if let Some(act) = record.activity {
             let owed = act.pending.iter().cloned();

@@ -142,7 +142,13 @@ impl JobRecord {
         act.pending = kept;
         for o in owed {
             self.note_missed(o.count, out.now);
-            out.ledger(&self.def.name, o.from, o.to, o.count, skipped(o.cause));
+            out.ledger(
+                &self.def.name,
+                o.from,
+                o.to,
+                o.count,
+                skipped(o.skip_cause()),
+            );
         }
     }
 
@@ -246,7 +252,7 @@ impl JobRecord {
             oldest.from,
             oldest.to,
             oldest.count,
-            skipped(oldest.cause),
+            skipped(oldest.skip_cause()),
         );
     }
 
@@ -313,6 +319,18 @@ impl JobRecord {
 }
 
 impl Owed {
+    /// The cause these due times are recorded skipped with when the line drops them (a
+    /// newer due time takes their place, or the line's bound): their own, but for on-time
+    /// due times that waited for upstreams (`after`), which are an overlap then (the job
+    /// was busy waiting). Cause `upstream` is only ever an upstream's verdict
+    /// (`step/after.rs`).
+    pub(crate) fn skip_cause(&self) -> MissCause {
+        match self.cause {
+            MissCause::Upstream => MissCause::Overlap,
+            cause => cause,
+        }
+    }
+
     /// One due time of the job's current schedule, owed for `cause`.
     pub(crate) fn one(at: Timestamp, cause: MissCause) -> Owed {
         Owed {
@@ -362,6 +380,7 @@ mod tests {
         let mut out = Out {
             now,
             effects: &mut effects,
+            start: 0,
         };
         assert!(state.jobs.get_mut(&seq).unwrap().expire_owed(&mut out));
         let kept: Vec<Owed> = state.jobs[&seq]
@@ -500,6 +519,7 @@ mod tests {
         let mut out = Out {
             now,
             effects: &mut effects,
+            start: 0,
         };
         state
             .jobs

@@ -148,7 +148,13 @@ impl State {
                 OnTime::Handled => continue,
                 OnTime::Free(due) => due,
             };
-            if let Some(reason) = self.gate(seq, process) {
+            if self.jobs.get(&seq).is_some_and(|j| !j.def.after.is_empty()) {
+                // It waits in line for its upstreams' fates (`after.rs`); they may be told.
+                if let Some(job) = self.jobs.get_mut(&seq) {
+                    job.owe(Owed::one(due, MissCause::Upstream), out);
+                }
+                self.try_start(seq, now, process, out);
+            } else if let Some(reason) = self.gate(seq, process) {
                 // It waits in line, owed with the reason as its cause, and starts as a
                 // catch-up when `admit` lets it in.
                 if let Some(job) = self.jobs.get_mut(&seq) {

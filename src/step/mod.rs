@@ -4,6 +4,7 @@
 //! `settle` takes results, `commands` carries out definitions and people's commands, `watch`
 //! is the dead-man's switch.
 
+mod after;
 mod clock;
 mod commands;
 mod debts;
@@ -42,6 +43,9 @@ pub fn step(mut state: State, now: Now, event: Event) -> (State, Vec<Effect>) {
 pub(crate) struct Out<'a> {
     pub now: Timestamp,
     pub effects: &'a mut Vec<Effect>,
+    /// Where this step's effects begin in `effects` (a caller may pass a vector holding
+    /// earlier ones).
+    pub start: usize,
 }
 
 /// How a one-shot's instant ended, read from the ledger entry that settled it.
@@ -216,6 +220,7 @@ impl State {
         let mut out = Out {
             now: self.judge_person_clock(now),
             effects,
+            start,
         };
         // Only process life, results and removals can end a process's last run (a tick
         // may find it lost or timed out): people's other commands leave drains as they are.
@@ -230,6 +235,7 @@ impl State {
                 | Event::MoveIn { .. }
         );
         let drains = may_end_runs.then(|| self.drains_before(&event)).flatten();
+        let process = after::process_of(&event);
         // A process's event is judged by the store's clock (`clock.rs`); from here on the
         // step acts on the judged time.
         let judge = |state: &mut State, process, fresh, out: &mut Out| {
@@ -297,6 +303,7 @@ impl State {
         if let Some(before) = drains {
             self.note_drained(before, &mut out);
         }
+        self.hear_upstreams(&mut out, start, process);
         self.conclude_one_shots(out.effects, start);
         #[cfg(debug_assertions)]
         if let Err(broken) = self.self_check() {

@@ -43,6 +43,7 @@ impl State {
             self.wake.remove(&(w, seq));
         }
         self.unlane(seq, &record);
+        self.downstreams.unlist(seq);
         self.by_name.remove(name.as_str());
         record.wake = None;
         record.lane = None;

@@ -14,6 +14,7 @@ use crate::state::{
 };
 use crate::time::Timestamp;
 
+use super::after::Front;
 use super::Out;
 
 impl State {
@@ -294,12 +295,25 @@ impl State {
         if act.run().is_some() || act.is_unconfirmed() {
             return;
         }
+        // A job waiting for upstreams lets its line's front through their gate first.
+        let front = if act.paused.is_some() || act.retry().is_some() {
+            Front::Empty
+        } else {
+            self.open_front(seq, out)
+        };
+        let Some(act) = self.jobs.get(&seq).and_then(crate::state::JobRecord::act) else {
+            return;
+        };
+        let through = match front {
+            Front::Open { through } => Some(through),
+            Front::Empty | Front::Shut => None,
+        };
         let startable = if act.paused.is_some() {
             act.manual.is_some()
         } else {
             match act.retry() {
                 Some(r) => r.at <= now,
-                None => !act.pending.is_empty() || act.manual.is_some(),
+                None => through.is_some() || act.manual.is_some(),
             }
         };
         // A quota hold keeps everything back, a retry and a person's manual run included;
@@ -342,7 +356,8 @@ impl State {
                 }
                 return;
             }
-            if let Some((trigger, cover)) = front_batch(&mut act.pending, &def.schedule) {
+            let batch = through.and_then(|t| front_batch(&mut act.pending, &def.schedule, t));
+            if let Some((trigger, cover)) = batch {
                 self.start_run(seq, now, process, trigger, 1, Some(cover), out);
                 return;
             }
@@ -467,15 +482,34 @@ impl State {
     }
 }
 
+impl crate::state::JobRecord {
+    /// Takes the front's first due time off the line (the gate skips it: `after.rs`).
+    pub(super) fn take_front_one(&mut self) -> Option<Timestamp> {
+        let crate::state::JobRecord { def, activity, .. } = self;
+        let pending = &mut activity.as_deref_mut()?.pending;
+        let first = pending.front()?.from;
+        front_batch(pending, &def.schedule, first).map(|(_, c)| c.covers.from)
+    }
+}
+
 /// The next run the line owes, taken from its front: a buffered overlap alone, a catch-up
-/// of at most `REQUIRED_BATCH` due times (the front segment shrinks by what the batch
-/// covers, walked on the segment's own schedule, `schedule` when it is untagged). `None`
-/// when nothing is owed.
+/// of at most `REQUIRED_BATCH` due times and none after `through` (the gate of a job that
+/// waits for upstreams: `after.rs`). The front segment shrinks by what the batch covers,
+/// walked on the segment's own schedule, `schedule` when it is untagged. `None` when
+/// nothing is owed.
 fn front_batch(
     pending: &mut std::collections::VecDeque<crate::state::Owed>,
     schedule: &crate::schedule::Schedule,
+    through: Timestamp,
 ) -> Option<(Trigger, Cover)> {
     let front = pending.front_mut()?;
+    // A segment of an earlier schedule (tagged) goes one due time at a time through a
+    // gate (its due times are not the upstreams' schedule's, which the gate's range is).
+    let through = if through < Timestamp::MAX && front.schedule.is_some() {
+        front.from
+    } else {
+        through
+    };
     let cause = front.cause;
     let trigger = if cause == MissCause::Overlap {
         Trigger::Buffered
@@ -488,7 +522,25 @@ fn front_batch(
     } else {
         REQUIRED_BATCH
     };
-    let covers = if front.count <= batch {
+    let covers = if through < front.to {
+        // Only the due times through `through` (at least `from`: the gate's range holds it).
+        let schedule = front.schedule.as_deref().unwrap_or(schedule);
+        let (mut to, mut count) = (front.from, 1);
+        for d in schedule.iter_after(front.from) {
+            if count == batch || d > through {
+                break;
+            }
+            (to, count) = (d, count + 1);
+        }
+        let c = Covers {
+            from: front.from,
+            to,
+            count,
+        };
+        front.from = schedule.next_after(to).unwrap_or(front.to);
+        front.count -= count;
+        c
+    } else if front.count <= batch {
         let c = Covers {
             from: front.from,
             to: front.to,

@@ -215,6 +215,22 @@ fn flags_text(d: &JobDef) -> Option<String> {
     (!flags.is_empty()).then(|| flags.join(", "))
 }
 
+/// The jobs a job runs after, and what that means for its due times (`None`: it waits for
+/// no job).
+fn after_text(d: &JobDef) -> Option<String> {
+    let names: Vec<&str> = d.after.iter().map(|n| n.as_str()).collect();
+    let who = match names[..] {
+        [] => return None,
+        [one] => one.to_string(),
+        _ => "all of them".to_string(),
+    };
+    Some(format!(
+        "runs after {}: each due time starts once {who} settled it ok, else is skipped \
+         (cause upstream)",
+        names.join(", ")
+    ))
+}
+
 fn job_text(job: &HostJob, from: Timestamp, count: usize) -> String {
     let d = &job.def;
     let mut s = String::new();
@@ -228,6 +244,9 @@ fn job_text(job: &HostJob, from: Timestamp, count: usize) -> String {
         "schedule",
         &schedule_text(&d.schedule, job.cron_text.as_deref()),
     );
+    if let Some(after) = after_text(d) {
+        row("after", &after);
+    }
     if let Schedule::Cron(c) = &d.schedule {
         row(
             "dst",

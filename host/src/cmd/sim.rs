@@ -130,6 +130,10 @@ fn file_jobs(args: &Args, file: &str, err: &mut dyn Write) -> io::Result<Option<
     let Some(defs) = super::job_defs(&args.file, &config, err)? else {
         return Ok(None);
     };
+    // Upstreams first, as the daemon upserts them: the core refuses a downstream whose
+    // upstream it does not know yet.
+    let order = duetime_host::jobs_file::upsert_order(&defs);
+    let defs: Vec<duetime::JobDef> = order.into_iter().map(|i| defs[i].clone()).collect();
     let hints = RunHints {
         durations: args.durations.iter().cloned().collect(),
         fail_rate: args.fail_rate,
@@ -156,8 +160,9 @@ fn options(args: &Args, jobs: &Arc<Vec<SimJob>>) -> Options {
             faults: args.faults,
             tick_ms: Some(args.tick.as_millis() as i64),
             without_late_draws: false,
-            // The file's own jobs are simulated as written: calendars are theirs.
+            // The file's own jobs are simulated as written: calendars and chains are theirs.
             calendars: false,
+            chains: false,
         },
         jobs: Some(Arc::clone(jobs)),
         keep_durations: true,

@@ -146,7 +146,11 @@ fn sync_all_or_nothing<S: Store>(
             .filter(|name| !in_file.contains(name.as_str()))
             .collect();
         let from = effects.len();
-        for j in jobs {
+        // Upstreams first: the core refuses a downstream whose upstream it does not know.
+        for j in jobs_file::upsert_order(jobs.iter().map(|j| &j.def))
+            .into_iter()
+            .map(|i| &jobs[i])
+        {
             let def = Box::new(j.def.clone());
             let actor = actor.clone();
             state.step(now, Event::Upsert { def, actor }, effects);

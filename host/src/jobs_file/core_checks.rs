@@ -51,6 +51,7 @@ fn def_error_field(e: &DefError) -> Field {
         DefError::JitterTooLong { .. } => Field::Jitter,
         DefError::PayloadTooLong { .. } => Field::Command,
         DefError::ExpectSuccessTooSoon { .. } => Field::ExpectSuccessWithin,
+        DefError::BadUpstreams { .. } => Field::After,
     }
 }
 
@@ -117,6 +118,7 @@ fn reset_field(def: &mut JobDef, e: &DefError) -> bool {
         DefError::JitterTooLong { .. } => def.jitter = None,
         DefError::PayloadTooLong { .. } => def.payload = None,
         DefError::ExpectSuccessTooSoon { .. } => def.expect_success_within = None,
+        DefError::BadUpstreams { .. } => def.after.clear(),
     }
     true
 }

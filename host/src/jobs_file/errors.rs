@@ -113,6 +113,37 @@ pub enum JobProblem {
     },
 }
 
+/// What is wrong with a job's `after` (the jobs it runs after, for the same due time).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AfterProblem {
+    /// The job names itself.
+    Itself,
+    /// An upstream named twice.
+    Twice { upstream: String },
+    /// More upstreams than the core takes (`duetime::MAX_UPSTREAMS`).
+    TooMany { count: usize },
+    /// No job of the file has this name; `suggestion` is a close one that does.
+    Unknown {
+        upstream: String,
+        suggestion: Option<String>,
+    },
+    /// The jobs wait for each other: `chain` from this job back to it, each after the next.
+    Cycle { chain: Vec<String> },
+    /// No schedule of its own, and its upstreams' schedules differ: it cannot take theirs.
+    UpstreamsDiffer {
+        first: String,
+        first_schedule: String,
+        other: String,
+        other_schedule: String,
+    },
+    /// Its own schedule is not its upstream's.
+    ScheduleDiffers {
+        upstream: String,
+        own: String,
+        theirs: String,
+    },
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum FieldProblem {
     /// True of this machine, not of the text: a user or group it does not have, or one
@@ -165,6 +196,8 @@ pub enum FieldProblem {
     Def(DefError),
     /// The job's `alerts` table, or one of its keys.
     Alerts(RouteProblem),
+    /// `after`: an upstream named wrongly, or a chain the file cannot run.
+    After(AfterProblem),
     /// The name of an earlier job.
     DuplicateName {
         name: String,
@@ -331,6 +364,7 @@ impl fmt::Display for FieldProblem {
             ),
             FieldProblem::BadText { problem } => f.write_str(problem),
             FieldProblem::Def(e) => fmt_def(e, f),
+            FieldProblem::After(p) => p.fmt(f),
             FieldProblem::DuplicateName {
                 name,
                 first,
@@ -342,6 +376,65 @@ impl fmt::Display for FieldProblem {
                 }
                 f.write_str("; accepted: a name no other job in the file has")
             }
+        }
+    }
+}
+
+/// What `after` accepts, said after each of its errors.
+const AFTER_ACCEPTED: &str = "accepted: other jobs of this file, each once, with the same \
+     schedule (or none: the job takes its upstreams')";
+
+impl fmt::Display for AfterProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AfterProblem::Itself => write!(f, "names the job itself; {AFTER_ACCEPTED}"),
+            AfterProblem::Twice { upstream } => {
+                write!(f, "names {} twice; {AFTER_ACCEPTED}", quote(upstream))
+            }
+            AfterProblem::TooMany { count } => write!(
+                f,
+                "names {count} jobs; accepted: at most {}",
+                duetime::MAX_UPSTREAMS
+            ),
+            AfterProblem::Unknown {
+                upstream,
+                suggestion,
+            } => {
+                write!(f, "{} is not a job of this file", quote(upstream))?;
+                if let Some(s) = suggestion {
+                    write!(f, " (did you mean {}?)", quote(s))?;
+                }
+                write!(f, "; {AFTER_ACCEPTED}")
+            }
+            AfterProblem::Cycle { chain } => write!(
+                f,
+                "the jobs wait for each other ({}, each running after the next); \
+                 accepted: a chain that never comes back to a job",
+                chain.join(" after ")
+            ),
+            AfterProblem::UpstreamsDiffer {
+                first,
+                first_schedule,
+                other,
+                other_schedule,
+            } => write!(
+                f,
+                "the job has no schedule of its own and its upstreams' differ: {} has \
+                 {first_schedule}, {} has {other_schedule}; accepted: upstreams of one \
+                 schedule, or a schedule of the job's own that each of them has",
+                quote(first),
+                quote(other)
+            ),
+            AfterProblem::ScheduleDiffers {
+                upstream,
+                own,
+                theirs,
+            } => write!(
+                f,
+                "the job's schedule ({own}) is not that of {} ({theirs}); accepted: the \
+                 upstream's schedule, or no schedule fields (the job takes its upstreams')",
+                quote(upstream)
+            ),
         }
     }
 }

@@ -61,6 +61,7 @@ job_fields! {
     Jitter = "jitter",
     RequiresConfirmation = "requires_confirmation",
     ExpectSuccessWithin = "expect_success_within",
+    After = "after",
     Alerts = "alerts",
 }
 

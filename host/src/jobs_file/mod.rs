@@ -26,9 +26,11 @@
 //! The module's rooms: `spans` parses the text once and knows the line of every key;
 //! `top` reads the top of the file; `reader` reads one `[[job]]` entry, with `values`,
 //! `schedules` and `commands` for its fields and `core_checks` for the core's refusals;
+//! `after` the jobs a job runs after, checked across the file once every entry is read;
 //! `fields` is the one list of a job's keys, `rules` the core's named rules, `suggestions`
 //! the did-you-mean, and `errors` the error types and their text.
 
+mod after;
 mod calendars;
 mod commands;
 mod core_checks;
@@ -48,7 +50,10 @@ use std::path::Path;
 
 use duetime::{Config, JobDef};
 
-pub use errors::{write_refusal, FieldProblem, JobProblem, JobRef, JobsFileError, TopProblem};
+pub use after::upsert_order;
+pub use errors::{
+    write_refusal, AfterProblem, FieldProblem, JobProblem, JobRef, JobsFileError, TopProblem,
+};
 pub use fields::{Field, FieldKey, JOB_FIELDS, TOP_FIELDS};
 pub(crate) use reader::describe;
 pub use rules::{all_names, from_name, name_of, Rule};
@@ -156,15 +161,32 @@ pub fn parse_str_with(
     let top = top::read(&doc, file, &lines, &mut errors);
     let mut jobs = Vec::new();
     let mut names = reader::Names::new();
-    for (i, entry) in top.entries.iter().enumerate() {
-        let reader = reader::JobReader::new(file, i, &lines, &top.defaults, &top.calendars);
+    for (index, entry) in top.entries.iter().enumerate() {
+        let reader = reader::JobReader::new(file, index, &lines, &top.defaults, &top.calendars);
         let (job, mut job_errors) = reader.read_entry(entry, config, &mut names);
-        jobs.extend(job);
+        let inherits = entry
+            .as_table()
+            .is_some_and(reader::takes_upstreams_schedule);
+        jobs.extend(job.map(|job| after::Read {
+            index,
+            inherits,
+            job,
+        }));
         errors.append(&mut job_errors);
     }
+    let ctx = after::FileCtx {
+        file,
+        lines: &lines,
+        defaults: &top.defaults,
+        calendars: &top.calendars,
+        config,
+        names: &names,
+    };
+    // After every entry's own errors: these are about jobs against each other.
+    errors.extend(after::resolve(&ctx, &mut jobs));
     if errors.is_empty() {
         Ok(JobsFile {
-            jobs,
+            jobs: jobs.into_iter().map(|r| r.job).collect(),
             alerts: top.alerts,
         })
     } else {

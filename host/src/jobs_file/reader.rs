@@ -10,7 +10,7 @@ use toml::Value;
 
 use super::core_checks::stand_in_schedule;
 use super::errors::{FieldProblem, JobProblem, JobRef, JobsFileError, NAME_RULE};
-use super::fields::{At, Field, JOB_FIELDS};
+use super::fields::{At, Field, JOB_FIELDS, SCHEDULE_FIELDS};
 use super::spans::Lines;
 use super::top::RunAsDefaults;
 use super::{suggestions, Command, HostJob, Route};
@@ -31,6 +31,14 @@ pub(crate) fn describe(v: &Value) -> &'static str {
 /// The value of a job's field, if the table has it.
 pub(super) fn get(t: &toml::Table, field: Field) -> Option<&Value> {
     t.get(field.name())
+}
+
+/// Whether a job takes its schedule from its upstreams: it has `after` (not `[]`, which
+/// names no one to take it from) and none of the schedule keys.
+pub(super) fn takes_upstreams_schedule(t: &toml::Table) -> bool {
+    let names_some =
+        get(t, Field::After).is_some_and(|v| !matches!(v, Value::Array(items) if items.is_empty()));
+    names_some && SCHEDULE_FIELDS.iter().all(|f| get(t, *f).is_none())
 }
 
 /// Where each valid name was first seen: (1-based index, line).
@@ -134,6 +142,13 @@ impl<'a> JobReader<'a> {
         });
     }
 
+    /// The same reader, naming its job by `name` (the file-wide checks of `after`, which
+    /// come after the entry was read).
+    pub(super) fn named(mut self, name: &str) -> Self {
+        self.job = JobRef::Named(name.to_string());
+        self
+    }
+
     pub(super) fn job_error(&mut self, problem: JobProblem) {
         self.errors.push(JobsFileError::Job {
             file: self.file.to_string(),
@@ -178,15 +193,26 @@ impl<'a> JobReader<'a> {
         // Name first: every later error names the job by it.
         let name = self.name(t);
         self.unknown_keys(t, None);
-        let schedule = self.schedule(t);
+        // A job with `after` and no schedule takes its upstreams' once the whole file is
+        // read (`after::resolve`); until then it stands in, and is checked without it.
+        let inherits = takes_upstreams_schedule(t);
+        let schedule = match inherits {
+            true => {
+                self.orphans_without_schedule(t);
+                Some(stand_in_schedule())
+            }
+            false => self.schedule(t),
+        };
         let command = self.command(t);
         let alerts = self.alerts(t);
+        let upstreams = self.after(t, name.as_ref());
         let mut def = self.definition(t, name.clone(), schedule.clone());
+        def.after = upstreams;
         // What runs is part of the definition: its digest covers it, a change of it is held
         // under `requires_confirmation`, and the daemon runs the one in force.
         def.payload = command.as_ref().map(Command::payload);
         let read_cleanly = self.errors.is_empty();
-        self.core_checks(def.clone(), config, schedule.is_some());
+        self.core_checks(def.clone(), config, schedule.is_some() && !inherits);
         let (true, true, Some(_), Some(_), Some(command)) = (
             read_cleanly,
             self.errors.is_empty(),

@@ -206,6 +206,25 @@ impl JobReader<'_> {
         None
     }
 
+    /// The keys of a schedule, in a job that has none of its own (it takes its upstreams'
+    /// through `after`): they would change a schedule that must stay the upstreams'.
+    pub(super) fn orphans_without_schedule(&mut self, t: &toml::Table) {
+        let own = "a schedule of the job's own (cron, every or at)";
+        let needed = [
+            (Field::Tz, "cron"),
+            (Field::Dst, "cron"),
+            (Field::Offset, "every"),
+            (Field::Exclude, own),
+            (Field::BusinessDay, own),
+            (Field::Roll, own),
+        ];
+        for (key, needs) in needed {
+            if get(t, key).is_some() {
+                self.field_error(key, FieldProblem::Needs { needs });
+            }
+        }
+    }
+
     /// `tz`, `dst` and `offset` present without the schedule kind they belong to.
     fn orphan_keys(&mut self, t: &toml::Table, kind: Field) {
         let needed = [

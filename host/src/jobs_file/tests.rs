@@ -534,3 +534,184 @@ fn a_field_error_holds_its_key_typed() {
     assert_eq!(es[0].field().and_then(|f| f.field()), Some(Field::Dst));
     assert_eq!(es[0].field().map(|f| f.key()), Some("dst"));
 }
+
+/// Issue 45: report after load after extract, written downstream first; the two without
+/// a schedule take extract's, through the chain.
+const CHAIN: &str = r#"
+[[job]]
+name = "report"
+after = ["load"]
+command = ["report"]
+
+[[job]]
+name = "load"
+after = ["extract"]
+command = ["load"]
+
+[[job]]
+name = "extract"
+cron = "0 2 * * *"
+tz = "Europe/Paris"
+command = ["extract"]
+
+[[job]]
+name = "audit"
+cron = "0 2 * * *"
+tz = "Europe/Paris"
+after = ["extract", "load"]
+command = ["audit"]
+"#;
+
+#[test]
+fn a_chain_in_any_order_takes_its_roots_schedule() {
+    let file = parse_str(CHAIN, "jobs.toml").unwrap_or_else(|e| panic!("{e:#?}"));
+    let by = |n: &str| file.jobs.iter().find(|j| j.def.name.as_str() == n).unwrap();
+    let extract = &by("extract").def.schedule;
+    for name in ["report", "load", "audit"] {
+        assert_eq!(&by(name).def.schedule, extract, "{name}");
+    }
+    assert_eq!(by("report").cron_text.as_deref(), Some("0 2 * * *"));
+    let after: Vec<&str> = by("audit").def.after.iter().map(|n| n.as_str()).collect();
+    assert_eq!(after, ["extract", "load"]);
+    // The file's order is kept; the upserts go upstreams first, ties in the file's order.
+    let names: Vec<&str> = file.jobs.iter().map(|j| j.def.name.as_str()).collect();
+    assert_eq!(names, ["report", "load", "extract", "audit"]);
+    let order: Vec<&str> = upsert_order(file.jobs.iter().map(|j| &j.def))
+        .into_iter()
+        .map(|i| names[i])
+        .collect();
+    assert_eq!(order, ["extract", "load", "report", "audit"]);
+}
+
+#[test]
+fn after_refuses_what_is_not_a_list_of_other_jobs_each_once() {
+    let one = |after: &str| errors(&CHAIN.replace("after = [\"load\"]", after));
+    let es = one("after = \"load\"");
+    assert_eq!(
+        es,
+        [
+            "jobs.toml:4: job \"report\": field \"after\": is a string; accepted: an array of \
+          names of this file's jobs, such as [\"extract\", \"load\"]"
+        ]
+    );
+    let es = one("after = [\"load\", 3]");
+    assert!(
+        es[0].contains("is an integer; accepted: an array of names"),
+        "{es:?}"
+    );
+    let es = one("after = [\"Load\"]");
+    assert!(es[0].contains("\"Load\" is not a job name"), "{es:?}");
+    let es = one("after = [\"report\"]");
+    assert_eq!(
+        es,
+        [
+            "jobs.toml:4: job \"report\": field \"after\": names the job itself; accepted: other \
+          jobs of this file, each once, with the same schedule (or none: the job takes its \
+          upstreams')"
+        ]
+    );
+    let es = one("after = [\"load\", \"load\"]");
+    assert!(
+        es[0].contains("names \"load\" twice; accepted: other jobs"),
+        "{es:?}"
+    );
+    let many: Vec<String> = (0..=duetime::MAX_UPSTREAMS)
+        .map(|i| format!("\"j{i}\""))
+        .collect();
+    let es = one(&format!("after = [{}]", many.join(", ")));
+    assert!(
+        es[0].contains("names 9 jobs; accepted: at most 8"),
+        "{es:?}"
+    );
+}
+
+#[test]
+fn an_unknown_upstream_is_named_with_the_closest_job() {
+    let es = errors(&CHAIN.replace("after = [\"extract\"]", "after = [\"extrat\"]"));
+    assert_eq!(
+        es,
+        [
+            "jobs.toml:9: job \"load\": field \"after\": \"extrat\" is not a job of this file \
+          (did you mean \"extract\"?); accepted: other jobs of this file, each once, with the \
+          same schedule (or none: the job takes its upstreams')"
+        ]
+    );
+    let es = errors(&CHAIN.replace("after = [\"extract\"]", "after = [\"nightly\"]"));
+    assert!(!es[0].contains("did you mean"), "{es:?}");
+}
+
+#[test]
+fn a_cycle_is_named_once_with_its_chain() {
+    let text = CHAIN.replace(
+        "cron = \"0 2 * * *\"\ntz = \"Europe/Paris\"\ncommand = [\"extract\"]",
+        "after = [\"report\"]\ncommand = [\"extract\"]",
+    );
+    let es = errors(&text);
+    assert_eq!(
+        es,
+        [
+            "jobs.toml:4: job \"report\": field \"after\": the jobs wait for each other (report \
+          after load after extract after report, each running after the next); accepted: a \
+          chain that never comes back to a job"
+        ],
+    );
+}
+
+#[test]
+fn schedules_that_differ_along_a_chain_are_refused_naming_both() {
+    let own = CHAIN.replace(
+        "after = [\"extract\"]\n",
+        "after = [\"extract\"]\ncron = \"0 3 * * *\"\ntz = \"Europe/Paris\"\n",
+    );
+    let es = errors(&own);
+    assert_eq!(es.len(), 1, "{es:?}");
+    assert!(
+        es[0].starts_with("jobs.toml:9: job \"load\": field \"after\": the job's schedule (cron 0 3 * * * in Europe/Paris) is not that of \"extract\" (cron 0 2 * * * in Europe/Paris)"),
+        "{es:?}"
+    );
+    // audit takes two upstreams' schedule; they differ once load has its own.
+    let differ = own.replace(
+        "cron = \"0 2 * * *\"\ntz = \"Europe/Paris\"\nafter = [\"extract\", \"load\"]",
+        "after = [\"extract\", \"nightly\"]",
+    ) + "\n[[job]]\nname = \"nightly\"\ncron = \"0 2 * * *\"\ncommand = [\"n\"]\n";
+    let es = errors(&differ);
+    assert!(
+        es.iter().any(|e| e.contains("job \"audit\": field \"after\": the job has no schedule of its own and its upstreams' differ: \"extract\" has cron 0 2 * * * in Europe/Paris, \"nightly\" has cron 0 2 * * * in UTC")),
+        "{es:?}"
+    );
+}
+
+#[test]
+fn a_job_taking_its_upstreams_schedule_has_no_schedule_keys() {
+    let es = errors(&CHAIN.replace(
+        "after = [\"load\"]\n",
+        "after = [\"load\"]\ntz = \"UTC\"\nexclude = [\"holidays\"]\n",
+    ));
+    assert_eq!(es.len(), 2, "{es:?}");
+    assert!(
+        es[0].contains("field \"tz\": only goes with cron"),
+        "{es:?}"
+    );
+    assert!(
+        es[1].contains("field \"exclude\": only goes with a schedule of the job's own"),
+        "{es:?}"
+    );
+    // Without `after`, or with `after = []`, no schedule is still no schedule.
+    let es = errors(&CHAIN.replace("after = [\"load\"]\n", ""));
+    assert!(es[0].contains("has no schedule"), "{es:?}");
+    let es = errors(&CHAIN.replace("after = [\"load\"]", "after = []"));
+    assert_eq!(es.len(), 1, "{es:?}");
+    assert!(es[0].contains("job \"report\": has no schedule"), "{es:?}");
+}
+
+/// A job with errors of its own is not checked against its downstreams again: the file
+/// says what is wrong with it, not that its downstreams wait for a job that is not there.
+#[test]
+fn an_upstream_in_error_does_not_make_its_downstreams_wrong() {
+    let es = errors(&CHAIN.replace("command = [\"extract\"]", "command = []"));
+    assert_eq!(es.len(), 1, "{es:?}");
+    assert!(
+        es[0].contains("job \"extract\": field \"command\""),
+        "{es:?}"
+    );
+}

@@ -287,6 +287,7 @@ fn kind_of(entry: &Entry) -> &'static str {
             History::RetryAt { .. } => "history.retry_at",
             History::QuotaHold { .. } => "history.quota_hold",
             History::QuotaHoldEnded { .. } => "history.quota_hold_ended",
+            History::UpstreamNotOk { .. } => "history.upstream_not_ok",
             History::Lost { .. } => "history.lost",
             History::Adopted { .. } => "history.adopted",
             History::StaleResult { .. } => "history.stale_result",

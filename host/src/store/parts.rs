@@ -2,7 +2,7 @@
 //! the jobs file made the store's across partitions, and what each partition's row says.
 //!
 //! A job lives in exactly one partition (`duetime_loop::route`: by its concurrency key,
-//! else its name). A definition whose route differs from where its job lives (its key
+//! else its name; a job that runs after others, with its chain's root: `chain_root`). A definition whose route differs from where its job lives (its key
 //! changed) moves the job (`place`): `duetime_loop::relocate` in one transaction over both
 //! partitions (`Store::transact_pair`), the whole record going along. A job with a run
 //! open waits for the run (run ids and fences are counters of the state that made them):
@@ -100,6 +100,106 @@ pub fn partition_of<S: Store + ?Sized>(store: &mut S, job: &str) -> Result<Parti
     Ok(store.locate(job)?.unwrap_or(Partition::FIRST))
 }
 
+/// The job whose partition `def`'s is: following each job's first upstream (`after`)
+/// from `def` to one that runs after no job (or whose upstream `upstream` does not know,
+/// or that comes back round). A downstream must live with its upstreams, since the core
+/// knows an upstream only in the downstream's own state; the first upstream's chain
+/// decides, so one job's routes are a function of the definitions, and a job without
+/// `after` is its own root (routed exactly as before chains).
+///
+/// # Errors
+///
+/// `upstream`'s.
+pub fn chain_root<E>(
+    def: &JobDef,
+    mut upstream: impl FnMut(&JobName) -> Result<Option<JobDef>, E>,
+) -> Result<JobDef, E> {
+    let mut at = def.clone();
+    let mut seen = BTreeSet::from([def.name.clone()]);
+    while let Some(first) = at.after.first().cloned() {
+        if !seen.insert(first.clone()) {
+            break;
+        }
+        match upstream(&first)? {
+            Some(up) => at = up,
+            None => break,
+        }
+    }
+    Ok(at)
+}
+
+/// Where each of `defs` goes, in their order: with its chain's root (`chain_root`, the
+/// root looked up among `defs`), routed by `duetime_loop::route`.
+pub fn routes(defs: &[JobDef], count: PartitionCount) -> Vec<Partition> {
+    let by_name: BTreeMap<&str, &JobDef> = defs.iter().map(|d| (d.name.as_str(), d)).collect();
+    defs.iter()
+        .map(|d| {
+            let found = |n: &JobName| Ok::<_, ()>(by_name.get(n.as_str()).map(|d| (*d).clone()));
+            let root = chain_root(d, found).unwrap_or_else(|()| d.clone());
+            duetime_loop::route(&root, count)
+        })
+        .collect()
+}
+
+/// Where `def` goes, its chain's root looked up in the store: a pending move's definition
+/// first (the one that will be in force), else the definition where the job lives.
+///
+/// # Errors
+///
+/// The store's.
+pub fn route_in_store<S: Store + ?Sized>(
+    store: &mut S,
+    def: &JobDef,
+) -> Result<Partition, StoreError> {
+    let count = store.partitions();
+    if def.after.is_empty() || count == PartitionCount::ONE {
+        return Ok(duetime_loop::route(def, count));
+    }
+    let pending = store.pending_moves()?;
+    let root = chain_root(def, |name| {
+        if let Some(p) = pending.iter().find(|p| p.def.name == *name) {
+            return Ok(Some(p.def.clone()));
+        }
+        let Some(p) = store.locate(name.as_str())? else {
+            return Ok(None);
+        };
+        let state = store.state_in(p)?;
+        Ok(state
+            .seq_of_name(name.as_str())
+            .and_then(|seq| state.record(seq))
+            .map(|r| r.def().clone()))
+    })?;
+    Ok(duetime_loop::route(&root, count))
+}
+
+/// Every job of `defs` whose own lane would leave its partition, one line each: a job
+/// with a `concurrency_key` that lives with its chain elsewhere than the key routes. Every
+/// job of one lane must be in one state (its cap and its queue are decided in one step);
+/// a downstream lives with its chain. Nothing on a store of one partition.
+pub fn split_lanes(defs: &[JobDef], routes: &[Partition], count: PartitionCount) -> Vec<String> {
+    if count == PartitionCount::ONE {
+        return Vec::new();
+    }
+    let mut lines = Vec::new();
+    for (def, &home) in defs.iter().zip(routes) {
+        let Some(key) = def.concurrency_key.as_deref() else {
+            continue;
+        };
+        let lane = duetime_loop::route_of(Some(key), def.name.as_str(), count);
+        if lane != home {
+            lines.push(format!(
+                "job {:?} runs after {:?} and so lives in its chain's partition {home}, but \
+                 its concurrency_key {key:?} puts its lane in {lane}: a lane lives in one \
+                 partition; accepted: no concurrency_key on a job with after, or the key of \
+                 its chain's first job",
+                def.name.as_str(),
+                def.after.first().map_or("", |u| u.as_str()),
+            ));
+        }
+    }
+    lines
+}
+
 /// What `sync_placed` did: the effects of every transaction (the moves' and each
 /// partition's), and each definition that moved its job or waits to.
 #[derive(Debug, Default)]
@@ -134,20 +234,31 @@ pub fn sync<S: Store + ?Sized>(
 ///
 /// # Errors
 ///
-/// `MoveRefused` (that job's move wrote nothing; the moves before it are written); a
-/// partition's store error (the partitions before it are written, the ones after are
-/// not: the next sync finishes the work).
+/// `Aborted`, writing nothing, when a job's lane would leave its chain's partition
+/// (`split_lanes`); `MoveRefused` (that job's move wrote nothing; the moves
+/// before it are written); a partition's store error (the partitions before it are
+/// written, the ones after are not: the next sync finishes the work).
 pub fn sync_placed<S: Store + ?Sized>(
     store: &mut S,
     defs: &[JobDef],
     actor: &Actor,
     now: Now,
 ) -> Result<Synced, StoreError> {
+    let routes = routes(defs, store.partitions());
+    let split = split_lanes(defs, &routes, store.partitions());
+    if !split.is_empty() {
+        return Err(StoreError::Aborted {
+            reason: split.join("\n"),
+        });
+    }
     let mut synced = Synced::default();
     let waiting = moves::waiting(store)?;
     let mut plan: BTreeMap<Partition, Vec<Event>> = BTreeMap::new();
-    for def in defs {
-        let placed = moves::place_known(store, def, actor, now, &waiting)?;
+    // Upstreams first, in every partition's transaction: the core refuses a downstream
+    // whose upstream it does not know yet.
+    for i in crate::jobs_file::upsert_order(defs) {
+        let def = &defs[i];
+        let placed = moves::place_known(store, def, routes[i], actor, now, &waiting)?;
         synced.effects.extend(placed.effects);
         match placed.placement {
             Placement::Here { partition, .. } => {

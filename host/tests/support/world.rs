@@ -399,6 +399,7 @@ pub fn check_journal(w: &World, end: i64) -> Vec<String> {
                 backoff_ms: None,
                 wait_budget_ms: None,
                 catch_up_window_ms: j.def.catch_up_window.map(|d| d.as_millis() as i64),
+                after: j.def.after.clone(),
             };
             (j.def.name.clone(), f)
         })

@@ -127,6 +127,9 @@ invariants! {
     Z2,
     /// Over weeks, a calendar schedule's due times and counts are the oracle's.
     Z3,
+    /// A job that waits for others runs a due time only once each settled it ok, and skips
+    /// it only for an upstream's fate as that upstream's ledger tells it.
+    Y1,
     /// What a host logs says what happened.
     W1,
     /// A definition as a person writes it reads back as itself.

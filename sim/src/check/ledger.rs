@@ -28,12 +28,14 @@ impl Checker {
         open: &[Start],
         latest: i64,
         horizon: Horizon,
+        held_by_a_pause: bool,
     ) {
         self.judge_silence(t, horizon);
         self.jitter_spread(t);
         let mut oracle = self.oracle(t, f, latest);
         let accounted = self.judge_entries(t, f, &mut oracle);
-        if !horizon.check_liveness || t.paused || t.removed_at.is_some() {
+        // (A job waiting for a paused upstream waits as long: `held_by_a_pause`.)
+        if !horizon.check_liveness || t.paused || held_by_a_pause || t.removed_at.is_some() {
             return;
         }
         self.judge_liveness(t, open, horizon, &oracle, &accounted);
@@ -301,9 +303,11 @@ fn required_skip(required: bool, kind: LedgerKind) -> Option<MissCause> {
     else {
         return None;
     };
+    // (`upstream`: an upstream's due time did not settle ok, so this one could not run;
+    // the chain's checks hold it to the upstream's ledger.)
     let excused = matches!(
         cause,
-        MissCause::TooLate | MissCause::Removed | MissCause::Rescheduled
+        MissCause::TooLate | MissCause::Removed | MissCause::Rescheduled | MissCause::Upstream
     );
     (required && !excused).then_some(cause)
 }

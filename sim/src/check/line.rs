@@ -1125,6 +1125,10 @@ impl super::Checker {
     fn rule_bound(&self, idx: usize) -> Option<RuleBound> {
         let f = self.facts.get(&self.tracks[idx].name)?;
         let overlap = f.overlap?;
+        if !f.after.is_empty() {
+            // Its on-time due times wait in its line for its upstreams (`docs/semantics.md`).
+            return None;
+        }
         if self.ever_keyed(idx) || self.lanes.cap.is_some() {
             return None;
         }

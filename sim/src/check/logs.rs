@@ -237,6 +237,7 @@ fn history(line: &str, h: &History) -> Found {
         }
         H::AlertHeld { alert } => part(line, alert, "the alert held"),
         H::Expired { cause } => lacks(line, cause.name(), "why it expired"),
+        H::UpstreamNotOk { upstream, .. } => lacks(line, upstream.as_str(), "the upstream"),
         H::RetryAt { run, .. }
         | H::QuotaHold { run, .. }
         | H::Lost { run }

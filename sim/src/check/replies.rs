@@ -38,7 +38,7 @@ use std::collections::VecDeque;
 
 use duetime::{
     Actor, DefError, Duration, Entry, Event, History, JobDef, JobName, JobView, MissedRule,
-    PausedBy, Record, Refusal, State, Timestamp, Trigger,
+    PausedBy, Record, Refusal, State, Timestamp, Trigger, UpstreamProblem,
 };
 
 use crate::mistakes::MAX_TITLE;
@@ -307,7 +307,7 @@ impl Checker {
     }
 
     /// The job's current registration, if it exists (defined or held, not removed).
-    fn registration(&self, job: &str) -> Option<usize> {
+    pub(super) fn registration(&self, job: &str) -> Option<usize> {
         self.current
             .iter()
             .copied()
@@ -435,6 +435,11 @@ impl Checker {
         if !errors.is_empty() {
             return Expect::Invalid(errors);
         }
+        match self.upstream_refusal(def) {
+            Ok(Some(refusal)) => return Expect::Refused(refusal),
+            Ok(None) => {}
+            Err(()) => return Expect::Unknown,
+        }
         let Some(idx) = idx else {
             // A new job: held before its first due time when it needs confirmation.
             let line = if def.requires_confirmation {
@@ -477,6 +482,70 @@ impl Checker {
             // the core merges as it must: no line says how many it keeps.
             owed_line_full: reschedules && def.missed == MissedRule::Required,
         }
+    }
+
+    /// A definition whose `after` names a job that is not defined (by the journal), one
+    /// whose definition (in force, or held while it was never confirmed) has another
+    /// schedule, or one that waits for the job defined in turn: refused `upstream`,
+    /// naming the first such upstream. `Err` when the journal cannot tell.
+    fn upstream_refusal(&self, def: &JobDef) -> Result<Option<Refusal>, ()> {
+        for upstream in &def.after {
+            let problem = match self.definition_of(upstream.as_str())? {
+                None => Some(UpstreamProblem::Unknown),
+                Some(up) if up.schedule != def.schedule => Some(UpstreamProblem::ScheduleDiffers),
+                Some(_) => self
+                    .chain_to(upstream, &def.name)?
+                    .map(|through| UpstreamProblem::Cycle { through }),
+            };
+            if let Some(problem) = problem {
+                return Ok(Some(Refusal::Upstream {
+                    upstream: upstream.clone(),
+                    problem,
+                }));
+            }
+        }
+        Ok(None)
+    }
+
+    /// The definition of the job named, as the core holds it: in force, or held while it
+    /// was never confirmed. `Ok(None)`: no such job; `Err`: the journal cannot tell.
+    fn definition_of(&self, name: &str) -> Result<Option<&JobDef>, ()> {
+        let Some(idx) = self.registration(name) else {
+            return Ok(None);
+        };
+        let t = &self.tracks[idx];
+        let def = if t.epochs.is_empty() {
+            t.said.held.as_deref()
+        } else {
+            t.said.in_force.as_deref()
+        };
+        def.map(Some).ok_or(())
+    }
+
+    /// The shortest chain of `after` from `from` to `to` by the definitions people sent,
+    /// `from` first and `to` last (of chains as short, the one following each job's
+    /// upstreams in their order, as the refusal's docs say).
+    fn chain_to(&self, from: &JobName, to: &JobName) -> Result<Option<Vec<JobName>>, ()> {
+        let mut paths = VecDeque::from([vec![from.clone()]]);
+        let mut seen = std::collections::BTreeSet::new();
+        while let Some(path) = paths.pop_front() {
+            let at = path.last().cloned().unwrap_or_else(|| from.clone());
+            if at == *to {
+                return Ok(Some(path));
+            }
+            if !seen.insert(at.clone()) {
+                continue;
+            }
+            let Some(def) = self.definition_of(at.as_str())? else {
+                continue;
+            };
+            for next in &def.after {
+                let mut longer = path.clone();
+                longer.push(next.clone());
+                paths.push_back(longer);
+            }
+        }
+        Ok(None)
     }
 
     /// `RunNow`: not for a job not safe to repeat (the world's fact: no definition it
@@ -1079,6 +1148,25 @@ impl Asked {
         let h = match &rec.entry {
             Entry::History(History::ActorForgotten) => {
                 l.forgotten.push(rec.job.to_string());
+                return;
+            }
+            // A downstream's due times that waited for the job this command changed or
+            // removed, skipped in the same step (a one-shot's instant so ends), which the
+            // chain's own checks judge.
+            Entry::History(
+                History::UpstreamNotOk { .. }
+                | History::Expired {
+                    cause: duetime::MissCause::Upstream,
+                },
+            )
+            | Entry::Ledger(duetime::LedgerEntry {
+                kind:
+                    duetime::LedgerKind::Missed {
+                        cause: duetime::MissCause::Upstream,
+                        action: duetime::MissAction::Skipped,
+                    },
+                ..
+            }) if self.job.as_deref() != Some(rec.job.as_str()) => {
                 return;
             }
             _ if self.job.as_deref() != Some(rec.job.as_str()) => {

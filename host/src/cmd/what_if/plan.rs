@@ -100,15 +100,17 @@ impl Plan {
     pub(super) fn parts(self) -> Vec<Part> {
         let count = duetime_loop::PartitionCount::new(self.states.len() as u64)
             .unwrap_or(duetime_loop::PartitionCount::ONE);
-        let home = |def: &JobDef| {
+        // A job that runs after others routes with its chain, as the daemon places it.
+        let routes = duetime_host::store::parts::routes(&self.defs, count);
+        let home = |def: &JobDef, route: duetime_loop::Partition| {
             self.states
                 .iter()
                 .position(|s| s.seq_of_name(def.name.as_str()).is_some())
-                .unwrap_or(duetime_loop::route(def, count).0 as usize)
+                .unwrap_or(route.0 as usize)
         };
         let mut defs: Vec<Vec<JobDef>> = vec![Vec::new(); self.states.len()];
-        for def in self.defs {
-            let p = home(&def).min(defs.len() - 1);
+        for (def, route) in self.defs.into_iter().zip(routes) {
+            let p = home(&def, route).min(defs.len() - 1);
             defs[p].push(def);
         }
         self.states

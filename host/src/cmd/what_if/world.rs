@@ -259,7 +259,8 @@ impl<'a> World<'a> {
             .map(|(_, r)| r.def().name.clone())
             .filter(|name| !defs.iter().any(|d| d.name == *name))
             .collect();
-        for def in defs {
+        let order = duetime_host::jobs_file::upsert_order(&defs);
+        for def in order.into_iter().map(|i| defs[i].clone()) {
             self.step(Event::Upsert {
                 def: Box::new(def),
                 actor: Actor::new("jobs-file"),

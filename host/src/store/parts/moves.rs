@@ -12,7 +12,7 @@ use std::collections::BTreeSet;
 use std::fmt;
 
 use duetime::{Actor, Effect, JobDef, JobName, Now, RunId, Timestamp};
-use duetime_loop::{relocate, route, Partition, PartitionCount, Relocated};
+use duetime_loop::{relocate, Partition, PartitionCount, Relocated};
 
 use crate::store::{Store, StoreError};
 
@@ -98,7 +98,8 @@ pub fn place<S: Store + ?Sized>(
     now: Now,
 ) -> Result<Placed, StoreError> {
     let waiting = waiting(store)?;
-    place_known(store, def, actor, now, &waiting)
+    let to = super::route_in_store(store, def)?;
+    place_known(store, def, to, actor, now, &waiting)
 }
 
 /// The jobs with a pending move (none in a store of one partition, without asking).
@@ -113,16 +114,17 @@ pub(super) fn waiting<S: Store + ?Sized>(store: &mut S) -> Result<BTreeSet<JobNa
         .collect())
 }
 
-/// `place`, the jobs with a pending move known (`sync` reads them once for a whole file).
+/// `place`, the jobs with a pending move known (`sync` reads them once for a whole file)
+/// and where `def` routes (`to`: `sync` knows the whole file's chains).
 pub(super) fn place_known<S: Store + ?Sized>(
     store: &mut S,
     def: &JobDef,
+    to: Partition,
     actor: &Actor,
     now: Now,
     waiting: &BTreeSet<JobName>,
 ) -> Result<Placed, StoreError> {
     let count = store.partitions();
-    let to = route(def, count);
     if count == PartitionCount::ONE {
         return Ok(here(def, to));
     }
@@ -297,7 +299,7 @@ pub fn carry_out_pending<S: Store + ?Sized>(
     let mut out = Vec::new();
     for pending in store.pending_moves()? {
         let job = pending.def.name.clone();
-        let to = route(&pending.def, count);
+        let to = super::route_in_store(store, &pending.def)?;
         let from = match store.locate(job.as_str())? {
             Some(from) if from != to => from,
             // Gone, or moved already: nothing left to do.
@@ -351,7 +353,6 @@ pub struct Pending {
 ///
 /// The store's, reading the moves or where their jobs are.
 pub fn pending<S: Store + ?Sized>(store: &mut S) -> Result<Vec<Pending>, StoreError> {
-    let count = store.partitions();
     let mut out = Vec::new();
     for p in store.pending_moves()? {
         let from = store.locate(p.def.name.as_str())?;
@@ -359,7 +360,7 @@ pub fn pending<S: Store + ?Sized>(store: &mut S) -> Result<Vec<Pending>, StoreEr
             Some(f) => open_run(store, f, p.def.name.as_str()).ok().flatten(),
             None => None,
         };
-        let to = route(&p.def, count);
+        let to = super::route_in_store(store, &p.def)?;
         out.push(Pending {
             pending: p,
             from,

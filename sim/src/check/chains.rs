@@ -1,0 +1,280 @@
+//! **Y1**, jobs that run after other jobs (`JobDef::after`), judged from the journal alone:
+//!
+//! - a downstream's run starts only for due times every upstream settled `ok` before it
+//!   (in the journal's order), so an upstream's failed, lost, expired or skipped due time
+//!   never lets the downstream's run;
+//! - a downstream's due time is skipped with cause `upstream` only right after a line
+//!   naming one of its upstreams and a fate that is not `ok`, and that fate is the
+//!   upstream's as its own ledger tells it (failed out, lost, approval expired, skipped
+//!   for the cause told), or the upstream is gone, or it settled no such due time (none
+//!   since this registration of the downstream was defined: it never heard one before);
+//! - (every downstream due time gets exactly one entry: S1, as for any job).
+//!
+//! Kept: each upstream's ledger entries (only jobs some job waits for), by first due
+//! time, and the line each downstream was last told.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use duetime::UpstreamFate;
+use duetime::{Entry, History, JobName, LedgerEntry, LedgerKind, MissAction, MissCause, Record};
+
+use super::{ts, Checker, Invariant, Probe};
+
+/// Y1's part of the checker.
+#[derive(Default)]
+pub(super) struct Chains {
+    /// Jobs some job of the world waits for: only their entries are kept.
+    upstreams: BTreeSet<JobName>,
+    /// Each upstream's entries, in the journal's order, with the schedule (its text) in
+    /// force when each was written.
+    settled: BTreeMap<JobName, Vec<Settled>>,
+    /// The upstream and fate a downstream was last told (`upstream_not_ok`), until the
+    /// entry that follows it.
+    told: BTreeMap<JobName, (JobName, UpstreamFate)>,
+    /// Upstream entries kept so far (each `Settled::nth` is its place in this count).
+    kept: u64,
+    /// Each downstream's registration (a track) and how many upstream entries were kept
+    /// before its first definition: it waits (hears its upstreams) from there on.
+    since: BTreeMap<JobName, (usize, u64)>,
+}
+
+impl Chains {
+    pub(super) fn new(facts: &BTreeMap<JobName, super::JobFacts>) -> Chains {
+        Chains {
+            upstreams: facts
+                .values()
+                .flat_map(|f| f.after.iter().cloned())
+                .collect(),
+            ..Chains::default()
+        }
+    }
+}
+
+/// One upstream entry as kept.
+struct Settled {
+    /// Its place among the upstream entries kept (`Chains::kept`).
+    nth: u64,
+    from: i64,
+    to: i64,
+    count: u64,
+    kind: LedgerKind,
+}
+
+impl Checker {
+    /// The entry of `upstream` that settled due time `at` of the downstream `job`'s
+    /// schedule, if one did: the newest whose range is exactly a run of that schedule's due
+    /// times (by the oracle) holding `at`. An entry of another schedule (the upstream's
+    /// before it was redefined) may span `at` without being about it.
+    fn entry_at(&self, job: &JobName, upstream: &JobName, at: i64) -> Option<LedgerKind> {
+        self.entry_at_since(job, upstream, at, 0)
+    }
+
+    /// `entry_at` among the entries kept from the `since`-th on.
+    fn entry_at_since(
+        &self,
+        job: &JobName,
+        upstream: &JobName,
+        at: i64,
+        since: u64,
+    ) -> Option<LedgerKind> {
+        let spec = self.spec_of_due(job, at)?;
+        self.chains
+            .settled
+            .get(upstream)?
+            .iter()
+            .rev()
+            .take_while(|s| s.nth >= since)
+            .find_map(|s| {
+                if at < s.from || s.to < at {
+                    return None;
+                }
+                let due = spec.due_in(s.from - 1, s.to);
+                let run = due.len() as u64 == s.count
+                    && due.first().is_some_and(|d| d.at == s.from)
+                    && due.last().is_some_and(|d| d.at == s.to);
+                run.then_some(s.kind)
+            })
+    }
+
+    /// The oracle of the schedule `job`'s due time `at` is of: the newest of its schedules
+    /// (by the journal) that has `at` as a due time (a due time owed before the job was
+    /// redefined is its earlier schedule's).
+    fn spec_of_due(&self, job: &JobName, at: i64) -> Option<&crate::oracle::Spec> {
+        let idx = self.registration(job.as_str())?;
+        let specs = &self.facts.get(job)?.specs;
+        self.tracks[idx].epochs.iter().rev().find_map(|e| {
+            let spec = specs.get(&e.text)?;
+            spec.due_in(at - 1, at)
+                .iter()
+                .any(|d| d.at == at)
+                .then_some(spec)
+        })
+    }
+}
+
+impl Checker {
+    /// Y1 for one journal record (after the rest of the checker has seen it).
+    pub(super) fn chain_record(&mut self, idx: usize, rec: &Record) {
+        if self.chains.upstreams.is_empty() {
+            return;
+        }
+        match &rec.entry {
+            Entry::Ledger(e) => {
+                if self.chains.upstreams.contains(&rec.job) {
+                    let kept = Settled {
+                        nth: self.chains.kept,
+                        from: e.from.as_millis(),
+                        to: e.to.as_millis(),
+                        count: e.count,
+                        kind: e.kind,
+                    };
+                    self.chains
+                        .settled
+                        .entry(rec.job.clone())
+                        .or_default()
+                        .push(kept);
+                    self.chains.kept += 1;
+                }
+                self.upstream_skip(rec, e);
+            }
+            Entry::History(History::UpstreamNotOk { upstream, fate }) => {
+                let waits = self
+                    .facts
+                    .get(&rec.job)
+                    .is_some_and(|f| f.after.contains(upstream));
+                if !waits || *fate == UpstreamFate::Ok {
+                    let detail = format!(
+                        "told `{upstream}` did not settle ok ({fate}), but it waits for {:?}",
+                        self.facts.get(&rec.job).map(|f| &f.after)
+                    );
+                    self.violation(Invariant::Y1, &rec.job, detail);
+                }
+                self.chains
+                    .told
+                    .insert(rec.job.clone(), (upstream.clone(), *fate));
+            }
+            // A downstream's registration waits for its upstreams from its first
+            // definition (a new job's confirmation) on: what they settled before, it never
+            // heard (its record, and with it what it heard, is new).
+            Entry::History(History::Defined { .. }) => {
+                let kept = self.chains.kept;
+                let waits = self
+                    .facts
+                    .get(&rec.job)
+                    .is_some_and(|f| !f.after.is_empty());
+                let known = self.chains.since.get(&rec.job).is_some_and(|s| s.0 == idx);
+                if waits && !known {
+                    self.chains.since.insert(rec.job.clone(), (idx, kept));
+                }
+            }
+            Entry::History(History::Started {
+                run,
+                covers: Some(c),
+                ..
+            }) => self.started_after(idx, rec, *run, c),
+            Entry::History(_) => {}
+        }
+    }
+
+    /// Y1 for a start of a job that waits for others: each upstream settled each of the
+    /// start's due times `ok` before it.
+    fn started_after(
+        &mut self,
+        idx: usize,
+        rec: &Record,
+        run: duetime::RunId,
+        c: &duetime::Covers,
+    ) {
+        let Some(after) = self
+            .facts
+            .get(&rec.job)
+            .map(|f| f.after.clone())
+            .filter(|a| !a.is_empty())
+        else {
+            return;
+        };
+        let (from, to) = (c.from.as_millis(), c.to.as_millis());
+        let due: Vec<i64> = if c.count == 1 {
+            vec![from]
+        } else {
+            // A batch covers due times of the job's current schedule (the upstreams').
+            let t = &self.tracks[idx];
+            let spec = t
+                .epochs
+                .last()
+                .and_then(|e| self.facts.get(&t.name)?.specs.get(&e.text));
+            match spec {
+                Some(spec) => spec.due_in(from - 1, to).iter().map(|d| d.at).collect(),
+                None => return,
+            }
+        };
+        for upstream in &after {
+            let wrong = due
+                .iter()
+                .find_map(|&at| match self.entry_at(&rec.job, upstream, at) {
+                    Some(kind) if UpstreamFate::of(kind) == UpstreamFate::Ok => None,
+                    other => Some((at, other)),
+                });
+            if let Some((at, entry)) = wrong {
+                let detail = format!(
+                    "{run} started covering {} ({} due times) though upstream `{upstream}` settled {} {}",
+                    ts(from),
+                    c.count,
+                    ts(at),
+                    entry.map_or("not at all".to_string(), |k| format!("so: {k}")),
+                );
+                self.violation(Invariant::Y1, &rec.job, detail);
+                return;
+            }
+        }
+        self.probe(Probe::DownstreamStartedAfterItsUpstreamsSettledOk);
+    }
+
+    /// Y1 for a skip with cause `upstream`: right after the line naming the upstream, for
+    /// the fate the upstream's own ledger (or its absence) gives that due time.
+    fn upstream_skip(&mut self, rec: &Record, e: &LedgerEntry) {
+        let told = self.chains.told.remove(&rec.job);
+        let LedgerKind::Missed {
+            cause: MissCause::Upstream,
+            action: MissAction::Skipped,
+        } = e.kind
+        else {
+            return;
+        };
+        let Some((upstream, fate)) = told else {
+            let detail = format!(
+                "skipped {} for an upstream, with no line naming it",
+                ts(e.from.as_millis())
+            );
+            self.violation(Invariant::Y1, &rec.job, detail);
+            return;
+        };
+        let at = e.from.as_millis();
+        let entry = self.entry_at(&rec.job, &upstream, at);
+        let agrees = match fate {
+            UpstreamFate::Ok => false,
+            UpstreamFate::Gone => self.registration(upstream.as_str()).is_none(),
+            // No entry for it since this registration of the downstream waits (one settled
+            // before it was defined, or while it was removed, it never heard).
+            UpstreamFate::Unheard => {
+                let since = self.chains.since.get(&rec.job).map_or(0, |s| s.1);
+                self.entry_at_since(&rec.job, &upstream, at, since)
+                    .is_none()
+            }
+            // (Its schedule is not the downstream's: the views and S1 hold the schedules.)
+            UpstreamFate::NotDue => true,
+            told => entry.is_some_and(|k| UpstreamFate::of(k) == told),
+        };
+        if e.count != 1 || !agrees {
+            let detail = format!(
+                "skipped {} ×{} for upstream `{upstream}` ({fate}), but its ledger has {}",
+                ts(at),
+                e.count,
+                entry.map_or("no entry for it".to_string(), |k| k.to_string())
+            );
+            self.violation(Invariant::Y1, &rec.job, detail);
+            return;
+        }
+        self.probe(Probe::DownstreamSkippedAsItsUpstreamsLedgerSays);
+    }
+}

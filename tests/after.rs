@@ -1,0 +1,292 @@
+//! Jobs that run after other jobs for the same due time (`JobDef::after`), as stories: a
+//! downstream's run for 02:00 starts only once its upstream's 02:00 settled ok; an
+//! upstream that failed out or was skipped leaves the downstream's due time skipped with
+//! cause `upstream`, and a line naming the upstream and its fate; a chain settles in one
+//! step; the upsert refuses an unknown upstream, another schedule and a cycle.
+
+mod support;
+
+use duetime::{
+    Actor, Effect, Entry, Event, History, JobDef, JobName, LedgerKind, MissAction, MissCause,
+    Outcome, Refusal, UpstreamFate, UpstreamProblem,
+};
+use support::*;
+
+fn after(name: &str, upstreams: &[&str]) -> JobDef {
+    let mut def = job(name, cron("0 2 * * *"));
+    def.after = upstreams.iter().map(|u| JobName::new(u).unwrap()).collect();
+    def
+}
+
+fn failing_at_once(name: &str) -> JobDef {
+    let mut def = job(name, cron("0 2 * * *"));
+    def.retries = 0;
+    def
+}
+
+fn refusal(s: &Story) -> Option<Refusal> {
+    s.last.iter().find_map(|e| match e {
+        Effect::Reply { result: Err(r), .. } => Some(r.clone()),
+        _ => None,
+    })
+}
+
+/// The ledger entries the last step wrote for `job`.
+fn entries_of(s: &Story, job: &str) -> Vec<LedgerKind> {
+    s.last
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Journal(r) if r.job.as_str() == job => match &r.entry {
+                Entry::Ledger(l) => Some(l.kind),
+                Entry::History(_) => None,
+            },
+            _ => None,
+        })
+        .collect()
+}
+
+fn starts_of(s: &Story, job: &str) -> usize {
+    s.last
+        .iter()
+        .filter(|e| matches!(e, Effect::Do(duetime::Action::Start(st)) if st.job.as_str() == job))
+        .count()
+}
+
+#[test]
+fn the_load_runs_only_after_the_extract_of_the_same_night_succeeded() {
+    let mut s = Story::new();
+    s.show_history = true;
+    s.define("01:00", job("extract", cron("0 2 * * *")));
+    s.define("01:00", after("load", &["extract"]));
+    s.start("01:30", 1);
+    s.tick("02:00:05", 1);
+    s.note("extract starts at 02:00; load's 02:00 waits in line for extract's");
+    assert_eq!(starts_of(&s, "extract"), 1);
+    assert_eq!(starts_of(&s, "load"), 0);
+    let load = s.state.seq_of_name("load").unwrap();
+    assert_eq!(
+        s.state.next_wake().map(|w| w > at("02:00:05")),
+        Some(true),
+        "a load waiting for its upstream gives the host no wake of now"
+    );
+    assert!(s.state.record(load).is_some());
+    s.tick("02:09:50", 1);
+    s.finish("02:10", 1, Outcome::Ok);
+    s.note("extract's 02:00 settles ok: load's 02:00 starts in the same step");
+    assert_eq!(starts_of(&s, "load"), 1);
+    s.tick("02:19:50", 1);
+    s.finish("02:20", 2, Outcome::Ok);
+    assert_eq!(
+        entries_of(&s, "load"),
+        vec![LedgerKind::Missed {
+            cause: MissCause::Upstream,
+            action: MissAction::CaughtUp {
+                run: duetime::RunId(2)
+            }
+        }],
+        "load's 02:00 is settled by its own run, which waited for its upstream"
+    );
+    insta::assert_snapshot!(s.trace());
+}
+
+#[test]
+fn an_extract_that_failed_out_leaves_the_load_skipped_with_its_upstream_named() {
+    let mut s = Story::new();
+    s.show_history = true;
+    s.define("01:00", failing_at_once("extract"));
+    s.define("01:00", after("load", &["extract"]));
+    s.define("01:00", after("report", &["load"]));
+    s.start("01:30", 1);
+    s.tick("02:00:05", 1);
+    s.finish("02:10", 1, Outcome::failed("disk full"));
+    s.note("extract failed out: load's 02:00 is skipped, and so report's, in the same step");
+    let skipped = LedgerKind::Missed {
+        cause: MissCause::Upstream,
+        action: MissAction::Skipped,
+    };
+    assert_eq!(entries_of(&s, "load"), vec![skipped]);
+    assert_eq!(entries_of(&s, "report"), vec![skipped]);
+    let told: Vec<(String, UpstreamFate)> = s
+        .last
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Journal(r) => match &r.entry {
+                Entry::History(History::UpstreamNotOk { upstream, fate }) => {
+                    Some((upstream.to_string(), *fate))
+                }
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        told,
+        vec![
+            ("extract".to_string(), UpstreamFate::FailedOut),
+            (
+                "load".to_string(),
+                UpstreamFate::Skipped {
+                    cause: MissCause::Upstream
+                }
+            )
+        ]
+    );
+    assert_eq!(starts_of(&s, "load") + starts_of(&s, "report"), 0);
+    insta::assert_snapshot!(s.trace());
+}
+
+#[test]
+fn after_a_night_down_the_chain_catches_up_in_order() {
+    let mut s = Story::new();
+    let mut extract = job("extract", cron("0 * * * *"));
+    extract.missed = duetime::MissedRule::Required;
+    let mut load = job("load", cron("0 * * * *"));
+    load.missed = duetime::MissedRule::Required;
+    load.after = vec![JobName::new("extract").unwrap()];
+    s.define("01:00", extract);
+    s.define("01:00", load);
+    s.start("01:30", 1);
+    s.crash("01:40", 1);
+    s.note("no process runs from 01:40 to 05:30: 02:00 to 05:00 are late for both");
+    let back = s.start_alone("05:30", 2);
+    s.note(&format!("p2 is released at {back}"));
+    s.note("extract catches up 02:00..05:00 in one run; load waits for it");
+    assert_eq!(starts_of(&s, "load"), 0);
+    s.tick("05:44:50", 2);
+    s.finish("05:45", 1, Outcome::Ok);
+    s.note("extract's four settled ok: load catches them up in one run too");
+    assert_eq!(starts_of(&s, "load"), 1);
+    let load_start = s.last.iter().find_map(|e| match e {
+        Effect::Do(duetime::Action::Start(st)) if st.job.as_str() == "load" => st.covers,
+        _ => None,
+    });
+    assert_eq!(load_start.map(|c| c.count), Some(4));
+    s.tick("05:49:50", 2);
+    s.finish("05:50", 2, Outcome::Ok);
+    insta::assert_snapshot!(s.ledger());
+}
+
+#[test]
+fn the_upsert_refuses_an_unknown_upstream_another_schedule_and_a_cycle() {
+    let mut s = Story::new();
+    s.define("01:00", after("load", &["extract"]));
+    assert_eq!(
+        refusal(&s),
+        Some(Refusal::Upstream {
+            upstream: JobName::new("extract").unwrap(),
+            problem: UpstreamProblem::Unknown
+        })
+    );
+    s.define("01:00", job("extract", cron("30 2 * * *")));
+    s.define("01:00", after("load", &["extract"]));
+    assert_eq!(
+        refusal(&s),
+        Some(Refusal::Upstream {
+            upstream: JobName::new("extract").unwrap(),
+            problem: UpstreamProblem::ScheduleDiffers
+        })
+    );
+    s.define("01:00", job("extract", cron("0 2 * * *")));
+    s.define("01:00", after("load", &["extract"]));
+    assert_eq!(refusal(&s), None);
+    s.define("01:00", after("report", &["load"]));
+    s.define("01:00", after("extract", &["report"]));
+    let Some(Refusal::Upstream {
+        upstream,
+        problem: UpstreamProblem::Cycle { through },
+    }) = refusal(&s)
+    else {
+        panic!("a cycle is refused: {:?}", refusal(&s));
+    };
+    assert_eq!(upstream.as_str(), "report");
+    let chain: Vec<&str> = through.iter().map(JobName::as_str).collect();
+    assert_eq!(chain, ["report", "load", "extract"]);
+    let text = Refusal::Upstream {
+        upstream,
+        problem: UpstreamProblem::Cycle { through },
+    }
+    .to_string();
+    assert_eq!(
+        text,
+        "after: waiting for `report` makes a cycle (report -> load -> extract); a chain of jobs must end"
+    );
+}
+
+#[test]
+fn a_definition_naming_itself_or_an_upstream_twice_is_invalid() {
+    let config = duetime::Config::default();
+    let def = after("load", &["load"]);
+    assert!(def.validate(&config).is_err());
+    let def = after("load", &["extract", "extract"]);
+    let err = def.validate(&config).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "after: `extract` is the job itself or is named twice; accepted: other jobs, each once"
+    );
+    let many: Vec<String> = (0..9).map(|i| format!("up{i}")).collect();
+    let names: Vec<&str> = many.iter().map(String::as_str).collect();
+    let err = after("load", &names).validate(&config).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "after: 9 upstream jobs; accepted: at most 8"
+    );
+}
+
+#[test]
+fn a_removed_upstream_leaves_the_waiting_due_time_skipped_not_stuck() {
+    let mut s = Story::new();
+    s.show_history = true;
+    s.define("01:00", job("extract", cron("0 2 * * *")));
+    s.define("01:00", after("load", &["extract"]));
+    s.start("01:30", 1);
+    s.tick("02:00:05", 1);
+    s.command(
+        "02:05",
+        "remove extract",
+        Event::Remove {
+            job: JobName::new("extract").unwrap(),
+            actor: Actor::new("alice"),
+        },
+    );
+    assert_eq!(
+        entries_of(&s, "load"),
+        vec![LedgerKind::Missed {
+            cause: MissCause::Upstream,
+            action: MissAction::Skipped
+        }],
+        "load's 02:00 waited for an upstream that is gone: skipped at once"
+    );
+    insta::assert_snapshot!(s.trace());
+}
+
+#[test]
+fn an_upstream_still_waiting_for_its_confirmation_leaves_the_due_time_skipped_not_stuck() {
+    let mut s = Story::new();
+    s.show_history = true;
+    let mut extract = job("extract", cron("0 2 * * *"));
+    extract.requires_confirmation = true;
+    s.define("01:00", extract);
+    s.define("01:00", after("load", &["extract"]));
+    s.start("01:30", 1);
+    s.tick("02:00:05", 1);
+    s.note("extract is new and unconfirmed: its schedule begins at its confirmation, so 02:00 is none of its due times");
+    assert_eq!(
+        entries_of(&s, "load"),
+        vec![LedgerKind::Missed {
+            cause: MissCause::Upstream,
+            action: MissAction::Skipped
+        }],
+        "load's 02:00 waited for an upstream that can never settle it: skipped at once"
+    );
+    let told = s.last.iter().any(|e| {
+        matches!(e, Effect::Journal(r) if matches!(
+            &r.entry,
+            Entry::History(History::UpstreamNotOk { fate: UpstreamFate::Unheard, .. })
+        ))
+    });
+    assert!(
+        told,
+        "the line names the upstream and its fate: no settlement heard"
+    );
+    assert_eq!(starts_of(&s, "load"), 0);
+}
