@@ -567,6 +567,8 @@ export type Heard = Array<HeardRange>;
 
 /** One upstream ledger entry as heard: the upstream's due times `from..=to` ended `fate`. */
 export type HeardRange = {
+  /** How many due times `from..=to` held when heard: a range is read only while it is */
+  count: number;
   fate: UpstreamFate;
   from: Timestamp;
   to: Timestamp;
@@ -1416,6 +1418,8 @@ export type UpstreamFate = ({
   fate: "gone";
 } | {
   fate: "not_due";
+} | {
+  fate: "unheard";
 });
 
 /** Why an upstream job (`JobDef::after`) was refused (`Refusal::Upstream`). */
