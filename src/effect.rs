@@ -775,6 +775,11 @@ pub enum UpstreamFate {
     /// settled before this job waited for it (a backfill of a downstream reaching before
     /// its own definition).
     Unheard,
+    /// Its fate may have been heard, but was forgotten: the downstream keeps the last
+    /// `MAX_HEARD` (256) ranges of fates heard, and more changes of fate were heard since
+    /// (a downstream paused for long behind an upstream whose due times end one way, then
+    /// another).
+    Forgotten,
 }
 
 impl UpstreamFate {
@@ -808,6 +813,9 @@ impl fmt::Display for UpstreamFate {
             UpstreamFate::Gone => f.write_str("removed"),
             UpstreamFate::NotDue => f.write_str("not a due time of its schedule any more"),
             UpstreamFate::Unheard => f.write_str("no settlement of it heard"),
+            UpstreamFate::Forgotten => f.write_str(
+                "its fate was forgotten (a downstream keeps the last 256 ranges of fates heard)",
+            ),
         }
     }
 }

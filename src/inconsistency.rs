@@ -155,6 +155,13 @@ pub enum Inconsistency {
         /// How many it keeps.
         count: usize,
     },
+    /// More schedules of its upstreams than a downstream keeps (`JobDef::after`).
+    TooManyUpstreamSchedules {
+        /// The job.
+        job: JobName,
+        /// How many it keeps.
+        count: usize,
+    },
     /// More manual runs in the last hour than the config's `manual_per_hour`.
     ManualHistoryOverCap {
         /// The job.
@@ -318,6 +325,11 @@ fn fmt_job(i: &Inconsistency, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             f,
             "{job}: {count} heard upstream ranges; a job keeps at most {}",
             crate::state::MAX_HEARD
+        ),
+        I::TooManyUpstreamSchedules { job, count } => write!(
+            f,
+            "{job}: {count} schedules of its upstreams kept; a job keeps at most {}",
+            crate::state::MAX_UPSTREAM_SCHEDULES
         ),
         I::ManualHistoryOverCap { job } => write!(f, "{job}: manual history over the cap"),
         I::MissedHistoryOverDay { job } => write!(f, "{job}: missed history over a day"),

@@ -54,11 +54,7 @@ fn starts_of(s: &Story, job: &str) -> usize {
 
 #[test]
 fn the_load_runs_only_after_the_extract_of_the_same_night_succeeded() {
-    let mut s = Story::new();
-    s.show_history = true;
-    s.define("01:00", job("extract", cron("0 2 * * *")));
-    s.define("01:00", after("load", &["extract"]));
-    s.start("01:30", 1);
+    let mut s = nightly_extract_and_load();
     s.tick("02:00:05", 1);
     s.note("extract starts at 02:00; load's 02:00 waits in line for extract's");
     assert_eq!(starts_of(&s, "extract"), 1);
@@ -234,11 +230,7 @@ fn a_definition_naming_itself_or_an_upstream_twice_is_invalid() {
 
 #[test]
 fn a_removed_upstream_leaves_the_waiting_due_time_skipped_not_stuck() {
-    let mut s = Story::new();
-    s.show_history = true;
-    s.define("01:00", job("extract", cron("0 2 * * *")));
-    s.define("01:00", after("load", &["extract"]));
-    s.start("01:30", 1);
+    let mut s = nightly_extract_and_load();
     s.tick("02:00:05", 1);
     s.command(
         "02:05",
@@ -289,4 +281,176 @@ fn an_upstream_still_waiting_for_its_confirmation_leaves_the_due_time_skipped_no
         "the line names the upstream and its fate: no settlement heard"
     );
     assert_eq!(starts_of(&s, "load"), 0);
+}
+
+fn hourly_after(name: &str, upstreams: &[&str], schedule: &str) -> JobDef {
+    let mut def = job(name, cron(schedule));
+    def.after = upstreams.iter().map(|u| JobName::new(u).unwrap()).collect();
+    def
+}
+
+fn backfill(s: &mut Story, time: &str, job: &str, from: &str, to: &str) {
+    let label = format!("backfill {job} {from}..{to}");
+    s.send(
+        time,
+        &label,
+        Event::Backfill {
+            job: JobName::new(job).unwrap(),
+            from: at(from),
+            to: at(to),
+            actor: Actor::new("bob"),
+        },
+    );
+}
+
+/// A nightly extract and a load after it, defined at 01:00, with p1 started at 01:30.
+fn nightly_extract_and_load() -> Story {
+    let mut s = Story::new();
+    s.show_history = true;
+    s.define("01:00", job("extract", cron("0 2 * * *")));
+    s.define("01:00", after("load", &["extract"]));
+    s.start("01:30", 1);
+    s
+}
+
+/// An hourly extract and a load after it, defined at 01:00, with p1 started at 01:30.
+fn hourly_extract_and_load() -> Story {
+    let mut s = Story::new();
+    s.show_history = true;
+    s.define("01:00", job("extract", cron("0 * * * *")));
+    s.define("01:00", hourly_after("load", &["extract"], "0 * * * *"));
+    s.start("01:30", 1);
+    s
+}
+
+/// The fates each line of the last step told of an upstream, in order.
+fn told_fates(s: &Story) -> Vec<UpstreamFate> {
+    s.last
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Journal(r) => match &r.entry {
+                Entry::History(History::UpstreamNotOk { fate, .. }) => Some(*fate),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn an_upstream_given_another_schedule_leaves_the_waiting_due_time_skipped_as_not_due() {
+    let mut s = nightly_extract_and_load();
+    s.tick("02:00:05", 1);
+    s.note("extract runs its 02:00; load's 02:00 waits for it");
+    assert_eq!(starts_of(&s, "load"), 0);
+    s.define("02:05", job("extract", cron("30 2 * * *")));
+    s.note("extract now runs at 02:30: load's 02:00 is none of its due times any more");
+    assert_eq!(
+        entries_of(&s, "load"),
+        vec![LedgerKind::Missed {
+            cause: MissCause::Upstream,
+            action: MissAction::Skipped
+        }],
+        "load's 02:00 is skipped at once, not left waiting for a run that may never settle it"
+    );
+    assert_eq!(told_fates(&s), vec![UpstreamFate::NotDue]);
+}
+
+#[test]
+fn a_backfill_after_a_change_of_schedule_runs_the_instants_the_upstream_ran_before_it() {
+    let mut s = hourly_extract_and_load();
+    for (hour, run) in [("02", 1), ("03", 3)] {
+        s.tick(&format!("{hour}:00:05"), 1);
+        s.tick(&format!("{hour}:09:50"), 1);
+        s.finish(&format!("{hour}:10"), run, Outcome::Ok);
+        s.tick(&format!("{hour}:19:50"), 1);
+        s.finish(&format!("{hour}:20"), run + 1, Outcome::Ok);
+    }
+    s.note("extract and load ran 02:00 and 03:00; both are given half-hourly schedules");
+    s.define("03:40", job("extract", cron("0,30 * * * *")));
+    s.define("03:41", hourly_after("load", &["extract"], "0,30 * * * *"));
+    backfill(&mut s, "03:45", "load", "02:00", "03:00");
+    s.note("load's 02:00 and 03:00 are instants extract ran ok (under its hourly schedule); its 02:30 was never one of extract's due times");
+    assert_eq!(
+        told_fates(&s),
+        Vec::<UpstreamFate>::new(),
+        "02:00 is first: it waits for nothing"
+    );
+    s.tick("03:45:10", 1);
+    assert_eq!(
+        starts_of(&s, "load"),
+        1,
+        "load runs 02:00, which extract settled ok"
+    );
+    s.finish("03:46", 5, Outcome::Ok);
+    assert_eq!(
+        told_fates(&s),
+        vec![UpstreamFate::Unheard],
+        "02:30 is skipped: extract settled no such instant"
+    );
+    assert_eq!(
+        starts_of(&s, "load"),
+        1,
+        "03:00 runs: extract settled it ok"
+    );
+    insta::assert_snapshot!(s.trace());
+}
+
+#[test]
+fn a_downstream_whose_process_cannot_claim_still_decides_a_front_no_fate_will_come_for() {
+    let mut s = hourly_extract_and_load();
+    backfill(&mut s, "01:31", "extract", "00:00", "00:00");
+    s.tick("01:31:10", 1);
+    s.finish("01:32", 1, Outcome::Ok);
+    s.note("extract's backfilled 00:00 settled ok; extract was defined at 01:00, so its 01:00 is no due time of it");
+    backfill(&mut s, "01:33", "load", "00:00", "01:00");
+    s.tick("01:33:10", 1);
+    assert_eq!(starts_of(&s, "load"), 1, "load runs 00:00");
+    s.send(
+        "01:34",
+        "p1 draining",
+        Event::ProcessDraining {
+            process: duetime::ProcessId(1),
+        },
+    );
+    s.finish("01:35", 2, Outcome::Ok);
+    s.note(
+        "the draining process cannot start load's next due time; its 01:00 has no fate to wait for",
+    );
+    assert_eq!(
+        told_fates(&s),
+        vec![UpstreamFate::Unheard],
+        "load's 01:00 is decided in the same step (skipped), not left with no wake"
+    );
+    insta::assert_snapshot!(s.trace());
+}
+
+#[test]
+fn an_upstream_run_that_settles_after_both_jobs_changed_schedule_tells_the_instants_it_ran() {
+    let mut s = hourly_extract_and_load();
+    backfill(&mut s, "01:31", "extract", "00:00", "01:00");
+    s.tick("01:31:10", 1);
+    s.note(
+        "extract's backfilled 00:00 and 01:00 run as one batch; meanwhile both jobs go half-hourly",
+    );
+    s.define("01:35", job("extract", cron("0,30 * * * *")));
+    s.define("01:36", hourly_after("load", &["extract"], "0,30 * * * *"));
+    s.tick("01:37", 1);
+    s.finish("01:38", 1, Outcome::Ok);
+    s.note("the batch settles: 00:00 and 01:00 ran ok under extract's hourly schedule, which neither job has now");
+    backfill(&mut s, "01:40", "load", "00:00", "01:00");
+    s.tick("01:40:10", 1);
+    assert_eq!(
+        starts_of(&s, "load"),
+        1,
+        "load runs 00:00: extract ran that instant ok"
+    );
+    s.finish("01:41", 2, Outcome::Ok);
+    assert_eq!(
+        told_fates(&s),
+        vec![UpstreamFate::Unheard],
+        "00:30 was never one of extract's due times"
+    );
+    assert_eq!(starts_of(&s, "load"), 1, "01:00 runs: extract ran it ok");
+    insta::assert_snapshot!(s.trace());
 }

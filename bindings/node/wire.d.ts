@@ -565,12 +565,19 @@ export type Globals = {
 /** The ranges heard, oldest first; a later range overrides an earlier one for the due */
 export type Heard = Array<HeardRange>;
 
+/** Whose due times a heard range of many holds. */
+export type HeardOf = ("own" | {
+  schedule: Schedule;
+} | "unknown");
+
 /** One upstream ledger entry as heard: the upstream's due times `from..=to` ended `fate`. */
 export type HeardRange = {
-  /** How many due times `from..=to` held when heard: a range is read only while it is */
+  /** How many due times `from..=to` held when heard. */
   count: number;
   fate: UpstreamFate;
   from: Timestamp;
+  /** Whose due times the range holds (unread for a range of one). */
+  of?: HeardOf;
   to: Timestamp;
   upstream: JobName;
 };
@@ -826,6 +833,8 @@ export type JobRecord = {
   last?: (LastRun | null);
   /** When the job last alerted, kept only for a job with an `alert_throttle`. */
   last_alert?: (Timestamp | null);
+  /** The schedules its upstreams have had while it waited for them (`heard.rs`). */
+  upstream_schedules?: (UpstreamSchedules | null);
   /** Where the dead-man's switch counts from (`JobDef::expect_success_within`): the */
   watched_since?: (Timestamp | null);
 };
@@ -1420,6 +1429,8 @@ export type UpstreamFate = ({
   fate: "not_due";
 } | {
   fate: "unheard";
+} | {
+  fate: "forgotten";
 });
 
 /** Why an upstream job (`JobDef::after`) was refused (`Refusal::Upstream`). */
@@ -1432,6 +1443,15 @@ export type UpstreamProblem = ({
   /** The jobs of the chain, in order. */
   through: Array<JobName>;
 });
+
+/** One schedule an upstream had while a downstream waited for it. */
+export type UpstreamSchedule = {
+  schedule: Schedule;
+  upstream: JobName;
+};
+
+/** The schedules each upstream has had while this downstream waited for it, the most */
+export type UpstreamSchedules = Array<UpstreamSchedule>;
 
 /** What `version` answers. */
 export type Versions = {

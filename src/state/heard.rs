@@ -18,17 +18,94 @@ use crate::time::Timestamp;
 pub(crate) const MAX_HEARD: usize = 256;
 
 /// One upstream ledger entry as heard: the upstream's due times `from..=to` ended `fate`.
+///
+/// A range tells the fate of instants: its due times are `from` alone (a range of one), or
+/// else every due time of `schedule` from `from` to `to` (`count` of them). A downstream's
+/// due time waits for its upstreams' due times at the same instant, whichever schedule
+/// either was owed under (a due time owed before a redefinition, a backfill of a time the
+/// upstream ran under another schedule).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub(crate) struct HeardRange {
     pub(crate) upstream: JobName,
     pub(crate) from: Timestamp,
     pub(crate) to: Timestamp,
-    /// How many due times `from..=to` held when heard: a range is read only while it is
-    /// still a run of the downstream's schedule's due times (`step/after.rs`, `runs_of`),
-    /// so a range heard under an earlier schedule of the downstream says nothing.
+    /// How many due times `from..=to` held when heard.
     pub(crate) count: u64,
     pub(crate) fate: UpstreamFate,
+    /// Whose due times the range holds (unread for a range of one).
+    #[serde(default, skip_serializing_if = "HeardOf::is_own")]
+    pub(crate) of: HeardOf,
+}
+
+/// Whose due times a heard range of many holds.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum HeardOf {
+    /// The downstream's own schedule's.
+    #[default]
+    Own,
+    /// Another schedule's: an upstream's entry for a schedule either job still owed due
+    /// times of when it was heard, or any range once the downstream was redefined with
+    /// another schedule (`Heard::pin`).
+    Schedule(Box<Schedule>),
+    /// A schedule's not known when it was heard (one neither job held by the step's end: a
+    /// removed upstream's, a run's of a schedule since replaced): it holds the due times of
+    /// a schedule it is read under (a downstream's segment's) when it is exactly a run of
+    /// them.
+    Unknown,
+}
+
+impl HeardOf {
+    fn is_own(&self) -> bool {
+        *self == HeardOf::Own
+    }
+}
+
+impl HeardRange {
+    /// Whether the range tells the fate of instant `at`, a due time of `reading` (the
+    /// schedule of the segment it is owed in), the downstream's schedule being `own`.
+    pub(crate) fn holds(&self, at: Timestamp, own: &Schedule, reading: &Schedule) -> bool {
+        if at < self.from || self.to < at {
+            return false;
+        }
+        if self.count == 1 {
+            return at == self.from;
+        }
+        let schedule = match &self.of {
+            HeardOf::Own => own,
+            HeardOf::Schedule(s) => s,
+            HeardOf::Unknown => return self.is_run_of(reading),
+        };
+        let before = at.saturating_sub(crate::time::Duration::from_millis(1));
+        schedule.next_after(before) == Some(at)
+    }
+
+    /// Whether the range's due times are `reading`'s from `from` to `to` (so that a batch
+    /// of `reading`'s due times through `to` is told by it), `own` being the downstream's.
+    pub(crate) fn is_of(&self, reading: &Schedule, own: &Schedule) -> bool {
+        self.count == 1
+            || match &self.of {
+                HeardOf::Own => own == reading,
+                HeardOf::Schedule(s) => **s == *reading,
+                HeardOf::Unknown => self.is_run_of(reading),
+            }
+    }
+
+    /// Whether `from` and `to` are due times of `schedule` with `count` of them from one
+    /// to the other.
+    pub(crate) fn is_run_of(&self, schedule: &Schedule) -> bool {
+        let before = self
+            .from
+            .saturating_sub(crate::time::Duration::from_millis(1));
+        schedule.next_after(before) == Some(self.from)
+            && schedule.count_in(before, self.to) == self.count
+            && schedule.next_after(
+                self.to
+                    .saturating_sub(crate::time::Duration::from_millis(1)),
+            ) == Some(self.to)
+    }
 }
 
 /// The ranges heard, oldest first; a later range overrides an earlier one for the due
@@ -40,13 +117,14 @@ pub(crate) struct Heard(Vec<HeardRange>);
 
 impl Heard {
     /// Takes in an upstream ledger entry, merging it into the newest range of the same
-    /// upstream and fate when both are runs of `schedule`'s due times (`runs`) and no due
-    /// time of it lies between them: the merged range is a run of it too. (Entries of
-    /// other schedules are kept as they came.)
+    /// upstream when both have one fate and are runs of one schedule's due times with none
+    /// of them between: the merged range is a run of it too. A range of the downstream's
+    /// own schedule (`own`) is checked to be a run of it (`runs`); one of another schedule
+    /// is one by how it was heard; one of a schedule not known never merges.
     pub(crate) fn hear(
         &mut self,
         range: HeardRange,
-        schedule: &Schedule,
+        own: &Schedule,
         runs: impl Fn(&HeardRange) -> bool,
     ) {
         if let Some(last) = self
@@ -55,8 +133,15 @@ impl Heard {
             .rev()
             .find(|r| r.upstream == range.upstream)
         {
-            let adjacent = last.to < range.from && schedule.next_after(last.to) == Some(range.from);
-            if last.fate == range.fate && adjacent && runs(last) && runs(&range) {
+            let schedule = match &range.of {
+                _ if last.of != range.of || last.fate != range.fate => None,
+                HeardOf::Own => Some(own).filter(|_| runs(last) && runs(&range)),
+                HeardOf::Schedule(s) => Some(&**s),
+                HeardOf::Unknown => None,
+            };
+            let adjacent =
+                |s: &Schedule| last.to < range.from && s.next_after(last.to) == Some(range.from);
+            if schedule.is_some_and(adjacent) {
                 last.to = range.to;
                 last.count = last.count.saturating_add(range.count);
                 return;
@@ -68,18 +153,93 @@ impl Heard {
         self.0.push(range);
     }
 
-    /// The newest range heard of `upstream` that holds `at` and satisfies `fits` (is a run
-    /// of the downstream's schedule's due times).
+    /// The newest range heard of `upstream` that holds instant `at` (`HeardRange::holds`).
     pub(crate) fn range_at(
         &self,
         upstream: &JobName,
         at: Timestamp,
-        fits: impl Fn(&HeardRange) -> bool,
+        own: &Schedule,
+        reading: &Schedule,
     ) -> Option<&HeardRange> {
         self.0
             .iter()
             .rev()
-            .find(|r| r.upstream == *upstream && r.from <= at && at <= r.to && fits(r))
+            .find(|r| r.upstream == *upstream && r.holds(at, own, reading))
+    }
+
+    /// The downstream is redefined from schedule `old` to `new`: each range of more than
+    /// one due time that held `old`'s keeps it by name, and one that names `new` needs its
+    /// name no more.
+    pub(crate) fn pin(&mut self, old: &Schedule, new: &Schedule) {
+        if old == new {
+            return;
+        }
+        for r in &mut self.0 {
+            match &r.of {
+                HeardOf::Own if r.count > 1 => r.of = HeardOf::Schedule(Box::new(old.clone())),
+                HeardOf::Schedule(s) if **s == *new => r.of = HeardOf::Own,
+                _ => {}
+            }
+        }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether it holds `MAX_HEARD` ranges: then a range may have been forgotten (it never
+    /// holds fewer again), and a due time no range holds has a fate `Forgotten`, not
+    /// `Unheard`.
+    pub(crate) fn is_full(&self) -> bool {
+        self.0.len() >= MAX_HEARD
+    }
+}
+
+/// Most schedules of its upstreams one downstream keeps (`UpstreamSchedules`).
+pub(crate) const MAX_UPSTREAM_SCHEDULES: usize = 16;
+
+/// One schedule an upstream had while a downstream waited for it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub(crate) struct UpstreamSchedule {
+    pub(crate) upstream: JobName,
+    pub(crate) schedule: Schedule,
+}
+
+/// The schedules each upstream has had while this downstream waited for it, the most
+/// recently seen last: what an upstream's entry of many due times may be a run of when it
+/// is heard (a run settled after the upstream was given another schedule, or a removed
+/// upstream's debts), so that the entry tells the instants it settled (`HeardOf`). When
+/// full, the one seen longest ago is forgotten (an entry of it is then `Unknown`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(transparent)]
+pub(crate) struct UpstreamSchedules(Vec<UpstreamSchedule>);
+
+impl UpstreamSchedules {
+    /// Notes that `upstream` has `schedule` now.
+    pub(crate) fn note(&mut self, upstream: &JobName, schedule: &Schedule) {
+        let same = |s: &UpstreamSchedule| s.upstream == *upstream && s.schedule == *schedule;
+        if self.0.last().is_some_and(same) {
+            return;
+        }
+        self.0.retain(|s| !same(s));
+        if self.0.len() >= MAX_UPSTREAM_SCHEDULES {
+            self.0.remove(0);
+        }
+        self.0.push(UpstreamSchedule {
+            upstream: upstream.clone(),
+            schedule: schedule.clone(),
+        });
+    }
+
+    /// `upstream`'s schedules, the most recently seen first.
+    pub(crate) fn of<'a>(&'a self, upstream: &'a JobName) -> impl Iterator<Item = &'a Schedule> {
+        self.0
+            .iter()
+            .rev()
+            .filter(move |s| s.upstream == *upstream)
+            .map(|s| &s.schedule)
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -101,6 +261,11 @@ pub(crate) struct Downstreams {
 impl Downstreams {
     pub(crate) fn is_empty(&self) -> bool {
         self.listed.is_empty()
+    }
+
+    /// Whether any job waits for `upstream`.
+    pub(crate) fn is_upstream(&self, upstream: &str) -> bool {
+        self.by_upstream.contains_key(upstream)
     }
 
     /// The jobs waiting for `upstream`, in sequence order.

@@ -163,6 +163,14 @@ pub(crate) fn check_record(
     {
         return Err(Inconsistency::TooManyHeard { job: name(), count });
     }
+    if let Some(count) = job
+        .upstream_schedules
+        .as_deref()
+        .map(|s| s.len())
+        .filter(|&n| n > super::MAX_UPSTREAM_SCHEDULES)
+    {
+        return Err(Inconsistency::TooManyUpstreamSchedules { job: name(), count });
+    }
     for (i, &incident) in job.incidents.iter().enumerate() {
         if job.incidents[..i].contains(&incident) {
             return Err(Inconsistency::IncidentRepeated {

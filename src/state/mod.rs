@@ -29,7 +29,9 @@ pub use activity::Activity;
 pub(crate) use activity::ActivityIn;
 pub(crate) use activity::{Phase, Waiting};
 pub use config::{Config, Coordination, OwnerLease, MAX_GRACE, MIN_LEASE, MIN_TICK};
-pub(crate) use heard::{Downstreams, Heard, HeardRange, MAX_HEARD};
+pub(crate) use heard::{
+    Downstreams, Heard, HeardOf, HeardRange, UpstreamSchedules, MAX_HEARD, MAX_UPSTREAM_SCHEDULES,
+};
 pub(crate) use invariants::{check_owed_counts_of, check_record};
 pub(crate) use load::StateData;
 pub use load::{Globals, LoadError, FORMAT_VERSION};

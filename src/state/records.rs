@@ -445,6 +445,9 @@ pub struct JobRecord {
     /// What a job with `after` has heard of its upstreams' due times (`heard.rs`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) heard: Option<Box<crate::state::Heard>>,
+    /// The schedules its upstreams have had while it waited for them (`heard.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) upstream_schedules: Option<Box<crate::state::UpstreamSchedules>>,
     /// `def.schedule.next_after(frontier)`, cached.
     #[serde(skip)]
     pub(crate) next_due: Option<Timestamp>,
@@ -471,6 +474,7 @@ impl JobRecord {
             ended: None,
             accounted_from: None,
             heard: None,
+            upstream_schedules: None,
             next_due,
             wake: None,
             lane: None,

@@ -24,7 +24,7 @@ use crate::effect::{Effect, Entry, History, MissCause, Record, Refusal, Upstream
 use crate::event::{Event, ProcessId};
 use crate::job::{JobDef, JobName};
 use crate::jobs::JobSeq;
-use crate::state::{HeardRange, JobRecord, State};
+use crate::state::{Heard, HeardOf, HeardRange, JobRecord, State};
 use crate::time::Timestamp;
 
 use super::due::skipped;
@@ -107,36 +107,36 @@ impl State {
         None
     }
 
-    /// The gate at the first due time `at` of the downstream `seq`'s front segment. The
-    /// segment's own schedule (an earlier one, for a segment owed before the job was
-    /// redefined) says which upstream entries are about it.
+    /// The gate at the first due time `at` of the downstream `seq`'s front segment: the
+    /// fate each upstream gave its due time at the same instant. A batch may run through
+    /// the last due time of an `ok` range only when the range's due times are the
+    /// segment's schedule's (an earlier one, for a segment owed before the job was
+    /// redefined); else through `at` alone.
     fn gate_at(&self, seq: JobSeq, at: Timestamp, out: &Out) -> Gate {
         let Some(job) = self.jobs.get(&seq) else {
             return Gate::Shut;
         };
+        let own = &job.def.schedule;
         let front = job.act().and_then(|a| a.pending.front());
-        let schedule = front
-            .and_then(|o| o.schedule.as_deref())
-            .unwrap_or(&job.def.schedule);
+        let segment = front.and_then(|o| o.schedule.as_deref()).unwrap_or(own);
+        let told = |r: &HeardRange| (r.fate, if r.is_of(segment, own) { r.to } else { at });
         let mut through = Timestamp::MAX;
         let mut shut = false;
         for upstream in &job.def.after {
-            let heard = || {
-                let fits = |r: &HeardRange| runs_of(schedule, r.from, r.to, r.count);
-                let range = job.heard.as_deref()?.range_at(upstream, at, fits)?;
-                Some((range.fate, range.to))
-            };
             let fate = match self.seq_of(upstream.as_str()).map(|s| &self.jobs[&s]) {
                 None => Some((UpstreamFate::Gone, at)),
-                Some(up) if up.def.schedule != job.def.schedule => Some((UpstreamFate::NotDue, at)),
-                Some(up) => match heard() {
-                    Some(told) => Some(told),
-                    None if up.still_holds(at, out.now) => None,
-                    // Settled earlier in this step: heard only at its end.
-                    None => Some(
-                        settled_in_step(out, upstream, at, schedule)
-                            .unwrap_or((UpstreamFate::Unheard, at)),
-                    ),
+                Some(up) if up.def.schedule != *own => Some((UpstreamFate::NotDue, at)),
+                // Settled earlier in this step (heard only at its end), or before.
+                Some(up) => match self.settled_in_step(out, job, upstream, at, segment) {
+                    Some(range) => Some(told(&range)),
+                    None => match job.heard_at(upstream, at, segment) {
+                        Some(range) => Some(told(range)),
+                        None if up.still_holds(at, out.now) => None,
+                        None if job.heard.as_deref().is_some_and(Heard::is_full) => {
+                            Some((UpstreamFate::Forgotten, at))
+                        }
+                        None => Some((UpstreamFate::Unheard, at)),
+                    },
                 },
             };
             match fate {
@@ -173,6 +173,7 @@ impl State {
                     through: Timestamp::MAX,
                 };
             }
+            self.index_upstream_entries(out);
             let (upstream, fate) = match self.gate_at(seq, front, out) {
                 Gate::Open { through } => return Front::Open { through },
                 Gate::Shut => return Front::Shut,
@@ -185,23 +186,18 @@ impl State {
         }
     }
 
-    /// At the end of a step: every ledger entry (from `start` on) of a job others wait for
+    /// At the end of a step: every ledger entry of the step of a job others wait for
     /// is heard by them (its range and fate), then each downstream that heard anything of
     /// its upstreams, or whose own line a person changed, is let through its gate at once
     /// (starting on `process` if it may claim, else on the next tick). All of a round's
     /// entries are heard before any downstream moves, since an upstream's other lines of
     /// the step (its `settled`) come before its entry. What the downstreams write (their
     /// skips) is read in the next round, so a chain settles in one step.
-    pub(super) fn hear_upstreams(
-        &mut self,
-        out: &mut Out,
-        start: usize,
-        process: Option<ProcessId>,
-    ) {
+    pub(super) fn hear_upstreams(&mut self, out: &mut Out, process: Option<ProcessId>) {
         if self.downstreams.is_empty() {
             return;
         }
-        let mut from = start;
+        let mut from = out.start;
         while from < out.effects.len() {
             let end = out.effects.len();
             let moved = self.hear_round(&out.effects[from..end]);
@@ -226,22 +222,30 @@ impl State {
             // A person changed a downstream's own line (a backfill, a resume, a new
             // definition): its front may be decided already (`JobRecord::front_told`
             // knows only the fates heard, not an upstream that no longer holds a time).
-            let reopened = reopens_line(entry)
+            // Or its line moved (an entry of its own): its new front may be decided
+            // already, with no range heard (an upstream that settled it long ago, or is
+            // gone), and would wait for nothing.
+            let moved_own = matches!(entry, Entry::Ledger(_));
+            let reopened = (moved_own || reopens_line(entry))
                 .then(|| self.seq_of(name.as_str()))
                 .flatten()
                 .filter(|&s| self.downstreams.lists_any(s));
             let downstreams = self.downstreams.of(name.as_str());
+            // A new definition (or one moved in) may bring a new schedule: noted, for
+            // the entries of it still to come (`heard_range`).
+            let updated = matches!(entry, Entry::History(History::Updated { .. }));
+            if reopens_line(entry) || updated {
+                self.note_upstream_schedule(name, &downstreams);
+                let seq = self.seq_of(name.as_str());
+                if let Some(seq) = seq.filter(|&s| self.downstreams.lists_any(s)) {
+                    self.note_schedules_of_upstreams(seq);
+                }
+            }
             if let Entry::Ledger(e) = entry {
                 for &seq in &downstreams {
-                    let Some(job) = self.jobs.get_mut(&seq) else {
+                    let range = self.jobs.get(&seq).map(|j| self.heard_range(j, name, e));
+                    let (Some(range), Some(job)) = (range, self.jobs.get_mut(&seq)) else {
                         continue;
-                    };
-                    let range = HeardRange {
-                        upstream: name.clone(),
-                        from: e.from,
-                        to: e.to,
-                        count: e.count,
-                        fate: UpstreamFate::of(e.kind),
                     };
                     let schedule = &job.def.schedule;
                     let runs = |r: &HeardRange| runs_of(schedule, r.from, r.to, r.count);
@@ -274,22 +278,139 @@ impl State {
         }
         self.reindex(seq);
     }
+
+    /// Notes the schedule `upstream` has now (if it is still defined) on each of its
+    /// `downstreams`: an entry it writes later may be a run of it (`heard_range`).
+    fn note_upstream_schedule(&mut self, upstream: &JobName, downstreams: &[JobSeq]) {
+        let Some(up) = self
+            .seq_of(upstream.as_str())
+            .filter(|_| !downstreams.is_empty())
+        else {
+            return;
+        };
+        let schedule = self.jobs[&up].def.schedule.clone();
+        for seq in downstreams {
+            if let Some(job) = self.jobs.get_mut(seq) {
+                let seen = job.upstream_schedules.get_or_insert_with(Default::default);
+                seen.note(upstream, &schedule);
+            }
+        }
+    }
+
+    /// Notes the schedules the downstream `seq`'s upstreams have now (it was defined, or
+    /// moved in).
+    fn note_schedules_of_upstreams(&mut self, seq: JobSeq) {
+        let Some(after) = self.jobs.get(&seq).map(|j| j.def.after.clone()) else {
+            return;
+        };
+        for upstream in &after {
+            self.note_upstream_schedule(upstream, &[seq]);
+        }
+    }
+
+    /// What the downstream `down` hears of `upstream`'s ledger entry `e`: its range, with
+    /// the schedule whose due times it holds when that is not the downstream's own (one
+    /// either job still owes due times of, the upstream's, or one the upstream had since
+    /// the downstream waits for it), or else `Unknown`. (A range of one is tagged too, so
+    /// that it merges with the ranges of its schedule.)
+    fn heard_range(
+        &self,
+        down: &JobRecord,
+        upstream: &JobName,
+        e: &crate::effect::LedgerEntry,
+    ) -> HeardRange {
+        let mut range = HeardRange {
+            upstream: upstream.clone(),
+            from: e.from,
+            to: e.to,
+            count: e.count,
+            fate: UpstreamFate::of(e.kind),
+            of: HeardOf::Own,
+        };
+        let runs = |s: &crate::schedule::Schedule| runs_of(s, e.from, e.to, e.count);
+        if runs(&down.def.schedule) {
+            return range;
+        }
+        let up = self.seq_of(upstream.as_str()).map(|s| &self.jobs[&s]);
+        let seen = down.upstream_schedules.as_deref();
+        let found = earlier_schedules(down)
+            .chain(up.map(|u| &u.def.schedule))
+            .chain(up.into_iter().flat_map(earlier_schedules))
+            .chain(seen.into_iter().flat_map(|s| s.of(upstream)))
+            .find(|s| runs(s));
+        range.of = match found {
+            Some(s) => HeardOf::Schedule(Box::new(s.clone())),
+            // A range of one is an instant, whatever its schedule.
+            None if e.count == 1 => HeardOf::Own,
+            None => HeardOf::Unknown,
+        };
+        range
+    }
+
+    /// The range of `upstream`'s newest ledger entry written earlier in this step that
+    /// holds instant `at` (a due time of `reading`), as the downstream `down` would hear it.
+    fn settled_in_step(
+        &self,
+        out: &Out,
+        down: &JobRecord,
+        upstream: &JobName,
+        at: Timestamp,
+        reading: &crate::schedule::Schedule,
+    ) -> Option<HeardRange> {
+        let mut entries = out.upstream_entries.at.iter().rev();
+        entries.find_map(|&i| match &out.effects[i] {
+            Effect::Journal(Record {
+                job,
+                entry: Entry::Ledger(l),
+                ..
+            }) if job == upstream && l.from <= at && at <= l.to => {
+                Some(self.heard_range(down, upstream, l))
+                    .filter(|r| r.holds(at, &down.def.schedule, reading))
+            }
+            _ => None,
+        })
+    }
+
+    /// Reads this step's effects not read yet for ledger entries of jobs others wait for
+    /// (`Out::upstream_entries`).
+    fn index_upstream_entries(&self, out: &mut Out) {
+        let from = out.upstream_entries.read_to.max(out.start);
+        for (i, e) in out.effects.iter().enumerate().skip(from) {
+            if let Effect::Journal(Record {
+                job,
+                entry: Entry::Ledger(_),
+                ..
+            }) = e
+            {
+                if self.downstreams.is_upstream(job.as_str()) {
+                    out.upstream_entries.at.push(i);
+                }
+            }
+        }
+        out.upstream_entries.read_to = out.effects.len();
+    }
 }
 
 impl JobRecord {
     /// Whether this job (as an upstream) may still settle its due time `at` (a due time
-    /// of a downstream at `now`): it has not looked at it yet, or owes it, or its open run
-    /// or its retry covers it. (Else its ledger settled it already, or it was never one of
-    /// its due times: before its definition, and not backfilled.) A new job waiting for
+    /// of a downstream at `now`): it has not looked at it yet and its schedule has it, or it
+    /// owes it, or its open run or its retry covers it. (Else its ledger settled it
+    /// already, or it was never one of its due times: before its definition and not
+    /// backfilled, or an instant its schedule never has, as a one-shot's.) A new job waiting for
     /// its confirmation holds none up to `now`: its schedule begins at its confirmation,
     /// not before the clock it is confirmed at (`confirm`), so its frontier, which stands
     /// still meanwhile, says nothing of them.
     fn still_holds(&self, at: Timestamp, now: Timestamp) -> bool {
+        // A due time ahead is one it may settle only if its schedule has it.
+        let due = || {
+            let before = at.saturating_sub(crate::time::Duration::from_millis(1));
+            self.def.schedule.next_after(before) == Some(at)
+        };
         if self.is_unconfirmed() {
-            return at > self.frontier.max(now);
+            return at > self.frontier.max(now) && due();
         }
         if at > self.frontier {
-            return true;
+            return due();
         }
         let Some(act) = self.act() else {
             return false;
@@ -308,16 +429,24 @@ impl JobRecord {
         let Some(front) = self.act().and_then(|a| a.pending.front()) else {
             return true;
         };
-        let schedule = front.schedule.as_deref().unwrap_or(&self.def.schedule);
-        self.def.after.iter().all(|u| {
-            self.heard
-                .as_deref()
-                .and_then(|h| {
-                    let fits = |r: &HeardRange| runs_of(schedule, r.from, r.to, r.count);
-                    h.range_at(u, front.from, fits)
-                })
-                .is_some()
-        })
+        let reading = front.schedule.as_deref().unwrap_or(&self.def.schedule);
+        self.def
+            .after
+            .iter()
+            .all(|u| self.heard_at(u, front.from, reading).is_some())
+    }
+
+    /// The newest range heard of `upstream` that tells the fate of its due time at instant
+    /// `at`, a due time of `reading` (the schedule of the segment it is owed in).
+    fn heard_at(
+        &self,
+        upstream: &JobName,
+        at: Timestamp,
+        reading: &crate::schedule::Schedule,
+    ) -> Option<&HeardRange> {
+        self.heard
+            .as_deref()?
+            .range_at(upstream, at, &self.def.schedule, reading)
     }
 
     /// Skips the front's first due time: `upstream` settled it `fate`, not `ok`.
@@ -348,28 +477,10 @@ fn runs_of(
         && schedule.count_in(before, to) == count
 }
 
-/// The fate of `upstream`'s due time `at` as an entry written earlier in this step tells
-/// it (and the last due time of that entry).
-fn settled_in_step(
-    out: &Out,
-    upstream: &JobName,
-    at: Timestamp,
-    schedule: &crate::schedule::Schedule,
-) -> Option<(UpstreamFate, Timestamp)> {
-    out.effects[out.start..].iter().rev().find_map(|e| match e {
-        Effect::Journal(Record {
-            job,
-            entry: Entry::Ledger(l),
-            ..
-        }) if job == upstream
-            && l.from <= at
-            && at <= l.to
-            && runs_of(schedule, l.from, l.to, l.count) =>
-        {
-            Some((UpstreamFate::of(l.kind), l.to))
-        }
-        _ => None,
-    })
+/// The earlier schedules a job still owes due times of (its owed segments' tags).
+fn earlier_schedules(job: &JobRecord) -> impl Iterator<Item = &crate::schedule::Schedule> {
+    let segments = job.act().into_iter().flat_map(|a| a.pending.iter());
+    segments.filter_map(|o| o.schedule.as_deref())
 }
 
 /// Whether a journal record is a person's change to its job's own line, after which a

@@ -111,6 +111,9 @@ impl State {
                 return;
             };
             record.next_due = def.schedule.next_after(record.frontier);
+            if let Some(heard) = record.heard.as_deref_mut() {
+                heard.pin(&record.def.schedule, &def.schedule);
+            }
             record.def = def.clone();
             record.rewatch(out.now);
             record.act_mut().hold(HeldDef::new(def));
@@ -313,6 +316,9 @@ impl State {
                 for owed in act.pending.iter_mut().filter(|o| o.schedule.is_none()) {
                     owed.schedule = Some(Box::new(old.clone()));
                 }
+            }
+            if let Some(heard) = job.heard.as_deref_mut() {
+                heard.pin(&old, &def.schedule);
             }
             job.frontier = job.frontier.max(now);
             job.next_due = def.schedule.next_after(job.frontier);

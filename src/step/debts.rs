@@ -381,6 +381,7 @@ mod tests {
             now,
             effects: &mut effects,
             start: 0,
+            upstream_entries: Default::default(),
         };
         assert!(state.jobs.get_mut(&seq).unwrap().expire_owed(&mut out));
         let kept: Vec<Owed> = state.jobs[&seq]
@@ -520,6 +521,7 @@ mod tests {
             now,
             effects: &mut effects,
             start: 0,
+            upstream_entries: Default::default(),
         };
         state
             .jobs

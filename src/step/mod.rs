@@ -46,6 +46,20 @@ pub(crate) struct Out<'a> {
     /// Where this step's effects begin in `effects` (a caller may pass a vector holding
     /// earlier ones).
     pub start: usize,
+    /// This step's ledger entries of jobs others wait for, as far as read (`after.rs`).
+    pub upstream_entries: UpstreamEntries,
+}
+
+/// Where a step's ledger entries of upstream jobs lie in its effects, found by reading each
+/// effect once (`State::index_upstream_entries`): a downstream's gate reads them again and
+/// again (a backfill of many due times skips them one by one), and a walk over all the
+/// step's effects each time would be quadratic.
+#[derive(Debug, Default)]
+pub(crate) struct UpstreamEntries {
+    /// How far the effects have been read.
+    pub read_to: usize,
+    /// The indexes of the entries found, in order.
+    pub at: Vec<usize>,
 }
 
 /// How a one-shot's instant ended, read from the ledger entry that settled it.
@@ -221,6 +235,7 @@ impl State {
             now: self.judge_person_clock(now),
             effects,
             start,
+            upstream_entries: UpstreamEntries::default(),
         };
         // Only process life, results and removals can end a process's last run (a tick
         // may find it lost or timed out): people's other commands leave drains as they are.
@@ -303,7 +318,7 @@ impl State {
         if let Some(before) = drains {
             self.note_drained(before, &mut out);
         }
-        self.hear_upstreams(&mut out, start, process);
+        self.hear_upstreams(&mut out, process);
         self.conclude_one_shots(out.effects, start);
         #[cfg(debug_assertions)]
         if let Err(broken) = self.self_check() {

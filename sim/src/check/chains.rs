@@ -25,8 +25,7 @@ use super::{ts, Checker, Invariant, Probe};
 pub(super) struct Chains {
     /// Jobs some job of the world waits for: only their entries are kept.
     upstreams: BTreeSet<JobName>,
-    /// Each upstream's entries, in the journal's order, with the schedule (its text) in
-    /// force when each was written.
+    /// Each upstream's entries, in the journal's order.
     settled: BTreeMap<JobName, Vec<Settled>>,
     /// The upstream and fate a downstream was last told (`upstream_not_ok`), until the
     /// entry that follows it.
@@ -50,6 +49,10 @@ impl Chains {
     }
 }
 
+/// Most ranges of fates a downstream keeps (the core's `MAX_HEARD`): an older fate it may
+/// have forgotten.
+const MAX_HEARD: usize = 256;
+
 /// One upstream entry as kept.
 struct Settled {
     /// Its place among the upstream entries kept (`Chains::kept`).
@@ -58,57 +61,93 @@ struct Settled {
     to: i64,
     count: u64,
     kind: LedgerKind,
+    /// For an entry of more than one due time: the upstream's schedules (their texts) of
+    /// which it is exactly a run (its due times are theirs from `from` to `to`).
+    runs_of: Vec<String>,
+}
+
+impl Settled {
+    /// Whether the entry settled the upstream's due time at instant `at`.
+    fn holds(&self, at: i64, specs: &BTreeMap<String, crate::oracle::Spec>) -> bool {
+        if at < self.from || self.to < at {
+            return false;
+        }
+        if self.count == 1 {
+            return at == self.from;
+        }
+        self.runs_of
+            .iter()
+            .filter_map(|text| specs.get(text))
+            .any(|spec| spec.due_in(at - 1, at).iter().any(|d| d.at == at))
+    }
+}
+
+/// The schedules among `specs` of which the entry `from..=to` of `count` due times is
+/// exactly a run.
+fn runs_of(
+    specs: &BTreeMap<String, crate::oracle::Spec>,
+    from: i64,
+    to: i64,
+    count: u64,
+) -> Vec<String> {
+    specs
+        .iter()
+        .filter(|(_, spec)| {
+            let due = spec.due_in(from - 1, to);
+            due.len() as u64 == count
+                && due.first().is_some_and(|d| d.at == from)
+                && due.last().is_some_and(|d| d.at == to)
+        })
+        .map(|(text, _)| text.clone())
+        .collect()
 }
 
 impl Checker {
-    /// The entry of `upstream` that settled due time `at` of the downstream `job`'s
-    /// schedule, if one did: the newest whose range is exactly a run of that schedule's due
-    /// times (by the oracle) holding `at`. An entry of another schedule (the upstream's
-    /// before it was redefined) may span `at` without being about it.
-    fn entry_at(&self, job: &JobName, upstream: &JobName, at: i64) -> Option<LedgerKind> {
-        self.entry_at_since(job, upstream, at, 0)
+    /// The entry of `upstream` that settled its due time at instant `at` (a downstream
+    /// waits for its upstreams' due times at its own due times' instants, whichever
+    /// schedule either owed them under), if one did: the newest holding it (an entry of
+    /// many due times holds those of the upstream's schedule it is a run of, so one of
+    /// another schedule may span `at` without being about it).
+    fn entry_at(&self, upstream: &JobName, at: i64) -> Option<LedgerKind> {
+        self.entry_at_since(upstream, at, 0)
     }
 
     /// `entry_at` among the entries kept from the `since`-th on.
-    fn entry_at_since(
-        &self,
-        job: &JobName,
-        upstream: &JobName,
-        at: i64,
-        since: u64,
-    ) -> Option<LedgerKind> {
-        let spec = self.spec_of_due(job, at)?;
+    fn entry_at_since(&self, upstream: &JobName, at: i64, since: u64) -> Option<LedgerKind> {
+        self.settled_at_since(upstream, at, since).map(|s| s.kind)
+    }
+
+    fn settled_at_since(&self, upstream: &JobName, at: i64, since: u64) -> Option<&Settled> {
+        let specs = &self.facts.get(upstream)?.specs;
         self.chains
             .settled
             .get(upstream)?
             .iter()
             .rev()
             .take_while(|s| s.nth >= since)
-            .find_map(|s| {
-                if at < s.from || s.to < at {
-                    return None;
-                }
-                let due = spec.due_in(s.from - 1, s.to);
-                let run = due.len() as u64 == s.count
-                    && due.first().is_some_and(|d| d.at == s.from)
-                    && due.last().is_some_and(|d| d.at == s.to);
-                run.then_some(s.kind)
-            })
+            .find(|s| s.holds(at, specs))
     }
 
-    /// The oracle of the schedule `job`'s due time `at` is of: the newest of its schedules
-    /// (by the journal) that has `at` as a due time (a due time owed before the job was
-    /// redefined is its earlier schedule's).
-    fn spec_of_due(&self, job: &JobName, at: i64) -> Option<&crate::oracle::Spec> {
-        let idx = self.registration(job.as_str())?;
-        let specs = &self.facts.get(job)?.specs;
-        self.tracks[idx].epochs.iter().rev().find_map(|e| {
-            let spec = specs.get(&e.text)?;
-            spec.due_in(at - 1, at)
-                .iter()
-                .any(|d| d.at == at)
-                .then_some(spec)
-        })
+    /// Whether the downstream `job` may have forgotten the fate of `upstream`'s due time
+    /// `at`: it keeps the last `MAX_HEARD` ranges, each one entry or more of its
+    /// upstreams, so at least that many entries were heard after the one that settled it
+    /// (or, if none did, since it waits for them).
+    fn may_have_forgotten(&self, job: &JobName, upstream: &JobName, at: i64) -> bool {
+        let since = self.chains.since.get(job).map_or(0, |s| s.1);
+        let from = self
+            .settled_at_since(upstream, at, since)
+            .map_or(since, |s| s.nth + 1);
+        let after = self
+            .facts
+            .get(job)
+            .map(|f| f.after.as_slice())
+            .unwrap_or_default();
+        let heard: usize = after
+            .iter()
+            .filter_map(|u| self.chains.settled.get(u))
+            .map(|kept| kept.iter().rev().take_while(|s| s.nth >= from).count())
+            .sum();
+        heard >= MAX_HEARD
     }
 }
 
@@ -121,12 +160,18 @@ impl Checker {
         match &rec.entry {
             Entry::Ledger(e) => {
                 if self.chains.upstreams.contains(&rec.job) {
+                    let (from, to) = (e.from.as_millis(), e.to.as_millis());
+                    let runs_of = match self.facts.get(&rec.job) {
+                        Some(f) if e.count > 1 => runs_of(&f.specs, from, to, e.count),
+                        _ => Vec::new(),
+                    };
                     let kept = Settled {
                         nth: self.chains.kept,
-                        from: e.from.as_millis(),
-                        to: e.to.as_millis(),
+                        from,
+                        to,
                         count: e.count,
                         kind: e.kind,
+                        runs_of,
                     };
                     self.chains
                         .settled
@@ -211,7 +256,7 @@ impl Checker {
         for upstream in &after {
             let wrong = due
                 .iter()
-                .find_map(|&at| match self.entry_at(&rec.job, upstream, at) {
+                .find_map(|&at| match self.entry_at(upstream, at) {
                     Some(kind) if UpstreamFate::of(kind) == UpstreamFate::Ok => None,
                     other => Some((at, other)),
                 });
@@ -250,7 +295,7 @@ impl Checker {
             return;
         };
         let at = e.from.as_millis();
-        let entry = self.entry_at(&rec.job, &upstream, at);
+        let entry = self.entry_at(&upstream, at);
         let agrees = match fate {
             UpstreamFate::Ok => false,
             UpstreamFate::Gone => self.registration(upstream.as_str()).is_none(),
@@ -258,9 +303,9 @@ impl Checker {
             // before it was defined, or while it was removed, it never heard).
             UpstreamFate::Unheard => {
                 let since = self.chains.since.get(&rec.job).map_or(0, |s| s.1);
-                self.entry_at_since(&rec.job, &upstream, at, since)
-                    .is_none()
+                self.entry_at_since(&upstream, at, since).is_none()
             }
+            UpstreamFate::Forgotten => self.may_have_forgotten(&rec.job, &upstream, at),
             // (Its schedule is not the downstream's: the views and S1 hold the schedules.)
             UpstreamFate::NotDue => true,
             told => entry.is_some_and(|k| UpstreamFate::of(k) == told),
