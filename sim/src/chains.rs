@@ -7,8 +7,8 @@
 //! schedule, or skips its due times the upstream no longer has).
 //!
 //! Drawn from a stream of its own (`Stream::Chains`), so the rest of a world is drawn as
-//! before; only with `--chains` for now (issue 45: what is left before they join the
-//! default worlds is in the issue's note).
+//! before, in the default worlds since issue 45's chains held (`--no-chains` leaves them
+//! out); the mistakes table's `after` rule is drawn only in worlds that have a chain.
 
 use rand::Rng;
 

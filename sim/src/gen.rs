@@ -86,9 +86,9 @@ pub struct Overrides {
     /// Some schedules are wrapped in calendars (`calendars::draw_calendars`; issue 45, not
     /// yet in the default worlds: `--calendars`).
     pub calendars: bool,
-    /// Some jobs wait for others (`chains::draw_chains`; issue 45, not yet in the default
-    /// worlds: `--chains`).
-    pub chains: bool,
+    /// Draws no chains (`--no-chains`): by default two worlds in five make some jobs wait
+    /// for others (`chains::draw_chains`).
+    pub without_chains: bool,
 }
 
 /// Per-hour rates and per-event probabilities of every fault.
@@ -385,7 +385,7 @@ pub fn draw_world(seed: u64, rng: &mut ChaCha8Rng, o: &Overrides) -> WorldConfig
         dst_zone,
         late_draws: !o.without_late_draws,
         calendars: o.calendars,
-        chains: o.chains,
+        chains: !o.without_chains,
         single_owner: draw_single_owner(seed),
         max_runs_per_process,
         rows,

@@ -162,7 +162,7 @@ fn options(args: &Args, jobs: &Arc<Vec<SimJob>>) -> Options {
             without_late_draws: false,
             // The file's own jobs are simulated as written: calendars and chains are theirs.
             calendars: false,
-            chains: false,
+            without_chains: true,
         },
         jobs: Some(Arc::clone(jobs)),
         keep_durations: true,

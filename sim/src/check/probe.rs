@@ -150,6 +150,10 @@ probes! {
         DeposedOwnerToldToCancelARun = "deposed owner told to cancel a run",
         DigestToldForAHeldDefinition = "digest told for a held definition",
         DowntimeSkippedDueTimes = "downtime skipped due times",
+        DownstreamRanAfterItsUpstreams = "downstream ran after its upstreams",
+        DownstreamSkippedAsItsUpstreamsLedgerSays = "downstream skipped as its upstream's ledger says (Y1)",
+        DownstreamSkippedForItsUpstream = "downstream skipped for its upstream",
+        DownstreamStartedAfterItsUpstreamsSettledOk = "downstream started after its upstreams settled ok (Y1)",
         DrainAskedAgain = "drain asked again",
         DrainCompletedAfterItsLastRun = "drain completed after its last run",
         DrainCompletedAtOnce = "drain completed at once",
@@ -257,10 +261,6 @@ probes! {
         WitnessesToldToWakeWithinATick = "witnesses told to wake within a tick",
     }
     elsewhere {
-        DownstreamRanAfterItsUpstreams = "downstream ran after its upstreams",
-        DownstreamSkippedForItsUpstream = "downstream skipped for its upstream",
-        DownstreamStartedAfterItsUpstreamsSettledOk = "downstream started after its upstreams settled ok (Y1)",
-        DownstreamSkippedAsItsUpstreamsLedgerSays = "downstream skipped as its upstream's ledger says (Y1)",
         CommandRefusedAsTheJournalSays = "command refused as the journal says",
         CalendarSchedulesCheckedOverWeeksZ3 = "calendar schedules checked over weeks (Z3)",
         CalendarLeftOutABaseDueTimeInTheWorld = "calendar left out a base due time in the world",

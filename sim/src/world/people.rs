@@ -352,9 +352,10 @@ impl World {
     pub(super) fn mistake(&mut self, i: usize, actor: Actor) {
         use crate::mistakes::RULES;
         let tick = Duration::from_millis(self.cfg.tick_ms as u64);
-        // `after`'s rule (the table's last) only in worlds with chains: the default worlds
+        // `after`'s rule (the table's last) only in worlds with chains: worlds without them
         // draw as they did before it, so their seeds meet what they met.
-        let drawn = if self.cfg.chains {
+        let chained = self.jobs.iter().any(|j| !j.def.after.is_empty());
+        let drawn = if chained {
             RULES.len()
         } else {
             RULES.len() - 1
