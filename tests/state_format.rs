@@ -1243,3 +1243,39 @@ fn a_due_time_owed_for_a_clock_jump_before_format_4_loads_as_clock_forward() {
     assert_eq!(cause, duetime::MissCause::ClockForward);
     assert_eq!(serde_json::to_string(&cause).unwrap(), "\"clock_forward\"");
 }
+
+/// What a downstream keeps of its upstreams is bounded: 256 heard ranges and 16 schedules
+/// load, one more of either is refused with the inconsistency naming it.
+#[test]
+fn a_downstream_keeping_more_than_it_may_is_refused_on_reading() {
+    let range = |k: i64| {
+        serde_json::json!({
+            "upstream": "late_job", "from": k * 60_000, "to": k * 60_000, "count": 1,
+            "fate": { "fate": "ok" }
+        })
+    };
+    let ranges = |n: i64| Value::Array((0..n).map(range).collect());
+    let schedules = |v: &Value, n: usize| {
+        let schedule = job_mut(&mut v.clone(), "report")["def"]["schedule"].clone();
+        let one = serde_json::json!({ "upstream": "late_job", "schedule": schedule });
+        Value::Array(vec![one; n])
+    };
+    let mut v = fixture();
+    job_mut(&mut v, "report")["heard"] = ranges(256);
+    let kept = schedules(&v, 16);
+    job_mut(&mut v, "report")["upstream_schedules"] = kept;
+    assert!(load_value(v).is_ok(), "at the bounds it loads");
+    refused(
+        "257 heard ranges",
+        |i| matches!(i, Inconsistency::TooManyHeard { count: 257, .. }),
+        |v| job_mut(v, "report")["heard"] = ranges(257),
+    );
+    refused(
+        "17 schedules of its upstreams",
+        |i| matches!(i, Inconsistency::TooManyUpstreamSchedules { count: 17, .. }),
+        |v| {
+            let kept = schedules(v, 17);
+            job_mut(v, "report")["upstream_schedules"] = kept;
+        },
+    );
+}

@@ -93,19 +93,20 @@ impl HeardRange {
             }
     }
 
-    /// Whether `from` and `to` are due times of `schedule` with `count` of them from one
-    /// to the other.
+    /// Whether the range is exactly a run of `schedule`'s due times (`is_run`).
     pub(crate) fn is_run_of(&self, schedule: &Schedule) -> bool {
-        let before = self
-            .from
-            .saturating_sub(crate::time::Duration::from_millis(1));
-        schedule.next_after(before) == Some(self.from)
-            && schedule.count_in(before, self.to) == self.count
-            && schedule.next_after(
-                self.to
-                    .saturating_sub(crate::time::Duration::from_millis(1)),
-            ) == Some(self.to)
+        is_run(schedule, self.from, self.to, self.count)
     }
+}
+
+/// Whether `from` and `to` are due times of `schedule` with `count` of them from one to
+/// the other: a ledger entry of exactly those due times, which tells them (one written under
+/// another schedule may span due times of `schedule` without being about them).
+pub(crate) fn is_run(schedule: &Schedule, from: Timestamp, to: Timestamp, count: u64) -> bool {
+    let before = from.saturating_sub(crate::time::Duration::from_millis(1));
+    schedule.next_after(before) == Some(from)
+        && schedule.next_after(to.saturating_sub(crate::time::Duration::from_millis(1))) == Some(to)
+        && schedule.count_in(before, to) == count
 }
 
 /// The ranges heard, oldest first; a later range overrides an earlier one for the due
@@ -328,5 +329,114 @@ impl Downstreams {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::time::Duration;
+
+    fn every(minutes: u64) -> Schedule {
+        Schedule::every(Duration::from_mins(minutes), Duration::ZERO).unwrap()
+    }
+
+    fn minute(m: i64) -> Timestamp {
+        Timestamp::from_millis(m * 60_000)
+    }
+
+    fn range(from: i64, to: i64, count: u64, of: HeardOf) -> HeardRange {
+        HeardRange {
+            upstream: JobName::new("extract").unwrap(),
+            from: minute(from),
+            to: minute(to),
+            count,
+            fate: UpstreamFate::Ok,
+            of,
+        }
+    }
+
+    /// A range of an hourly schedule's due times tells an instant of its own, and lets a
+    /// batch run through its end only for a segment of that schedule.
+    #[test]
+    fn a_range_of_another_schedule_tells_its_instants_and_batches_only_its_own() {
+        let (hourly, half_hourly) = (every(60), every(30));
+        let r = range(120, 180, 2, HeardOf::Schedule(Box::new(hourly.clone())));
+        assert!(r.holds(minute(120), &half_hourly, &half_hourly));
+        assert!(
+            !r.holds(minute(150), &half_hourly, &half_hourly),
+            "02:30 is no hourly instant"
+        );
+        assert!(r.is_of(&hourly, &half_hourly));
+        assert!(
+            !r.is_of(&half_hourly, &half_hourly),
+            "a half-hourly batch would take 02:30"
+        );
+        let own = range(120, 180, 2, HeardOf::Own);
+        assert!(own.is_of(&hourly, &hourly));
+        assert!(!own.is_of(&half_hourly, &hourly));
+    }
+
+    /// A range of a schedule not known is read only as an exact run of the segment's.
+    #[test]
+    fn a_range_of_an_unknown_schedule_is_read_as_an_exact_run() {
+        let (hourly, half_hourly) = (every(60), every(30));
+        let r = range(120, 180, 2, HeardOf::Unknown);
+        assert!(r.is_run_of(&hourly));
+        assert!(
+            !r.is_run_of(&half_hourly),
+            "three half-hourly due times, not two"
+        );
+        assert!(!range(120, 180, 3, HeardOf::Unknown).is_run_of(&hourly));
+        assert!(!range(121, 180, 2, HeardOf::Unknown).is_run_of(&hourly));
+        assert!(r.holds(minute(180), &half_hourly, &hourly));
+        assert!(!r.holds(minute(180), &hourly, &half_hourly));
+    }
+
+    /// Three hundred fates in a row of one kind take one range, not the oldest 44 out.
+    #[test]
+    fn adjacent_ranges_of_one_fate_merge_and_a_change_of_fate_does_not() {
+        let hourly = every(60);
+        let mut heard = Heard::default();
+        let runs = |r: &HeardRange| r.is_run_of(&hourly);
+        for h in 0..300 {
+            heard.hear(range(h * 60, h * 60, 1, HeardOf::Own), &hourly, runs);
+        }
+        assert_eq!(heard.len(), 1);
+        let mut failed = range(300 * 60, 300 * 60, 1, HeardOf::Own);
+        failed.fate = UpstreamFate::FailedOut;
+        heard.hear(failed, &hourly, runs);
+        assert_eq!(heard.len(), 2);
+        let other = HeardOf::Schedule(Box::new(every(30)));
+        heard.hear(range(301 * 60, 301 * 60, 1, other), &hourly, runs);
+        assert_eq!(
+            heard.len(),
+            3,
+            "another schedule's range does not join the own ones"
+        );
+        assert!(!heard.is_full());
+    }
+
+    /// A redefinition names the old schedule on the ranges of it, and a range of the new
+    /// one becomes the job's own again.
+    #[test]
+    fn a_redefinition_pins_the_old_schedule_and_unpins_the_new() {
+        let (hourly, half_hourly) = (every(60), every(30));
+        let mut heard = Heard::default();
+        let runs = |_: &HeardRange| true;
+        heard.hear(range(0, 60, 2, HeardOf::Own), &hourly, runs);
+        heard.hear(range(600, 600, 1, HeardOf::Own), &hourly, runs);
+        let half = HeardOf::Schedule(Box::new(half_hourly.clone()));
+        heard.hear(range(700, 730, 2, half), &hourly, runs);
+        heard.pin(&hourly, &half_hourly);
+        let ofs: Vec<&HeardOf> = heard.0.iter().map(|r| &r.of).collect();
+        assert_eq!(
+            ofs,
+            vec![
+                &HeardOf::Schedule(Box::new(hourly.clone())),
+                &HeardOf::Own,
+                &HeardOf::Own
+            ]
+        );
     }
 }

@@ -24,7 +24,7 @@ use crate::effect::{Effect, Entry, History, MissCause, Record, Refusal, Upstream
 use crate::event::{Event, ProcessId};
 use crate::job::{JobDef, JobName};
 use crate::jobs::JobSeq;
-use crate::state::{Heard, HeardOf, HeardRange, JobRecord, State};
+use crate::state::{is_run, Heard, HeardOf, HeardRange, JobRecord, State};
 use crate::time::Timestamp;
 
 use super::due::skipped;
@@ -248,7 +248,7 @@ impl State {
                         continue;
                     };
                     let schedule = &job.def.schedule;
-                    let runs = |r: &HeardRange| runs_of(schedule, r.from, r.to, r.count);
+                    let runs = |r: &HeardRange| is_run(schedule, r.from, r.to, r.count);
                     job.heard
                         .get_or_insert_with(Default::default)
                         .hear(range, schedule, runs);
@@ -327,7 +327,7 @@ impl State {
             fate: UpstreamFate::of(e.kind),
             of: HeardOf::Own,
         };
-        let runs = |s: &crate::schedule::Schedule| runs_of(s, e.from, e.to, e.count);
+        let runs = |s: &crate::schedule::Schedule| is_run(s, e.from, e.to, e.count);
         if runs(&down.def.schedule) {
             return range;
         }
@@ -459,22 +459,6 @@ impl JobRecord {
         let name = self.def.name.clone();
         out.ledger(&name, at, at, 1, skipped(MissCause::Upstream));
     }
-}
-
-/// Whether an upstream's entry covers exactly a run of `schedule`'s due times: `from` and
-/// `to` are two of them and `count` is how many lie from one to the other. Only such an
-/// entry tells a downstream (whose schedule it is) anything: one written under another
-/// schedule may span its due times without being about them.
-fn runs_of(
-    schedule: &crate::schedule::Schedule,
-    from: Timestamp,
-    to: Timestamp,
-    count: u64,
-) -> bool {
-    let before = from.saturating_sub(crate::time::Duration::from_millis(1));
-    schedule.next_after(before) == Some(from)
-        && super::last_due(schedule, before, to) == Some(to)
-        && schedule.count_in(before, to) == count
 }
 
 /// The earlier schedules a job still owes due times of (its owed segments' tags).
