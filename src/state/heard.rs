@@ -109,6 +109,21 @@ pub(crate) fn is_run(schedule: &Schedule, from: Timestamp, to: Timestamp, count:
         && schedule.count_in(before, to) == count
 }
 
+/// The last instant after `at` (up to `to`) a range not overlapping `newer` tells alone:
+/// just before `newer` begins, or `at` itself when `newer` began at or before it.
+pub(crate) fn told_alone_until(at: Timestamp, to: Timestamp, newer: &HeardRange) -> Timestamp {
+    if newer.from > to || newer.to <= at {
+        return to;
+    }
+    if newer.from > at {
+        newer
+            .from
+            .saturating_sub(crate::time::Duration::from_millis(1))
+    } else {
+        at
+    }
+}
+
 /// The ranges heard, oldest first; a later range overrides an earlier one for the due
 /// times both hold (a backfill of the upstream settles a due time again).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -154,18 +169,30 @@ impl Heard {
         self.0.push(range);
     }
 
-    /// The newest range heard of `upstream` that holds instant `at` (`HeardRange::holds`).
+    /// The newest range heard of `upstream` that holds instant `at` (`HeardRange::holds`),
+    /// and the last instant it tells alone: a newer range of the upstream reaching into
+    /// it after `at` settled its instants again (a backfill, a clock set back), so a batch
+    /// read from this one stops before it.
     pub(crate) fn range_at(
         &self,
         upstream: &JobName,
         at: Timestamp,
         own: &Schedule,
         reading: &Schedule,
-    ) -> Option<&HeardRange> {
-        self.0
+    ) -> Option<(&HeardRange, Timestamp)> {
+        let of_upstream = |r: &&HeardRange| r.upstream == *upstream;
+        let newest = self
+            .0
             .iter()
-            .rev()
-            .find(|r| r.upstream == *upstream && r.holds(at, own, reading))
+            .rposition(|r| of_upstream(&r) && r.holds(at, own, reading))?;
+        let found = &self.0[newest];
+        let alone = self.0[newest + 1..]
+            .iter()
+            .filter(of_upstream)
+            .fold(found.to, |end, r| {
+                end.min(told_alone_until(at, found.to, r))
+            });
+        Some((found, alone))
     }
 
     /// The downstream is redefined from schedule `old` to `new`: each range of more than
@@ -415,6 +442,39 @@ mod tests {
             "another schedule's range does not join the own ones"
         );
         assert!(!heard.is_full());
+    }
+
+    /// A newer range settling an instant again cuts the batch an older one tells: it stops
+    /// just before it, and the instant itself reads the newer fate.
+    #[test]
+    fn a_newer_range_inside_an_older_one_ends_what_the_older_tells_alone() {
+        let hourly = every(60);
+        let mut heard = Heard::default();
+        let runs = |r: &HeardRange| r.is_run_of(&hourly);
+        heard.hear(range(0, 180, 4, HeardOf::Own), &hourly, runs);
+        let mut again = range(120, 120, 1, HeardOf::Own);
+        again.fate = UpstreamFate::ApprovalExpired;
+        heard.hear(again, &hourly, runs);
+        let extract = JobName::new("extract").unwrap();
+        let read = |at: i64| {
+            let (r, alone) = heard
+                .range_at(&extract, minute(at), &hourly, &hourly)
+                .unwrap();
+            (r.fate, alone)
+        };
+        let before_two = minute(120).saturating_sub(Duration::from_millis(1));
+        assert_eq!(read(0), (UpstreamFate::Ok, before_two));
+        assert_eq!(read(120), (UpstreamFate::ApprovalExpired, minute(120)));
+        assert_eq!(
+            read(180),
+            (UpstreamFate::Ok, minute(180)),
+            "after it, the older tells"
+        );
+        assert_eq!(
+            told_alone_until(minute(120), minute(180), &range(60, 150, 2, HeardOf::Own)),
+            minute(120),
+            "a newer range begun before the instant leaves it alone"
+        );
     }
 
     /// A redefinition names the old schedule on the ranges of it, and a range of the new

@@ -30,8 +30,8 @@ pub(crate) use activity::ActivityIn;
 pub(crate) use activity::{Phase, Waiting};
 pub use config::{Config, Coordination, OwnerLease, MAX_GRACE, MIN_LEASE, MIN_TICK};
 pub(crate) use heard::{
-    is_run, Downstreams, Heard, HeardOf, HeardRange, UpstreamSchedules, MAX_HEARD,
-    MAX_UPSTREAM_SCHEDULES,
+    is_run, told_alone_until, Downstreams, Heard, HeardOf, HeardRange, UpstreamSchedules,
+    MAX_HEARD, MAX_UPSTREAM_SCHEDULES,
 };
 pub(crate) use invariants::{check_owed_counts_of, check_record};
 pub(crate) use load::StateData;

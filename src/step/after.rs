@@ -24,7 +24,7 @@ use crate::effect::{Effect, Entry, History, MissCause, Record, Refusal, Upstream
 use crate::event::{Event, ProcessId};
 use crate::job::{JobDef, JobName};
 use crate::jobs::JobSeq;
-use crate::state::{is_run, Heard, HeardOf, HeardRange, JobRecord, State};
+use crate::state::{is_run, told_alone_until, Heard, HeardOf, HeardRange, JobRecord, State};
 use crate::time::Timestamp;
 
 use super::due::skipped;
@@ -116,28 +116,13 @@ impl State {
         let Some(job) = self.jobs.get(&seq) else {
             return Gate::Shut;
         };
-        let own = &job.def.schedule;
-        let front = job.act().and_then(|a| a.pending.front());
-        let segment = front.and_then(|o| o.schedule.as_deref()).unwrap_or(own);
-        let told = |r: &HeardRange| (r.fate, if r.is_of(segment, own) { r.to } else { at });
         let mut through = Timestamp::MAX;
         let mut shut = false;
         for upstream in &job.def.after {
             let fate = match self.seq_of(upstream.as_str()).map(|s| &self.jobs[&s]) {
                 None => Some((UpstreamFate::Gone, at)),
-                Some(up) if up.def.schedule != *own => Some((UpstreamFate::NotDue, at)),
-                // Settled earlier in this step (heard only at its end), or before.
-                Some(up) => match self.settled_in_step(out, job, upstream, at, segment) {
-                    Some(range) => Some(told(&range)),
-                    None => match job.heard_at(upstream, at, segment) {
-                        Some(range) => Some(told(range)),
-                        None if up.still_holds(at, out.now) => None,
-                        None if job.heard.as_deref().is_some_and(Heard::is_full) => {
-                            Some((UpstreamFate::Forgotten, at))
-                        }
-                        None => Some((UpstreamFate::Unheard, at)),
-                    },
-                },
+                Some(up) if up.def.schedule != job.def.schedule => Some((UpstreamFate::NotDue, at)),
+                Some(up) => self.fate_told(job, up, at, out),
             };
             match fate {
                 None => shut = true,
@@ -155,6 +140,40 @@ impl State {
         } else {
             Gate::Open { through }
         }
+    }
+
+    /// What `up` (an upstream of `job`, both of one schedule) told of its due time at `at`,
+    /// the front's first: its fate, and the last due time a batch may reach by it (`at`
+    /// alone unless the range told is of the segment's schedule, and never into a newer
+    /// entry of the upstream that settled instants again). `None`: it may still settle it.
+    fn fate_told(
+        &self,
+        job: &JobRecord,
+        up: &JobRecord,
+        at: Timestamp,
+        out: &Out,
+    ) -> Option<(UpstreamFate, Timestamp)> {
+        let own = &job.def.schedule;
+        let front = job.act().and_then(|a| a.pending.front());
+        let segment = front.and_then(|o| o.schedule.as_deref()).unwrap_or(own);
+        let upstream = &up.def.name;
+        // Settled earlier in this step (heard only at its end), or before.
+        let (range, alone) = match self.settled_in_step(out, job, upstream, at, segment) {
+            Some((range, alone)) => (range, alone),
+            None => match job.heard_at(upstream, at, segment) {
+                Some((range, alone)) => {
+                    let alone = newer_in_step(out, upstream, at, alone, None);
+                    (range.clone(), alone)
+                }
+                None if up.still_holds(at, out.now) => return None,
+                None if job.heard.as_deref().is_some_and(Heard::is_full) => {
+                    return Some((UpstreamFate::Forgotten, at))
+                }
+                None => return Some((UpstreamFate::Unheard, at)),
+            },
+        };
+        let through = if range.is_of(segment, own) { alone } else { at };
+        Some((range.fate, through))
     }
 
     /// Lets the front of a downstream's line through the gate: skips, one by one, the due
@@ -356,19 +375,26 @@ impl State {
         upstream: &JobName,
         at: Timestamp,
         reading: &crate::schedule::Schedule,
-    ) -> Option<HeardRange> {
-        let mut entries = out.upstream_entries.at.iter().rev();
-        entries.find_map(|&i| match &out.effects[i] {
-            Effect::Journal(Record {
-                job,
-                entry: Entry::Ledger(l),
-                ..
-            }) if job == upstream && l.from <= at && at <= l.to => {
-                Some(self.heard_range(down, upstream, l))
-                    .filter(|r| r.holds(at, &down.def.schedule, reading))
-            }
-            _ => None,
-        })
+    ) -> Option<(HeardRange, Timestamp)> {
+        let entries = &out.upstream_entries.at;
+        entries
+            .iter()
+            .enumerate()
+            .rev()
+            .find_map(|(k, &i)| match &out.effects[i] {
+                Effect::Journal(Record {
+                    job,
+                    entry: Entry::Ledger(l),
+                    ..
+                }) if job == upstream && l.from <= at && at <= l.to => {
+                    let range = self.heard_range(down, upstream, l);
+                    let alone = newer_in_step(out, upstream, at, range.to, Some(k));
+                    range
+                        .holds(at, &down.def.schedule, reading)
+                        .then_some((range, alone))
+                }
+                _ => None,
+            })
     }
 
     /// Reads this step's effects not read yet for ledger entries of jobs others wait for
@@ -443,7 +469,7 @@ impl JobRecord {
         upstream: &JobName,
         at: Timestamp,
         reading: &crate::schedule::Schedule,
-    ) -> Option<&HeardRange> {
+    ) -> Option<(&HeardRange, Timestamp)> {
         self.heard
             .as_deref()?
             .range_at(upstream, at, &self.def.schedule, reading)
@@ -459,6 +485,37 @@ impl JobRecord {
         let name = self.def.name.clone();
         out.ledger(&name, at, at, 1, skipped(MissCause::Upstream));
     }
+}
+
+/// `alone` (the last instant after `at` a range of `upstream` tells) cut before this step's
+/// entries of `upstream` that settled instants after `at` again: those after the `k`-th of
+/// the step's upstream entries, or all of them (`None`: the range was heard before).
+fn newer_in_step(
+    out: &Out,
+    upstream: &JobName,
+    at: Timestamp,
+    alone: Timestamp,
+    k: Option<usize>,
+) -> Timestamp {
+    let later = &out.upstream_entries.at[k.map_or(0, |k| k + 1)..];
+    later.iter().fold(alone, |end, &i| match &out.effects[i] {
+        Effect::Journal(Record {
+            job,
+            entry: Entry::Ledger(l),
+            ..
+        }) if job == upstream => {
+            let newer = HeardRange {
+                upstream: upstream.clone(),
+                from: l.from,
+                to: l.to,
+                count: l.count,
+                fate: UpstreamFate::of(l.kind),
+                of: HeardOf::Own,
+            };
+            end.min(told_alone_until(at, end, &newer))
+        }
+        _ => end,
+    })
 }
 
 /// The earlier schedules a job still owes due times of (its owed segments' tags).
