@@ -475,6 +475,11 @@ mod tests {
             minute(120),
             "a newer range begun before the instant leaves it alone"
         );
+        assert_eq!(
+            told_alone_until(minute(0), minute(120), &range(120, 150, 2, HeardOf::Own)),
+            before_two,
+            "a newer range begun at the older one's end takes that end"
+        );
     }
 
     /// A redefinition names the old schedule on the ranges of it, and a range of the new

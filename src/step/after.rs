@@ -549,3 +549,66 @@ pub(super) fn process_of(event: &Event) -> Option<ProcessId> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::effect::{LedgerEntry, LedgerKind};
+    use crate::event::RunId;
+
+    fn minute(m: i64) -> Timestamp {
+        Timestamp::from_millis(m * 60_000)
+    }
+
+    fn entry(job: &str, from: i64, to: i64, count: u64) -> Effect {
+        Effect::Journal(Record {
+            at: minute(0),
+            job: JobName::new(job).unwrap(),
+            entry: Entry::Ledger(LedgerEntry {
+                from: minute(from),
+                to: minute(to),
+                count,
+                kind: LedgerKind::FailedOut { run: RunId(1) },
+            }),
+        })
+    }
+
+    /// A range read for `extract` is cut only by `extract`'s own later entries of the step,
+    /// never by another upstream's.
+    #[test]
+    fn a_range_is_cut_only_by_its_own_upstreams_newer_entries_of_the_step() {
+        let mut effects = vec![
+            entry("extract", 0, 180, 4),
+            entry("other", 60, 60, 1),
+            entry("extract", 120, 120, 1),
+        ];
+        let out = Out {
+            now: minute(200),
+            effects: &mut effects,
+            start: 0,
+            upstream_entries: super::super::UpstreamEntries {
+                read_to: 3,
+                at: vec![0, 1, 2],
+            },
+        };
+        let extract = JobName::new("extract").unwrap();
+        let other = JobName::new("other").unwrap();
+        let before = |m: i64| minute(m).saturating_sub(crate::time::Duration::from_millis(1));
+        assert_eq!(
+            newer_in_step(&out, &extract, minute(0), minute(180), Some(0)),
+            before(120)
+        );
+        assert_eq!(
+            newer_in_step(&out, &extract, minute(0), minute(180), None),
+            minute(0)
+        );
+        assert_eq!(
+            newer_in_step(&out, &other, minute(0), minute(180), Some(1)),
+            minute(180)
+        );
+        assert_eq!(
+            newer_in_step(&out, &extract, minute(130), minute(180), Some(2)),
+            minute(180)
+        );
+    }
+}
