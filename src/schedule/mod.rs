@@ -223,6 +223,11 @@ impl Schedule {
         }
     }
 
+    /// Whether `t` is one of its due times.
+    pub(crate) fn is_due(&self, t: Timestamp) -> bool {
+        self.next_after(t.saturating_sub(crate::time::Duration::from_millis(1))) == Some(t)
+    }
+
     /// The number of due times `d` with `after < d <= until` (zero when `until <= after`).
     pub fn count_in(&self, after: Timestamp, until: Timestamp) -> u64 {
         if until <= after {

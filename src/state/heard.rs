@@ -78,8 +78,7 @@ impl HeardRange {
             HeardOf::Schedule(s) => s,
             HeardOf::Unknown => return self.is_run_of(reading),
         };
-        let before = at.saturating_sub(crate::time::Duration::from_millis(1));
-        schedule.next_after(before) == Some(at)
+        schedule.is_due(at)
     }
 
     /// Whether the range's due times are `reading`'s from `from` to `to` (so that a batch
@@ -104,21 +103,22 @@ impl HeardRange {
 /// another schedule may span due times of `schedule` without being about them).
 pub(crate) fn is_run(schedule: &Schedule, from: Timestamp, to: Timestamp, count: u64) -> bool {
     let before = from.saturating_sub(crate::time::Duration::from_millis(1));
-    schedule.next_after(before) == Some(from)
-        && schedule.next_after(to.saturating_sub(crate::time::Duration::from_millis(1))) == Some(to)
-        && schedule.count_in(before, to) == count
+    schedule.is_due(from) && schedule.is_due(to) && schedule.count_in(before, to) == count
 }
 
-/// The last instant after `at` (up to `to`) a range not overlapping `newer` tells alone:
-/// just before `newer` begins, or `at` itself when `newer` began at or before it.
-pub(crate) fn told_alone_until(at: Timestamp, to: Timestamp, newer: &HeardRange) -> Timestamp {
-    if newer.from > to || newer.to <= at {
+/// The last instant after `at` (up to `to`) a range tells alone beside a newer one of
+/// `newer_from..=newer_to`: just before the newer begins, or `at` itself when it began at
+/// or before it.
+pub(crate) fn told_alone_until(
+    at: Timestamp,
+    to: Timestamp,
+    (newer_from, newer_to): (Timestamp, Timestamp),
+) -> Timestamp {
+    if newer_from > to || newer_to <= at {
         return to;
     }
-    if newer.from > at {
-        newer
-            .from
-            .saturating_sub(crate::time::Duration::from_millis(1))
+    if newer_from > at {
+        newer_from.saturating_sub(crate::time::Duration::from_millis(1))
     } else {
         at
     }
@@ -190,7 +190,7 @@ impl Heard {
             .iter()
             .filter(of_upstream)
             .fold(found.to, |end, r| {
-                end.min(told_alone_until(at, found.to, r))
+                end.min(told_alone_until(at, found.to, (r.from, r.to)))
             });
         Some((found, alone))
     }
@@ -471,12 +471,12 @@ mod tests {
             "after it, the older tells"
         );
         assert_eq!(
-            told_alone_until(minute(120), minute(180), &range(60, 150, 2, HeardOf::Own)),
+            told_alone_until(minute(120), minute(180), (minute(60), minute(150))),
             minute(120),
             "a newer range begun before the instant leaves it alone"
         );
         assert_eq!(
-            told_alone_until(minute(0), minute(120), &range(120, 150, 2, HeardOf::Own)),
+            told_alone_until(minute(0), minute(120), (minute(120), minute(150))),
             before_two,
             "a newer range begun at the older one's end takes that end"
         );

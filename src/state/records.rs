@@ -34,8 +34,7 @@ impl Owed {
     pub(crate) fn holds_exactly(&self, schedule: &Schedule) -> bool {
         const MS: Duration = Duration::from_millis(1);
         let before = self.from.saturating_sub(MS);
-        let on_due =
-            |t: Timestamp| before == t || schedule.next_after(t.saturating_sub(MS)) == Some(t);
+        let on_due = |t: Timestamp| before == t || schedule.is_due(t);
         let counted = schedule.count_in(before, self.to) + u64::from(before == self.from);
         on_due(self.from) && on_due(self.to) && counted == self.count
     }

@@ -244,19 +244,19 @@ impl State {
             // Or its line moved (an entry of its own): its new front may be decided
             // already, with no range heard (an upstream that settled it long ago, or is
             // gone), and would wait for nothing.
-            let moved_own = matches!(entry, Entry::Ledger(_));
-            let reopened = (moved_own || reopens_line(entry))
+            let (moved_own, reopens) = (matches!(entry, Entry::Ledger(_)), reopens_line(entry));
+            let updated = matches!(entry, Entry::History(History::Updated { .. }));
+            let own_seq = (moved_own || reopens || updated)
                 .then(|| self.seq_of(name.as_str()))
                 .flatten()
                 .filter(|&s| self.downstreams.lists_any(s));
+            let reopened = own_seq.filter(|_| moved_own || reopens);
             let downstreams = self.downstreams.of(name.as_str());
             // A new definition (or one moved in) may bring a new schedule: noted, for
             // the entries of it still to come (`heard_range`).
-            let updated = matches!(entry, Entry::History(History::Updated { .. }));
-            if reopens_line(entry) || updated {
+            if reopens || updated {
                 self.note_upstream_schedule(name, &downstreams);
-                let seq = self.seq_of(name.as_str());
-                if let Some(seq) = seq.filter(|&s| self.downstreams.lists_any(s)) {
+                if let Some(seq) = own_seq {
                     self.note_schedules_of_upstreams(seq);
                 }
             }
@@ -428,10 +428,7 @@ impl JobRecord {
     /// still meanwhile, says nothing of them.
     fn still_holds(&self, at: Timestamp, now: Timestamp) -> bool {
         // A due time ahead is one it may settle only if its schedule has it.
-        let due = || {
-            let before = at.saturating_sub(crate::time::Duration::from_millis(1));
-            self.def.schedule.next_after(before) == Some(at)
-        };
+        let due = || self.def.schedule.is_due(at);
         if self.is_unconfirmed() {
             return at > self.frontier.max(now) && due();
         }
@@ -503,17 +500,7 @@ fn newer_in_step(
             job,
             entry: Entry::Ledger(l),
             ..
-        }) if job == upstream => {
-            let newer = HeardRange {
-                upstream: upstream.clone(),
-                from: l.from,
-                to: l.to,
-                count: l.count,
-                fate: UpstreamFate::of(l.kind),
-                of: HeardOf::Own,
-            };
-            end.min(told_alone_until(at, end, &newer))
-        }
+        }) if job == upstream => end.min(told_alone_until(at, end, (l.from, l.to))),
         _ => end,
     })
 }
