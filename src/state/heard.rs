@@ -124,8 +124,10 @@ pub(crate) fn told_alone_until(
     }
 }
 
-/// The ranges heard, oldest first; a later range overrides an earlier one for the due
-/// times both hold (a backfill of the upstream settles a due time again).
+/// The ranges heard, least recently heard first (a range merged into moves to the end, so
+/// the one dropped when full is the one heard longest ago); of one upstream, a later range
+/// overrides an earlier one for the due times both hold (a backfill of the upstream
+/// settles a due time again).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(transparent)]
@@ -143,12 +145,8 @@ impl Heard {
         own: &Schedule,
         runs: impl Fn(&HeardRange) -> bool,
     ) {
-        if let Some(last) = self
-            .0
-            .iter_mut()
-            .rev()
-            .find(|r| r.upstream == range.upstream)
-        {
+        if let Some(i) = self.0.iter().rposition(|r| r.upstream == range.upstream) {
+            let last = &mut self.0[i];
             let schedule = match &range.of {
                 _ if last.of != range.of || last.fate != range.fate => None,
                 HeardOf::Own => Some(own).filter(|_| runs(last) && runs(&range)),
@@ -160,6 +158,11 @@ impl Heard {
             if schedule.is_some_and(adjacent) {
                 last.to = range.to;
                 last.count = last.count.saturating_add(range.count);
+                // Heard last, so forgotten last: a long range still growing (an upstream
+                // that keeps running ok) must not be the first dropped because it began
+                // long ago. Its own upstream's order is kept (it was that one's newest).
+                let merged = self.0.remove(i);
+                self.0.push(merged);
                 return;
             }
         }
@@ -181,10 +184,13 @@ impl Heard {
         reading: &Schedule,
     ) -> Option<(&HeardRange, Timestamp)> {
         let of_upstream = |r: &&HeardRange| r.upstream == *upstream;
+        // The instant's bounds first (two comparisons), the upstream's name (a string's)
+        // only for a range around it: most of the ranges heard are not.
+        let around = |r: &HeardRange| r.from <= at && at <= r.to;
         let newest = self
             .0
             .iter()
-            .rposition(|r| of_upstream(&r) && r.holds(at, own, reading))?;
+            .rposition(|r| around(r) && of_upstream(&r) && r.holds(at, own, reading))?;
         let found = &self.0[newest];
         let alone = self.0[newest + 1..]
             .iter()
@@ -442,6 +448,40 @@ mod tests {
             "another schedule's range does not join the own ones"
         );
         assert!(!heard.is_full());
+    }
+
+    /// Partition world 3 (issue 45): a downstream of two upstreams, one always ok (one
+    /// long range, begun hours ago, still growing) and one whose fates keep changing
+    /// (a new range each time). When full, the range dropped is the one heard longest
+    /// ago, never the growing one: its newest instant must still read `ok`, not
+    /// `forgotten`.
+    #[test]
+    fn a_range_still_growing_is_not_the_one_dropped_when_full() {
+        let hourly = every(60);
+        let mut heard = Heard::default();
+        let runs = |r: &HeardRange| r.is_run_of(&hourly);
+        let steady = JobName::new("steady").unwrap();
+        for h in 0..400 {
+            let mut ok = range(h * 60, h * 60, 1, HeardOf::Own);
+            ok.upstream = steady.clone();
+            heard.hear(ok, &hourly, runs);
+            let mut flaky = range(h * 60, h * 60, 1, HeardOf::Own);
+            if h % 2 == 1 {
+                flaky.fate = UpstreamFate::FailedOut;
+            }
+            heard.hear(flaky, &hourly, runs);
+        }
+        assert!(heard.is_full());
+        let last = minute(399 * 60);
+        let (found, _) = heard
+            .range_at(&steady, last, &hourly, &hourly)
+            .expect("the steady upstream's newest instant is still heard");
+        assert_eq!(found.fate, UpstreamFate::Ok);
+        assert_eq!(found.from, minute(0), "one range, from the first hour");
+        let flaky = JobName::new("extract").unwrap();
+        assert!(heard
+            .range_at(&flaky, minute(0), &hourly, &hourly)
+            .is_none());
     }
 
     /// A newer range settling an instant again cuts the batch an older one tells: it stops

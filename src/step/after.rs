@@ -251,6 +251,12 @@ impl State {
                 .flatten()
                 .filter(|&s| self.downstreams.lists_any(s));
             let reopened = own_seq.filter(|_| moved_own || reopens);
+            // A job moving out is no fate of its due times: its chain moves with it, in
+            // the same transaction (`duetime_loop::relocate_chain`), and its downstreams
+            // here, still to go, must not hear it as gone on the way.
+            if matches!(entry, Entry::History(History::MovedOut { .. })) {
+                continue;
+            }
             let downstreams = self.downstreams.of(name.as_str());
             // A new definition (or one moved in) may bring a new schedule: noted, for
             // the entries of it still to come (`heard_range`).
@@ -512,7 +518,10 @@ fn earlier_schedules(job: &JobRecord) -> impl Iterator<Item = &crate::schedule::
 }
 
 /// Whether a journal record is a person's change to its job's own line, after which a
-/// downstream's front is looked at again.
+/// downstream's front is looked at again. Not a job moved in: its chain moves in with it,
+/// upstreams first, in the same transaction (`duetime_loop::relocate_chain`), and a gate
+/// opened on the way would write entries its downstreams, still to come, never hear. What
+/// it brought (its line, what it heard) is looked at by the next tick, the whole chain here.
 fn reopens_line(entry: &Entry) -> bool {
     matches!(
         entry,
@@ -521,7 +530,6 @@ fn reopens_line(entry: &Entry) -> bool {
                 | History::Resumed { .. }
                 | History::Defined { .. }
                 | History::Confirmed { .. }
-                | History::MovedIn { .. }
         )
     )
 }
