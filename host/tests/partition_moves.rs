@@ -13,7 +13,7 @@ use std::collections::BTreeSet;
 
 use duetime::{Action, Entry, Fence, Held, History, Outcome, RunId, Schedule, Start, Timestamp};
 use duetime::{Actor, Duration, Effect, Event, JobDef, JobName, MissedRule, Now, ProcessId};
-use duetime_host::store::parts::{self, carry_out_pending, place, Placement};
+use duetime_host::store::parts::{self, carry_out_pending, place, Placed, Placement};
 use duetime_host::store::{Options, PostgresStore, SqliteStore, Store, StoreError};
 use duetime_loop::{route, route_of, Partition, PartitionCount};
 
@@ -223,7 +223,8 @@ fn a_key_change_moves_a_job_whole_and_nothing_runs_twice() {
         Placement::Moved {
             job: name("nightly"),
             from: home,
-            to: target
+            to: target,
+            along: vec![]
         }
     );
     assert!(placed
@@ -370,7 +371,8 @@ fn a_job_with_a_run_open_waits_until_its_report_commits() {
         Placement::Moved {
             job: name("nightly"),
             from: home,
-            to: target
+            to: target,
+            along: vec![]
         }
     );
     assert_eq!(store.locate("nightly").unwrap(), Some(target));
@@ -384,6 +386,86 @@ fn a_job_with_a_run_open_waits_until_its_report_commits() {
 
 /// `duetime status` (text and `--json`) lists the pending move, the run it waits for and
 /// who asked.
+/// extract → load: a key given to extract routes the chain elsewhere. While a run of
+/// either is open the whole chain waits (extract's own run, then load's, which starts as
+/// extract's ends); once none is open, the carry-out moves both in one transaction,
+/// upstream first, and no due time of either runs twice or is skipped.
+#[test]
+fn a_chain_waits_whole_for_its_runs_and_moves_whole() {
+    let Some(url) = pg::fresh("chain_moves_whole") else {
+        return;
+    };
+    let mut store = PostgresStore::open_with(&url, options(Some(P))).unwrap();
+    let extract = def("extract", None);
+    let mut load = def("load", None);
+    load.after = vec![name("extract")];
+    parts::sync(
+        &mut store,
+        &[extract.clone(), load.clone()],
+        &actor(),
+        at(0),
+    )
+    .unwrap();
+    let home = route(&extract, count());
+    assert_eq!(store.locate("load").unwrap(), Some(home), "with its chain");
+    let p1 = ProcessId(1);
+    store
+        .apply_in(home, at(1), Event::ProcessStarted { process: p1 })
+        .unwrap();
+    let r1 = starts(&tick(&mut store, home, p1, at(60)))[0];
+
+    let mut keyed = extract.clone();
+    keyed.concurrency_key = Some(key_for(home, false));
+    let target = route(&keyed, count());
+    let placed = place(&mut store, &keyed, &actor(), at(61)).unwrap();
+    assert!(matches!(placed.placement, Placement::Pending { run, .. } if run == r1.0));
+
+    // extract's run ends and load's starts: the chain still waits, whole.
+    let r2 = starts(&finish(&mut store, home, p1, "extract", r1, at(62)))[0];
+    let carried = carry_out_pending(&mut store, home, at(63)).unwrap();
+    assert!(
+        matches!(carried[0].outcome, Ok(Placed { placement: Placement::Pending { run, .. }, .. }) if run == r2.0),
+        "{carried:?}"
+    );
+    for job in ["extract", "load"] {
+        assert_eq!(store.locate(job).unwrap(), Some(home), "{job} waits");
+    }
+
+    finish(&mut store, home, p1, "load", r2, at(64));
+    let carried = carry_out_pending(&mut store, home, at(65)).unwrap();
+    let moved = &carried[0].outcome.as_ref().unwrap().placement;
+    assert_eq!(
+        moved,
+        &Placement::Moved {
+            job: name("extract"),
+            from: home,
+            to: target,
+            along: vec![name("load")]
+        }
+    );
+    assert!(
+        moved.to_string().ends_with("its chain moved with it: load"),
+        "{moved}"
+    );
+    for job in ["extract", "load"] {
+        assert_eq!(store.locate(job).unwrap(), Some(target), "{job} moved");
+    }
+    assert!(store.pending_moves().unwrap().is_empty());
+
+    // There, the chain runs on: extract's 00:02, then load's, each once.
+    let p2 = ProcessId(2);
+    store
+        .apply_in(target, at(66), Event::ProcessStarted { process: p2 })
+        .unwrap();
+    let r3 = starts(&tick(&mut store, target, p2, at(120)))[0];
+    let r4 = starts(&finish(&mut store, target, p2, "extract", r3, at(121)))[0];
+    finish(&mut store, target, p2, "load", r4, at(122));
+    for job in ["extract", "load"] {
+        let minutes = [T0 + 60_000, T0 + 120_000];
+        assert_eq!(covered(&mut store, job), minutes, "{job}");
+    }
+}
+
 fn status_shows_the_pending_move(url: &str, target: Partition, run: RunId) {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_duetime"))
         .args(["status", "--store", url])

@@ -711,7 +711,8 @@ fn a_key_change_in_the_jobs_file_moves_the_job() {
         [Placement::Moved {
             job: JobName::new("nightly").unwrap(),
             from: home,
-            to: target
+            to: target,
+            along: vec![]
         }]
     );
     assert_eq!(store.locate("nightly").unwrap(), Some(target));
@@ -1078,11 +1079,28 @@ fn a_chain_routes_with_its_root_and_a_job_without_after_as_before() {
     let split = parts::split_lanes(&laned, &routes, count(8));
     assert_eq!(split.len(), 1, "{split:?}");
     assert!(
-        split[0].contains(&format!("job {load:?} runs after \"extract\""))
+        split[0].contains(&format!("job {load:?} is in a chain"))
+            && split[0].contains("where its first root \"extract\" routes")
             && split[0].contains(&format!("concurrency_key {other:?}")),
         "{split:?}"
     );
     assert!(parts::split_lanes(&keyed, &parts::routes(&keyed, count(8)), count(8)).is_empty());
+
+    // A job after two roots joins their chains: all of it in the first root's partition,
+    // where the core knows both upstreams.
+    let mut joined = defs.clone();
+    let audit = names_routed_away_from("extract", 3)[2].clone();
+    joined.push(def(&audit, None));
+    joined.push(after("join", &[report, &audit], None));
+    let routes = parts::routes(&joined, count(8));
+    let first = route_of(None, audit.as_str().min("extract"), count(8));
+    assert!(
+        routes
+            .iter()
+            .enumerate()
+            .all(|(i, r)| i == 3 || *r == first),
+        "{routes:?}"
+    );
 }
 
 /// On a store of eight partitions: a chain written downstream first is upserted whole in

@@ -22,6 +22,7 @@
 #![warn(missing_docs, unreachable_pub)]
 
 mod batch;
+mod chains;
 mod incarnation;
 mod moves;
 mod owner;
@@ -32,8 +33,9 @@ mod startup;
 mod testing;
 
 pub use batch::{Batch, BATCH_MAX};
+pub use chains::{chain_routes, upsert_order, upstreams_first, Chains};
 pub use incarnation::{backoff, Holding, Incarnation, Order};
-pub use moves::{relocate, Relocated};
+pub use moves::{relocate, relocate_chain, Relocated};
 pub use owner::{owner_round, OwnerIo, Roster};
 pub use ownership::{assign, live, Lease, Member, Ownership, Phase, Step};
 pub use partition::{route, route_of, Partition, PartitionCount, PartitionCountError};

@@ -72,43 +72,9 @@ impl JobReader<'_> {
 /// not among `defs` do not hold a job back: the core knows them or refuses them.
 pub fn upsert_order<'a>(defs: impl IntoIterator<Item = &'a JobDef>) -> Vec<usize> {
     let defs: Vec<&JobDef> = defs.into_iter().collect();
-    let (mut order, stuck) = upstreams_first(&defs);
+    let (mut order, stuck) = duetime_loop::upstreams_first(&defs);
     order.extend(stuck);
     order
-}
-
-/// Kahn's sort of `defs` by `after`, the first ready job in the given order each time: the
-/// order of those that fit one, and the rest (in or after a cycle) in the given order.
-fn upstreams_first(defs: &[&JobDef]) -> (Vec<usize>, Vec<usize>) {
-    let index: BTreeMap<&str, usize> = defs
-        .iter()
-        .enumerate()
-        .map(|(i, d)| (d.name.as_str(), i))
-        .collect();
-    let mut waits_for = vec![0usize; defs.len()];
-    let mut downstreams: Vec<Vec<usize>> = vec![Vec::new(); defs.len()];
-    for (i, d) in defs.iter().enumerate() {
-        for j in d.after.iter().filter_map(|u| index.get(u.as_str())) {
-            if *j != i {
-                waits_for[i] += 1;
-                downstreams[*j].push(i);
-            }
-        }
-    }
-    let mut ready: BTreeSet<usize> = (0..defs.len()).filter(|i| waits_for[*i] == 0).collect();
-    let mut order = Vec::with_capacity(defs.len());
-    while let Some(i) = ready.pop_first() {
-        order.push(i);
-        for &k in &downstreams[i] {
-            waits_for[k] -= 1;
-            if waits_for[k] == 0 {
-                ready.insert(k);
-            }
-        }
-    }
-    let placed: BTreeSet<usize> = order.iter().copied().collect();
-    let stuck = (0..defs.len()).filter(|i| !placed.contains(i)).collect();
-    (order, stuck)
 }
 
 /// What the file-wide checks need of the file.
@@ -144,7 +110,7 @@ pub(super) fn resolve(ctx: &FileCtx, jobs: &mut [Read]) -> Vec<JobsFileError> {
         }
     }
     let defs: Vec<&JobDef> = jobs.iter().map(|r| &r.job.def).collect();
-    let (order, stuck) = upstreams_first(&defs);
+    let (order, stuck) = duetime_loop::upstreams_first(&defs);
     errors.extend(cycles(ctx, jobs, &stuck));
     let by_name: BTreeMap<String, usize> = jobs
         .iter()

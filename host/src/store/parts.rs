@@ -2,7 +2,7 @@
 //! the jobs file made the store's across partitions, and what each partition's row says.
 //!
 //! A job lives in exactly one partition (`duetime_loop::route`: by its concurrency key,
-//! else its name; a job that runs after others, with its chain's root: `chain_root`). A definition whose route differs from where its job lives (its key
+//! else its name; a job joined to others by `after`, with its chain: `duetime_loop::Chains`). A definition whose route differs from where its job lives (its key
 //! changed) moves the job (`place`): `duetime_loop::relocate` in one transaction over both
 //! partitions (`Store::transact_pair`), the whole record going along. A job with a run
 //! open waits for the run (run ids and fences are counters of the state that made them):
@@ -100,49 +100,69 @@ pub fn partition_of<S: Store + ?Sized>(store: &mut S, job: &str) -> Result<Parti
     Ok(store.locate(job)?.unwrap_or(Partition::FIRST))
 }
 
-/// The job whose partition `def`'s is: following each job's first upstream (`after`)
-/// from `def` to one that runs after no job (or whose upstream `upstream` does not know,
-/// or that comes back round). A downstream must live with its upstreams, since the core
-/// knows an upstream only in the downstream's own state; the first upstream's chain
-/// decides, so one job's routes are a function of the definitions, and a job without
-/// `after` is its own root (routed exactly as before chains).
+/// Where each of `defs` goes: with its chain (`duetime_loop::Chains`: the jobs joined by
+/// `after` either way), where the chain's anchor routes by `duetime_loop::route`.
+pub fn routes(defs: &[JobDef], count: PartitionCount) -> Vec<Partition> {
+    duetime_loop::chain_routes(defs, count)
+}
+
+/// A job's definition as the store would have it (a pending move's, else the one in
+/// force; the one being placed for its own job), and the partition it lives in now
+/// (`None`: it is new).
+#[derive(Debug, Clone)]
+pub(crate) struct Known {
+    pub(crate) def: JobDef,
+    pub(crate) lives: Option<Partition>,
+}
+
+/// The definitions `def`'s chain is made of, as the store knows them: every job of the
+/// partition `def`'s job lives in and of those its upstreams live in (a chain lives in
+/// one partition, so these hold all of it, and the chains it joins), each pending move's
+/// definition in place of the one in force, and `def` in place of its job's (first).
+/// Reads one state per partition met, and the pending moves.
 ///
 /// # Errors
 ///
-/// `upstream`'s.
-pub fn chain_root<E>(
+/// The store's.
+pub(crate) fn chain_view<S: Store + ?Sized>(
+    store: &mut S,
     def: &JobDef,
-    mut upstream: impl FnMut(&JobName) -> Result<Option<JobDef>, E>,
-) -> Result<JobDef, E> {
-    let mut at = def.clone();
-    let mut seen = BTreeSet::from([def.name.clone()]);
-    while let Some(first) = at.after.first().cloned() {
-        if !seen.insert(first.clone()) {
-            break;
-        }
-        match upstream(&first)? {
-            Some(up) => at = up,
-            None => break,
+) -> Result<Vec<Known>, StoreError> {
+    let mut lives: BTreeMap<JobName, Option<Partition>> = BTreeMap::new();
+    let mut read: BTreeSet<Partition> = BTreeSet::new();
+    for name in std::iter::once(&def.name).chain(&def.after) {
+        if let Some(p) = store.locate(name.as_str())? {
+            read.insert(p);
         }
     }
-    Ok(at)
+    let mut defs: BTreeMap<JobName, JobDef> = BTreeMap::new();
+    for p in read {
+        for (_, r) in store.state_in(p)?.records() {
+            lives.insert(r.def().name.clone(), Some(p));
+            defs.insert(r.def().name.clone(), r.def().clone());
+        }
+    }
+    for pending in store.pending_moves()? {
+        let name = pending.def.name.clone();
+        if !lives.contains_key(&name) {
+            let p = store.locate(name.as_str())?;
+            lives.insert(name.clone(), p);
+        }
+        defs.insert(name, pending.def);
+    }
+    defs.remove(&def.name);
+    let own = Known {
+        def: def.clone(),
+        lives: lives.get(&def.name).copied().flatten(),
+    };
+    let others = defs.into_values().map(|d| Known {
+        lives: lives.get(&d.name).copied().flatten(),
+        def: d,
+    });
+    Ok(std::iter::once(own).chain(others).collect())
 }
 
-/// Where each of `defs` goes, in their order: with its chain's root (`chain_root`, the
-/// root looked up among `defs`), routed by `duetime_loop::route`.
-pub fn routes(defs: &[JobDef], count: PartitionCount) -> Vec<Partition> {
-    let by_name: BTreeMap<&str, &JobDef> = defs.iter().map(|d| (d.name.as_str(), d)).collect();
-    defs.iter()
-        .map(|d| {
-            let found = |n: &JobName| Ok::<_, ()>(by_name.get(n.as_str()).map(|d| (*d).clone()));
-            let root = chain_root(d, found).unwrap_or_else(|()| d.clone());
-            duetime_loop::route(&root, count)
-        })
-        .collect()
-}
-
-/// Where `def` goes, its chain's root looked up in the store: a pending move's definition
-/// first (the one that will be in force), else the definition where the job lives.
+/// Where `def` goes, its chain looked up in the store (`chain_view`).
 ///
 /// # Errors
 ///
@@ -152,48 +172,38 @@ pub fn route_in_store<S: Store + ?Sized>(
     def: &JobDef,
 ) -> Result<Partition, StoreError> {
     let count = store.partitions();
-    if def.after.is_empty() || count == PartitionCount::ONE {
-        return Ok(duetime_loop::route(def, count));
+    if count == PartitionCount::ONE {
+        return Ok(Partition::FIRST);
     }
-    let pending = store.pending_moves()?;
-    let root = chain_root(def, |name| {
-        if let Some(p) = pending.iter().find(|p| p.def.name == *name) {
-            return Ok(Some(p.def.clone()));
-        }
-        let Some(p) = store.locate(name.as_str())? else {
-            return Ok(None);
-        };
-        let state = store.state_in(p)?;
-        Ok(state
-            .seq_of_name(name.as_str())
-            .and_then(|seq| state.record(seq))
-            .map(|r| r.def().clone()))
-    })?;
-    Ok(duetime_loop::route(&root, count))
+    let view = chain_view(store, def)?;
+    let defs: Vec<JobDef> = view.into_iter().map(|k| k.def).collect();
+    Ok(duetime_loop::chain_routes(&defs, count)[0])
 }
 
 /// Every job of `defs` whose own lane would leave its partition, one line each: a job
 /// with a `concurrency_key` that lives with its chain elsewhere than the key routes. Every
 /// job of one lane must be in one state (its cap and its queue are decided in one step);
-/// a downstream lives with its chain. Nothing on a store of one partition.
+/// every job of a chain lives in one state too. Nothing on a store of one partition.
 pub fn split_lanes(defs: &[JobDef], routes: &[Partition], count: PartitionCount) -> Vec<String> {
     if count == PartitionCount::ONE {
         return Vec::new();
     }
+    let chains = duetime_loop::Chains::new(defs);
     let mut lines = Vec::new();
-    for (def, &home) in defs.iter().zip(routes) {
+    for (i, (def, &home)) in defs.iter().zip(routes).enumerate() {
         let Some(key) = def.concurrency_key.as_deref() else {
             continue;
         };
         let lane = duetime_loop::route_of(Some(key), def.name.as_str(), count);
         if lane != home {
+            let anchor = defs[chains.anchor(i)].name.as_str();
             lines.push(format!(
-                "job {:?} runs after {:?} and so lives in its chain's partition {home}, but \
-                 its concurrency_key {key:?} puts its lane in {lane}: a lane lives in one \
-                 partition; accepted: no concurrency_key on a job with after, or the key of \
-                 its chain's first job",
+                "job {:?} is in a chain (jobs joined by after) that lives in partition \
+                 {home}, where its first root {anchor:?} routes, but its concurrency_key \
+                 {key:?} puts its lane in {lane}: a lane lives in one partition, and so does \
+                 a chain; accepted: no concurrency_key on the other jobs of a chain, or the \
+                 key of its first root",
                 def.name.as_str(),
-                def.after.first().map_or("", |u| u.as_str()),
             ));
         }
     }
@@ -256,7 +266,7 @@ pub fn sync_placed<S: Store + ?Sized>(
     let mut plan: BTreeMap<Partition, Vec<Event>> = BTreeMap::new();
     // Upstreams first, in every partition's transaction: the core refuses a downstream
     // whose upstream it does not know yet.
-    for i in crate::jobs_file::upsert_order(defs) {
+    for i in duetime_loop::upsert_order(defs) {
         let def = &defs[i];
         let placed = moves::place_known(store, def, routes[i], actor, now, &waiting)?;
         synced.effects.extend(placed.effects);

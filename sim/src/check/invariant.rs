@@ -153,6 +153,10 @@ invariants! {
     /// Partitions: every due time of a job, up to half an hour before the end, is in its
     /// ledger.
     X7,
+    /// Partitions: a chain (jobs joined by `after`) lives in one partition, moves as one,
+    /// and its downstreams run a due time only after every upstream settled it `ok`,
+    /// skipping one only for the fate the upstream's own ledger gives it.
+    X8,
 }
 
 impl Invariant {

@@ -14,12 +14,15 @@
 //!   assignment gives it (rebalancing converged: the right thing happened, not only nothing
 //!   wrong);
 //! - X6: no due time of a job is settled twice, across every partition it lived in;
-//! - X7: every due time of a job up to half an hour before the end is in its ledger.
+//! - X7: every due time of a job up to half an hour before the end is in its ledger;
+//! - X8: chains (`chain_check.rs`).
 
 use crate::check::Invariant;
 use std::collections::BTreeMap;
 
 use duetime::{Effect, Entry, History, JobDef, JobName, ProcessId, State, Timestamp};
+
+use super::chain_check::{ChainCheck, Kept};
 use duetime_loop::Partition;
 
 use super::PartsConfig;
@@ -39,8 +42,10 @@ pub(super) struct PartsCheck {
     orphaned: Vec<Option<i64>>,
     /// Since when some daemon has served without a break.
     serving_since: Option<i64>,
-    /// Per job: its ledger entries, `from -> (to, count)`, across partitions.
-    ledger: BTreeMap<JobName, BTreeMap<i64, (i64, u64)>>,
+    /// Per job: its ledger entries, `from -> (to, count, kind)`, across partitions.
+    ledger: BTreeMap<JobName, BTreeMap<i64, Kept>>,
+    /// X8's part.
+    chains: ChainCheck,
     /// Per job: the instant its schedule counts from (its first `defined` line).
     defined: BTreeMap<JobName, Timestamp>,
 }
@@ -57,7 +62,35 @@ impl PartsCheck {
             orphaned: vec![Some(t0); n],
             serving_since: None,
             ledger: BTreeMap::new(),
+            chains: ChainCheck::default(),
             defined: BTreeMap::new(),
+        }
+    }
+
+    /// The world's chains, once drawn (X8).
+    pub(super) fn chains(&mut self, defs: &BTreeMap<JobName, JobDef>) {
+        self.chains = ChainCheck::new(defs);
+    }
+
+    /// X8's counts of what it judged right: downstreams' starts, and their skips for an
+    /// upstream.
+    pub(super) fn chain_counts(&self) -> [(&'static str, u64); 2] {
+        [
+            (
+                "downstream started after its upstreams settled ok",
+                self.chains.starts,
+            ),
+            (
+                "downstream skipped as its upstream's ledger says",
+                self.chains.skips,
+            ),
+        ]
+    }
+
+    /// X8 after a move: every chain in one partition.
+    pub(super) fn together(&mut self, states: &[&State]) {
+        for detail in self.chains.apart(states) {
+            self.violation(Invariant::X8, detail);
         }
     }
 
@@ -101,8 +134,11 @@ impl PartsCheck {
             Entry::Ledger(l) => {
                 let (from, to) = (l.from.as_millis(), l.to.as_millis());
                 let entries = self.ledger.entry(r.job.clone()).or_default();
-                let before = entries.range(..=to).next_back().map(|(&f, &(t, _))| (f, t));
-                entries.insert(from, (to, l.count));
+                let before = entries
+                    .range(..=to)
+                    .next_back()
+                    .map(|(&f, &(t, _, _))| (f, t));
+                entries.insert(from, (to, l.count, l.kind));
                 if let Some((f, t)) = before.filter(|&(_, t)| t >= from) {
                     let detail = format!(
                         "{}: due times {} .. {} settled again (already in {} .. {})",
@@ -114,9 +150,24 @@ impl PartsCheck {
                     );
                     self.violation(Invariant::X6, detail);
                 }
+                if !self.chains.is_empty() {
+                    if let Some(detail) = self.chains.entry(&r.job, from, l.kind, &self.ledger) {
+                        self.violation(Invariant::X8, detail);
+                    }
+                }
             }
             Entry::History(History::Defined { from, .. }) => {
                 self.defined.entry(r.job.clone()).or_insert(*from);
+            }
+            Entry::History(History::UpstreamNotOk { upstream, fate }) => {
+                self.chains.told(&r.job, upstream, *fate);
+            }
+            Entry::History(History::Started {
+                covers: Some(c), ..
+            }) => {
+                if let Some(detail) = self.chains.started(&r.job, c, &self.ledger) {
+                    self.violation(Invariant::X8, detail);
+                }
             }
             Entry::History(_) => {}
         }
@@ -244,6 +295,7 @@ impl PartsCheck {
 
     /// At the end: X1 over every job, each partition's own invariants, X7.
     pub(super) fn finish(&mut self, end: i64, states: &[&State], defs: &BTreeMap<JobName, JobDef>) {
+        self.together(states);
         for (i, state) in states.iter().enumerate() {
             if let Err(broken) = state.check_invariants() {
                 self.violation(Invariant::S6, format!("p{i}: {broken}"));
@@ -277,7 +329,7 @@ impl PartsCheck {
             .into_iter()
             .flatten()
             .filter(|(&f, _)| f <= cutoff.as_millis())
-            .map(|(&f, &(t, _))| {
+            .map(|(&f, &(t, _, _))| {
                 let to = Timestamp::from_millis(t.min(cutoff.as_millis()));
                 def.schedule.count_in(Timestamp::from_millis(f - 1), to)
             })

@@ -5,7 +5,7 @@
 
 use crate::check::Invariant;
 use duetime::{Actor, Effect, Event, JobDef, ProcessId};
-use duetime_loop::{relocate, Partition, Relocated};
+use duetime_loop::{relocate_chain, Partition, Relocated};
 use rand::Rng;
 
 use super::{ts, PartsWorld};
@@ -142,7 +142,9 @@ impl PartsWorld {
     }
 
     /// Tries the pending move of `def`'s job, as a person's command (`by: None`) or by the
-    /// daemon holding the job's partition under `by`'s epoch.
+    /// daemon holding the job's partition under `by`'s epoch: the job and the jobs of its
+    /// chain that live where it does, in one transaction, or none while a run of any of
+    /// them is open (`relocate_chain`, as the host moves them).
     pub(super) fn move_pending(&mut self, def: &JobDef, by: Option<(ProcessId, u64)>) {
         let Some(from) = self.where_is(&def.name) else {
             self.pending.remove(&def.name);
@@ -161,14 +163,15 @@ impl PartsWorld {
                 return;
             }
         }
+        let chain = self.chain_in(def, from);
         let now = self.now();
         let (a, b) = two(&mut self.parts, from.0 as usize, to.0 as usize);
         let (mut from_effects, mut to_effects) = (Vec::new(), Vec::new());
         let actor = Actor::new("ops");
-        let moved = relocate(
+        let moved = relocate_chain(
             &mut a.state,
             &mut b.state,
-            def,
+            &chain,
             now,
             &actor,
             &mut from_effects,
@@ -177,12 +180,24 @@ impl PartsWorld {
         match moved {
             Relocated::Waits { .. } => self.probe("move waits for an open run"),
             Relocated::Moved => {
-                self.pending.remove(&def.name);
                 self.probe("job moved between partitions");
+                if chain.len() > 1 {
+                    self.probe("chain moved as one");
+                }
+                let names: Vec<&str> = chain.iter().map(|d| d.name.as_str()).collect();
+                let line = format!("{from} -> {to}: moved {}", names.join(", "));
+                self.note(|| line);
+                for e in from_effects.iter().chain(&to_effects) {
+                    self.note(|| format!("  {e}"));
+                }
                 self.check.written(from, by, self.t, &from_effects);
                 self.check.written(to, None, self.t, &to_effects);
                 let states: Vec<&duetime::State> = self.parts.iter().map(|p| &p.state).collect();
-                self.check.moved(&def.name, from, to, &states);
+                for member in &chain {
+                    self.pending.remove(&member.name);
+                    self.check.moved(&member.name, from, to, &states);
+                }
+                self.check.together(&states);
             }
             Relocated::NotFound => {
                 self.pending.remove(&def.name);

@@ -12,7 +12,7 @@ use std::collections::BTreeSet;
 use std::fmt;
 
 use duetime::{Actor, Effect, JobDef, JobName, Now, RunId, Timestamp};
-use duetime_loop::{relocate, Partition, PartitionCount, Relocated};
+use duetime_loop::{relocate_chain, Chains, Partition, PartitionCount, Relocated};
 
 use crate::store::{Store, StoreError};
 
@@ -32,14 +32,17 @@ pub enum Placement {
     /// pending move of the job was forgotten (it was placed back where it lives).
     Here { job: JobName, partition: Partition },
     /// The job moved whole from `from` to `to` and took its new definition there, in one
-    /// transaction.
+    /// transaction, with the jobs of its chain that lived in `from` (`along`, upstreams
+    /// first: a chain moves as one, `duetime_loop::relocate_chain`).
     Moved {
         job: JobName,
         from: Partition,
         to: Partition,
+        along: Vec<JobName>,
     },
-    /// A run of the job is open: nothing changed, and the definition is kept as a pending
-    /// move, carried out when the run has ended.
+    /// A run of the job, or of a job of its chain that moves with it, is open (`run`):
+    /// nothing changed, and the definition is kept as a pending move, carried out when
+    /// the run has ended.
     Pending {
         job: JobName,
         from: Partition,
@@ -63,11 +66,24 @@ impl fmt::Display for Placement {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Placement::Here { job, partition } => write!(f, "{job} is in {partition}"),
-            Placement::Moved { job, from, to } => write!(
-                f,
-                "{job} moved from {from} to {to} (its concurrency key puts it there), its \
-                 ledger, owed due times and pause with it; its new definition applies"
-            ),
+            Placement::Moved {
+                job,
+                from,
+                to,
+                along,
+            } => {
+                write!(
+                    f,
+                    "{job} moved from {from} to {to} (its concurrency key or its chain puts it \
+                     there), its ledger, owed due times and pause with it; its new definition \
+                     applies"
+                )?;
+                if !along.is_empty() {
+                    let names: Vec<&str> = along.iter().map(JobName::as_str).collect();
+                    write!(f, "; its chain moved with it: {}", names.join(", "))?;
+                }
+                Ok(())
+            }
             Placement::Pending { job, from, to, run } => write!(
                 f,
                 "{job} moves to {to} when its run {run} has ended; its new definition applies \
@@ -138,7 +154,7 @@ pub(super) fn place_known<S: Store + ?Sized>(
                 from,
                 to,
             };
-            move_job(store, &m, waiting.contains(&def.name))
+            move_job(store, &m, waiting)
         }
         _ => {
             // Placed back where it lives, or new: a move asked earlier is void.
@@ -171,21 +187,40 @@ struct Move<'a> {
     to: Partition,
 }
 
-/// Moves the job now, or keeps the move pending while a run is open. A move that does
-/// not happen aborts its transaction, so nothing of it is written.
+/// The jobs that move with `m`'s, itself among them: its chain's jobs (as the store knows
+/// it, `m.def` for its own) that live in `m.from`, upstreams first, each under the
+/// definition it takes in `m.to`.
+fn chain_moving<S: Store + ?Sized>(store: &mut S, m: &Move<'_>) -> Result<Vec<JobDef>, StoreError> {
+    let view = super::chain_view(store, m.def)?;
+    let defs: Vec<JobDef> = view.iter().map(|k| k.def.clone()).collect();
+    let chains = Chains::new(&defs);
+    Ok(chains
+        .members(0)
+        .iter()
+        .filter(|&&i| i == 0 || view[i].lives == Some(m.from))
+        .map(|&i| defs[i].clone())
+        .collect())
+}
+
+/// Moves the job now, with the jobs of its chain that live where it does, or keeps the
+/// move pending while a run of any of them is open. A move that does not happen aborts
+/// its transaction, so nothing of it is written.
 fn move_job<S: Store + ?Sized>(
     store: &mut S,
     m: &Move<'_>,
-    had_pending: bool,
+    waiting: &BTreeSet<JobName>,
 ) -> Result<Placed, StoreError> {
     let job = m.def.name.clone();
+    let chain = chain_moving(store, m)?;
     // Most moves that wait are seen here, without a transaction.
-    if let Some(run) = open_run(store, m.from, job.as_str())? {
-        return wait(store, m, run);
+    for member in &chain {
+        if let Some(run) = open_run(store, m.from, member.name.as_str())? {
+            return wait(store, m, run);
+        }
     }
     let mut outcome = None;
     let result = store.transact_pair(m.from, m.to, &mut |a, b, ea, eb| {
-        let relocated = relocate(a, b, m.def, m.now, m.actor, ea, eb);
+        let relocated = relocate_chain(a, b, &chain, m.now, m.actor, ea, eb);
         let moved = relocated == Relocated::Moved;
         outcome = Some(relocated);
         match moved {
@@ -197,15 +232,25 @@ fn move_job<S: Store + ?Sized>(
     });
     match (result, outcome) {
         (Ok((mut effects, to_effects)), _) => {
-            if had_pending {
-                forget_moved(store, &job);
+            for member in chain.iter().filter(|d| waiting.contains(&d.name)) {
+                forget_moved(store, &member.name);
             }
             effects.extend(to_effects);
-            // The record went into the other state: nothing to carry out.
+            // The records went into the other state: nothing to carry out.
             effects.retain(|e| !matches!(e, Effect::Handover(_)));
             let (from, to) = (m.from, m.to);
+            let along = chain
+                .into_iter()
+                .map(|d| d.name)
+                .filter(|n| *n != job)
+                .collect();
             Ok(Placed {
-                placement: Placement::Moved { job, from, to },
+                placement: Placement::Moved {
+                    job,
+                    from,
+                    to,
+                    along,
+                },
                 effects,
             })
         }
@@ -297,7 +342,9 @@ pub fn carry_out_pending<S: Store + ?Sized>(
         return Ok(Vec::new());
     }
     let mut out = Vec::new();
-    for pending in store.pending_moves()? {
+    let moves = store.pending_moves()?;
+    let waiting: BTreeSet<JobName> = moves.iter().map(|p| p.def.name.clone()).collect();
+    for pending in moves {
         let job = pending.def.name.clone();
         let to = super::route_in_store(store, &pending.def)?;
         let from = match store.locate(job.as_str())? {
@@ -319,7 +366,7 @@ pub fn carry_out_pending<S: Store + ?Sized>(
             from,
             to,
         };
-        let outcome = move_job(store, &m, true);
+        let outcome = move_job(store, &m, &waiting);
         match &outcome {
             Ok(Placed {
                 placement: Placement::Here { .. },
