@@ -454,3 +454,86 @@ fn an_upstream_run_that_settles_after_both_jobs_changed_schedule_tells_the_insta
     assert_eq!(starts_of(&s, "load"), 1, "01:00 runs: extract ran it ok");
     insta::assert_snapshot!(s.trace());
 }
+
+/// An upstream's entry of several due times under a schedule neither job has any more is
+/// read, by a downstream still owing due times under that schedule, as holding exactly
+/// that schedule's instants, also for the downstream's segments of a third schedule.
+///
+/// extract and load run hourly, both paused, due times required. load is given a
+/// half-hourly schedule at 01:20 (its 01:00 stays owed under the hourly one), then at
+/// 03:08 a quarter-hourly one and `after = ["extract"]`, extract having been given the
+/// same at 03:05 (its 01:00..03:00 stay owed under the hourly one). Resumed, extract
+/// catches the three up in one run, one entry of hourly due times, which load names by
+/// the hourly segment it still owes (its upstream no longer has that schedule, and load
+/// began waiting after extract left it). So load's 02:00 and 03:00, owed half-hourly, run
+/// after extract's; its 01:30 and 02:30 were never extract's due times, and are skipped
+/// unheard. (Read as a run of no known schedule, the entry would tell only an hourly
+/// segment: 02:00 and 03:00 would be skipped unheard too.)
+#[test]
+fn an_upstreams_range_of_a_schedule_only_the_downstream_still_owes_tells_its_instants() {
+    let mut s = Story::new();
+    s.show_history = true;
+    let mut extract = job("extract", cron("0 * * * *"));
+    extract.missed = duetime::MissedRule::Required;
+    let mut load = extract.clone();
+    load.name = JobName::new("load").unwrap();
+    s.define("00:10", extract.clone());
+    s.define("00:10", load.clone());
+    s.start("00:20", 1);
+    for name in ["extract", "load"] {
+        let pause = Event::Pause {
+            job: JobName::new(name).unwrap(),
+            actor: Actor::new("ops"),
+            note: String::new(),
+        };
+        s.command("00:25", "pause", pause);
+    }
+    s.tick_through("00:30", "01:15", "1m", 1);
+    load.schedule = cron("0,30 * * * *");
+    s.define("01:20", load.clone());
+    s.tick_through("01:21", "03:04", "1m", 1);
+    let quarterly = cron("*/15 * * * *");
+    extract.schedule = quarterly.clone();
+    s.define("03:05", extract);
+    load.schedule = quarterly;
+    load.after = vec![JobName::new("extract").unwrap()];
+    s.define("03:08", load);
+    let resume = |job: &str| Event::Resume {
+        job: JobName::new(job).unwrap(),
+        actor: Actor::new("ops"),
+    };
+    s.command("03:09", "resume extract", resume("extract"));
+    s.tick("03:09:30", 1);
+    s.finish("03:09:40", 1, Outcome::Ok);
+    s.note("extract's hourly 01:00..03:00 caught up in one entry; load, paused, hears it");
+    s.command("03:09:50", "resume load", resume("load"));
+    let (mut ran, mut fates) = (Vec::new(), Vec::new());
+    s.tick("03:10:00", 1);
+    ran.extend(load_starts(&s));
+    // Each of load's runs ends ok; its end lets the next due time through the gate.
+    for run in 2..=4 {
+        if ran.len() + 1 < run as usize {
+            break;
+        }
+        s.finish(&format!("03:10:{}0", run - 1), run, Outcome::Ok);
+        fates.extend(told_fates(&s));
+        ran.extend(load_starts(&s));
+    }
+    assert_eq!(ran, ["01:00:00", "02:00:00", "03:00:00"], "{}", s.trace());
+    assert_eq!(fates, [UpstreamFate::Unheard, UpstreamFate::Unheard]);
+    insta::assert_snapshot!(s.ledger());
+}
+
+/// The first due time each of the last step's starts of `load` covers (runs 2, 3, 4 of
+/// the story above, one at a time).
+fn load_starts(s: &Story) -> Vec<String> {
+    s.last
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Do(duetime::Action::Start(st)) if st.job.as_str() == "load" => {
+                st.covers.map(|c| label_of(c.from))
+            }
+            _ => None,
+        })
+        .collect()
+}
