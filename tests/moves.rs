@@ -306,3 +306,80 @@ fn numbers(v: &serde_json::Value, at: &mut Vec<Step>, out: &mut Vec<Vec<Step>>) 
         _ => {}
     }
 }
+
+/// A chain moves upstreams first, each job out of A and into B (as the hosts move it,
+/// `duetime_loop::relocate_chain`): extract → load → report, every minute. load's 09:01
+/// failed and waits for its retry when extract's 09:02 fails out: load has heard it, but
+/// its 09:02 waits behind the retry. Moved in ahead of report, load must decide nothing
+/// on arrival: report, still to come, would never hear it, and would skip its 09:02 as
+/// `unheard` later. It decides once its retry has settled in B, with report there, which
+/// skips its 09:02 for load's own fate.
+#[test]
+fn a_job_moved_in_ahead_of_its_downstream_decides_nothing_on_arrival() {
+    let (mut a, mut b) = (Story::new(), Story::new());
+    a.show_history = true;
+    b.show_history = true;
+    let mut extract = queued("extract");
+    extract.retries = 0;
+    let mut load = queued("load");
+    load.after = vec![JobName::new("extract").unwrap()];
+    load.retries = 1;
+    load.backoff = duetime::Backoff {
+        initial: "1m".parse().unwrap(),
+        max: "1m".parse().unwrap(),
+    };
+    let mut report = queued("report");
+    report.after = vec![JobName::new("load").unwrap()];
+    for def in [extract, load, report] {
+        a.define("09:00", def);
+    }
+    a.start("09:00", 1);
+    b.start("09:00", 1);
+    a.tick("09:01", 1);
+    a.finish("09:01:10", 1, Outcome::Ok);
+    a.finish("09:01:20", 2, Outcome::failed("exit 1"));
+    a.tick("09:02", 1);
+    a.finish("09:02:05", 3, Outcome::failed("exit 1"));
+    a.note("extract's 09:02 failed out; load heard it, its 09:02 behind its retry of 09:01");
+    for job in ["extract", "load", "report"] {
+        let record = move_out(&mut a, "09:02:10", job).expect("no run open");
+        assert_eq!(move_in(&mut b, "09:02:10", record), None);
+        let decided = b
+            .last
+            .iter()
+            .any(|e| matches!(e, Effect::Journal(r) if matches!(r.entry, Entry::Ledger(_))));
+        assert!(!decided, "{job} decided on arrival:\n{}", b.trace());
+    }
+    // Every run B starts ends ok at once, until report has settled its 09:02.
+    let mut told = Vec::new();
+    b.tick("09:02:20", 1);
+    let mut open: Vec<RunId> = Vec::new();
+    loop {
+        told.extend(history_of(&b.last));
+        open.extend(starts(&b.last).into_iter().map(|(run, _)| run));
+        let Some(run) = open.pop() else { break };
+        b.finish("09:02:30", run.0, Outcome::Ok);
+    }
+    let fates: Vec<(String, duetime::UpstreamFate)> = told
+        .into_iter()
+        .filter_map(|h| match h {
+            History::UpstreamNotOk { upstream, fate } => Some((upstream.to_string(), fate)),
+            _ => None,
+        })
+        .collect();
+    let failed_out = duetime::UpstreamFate::FailedOut;
+    let skipped = duetime::UpstreamFate::Skipped {
+        cause: duetime::MissCause::Upstream,
+    };
+    assert_eq!(
+        fates,
+        [("extract".into(), failed_out), ("load".into(), skipped)],
+        "load skips its 09:02 for extract's fate, report for load's\n{}",
+        b.trace()
+    );
+    insta::assert_snapshot!(format!(
+        "-- state A\n{}\n-- state B\n{}",
+        a.trace(),
+        b.trace()
+    ));
+}

@@ -1043,8 +1043,8 @@ fn names_routed_away_from(root: &str, n: usize) -> Vec<String> {
         .collect()
 }
 
-/// A job that runs after others lives with its chain's root (the first upstream, followed
-/// to a job with no `after`), by the root's key or name; a job without `after` routes as
+/// A job that runs after others lives with its chain, where the chain's anchor routes (its
+/// first root by name, a keyed root first), by its key or name; a job without `after` routes as
 /// before; a downstream whose own key would put its lane elsewhere is refused by name.
 #[test]
 fn a_chain_routes_with_its_root_and_a_job_without_after_as_before() {
