@@ -562,7 +562,7 @@ export type Globals = {
   processes: {};
 };
 
-/** The ranges heard, oldest first; a later range overrides an earlier one for the due */
+/** The ranges heard, least recently heard first (a range merged into moves to the end, so */
 export type Heard = Array<HeardRange>;
 
 /** Whose due times a heard range of many holds. */
